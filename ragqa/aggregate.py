@@ -1,0 +1,86 @@
+"""Aggregation of per-judge scores into the panel's score. Pure; the NaN policy lives here only.
+
+- NaN means "unscored": it is excluded, never counted as 0.
+- Failed judges are excluded (they are listed in the result, not here).
+- A quorum (minimum number of judges with a score) decides whether the aggregate exists; below
+  it the aggregate is NaN.
+- Strategies: ``mean`` (default), ``median``, ``min``, ``max``, ``majority`` (spring-ai-ragas's
+  MAJORITY_VOTING: 1.0 when more than half of the scores are >= 0.5, else 0.0; a tie gives 0.0).
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Callable, Mapping, Sequence
+from typing import Literal, get_args
+
+from ragqa.schema import Aggregate
+
+__all__ = ["STRATEGIES", "Strategy", "aggregate", "combine"]
+
+Strategy = Literal["mean", "median", "min", "max", "majority"]
+
+
+def _majority(scores: Sequence[float]) -> float:
+    passing = sum(1 for s in scores if s >= 0.5)
+    return 1.0 if passing > len(scores) / 2 else 0.0
+
+
+STRATEGIES: Mapping[Strategy, Callable[[Sequence[float]], float]] = {
+    "mean": lambda s: math.fsum(s) / len(s),
+    "median": lambda s: float(statistics.median(s)),
+    "min": lambda s: float(min(s)),
+    "max": lambda s: float(max(s)),
+    "majority": _majority,
+}
+"""Each strategy maps a non-empty list of finite scores to one score."""
+
+assert set(STRATEGIES) == set(get_args(Strategy))
+
+
+def combine(scores: Sequence[float], strategy: Strategy = "mean") -> float:
+    """Combine scores with ``strategy``, ignoring NaNs.
+
+    Returns:
+        The combined value, or NaN when no finite score is given.
+
+    Raises:
+        ValueError: for an unknown strategy.
+    """
+    if strategy not in STRATEGIES:
+        raise ValueError(f"unknown aggregation strategy {strategy!r}; use one of {', '.join(STRATEGIES)}")
+    finite = [s for s in scores if not math.isnan(s)]
+    return STRATEGIES[strategy](finite) if finite else float("nan")
+
+
+def aggregate(scores: Sequence[float], *, n_failed: int = 0, strategy: Strategy = "mean", quorum: int = 1) -> Aggregate:
+    """Aggregate one sample's per-judge scores.
+
+    Args:
+        scores: scores of the judges that ran (NaN = unscored), in any order.
+        n_failed: judges that failed and are excluded.
+        strategy: how to combine the finite scores.
+        quorum: minimum number of finite scores for the aggregate to exist (>= 1).
+
+    Returns:
+        The :class:`~ragqa.schema.Aggregate`: value (NaN below quorum), spread (max - min of the
+        finite scores; NaN when none), and the counts.
+
+    Raises:
+        ValueError: for an unknown strategy or a quorum below 1.
+    """
+    if quorum < 1:
+        raise ValueError(f"quorum must be >= 1, got {quorum}")
+    finite = [s for s in scores if not math.isnan(s)]
+    met = len(finite) >= quorum
+    return Aggregate(
+        value=combine(finite, strategy) if met else float("nan"),
+        strategy=strategy,
+        spread=(max(finite) - min(finite)) if finite else float("nan"),
+        n_ok=len(finite),
+        n_nan=len(scores) - len(finite),
+        n_failed=n_failed,
+        quorum=quorum,
+        quorum_met=met,
+    )

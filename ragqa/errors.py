@@ -1,0 +1,136 @@
+"""The one error tree of ragqa.
+
+Every error ragqa raises on purpose derives from :class:`RagqaError` and carries its context as
+attributes (not only in the message), so callers never branch on message text::
+
+    RagqaError
+    ├── ConfigError            settings the user can fix; raised at start-up, before any judge call
+    ├── SampleError            a sample lacks a field a metric needs (or it is empty / malformed)
+    │   └── DatasetError       a dataset file cannot be read (line, column, cause)
+    └── JudgeError             a judge call failed; recorded per judge, never turned into a score
+        ├── JudgeTimeout       the call did not finish within its deadline
+        ├── JudgeHTTPError     the provider answered with an HTTP error after all retries
+        ├── JudgeRateLimited   the provider's rate limiter rejected or timed out the call
+        ├── JudgeOutputError   the output did not validate against the prompt's schema (raw kept)
+        └── JudgeUnsupported   this judge cannot answer this prompt (e.g. the local judge)
+
+Programming misuse (wrong types passed by a caller) raises ``TypeError``/``ValueError`` as usual.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "ConfigError",
+    "DatasetError",
+    "JudgeError",
+    "JudgeHTTPError",
+    "JudgeOutputError",
+    "JudgeRateLimited",
+    "JudgeTimeout",
+    "JudgeUnsupported",
+    "RagqaError",
+    "SampleError",
+]
+
+
+class RagqaError(Exception):
+    """Root of every error ragqa raises on purpose."""
+
+
+class ConfigError(RagqaError):
+    """Invalid settings: the message names the key, the problem and the fix.
+
+    Attributes:
+        key: dotted settings key (``spring.ai.openai.api-key``), or ``None`` for file-level errors.
+    """
+
+    def __init__(self, message: str, *, key: str | None = None) -> None:
+        super().__init__(message)
+        self.key = key
+
+
+class SampleError(RagqaError):
+    """A sample cannot be scored by a metric; raised before any judge call.
+
+    Attributes:
+        sample_id: the sample's ``id`` (or ``line N`` for datasets without ids).
+        field: the offending field (``retrieved_contexts``), or ``None``.
+        metric: the metric that needs the field, or ``None``.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        sample_id: str | None = None,
+        field: str | None = None,
+        metric: str | None = None,
+    ) -> None:
+        where = ", ".join(
+            part
+            for part in (
+                f"sample {sample_id}" if sample_id is not None else "",
+                f"field {field!r}" if field else "",
+                f"metric {metric!r}" if metric else "",
+            )
+            if part
+        )
+        super().__init__(f"{where}: {message}" if where else message)
+        self.sample_id = sample_id
+        self.field = field
+        self.metric = metric
+
+
+class DatasetError(SampleError):
+    """A dataset file (or one of its lines) cannot be read into samples."""
+
+
+class JudgeError(RagqaError):
+    """A judge call failed. Recorded as a failure of that judge; never converted into a score.
+
+    Attributes:
+        judge_id: the judge (chat model id) that failed.
+        step: the prompt/step that failed (``statements``, ``nli``...), if known.
+        raw: raw model output kept for the report (never contains secrets), if any.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        judge_id: str | None = None,
+        step: str | None = None,
+        raw: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.judge_id = judge_id
+        self.step = step
+        self.raw = raw
+
+
+class JudgeTimeout(JudgeError):
+    """The judge call did not finish within its deadline (after retries)."""
+
+
+class JudgeHTTPError(JudgeError):
+    """The provider answered an HTTP error that was not retried, or retries were exhausted.
+
+    Attributes:
+        status: the HTTP status code, or ``None`` for transport errors.
+    """
+
+    def __init__(self, message: str, *, status: int | None = None, **kwargs: str | None) -> None:
+        super().__init__(message, **kwargs)
+        self.status = status
+
+
+class JudgeRateLimited(JudgeError):
+    """ragqa's own per-provider rate limiter rejected the call (strategy ``reject`` or wait timeout)."""
+
+
+class JudgeOutputError(JudgeError):
+    """The judge's output failed validation against the prompt's output schema (after one repair)."""
+
+
+class JudgeUnsupported(JudgeError):
+    """This judge cannot answer this prompt (for example the local judge and entity extraction)."""

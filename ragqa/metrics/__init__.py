@@ -1,0 +1,42 @@
+"""The metric registry: every metric ragqa ships, by name."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from ragqa.errors import ConfigError
+from ragqa.metrics.base import Direction, Metric, MetricContext
+from ragqa.metrics.faithfulness import Faithfulness
+from ragqa.metrics.hallucination import Hallucination
+
+__all__ = ["METRICS", "Direction", "Faithfulness", "Hallucination", "Metric", "MetricContext", "build_metric"]
+
+METRICS: Mapping[str, type[Metric]] = {
+    cls.name: cls
+    for cls in (
+        Faithfulness,
+        Hallucination,
+    )
+}
+"""Every metric class by registry name, in the order ``ragqa metrics`` lists them."""
+
+
+def build_metric(name: str, options: Mapping[str, Any] | None = None) -> Metric:
+    """Build the metric ``name`` with keyword ``options``.
+
+    Raises:
+        ConfigError: for an unknown name (with the closest names) or options the metric rejects.
+    """
+    import difflib
+
+    cls = METRICS.get(name)
+    if cls is None:
+        close = difflib.get_close_matches(name, list(METRICS), n=3)
+        hint = f" Did you mean {', '.join(close)}?" if close else ""
+        raise ConfigError(f"unknown metric {name!r}.{hint} Known: {', '.join(METRICS)}", key="ragqa.metrics")
+    factory: Callable[..., Metric] = cls
+    try:
+        return factory(**dict(options or {}))
+    except TypeError as exc:
+        raise ConfigError(f"bad options for metric {name!r}: {exc}", key=f"ragqa.metric-options.{name}") from exc

@@ -1,0 +1,94 @@
+"""Pure maths shared by several metrics. No I/O, no judges; every function is table-tested.
+
+NaN means "unscored": these functions return ``nan`` where RAGAS does, and never turn it into 0.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+__all__ = ["average_precision", "cosine", "fbeta", "mean_or_nan", "nan_mean", "ratio"]
+
+NAN = float("nan")
+
+
+def mean_or_nan(values: Sequence[float]) -> float:
+    """Arithmetic mean of ``values``; NaN for an empty sequence (NaNs inside propagate).
+
+    Args:
+        values: numbers, typically verdicts in [0, 1].
+
+    Returns:
+        The mean, or NaN when ``values`` is empty.
+    """
+    return math.fsum(values) / len(values) if values else NAN
+
+
+def nan_mean(values: Sequence[float]) -> float:
+    """Mean ignoring NaNs (RAGAS's ``safe_nanmean``); NaN when no finite value remains."""
+    finite = [v for v in values if not math.isnan(v)]
+    return mean_or_nan(finite)
+
+
+def ratio(numerator: float, denominator: float, *, eps: float = 0.0) -> float:
+    """``numerator / (denominator + eps)``; NaN when the denominator is 0 and ``eps`` is 0."""
+    if denominator + eps == 0:
+        return NAN
+    return numerator / (denominator + eps)
+
+
+def average_precision(verdicts: Sequence[float], *, eps: float = 1e-10) -> float:
+    """Average precision over ranked usefulness verdicts, exactly as RAGAS computes it.
+
+    ``AP = sum_i v_i * (cum_i / i) / (sum_i v_i + eps)`` with ``cum_i = sum_{k<=i} v_k``
+    (RAGAS ``_context_precision.py``). With RAGAS's ``eps=1e-10`` an all-useful list is never
+    exactly 1.0 (K useful -> K / (K + 1e-10)); an empty or all-zero list gives 0.0.
+
+    Args:
+        verdicts: v_i in {0, 1}, in retrieval order (rank 1 first).
+        eps: the denominator epsilon (RAGAS: 1e-10; pass 0.0 for the exact AP).
+
+    Returns:
+        AP in [0, 1]; 0.0 when nothing is useful.
+    """
+    cumulative = 0.0
+    total = 0.0
+    for i, v in enumerate(verdicts, start=1):
+        cumulative += v
+        total += v * (cumulative / i)
+    denominator = math.fsum(verdicts) + eps
+    return total / denominator if denominator else 0.0
+
+
+def fbeta(tp: float, fp: float, fn: float, beta: float = 1.0) -> float:
+    """F-beta as RAGAS's ``fbeta_score``: P = 0 if TP+FP = 0, R = 0 if TP+FN = 0, 0 if P = R = 0.
+
+    Returns:
+        ``(1 + beta^2) P R / (beta^2 P + R)`` in [0, 1].
+    """
+    precision = tp / (tp + fp) if tp + fp > 0 else 0.0
+    recall = tp / (tp + fn) if tp + fn > 0 else 0.0
+    if precision == 0 and recall == 0:
+        return 0.0
+    b2 = beta * beta
+    return (1 + b2) * precision * recall / (b2 * precision + recall)
+
+
+def cosine(a: Sequence[float], b: Sequence[float]) -> float:
+    """Cosine similarity of two vectors of equal length (raw, not clipped: in [-1, 1]).
+
+    Returns:
+        The cosine, or NaN when either vector has zero norm.
+
+    Raises:
+        ValueError: when the lengths differ.
+    """
+    if len(a) != len(b):
+        raise ValueError(f"vectors differ in length: {len(a)} vs {len(b)}")
+    dot = math.fsum(x * y for x, y in zip(a, b, strict=True))
+    na = math.sqrt(math.fsum(x * x for x in a))
+    nb = math.sqrt(math.fsum(y * y for y in b))
+    if na == 0 or nb == 0:
+        return NAN
+    return dot / (na * nb)

@@ -1,0 +1,108 @@
+"""The metric contract: what every metric declares and implements.
+
+A metric computes one score for one sample with one judge; it never knows how many judges the
+panel has (the :class:`~ragqa.evaluation.PanelEvaluator` runs it once per judge). Its maths
+lives in pure module-level functions next to it.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import ClassVar, Literal
+
+from ragqa.errors import SampleError
+from ragqa.judges.base import Embedder, Judge
+from ragqa.schema import Language, MetricScore, Sample
+
+__all__ = ["Direction", "Metric", "MetricContext"]
+
+Direction = Literal["higher", "lower"]
+
+
+@dataclass(frozen=True)
+class MetricContext:
+    """What a metric may use besides the sample and the judge.
+
+    Attributes:
+        language: the language of prompts and explanations.
+        embedders: every configured embedding model (metrics that embed use each of them).
+    """
+
+    language: Language = "en"
+    embedders: Sequence[Embedder] = field(default_factory=tuple)
+
+
+class Metric(ABC):
+    """Base class of every metric.
+
+    Subclasses set the class attributes and implement :meth:`score`. ``required_fields`` are
+    checked by :meth:`validate` before any judge call: present, and non-empty for strings and
+    lists.
+    """
+
+    name: ClassVar[str]
+    """Registry name (``faithfulness``)."""
+    direction: ClassVar[Direction]
+    """``higher`` when a higher score is better, ``lower`` otherwise."""
+    required_fields: ClassVar[tuple[str, ...]]
+    """Sample fields that must be present and non-empty."""
+    description: ClassVar[str]
+    """One line on what the metric measures."""
+    calls_per_sample: ClassVar[str]
+    """Judge calls per sample as a formula (N = number of contexts)."""
+    value_range: ClassVar[tuple[float, float]] = (0.0, 1.0)
+    """The closed range of scores (NaN aside)."""
+    needs_judge: ClassVar[bool] = True
+    """False for metrics that need no judge (text similarity)."""
+    needs_embeddings: ClassVar[bool] = False
+    """True when the metric needs at least one embedding model."""
+    default_threshold: ClassVar[float | None] = None
+    """The pass threshold used by assertions when none is given."""
+
+    @property
+    def key(self) -> str:
+        """The result key: the name, plus parameters that change the score (``name(mode=x)``)."""
+        return self.name
+
+    def validate(self, sample: Sample) -> None:
+        """Check that ``sample`` has every field this metric needs.
+
+        Raises:
+            SampleError: naming the sample, the field, the metric and the fix.
+        """
+        for name in self.required_fields:
+            value = getattr(sample, name)
+            if name == "retrieved_contexts" and value is None and sample.context_chunks:
+                continue
+            if value is None:
+                raise SampleError(
+                    f"missing; add a {name!r} value (or map your column to it with a column map)",
+                    sample_id=sample.label,
+                    field=name,
+                    metric=self.key,
+                )
+            if (isinstance(value, str | list) and len(value) == 0) or (isinstance(value, str) and not value.strip()):
+                raise SampleError(
+                    f"is empty; {self.key} needs a non-empty {name!r}",
+                    sample_id=sample.label,
+                    field=name,
+                    metric=self.key,
+                )
+
+    @abstractmethod
+    async def score(self, sample: Sample, judge: Judge, context: MetricContext) -> MetricScore:
+        """Score one sample with one judge.
+
+        Args:
+            sample: a sample that passed :meth:`validate`.
+            judge: the judge to ask (already wrapped so that shared steps are made once).
+            context: language and embedders.
+
+        Returns:
+            The score with its reason and intermediate steps.
+
+        Raises:
+            ragqa.errors.JudgeError: when a judge call fails; the evaluator records it.
+        """

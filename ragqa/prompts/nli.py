@@ -1,0 +1,151 @@
+"""Statements-vs-context verdicts (natural language inference).
+
+Shared by faithfulness, hallucination and noise sensitivity. Mirrors RAGAS's NLI statement
+prompt: one call judges every statement against one context; verdict 1 when the statement can be
+directly inferred from the context, else 0. Verdicts are consumed positionally; the metric checks
+that their number matches the statements sent.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+from pydantic.json_schema import SkipJsonSchema
+
+from ragqa.prompts.base import Example, Prompt
+
+__all__ = ["NLI", "NLIInput", "NLIOutput", "StatementVerdict"]
+
+
+class NLIInput(BaseModel):
+    """A context and the statements to check against it."""
+
+    context: str = Field(description="The text the statements are checked against")
+    statements: list[str] = Field(description="Statements to judge, in order")
+
+
+class StatementVerdict(BaseModel):
+    """The verdict for one statement."""
+
+    statement: str = Field(description="The statement, copied")
+    reason: str = Field(description="Why it is or is not supported")
+    verdict: int = Field(ge=0, le=1, description="1 if the statement can be directly inferred from the context, else 0")
+    support: SkipJsonSchema[float | None] = Field(default=None, exclude=True)
+    """Graded support in [0, 1] from non-LLM judges (the local judge); never asked of an LLM.
+
+    When set, metrics use it instead of the binary ``verdict`` so offline scores rank finely.
+    """
+
+    @property
+    def value(self) -> float:
+        """The verdict as a number in [0, 1]: ``support`` when given, else ``verdict``."""
+        return float(self.verdict) if self.support is None else self.support
+
+
+class NLIOutput(BaseModel):
+    """One verdict per statement, in the order the statements were given."""
+
+    verdicts: list[StatementVerdict]
+
+
+NLI: Prompt[NLIInput, NLIOutput] = Prompt(
+    name="nli",
+    version="1",
+    input_model=NLIInput,
+    output_model=NLIOutput,
+    instructions={
+        "en": (
+            "Your task is to judge the faithfulness of a series of statements based on a given context. "
+            "For each statement return verdict 1 if the statement can be directly inferred from the context "
+            "or verdict 0 if it cannot (it contradicts the context or the context does not say it). "
+            "Return exactly one verdict per statement, in the same order."
+        ),
+        "ru": (
+            "Оцени, насколько каждое утверждение следует из данного контекста. Для каждого утверждения "
+            "верни verdict 1, если оно прямо выводится из контекста, и verdict 0, если нет (противоречит "
+            "контексту или контекст об этом не говорит). Верни ровно один вердикт на каждое утверждение "
+            "в том же порядке."
+        ),
+    },
+    examples={
+        "en": [
+            Example(
+                NLIInput(
+                    context=(
+                        "Maria is a nurse at the city hospital. She works night shifts three times a week "
+                        "and volunteers at an animal shelter on Sundays."
+                    ),
+                    statements=[
+                        "Maria works at the city hospital.",
+                        "Maria is a doctor.",
+                        "Maria volunteers on Sundays.",
+                        "Maria owns a dog.",
+                    ],
+                ),
+                NLIOutput(
+                    verdicts=[
+                        StatementVerdict(
+                            statement="Maria works at the city hospital.",
+                            reason="The context says she is a nurse at the city hospital.",
+                            verdict=1,
+                        ),
+                        StatementVerdict(
+                            statement="Maria is a doctor.",
+                            reason="The context says she is a nurse, not a doctor.",
+                            verdict=0,
+                        ),
+                        StatementVerdict(
+                            statement="Maria volunteers on Sundays.",
+                            reason="The context says she volunteers at a shelter on Sundays.",
+                            verdict=1,
+                        ),
+                        StatementVerdict(
+                            statement="Maria owns a dog.",
+                            reason="The context does not mention any pet of hers.",
+                            verdict=0,
+                        ),
+                    ]
+                ),
+            ),
+            Example(
+                NLIInput(
+                    context="Photosynthesis turns light, water and carbon dioxide into glucose and oxygen.",
+                    statements=["Paris is the capital of France."],
+                ),
+                NLIOutput(
+                    verdicts=[
+                        StatementVerdict(
+                            statement="Paris is the capital of France.",
+                            reason="The context is about photosynthesis and says nothing about Paris.",
+                            verdict=0,
+                        )
+                    ]
+                ),
+            ),
+        ],
+        "ru": [
+            Example(
+                NLIInput(
+                    context="Иван работает инженером на заводе в Казани и по выходным играет в шахматы.",
+                    statements=["Иван работает в Казани.", "Иван — врач.", "Иван играет в шахматы."],
+                ),
+                NLIOutput(
+                    verdicts=[
+                        StatementVerdict(
+                            statement="Иван работает в Казани.",
+                            reason="В контексте сказано, что он работает на заводе в Казани.",
+                            verdict=1,
+                        ),
+                        StatementVerdict(
+                            statement="Иван — врач.", reason="В контексте сказано, что он инженер.", verdict=0
+                        ),
+                        StatementVerdict(
+                            statement="Иван играет в шахматы.",
+                            reason="В контексте сказано, что он играет в шахматы по выходным.",
+                            verdict=1,
+                        ),
+                    ]
+                ),
+            ),
+        ],
+    },
+)

@@ -1,0 +1,1 @@
+"""ragqa's pytest plugin (registered through the ``pytest11`` entry point)."""

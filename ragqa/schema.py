@@ -1,0 +1,244 @@
+"""Data shapes shared by every part of ragqa: samples in, per-judge and panel results out.
+
+Field names follow RAGAS (``user_input``, ``response``, ``reference``, ``retrieved_contexts``,
+``reference_contexts``); promptfoo's labelled chunks are ``context_chunks``. Results keep, per
+judge, the score, the reason, the intermediate steps, tokens, latency and any failure, so the
+report can show every judge next to the aggregate.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = [
+    "Aggregate",
+    "ContextChunk",
+    "JudgeFailure",
+    "JudgeOutcome",
+    "Language",
+    "MetricScore",
+    "PanelResult",
+    "Sample",
+    "Usage",
+]
+
+Language = Literal["en", "ru"]
+"""Prompt and report language."""
+
+
+class ContextChunk(BaseModel):
+    """A retrieved chunk with a human relevance label (promptfoo's ``contextChunks``)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    text: str
+    """The chunk's text."""
+    relevant: bool
+    """True when the chunk is relevant to the question (replaces the judged relevance)."""
+
+
+class Sample(BaseModel):
+    """One single-turn RAG or agent trace to score.
+
+    Every field is optional here; each metric declares which fields it needs and the evaluator
+    checks them for every sample before any judge call (:class:`ragqa.errors.SampleError`).
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    id: str | None = None
+    """Stable identifier used in reports and errors (defaults to the line number when loaded)."""
+    user_input: str | None = None
+    """The question or instruction given to the system under test."""
+    response: str | None = None
+    """The answer the system under test produced."""
+    reference: str | None = None
+    """The ground-truth answer."""
+    retrieved_contexts: list[str] | None = None
+    """Chunks the retriever returned, in retrieval order."""
+    reference_contexts: list[str] | None = None
+    """Gold evidence passages."""
+    context_chunks: list[ContextChunk] | None = None
+    """Labelled chunks (promptfoo); when set they are the contexts and their relevance labels."""
+    noise_context: str | None = None
+    """promptfoo's injected noise, appended as an extra irrelevant chunk by noise sensitivity."""
+    messages: list[dict[str, Any]] | None = None
+    """Multi-turn conversation (human/ai/tool messages, with tool calls)."""
+    reference_tool_calls: list[dict[str, Any]] | None = None
+    """Expected tool calls, ``[{name, args}]``."""
+    reference_topics: list[str] | None = None
+    """Topics the agent should stay within."""
+    rubrics: dict[str, str] | None = None
+    """Per-sample rubric (``score1_description`` ... ``score5_description``)."""
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    """Free-form data carried into results untouched."""
+
+    def contexts(self) -> list[str]:
+        """Return the chunks to judge: ``retrieved_contexts``, else the texts of ``context_chunks``.
+
+        Returns:
+            The context strings in retrieval order (may be empty).
+        """
+        if self.retrieved_contexts is not None:
+            return list(self.retrieved_contexts)
+        if self.context_chunks is not None:
+            return [c.text for c in self.context_chunks]
+        return []
+
+    @property
+    def label(self) -> str:
+        """The name used for this sample in messages: its ``id`` or ``"?"``."""
+        return self.id if self.id is not None else "?"
+
+
+class Usage(BaseModel):
+    """Tokens, calls and latency of judge calls; adds up with ``+``.
+
+    Cost is in the currency of the configured price table (``None`` when no price is known).
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    calls: int = 0
+    """Number of judge (or embedding) requests that reached a provider (cache hits excluded)."""
+    prompt_tokens: int = 0
+    """Input tokens reported by the provider."""
+    completion_tokens: int = 0
+    """Output tokens reported by the provider."""
+    latency_s: float = 0.0
+    """Sum of request latencies in seconds (not wall time: calls may overlap)."""
+    cost: float | None = None
+    """Cost from the price table, or ``None`` when no price is configured for the model."""
+
+    def __add__(self, other: Usage) -> Usage:
+        """Sum two usages; cost stays ``None`` only when both are ``None``."""
+        cost = None if self.cost is None and other.cost is None else (self.cost or 0.0) + (other.cost or 0.0)
+        return Usage(
+            calls=self.calls + other.calls,
+            prompt_tokens=self.prompt_tokens + other.prompt_tokens,
+            completion_tokens=self.completion_tokens + other.completion_tokens,
+            latency_s=self.latency_s + other.latency_s,
+            cost=cost,
+        )
+
+    @property
+    def total_tokens(self) -> int:
+        """Prompt plus completion tokens."""
+        return self.prompt_tokens + self.completion_tokens
+
+
+class MetricScore(BaseModel):
+    """What one metric computed for one sample with one judge.
+
+    ``value`` is in the metric's range, or NaN when the metric is undefined for this sample
+    (for example faithfulness of a response with no statements). NaN means "unscored", never 0.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    value: float
+    """The score, or NaN when undefined for this sample."""
+    reason: str | None = None
+    """A short human-readable explanation."""
+    details: dict[str, Any] = Field(default_factory=dict)
+    """Intermediate steps (statements, verdicts, matrices), JSON-serialisable."""
+
+    @property
+    def is_nan(self) -> bool:
+        """True when the value is NaN (unscored)."""
+        return math.isnan(self.value)
+
+
+class JudgeFailure(BaseModel):
+    """A judge that failed on one sample and metric; excluded from the aggregate."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    judge_id: str
+    """The failing judge."""
+    metric: str
+    """The metric being computed."""
+    sample_id: str
+    """The sample being scored."""
+    step: str | None = None
+    """The prompt/step that failed (``statements``, ``nli``...), when known."""
+    error_type: str
+    """The ragqa error class name (``JudgeTimeout``, ``JudgeOutputError``...)."""
+    message: str
+    """The cause, without secrets."""
+    raw: str | None = None
+    """The judge's raw output, when it was unparseable."""
+
+
+class JudgeOutcome(BaseModel):
+    """One judge's result for one sample and metric: a score or a failure, plus usage."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    judge_id: str
+    """The judge (chat model id)."""
+    score: MetricScore | None = None
+    """The score, or ``None`` when the judge failed."""
+    failure: JudgeFailure | None = None
+    """Why the judge failed, or ``None``."""
+    latency_s: float = 0.0
+    """Wall time of this judge's whole metric computation, seconds."""
+    usage: Usage = Field(default_factory=Usage)
+    """Tokens and calls spent by this judge on this metric and sample."""
+
+    @property
+    def ok(self) -> bool:
+        """True when the judge produced a score (possibly NaN)."""
+        return self.failure is None and self.score is not None
+
+
+class Aggregate(BaseModel):
+    """The panel's combined score for one sample and metric (see :mod:`ragqa.aggregate`)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    value: float
+    """Aggregate over judges that scored (NaN when none did, or the quorum is not met)."""
+    strategy: str
+    """The aggregation strategy (``mean``, ``median``, ``min``, ``max``, ``majority``)."""
+    spread: float
+    """max - min of the judges' non-NaN scores (0 with one judge, NaN with none)."""
+    n_ok: int
+    """Judges with a non-NaN score."""
+    n_nan: int
+    """Judges that ran but returned NaN (metric undefined for them)."""
+    n_failed: int
+    """Judges that failed (excluded)."""
+    quorum: int
+    """Minimum successful judges required for an aggregate."""
+    quorum_met: bool
+    """Whether ``n_ok >= quorum``."""
+
+
+class PanelResult(BaseModel):
+    """One metric on one sample across the whole panel."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    sample_id: str
+    """The sample."""
+    metric: str
+    """The metric's name (with its mode, e.g. ``noise_sensitivity(mode=relevant)``)."""
+    direction: Literal["higher", "lower"]
+    """Whether higher or lower scores are better."""
+    judges: list[JudgeOutcome]
+    """Every judge's outcome, in panel order."""
+    aggregate: Aggregate
+    """The combined score."""
+
+    def by_judge(self) -> dict[str, float]:
+        """Return ``{judge_id: value}`` for judges that produced a score (NaN kept)."""
+        return {o.judge_id: o.score.value for o in self.judges if o.score is not None}
+
+    @property
+    def failures(self) -> list[JudgeFailure]:
+        """Failures of excluded judges."""
+        return [o.failure for o in self.judges if o.failure is not None]
