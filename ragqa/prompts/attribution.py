@@ -1,0 +1,131 @@
+"""Attribution: which sentences of the reference can be attributed to the retrieved contexts?
+
+Used by context recall. One call: the joined contexts and the reference; the judge splits the
+reference into sentences and classifies each as attributable (1) or not (0). Mirrors RAGAS's
+context-recall classification prompt (output ``{"classifications": [{statement, reason,
+attributed}]}``).
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+from pydantic.json_schema import SkipJsonSchema
+
+from ragqa.prompts.base import Example, Prompt
+
+__all__ = ["ATTRIBUTION", "Attribution", "AttributionInput", "AttributionOutput"]
+
+
+class AttributionInput(BaseModel):
+    """The question, the retrieved contexts (joined) and the reference answer to classify."""
+
+    question: str = Field(description="The user's question")
+    context: str = Field(description="The retrieved contexts, joined by newlines")
+    answer: str = Field(description="The reference answer whose sentences are classified")
+
+
+class Attribution(BaseModel):
+    """The classification of one reference sentence."""
+
+    statement: str = Field(description="The sentence of the reference, copied")
+    reason: str = Field(description="Why it can or cannot be attributed to the context")
+    attributed: int = Field(ge=0, le=1, description="1 if the sentence can be attributed to the context, else 0")
+    support: SkipJsonSchema[float | None] = Field(default=None, exclude=True)
+    """Graded attribution in [0, 1] from non-LLM judges (the local judge); never asked of an LLM."""
+
+    @property
+    def value(self) -> float:
+        """The classification as a number in [0, 1]: ``support`` when given, else ``attributed``."""
+        return float(self.attributed) if self.support is None else self.support
+
+
+class AttributionOutput(BaseModel):
+    """One classification per sentence of the reference, in order."""
+
+    classifications: list[Attribution]
+
+
+ATTRIBUTION: Prompt[AttributionInput, AttributionOutput] = Prompt(
+    name="attribution",
+    version="1",
+    input_model=AttributionInput,
+    output_model=AttributionOutput,
+    instructions={
+        "en": (
+            "Given a question, a context and an answer, split the answer into its sentences and classify each "
+            "one: attributed 1 if what the sentence says can be found in (or directly follows from) the context, "
+            "attributed 0 if it cannot. Paraphrases count as attributable; facts the context does not state do "
+            "not. Give a short reason for each sentence and keep the sentences in order."
+        ),
+        "ru": (
+            "Даны вопрос, контекст и ответ. Разбей ответ на предложения и классифицируй каждое: attributed 1, "
+            "если сказанное в предложении есть в контексте (или прямо из него следует), attributed 0, если нет. "
+            "Перефразирование засчитывается; факты, которых в контексте нет, — нет. Для каждого предложения "
+            "кратко объясни причину и сохрани порядок предложений."
+        ),
+    },
+    examples={
+        "en": [
+            Example(
+                AttributionInput(
+                    question="Tell me about Marie Curie.",
+                    context=(
+                        "Marie Curie was a physicist and chemist born in Warsaw in 1867. She shared the 1903 "
+                        "Nobel Prize in Physics with Pierre Curie and Henri Becquerel."
+                    ),
+                    answer=(
+                        "Marie Curie was born in Warsaw in 1867. She won the Nobel Prize in Physics in 1903. "
+                        "She won a second Nobel Prize, in Chemistry, in 1911."
+                    ),
+                ),
+                AttributionOutput(
+                    classifications=[
+                        Attribution(
+                            statement="Marie Curie was born in Warsaw in 1867.",
+                            reason="The context gives Warsaw and 1867 as her birthplace and year.",
+                            attributed=1,
+                        ),
+                        Attribution(
+                            statement="She won the Nobel Prize in Physics in 1903.",
+                            reason="The context says she shared the 1903 Nobel Prize in Physics.",
+                            attributed=1,
+                        ),
+                        Attribution(
+                            statement="She won a second Nobel Prize, in Chemistry, in 1911.",
+                            reason="The context does not mention a Chemistry prize or 1911.",
+                            attributed=0,
+                        ),
+                    ]
+                ),
+            ),
+        ],
+        "ru": [
+            Example(
+                AttributionInput(
+                    question="Расскажи о Байкале.",
+                    context="Байкал — самое глубокое озеро на планете, его глубина достигает 1642 метров.",
+                    answer="Байкал — самое глубокое озеро мира. Его глубина — 1642 метра. В Байкал впадает Селенга.",
+                ),
+                AttributionOutput(
+                    classifications=[
+                        Attribution(
+                            statement="Байкал — самое глубокое озеро мира.",
+                            reason="В контексте сказано, что это самое глубокое озеро на планете.",
+                            attributed=1,
+                        ),
+                        Attribution(
+                            statement="Его глубина — 1642 метра.",
+                            reason="Контекст называет глубину 1642 метра.",
+                            attributed=1,
+                        ),
+                        Attribution(
+                            statement="В Байкал впадает Селенга.",
+                            reason="О реках, впадающих в Байкал, в контексте ничего нет.",
+                            attributed=0,
+                        ),
+                    ]
+                ),
+            ),
+        ],
+    },
+)

@@ -1,0 +1,113 @@
+"""Context usefulness: was one retrieved chunk useful for arriving at the answer?
+
+Used by context precision. One call per retrieved context, in retrieval order. The ``answer`` is
+the reference (reference-based precision) or the response (response-based precision, RAGAS's
+"context utilization"). Mirrors RAGAS's context-precision prompt: output ``{reason, verdict}``
+with verdict 1 when the context was useful.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+from pydantic.json_schema import SkipJsonSchema
+
+from ragqa.prompts.base import Example, Prompt
+
+__all__ = ["CONTEXT_USEFULNESS", "ContextUsefulnessInput", "ContextUsefulnessOutput"]
+
+
+class ContextUsefulnessInput(BaseModel):
+    """The question, the answer the context is judged against, and one retrieved context."""
+
+    question: str = Field(description="The user's question")
+    context: str = Field(description="One retrieved context")
+    answer: str = Field(description="The answer (reference or response) the context should help arrive at")
+
+
+class ContextUsefulnessOutput(BaseModel):
+    """The usefulness verdict for one context."""
+
+    reason: str = Field(description="Why the context is or is not useful for the answer")
+    verdict: int = Field(ge=0, le=1, description="1 if the context was useful in arriving at the answer, else 0")
+    support: SkipJsonSchema[float | None] = Field(default=None, exclude=True)
+    """Graded usefulness in [0, 1] from non-LLM judges (the local judge); never asked of an LLM."""
+
+    @property
+    def value(self) -> float:
+        """The verdict as a number in [0, 1]: ``support`` when given, else ``verdict``."""
+        return float(self.verdict) if self.support is None else self.support
+
+
+CONTEXT_USEFULNESS: Prompt[ContextUsefulnessInput, ContextUsefulnessOutput] = Prompt(
+    name="context_usefulness",
+    version="1",
+    input_model=ContextUsefulnessInput,
+    output_model=ContextUsefulnessOutput,
+    instructions={
+        "en": (
+            "Given a question, an answer and one retrieved context, decide whether the context was useful "
+            "in arriving at the answer. Return verdict 1 if the context contains information that the answer "
+            "uses or that directly supports it, and verdict 0 if the context is off-topic or does not help "
+            "to reach the answer. Judge only this context; give a short reason first."
+        ),
+        "ru": (
+            "Даны вопрос, ответ и один найденный фрагмент контекста. Определи, был ли этот фрагмент полезен "
+            "для получения ответа. Верни verdict 1, если фрагмент содержит сведения, которые ответ использует "
+            "или которые прямо его подтверждают, и verdict 0, если фрагмент не по теме или не помогает прийти "
+            "к ответу. Оценивай только этот фрагмент; сначала кратко объясни причину."
+        ),
+    },
+    examples={
+        "en": [
+            Example(
+                ContextUsefulnessInput(
+                    question="Which river flows through Vienna?",
+                    context=(
+                        "Vienna, the capital of Austria, lies on the Danube. The river divides the city's "
+                        "older districts from the newer ones to the north-east."
+                    ),
+                    answer="The Danube flows through Vienna.",
+                ),
+                ContextUsefulnessOutput(
+                    reason="The context states that Vienna lies on the Danube, which is exactly the answer.",
+                    verdict=1,
+                ),
+            ),
+            Example(
+                ContextUsefulnessInput(
+                    question="Which river flows through Vienna?",
+                    context="The Vienna State Opera opened in 1869 and stages more than 300 performances a year.",
+                    answer="The Danube flows through Vienna.",
+                ),
+                ContextUsefulnessOutput(
+                    reason="The context is about the opera house and says nothing about rivers.",
+                    verdict=0,
+                ),
+            ),
+        ],
+        "ru": [
+            Example(
+                ContextUsefulnessInput(
+                    question="На какой реке стоит Нижний Новгород?",
+                    context="Нижний Новгород расположен при слиянии Оки и Волги.",
+                    answer="Нижний Новгород стоит на Волге и Оке.",
+                ),
+                ContextUsefulnessOutput(
+                    reason="Фрагмент прямо называет обе реки из ответа.",
+                    verdict=1,
+                ),
+            ),
+            Example(
+                ContextUsefulnessInput(
+                    question="На какой реке стоит Нижний Новгород?",
+                    context="Нижегородская ярмарка была одной из крупнейших ярмарок России в XIX веке.",
+                    answer="Нижний Новгород стоит на Волге и Оке.",
+                ),
+                ContextUsefulnessOutput(
+                    reason="Фрагмент рассказывает о ярмарке и ничего не говорит о реках.",
+                    verdict=0,
+                ),
+            ),
+        ],
+    },
+)

@@ -1,0 +1,123 @@
+"""Statement relevance: is each statement of the response relevant to the question?
+
+Used by the statement-level LLM response relevancy (the "RAG generator metrics" write-up;
+DeepEval's answer relevancy has the same shape). One call judges every statement against the
+question; verdicts are consumed positionally and their number is checked.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+from pydantic.json_schema import SkipJsonSchema
+
+from ragqa.prompts.base import Example, Prompt
+
+__all__ = ["STATEMENT_RELEVANCE", "RelevanceVerdict", "StatementRelevanceInput", "StatementRelevanceOutput"]
+
+
+class StatementRelevanceInput(BaseModel):
+    """The question and the response's statements."""
+
+    question: str = Field(description="The user's question")
+    statements: list[str] = Field(description="Statements of the response, in order")
+
+
+class RelevanceVerdict(BaseModel):
+    """The relevance verdict for one statement."""
+
+    statement: str = Field(description="The statement, copied")
+    reason: str = Field(description="Why it is or is not relevant to the question")
+    verdict: int = Field(ge=0, le=1, description="1 if the statement is relevant to answering the question, else 0")
+    support: SkipJsonSchema[float | None] = Field(default=None, exclude=True)
+    """Graded relevance in [0, 1] from non-LLM judges (the local judge); never asked of an LLM."""
+
+    @property
+    def value(self) -> float:
+        """The verdict as a number in [0, 1]: ``support`` when given, else ``verdict``."""
+        return float(self.verdict) if self.support is None else self.support
+
+
+class StatementRelevanceOutput(BaseModel):
+    """One verdict per statement, in the order the statements were given."""
+
+    verdicts: list[RelevanceVerdict]
+
+
+STATEMENT_RELEVANCE: Prompt[StatementRelevanceInput, StatementRelevanceOutput] = Prompt(
+    name="statement_relevance",
+    version="1",
+    input_model=StatementRelevanceInput,
+    output_model=StatementRelevanceOutput,
+    instructions={
+        "en": (
+            "Given a question and a list of statements taken from an answer to it, decide for each statement "
+            "whether it is relevant to the question. Verdict 1 if the statement answers the question or gives "
+            "context that directly helps to answer it; verdict 0 if it is about something else. Judge relevance "
+            "only, not whether the statement is true. Return exactly one verdict per statement, in order."
+        ),
+        "ru": (
+            "Даны вопрос и список утверждений из ответа на него. Для каждого утверждения реши, относится ли оно "
+            "к вопросу. Verdict 1, если утверждение отвечает на вопрос или даёт сведения, прямо помогающие на "
+            "него ответить; verdict 0, если оно о другом. Оценивай только относимость, а не истинность. Верни "
+            "ровно один вердикт на каждое утверждение в том же порядке."
+        ),
+    },
+    examples={
+        "en": [
+            Example(
+                StatementRelevanceInput(
+                    question="How long does it take to boil an egg?",
+                    statements=[
+                        "A soft-boiled egg takes about six minutes.",
+                        "A hard-boiled egg takes about ten minutes.",
+                        "Chickens were domesticated in Southeast Asia.",
+                    ],
+                ),
+                StatementRelevanceOutput(
+                    verdicts=[
+                        RelevanceVerdict(
+                            statement="A soft-boiled egg takes about six minutes.",
+                            reason="It gives a boiling time, which is what the question asks.",
+                            verdict=1,
+                        ),
+                        RelevanceVerdict(
+                            statement="A hard-boiled egg takes about ten minutes.",
+                            reason="It gives another boiling time.",
+                            verdict=1,
+                        ),
+                        RelevanceVerdict(
+                            statement="Chickens were domesticated in Southeast Asia.",
+                            reason="The history of chickens does not help with boiling times.",
+                            verdict=0,
+                        ),
+                    ]
+                ),
+            ),
+        ],
+        "ru": [
+            Example(
+                StatementRelevanceInput(
+                    question="Сколько длится полёт из Москвы в Казань?",
+                    statements=[
+                        "Полёт из Москвы в Казань длится около полутора часов.",
+                        "В Казани находится Казанский кремль.",
+                    ],
+                ),
+                StatementRelevanceOutput(
+                    verdicts=[
+                        RelevanceVerdict(
+                            statement="Полёт из Москвы в Казань длится около полутора часов.",
+                            reason="Утверждение прямо отвечает на вопрос о длительности полёта.",
+                            verdict=1,
+                        ),
+                        RelevanceVerdict(
+                            statement="В Казани находится Казанский кремль.",
+                            reason="Достопримечательности Казани не относятся к длительности полёта.",
+                            verdict=0,
+                        ),
+                    ]
+                ),
+            ),
+        ],
+    },
+)
