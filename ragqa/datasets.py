@@ -1,0 +1,549 @@
+"""Datasets in and results out: JSONL, JSON and CSV samples; per-judge results as JSONL.
+
+Field names follow RAGAS (``user_input``, ``response``, ``reference``, ``retrieved_contexts``,
+``reference_contexts``, ...; see :class:`~ragqa.schema.Sample`). Also accepted, and renamed on load:
+
+- RAGAS v0.1 names: ``question`` -> ``user_input``, ``answer`` -> ``response``, ``contexts`` ->
+  ``retrieved_contexts``, ``ground_truth`` -> ``reference``, ``ground_truths`` (a list) ->
+  ``reference`` (the items joined with newlines);
+- promptfoo test variables: ``query`` -> ``user_input``, ``context`` (a string, or a list) ->
+  ``retrieved_contexts``, ``contextChunks`` -> ``context_chunks``, ``noiseContext`` -> ``noise_context``;
+- any name, through a user column map ``{dataset_column: sample_field}`` applied before the aliases
+  (the direction of :meth:`pandas.DataFrame.rename`; RAGAS's ``column_map`` goes the other way).
+
+Every problem is a :class:`~ragqa.errors.DatasetError` that names the file, the line (JSONL), item
+(JSON) or row (CSV), the sample id when known, the field, and the fix. Nothing is sent to a judge
+here: loading is pure parsing and type checking; which fields each metric needs is checked by
+:meth:`ragqa.evaluation.PanelEvaluator.validate`.
+"""
+
+from __future__ import annotations
+
+import csv
+import difflib
+import io
+import json
+import math
+import numbers
+from collections.abc import Iterable, Iterator, Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import ValidationError
+
+from ragqa.errors import DatasetError
+from ragqa.report import Report
+from ragqa.schema import Sample
+
+__all__ = [
+    "ALIASES",
+    "DatasetFormat",
+    "load_dataset",
+    "parse_column_map",
+    "result_records",
+    "samples_from_records",
+    "write_results_jsonl",
+]
+
+DatasetFormat = Literal["auto", "jsonl", "json", "csv"]
+"""Formats :func:`load_dataset` reads; ``auto`` picks by extension (``.jsonl``/``.ndjson``, ``.json``, ``.csv``)."""
+
+ALIASES: Mapping[str, str] = {
+    "question": "user_input",
+    "answer": "response",
+    "contexts": "retrieved_contexts",
+    "ground_truth": "reference",
+    "ground_truths": "reference",
+    "query": "user_input",
+    "context": "retrieved_contexts",
+    "contextChunks": "context_chunks",
+    "noiseContext": "noise_context",
+}
+"""Foreign column names and the :class:`~ragqa.schema.Sample` field each becomes (RAGAS v0.1, promptfoo)."""
+
+FIELDS: tuple[str, ...] = tuple(Sample.model_fields)
+"""Every :class:`~ragqa.schema.Sample` field name."""
+
+_STRING_FIELDS = frozenset({"id", "user_input", "response", "reference", "noise_context"})
+_JSON_FIELDS = frozenset(
+    {
+        "retrieved_contexts",
+        "reference_contexts",
+        "context_chunks",
+        "messages",
+        "reference_tool_calls",
+        "reference_topics",
+        "rubrics",
+        "metadata",
+        "contexts",
+        "ground_truths",
+        "contextChunks",
+    }
+)
+"""Columns whose CSV cells hold JSON (lists or objects)."""
+
+_EXTENSIONS: Mapping[str, DatasetFormat] = {".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "json", ".csv": "csv"}
+
+
+class _Where:
+    """Where a record came from, for error messages: ``data.jsonl line 7 (id 'q1')``."""
+
+    def __init__(self, source: str, unit: str, number: int) -> None:
+        self.source = source
+        self.unit = unit
+        self.number = number
+        self.sample_id: str | None = None
+
+    @property
+    def default_id(self) -> str:
+        return f"{self.unit} {self.number}"
+
+    def __str__(self) -> str:
+        where = f"{self.source} {self.unit} {self.number}" if self.source else f"{self.unit} {self.number}"
+        if self.sample_id is not None and self.sample_id != self.default_id:
+            where += f" (id {self.sample_id!r})"
+        return where
+
+    def error(self, message: str, *, field: str | None = None) -> DatasetError:
+        """A :class:`DatasetError` located here, with ``sample_id`` and ``field`` set."""
+        prefix = f"{self}, field {field!r}" if field else str(self)
+        exc = DatasetError(f"{prefix}: {message}")
+        exc.sample_id = self.sample_id or self.default_id
+        exc.field = field
+        return exc
+
+
+def load_dataset(
+    path: str | Path,
+    *,
+    column_map: Mapping[str, str] | None = None,
+    fmt: DatasetFormat = "auto",
+) -> list[Sample]:
+    """Load samples from a JSONL, JSON or CSV file.
+
+    - JSONL: one JSON object per line; blank lines are skipped.
+    - JSON: a list of objects, or an object ``{"samples": [...]}``.
+    - CSV: a header row of field names; list and object columns (``retrieved_contexts``,
+      ``reference_contexts``, ``context_chunks``, ``metadata``, ...) hold JSON, e.g.
+      ``["first chunk", "second chunk"]``; an empty cell means the field is absent.
+
+    A record without ``id`` gets its position as id: ``line N`` (JSONL, 1-based file line),
+    ``item N`` (JSON, 1-based) or ``row N`` (CSV, 1-based data row, header excluded).
+
+    Args:
+        path: the file.
+        column_map: ``{dataset_column: sample_field}`` renames applied before the aliases of
+            :data:`ALIASES` (e.g. ``{"question_text": "user_input"}``).
+        fmt: the format; ``auto`` chooses by file extension.
+
+    Returns:
+        The samples in file order.
+
+    Raises:
+        DatasetError: when the file is missing or unreadable, a line is not JSON, a list column is
+            not a JSON list, a field is unknown (with the closest known names) or has the wrong
+            type, two records share an id, a column map entry names no field, or the file holds no
+            sample. The message names the file, the line/item/row or id, the field and the fix.
+    """
+    path = Path(path)
+    source = str(path)
+    if fmt == "auto":
+        chosen = _EXTENSIONS.get(path.suffix.lower())
+        if chosen is None:
+            raise DatasetError(
+                f"{source}: cannot tell the format from the extension {path.suffix!r}; "
+                "use .jsonl, .json or .csv, or pass the format explicitly (fmt='jsonl', --format jsonl)"
+            )
+        fmt = chosen
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except FileNotFoundError:
+        raise DatasetError(f"{source}: no such file; check the path") from None
+    except UnicodeDecodeError as exc:
+        raise DatasetError(f"{source}: not UTF-8 text ({exc.reason} at byte {exc.start}); save it as UTF-8") from None
+    except OSError as exc:
+        raise DatasetError(f"{source}: cannot read the file ({exc.strerror})") from None
+    if fmt == "jsonl":
+        records = _jsonl_records(text, source)
+    elif fmt == "json":
+        records = _json_records(text, source)
+    elif fmt == "csv":
+        records = _csv_records(text, source)
+    else:
+        raise ValueError(f"unknown dataset format {fmt!r}; use auto, jsonl, json or csv")
+    samples = _to_samples(records, column_map, source)
+    if not samples:
+        raise DatasetError(f"{source}: the file holds no sample")
+    return samples
+
+
+def samples_from_records(
+    records: Iterable[Mapping[str, Any]],
+    *,
+    column_map: Mapping[str, str] | None = None,
+) -> list[Sample]:
+    """Build samples from in-memory records, e.g. ``DataFrame.to_dict("records")``.
+
+    Same field names, aliases and column map as :func:`load_dataset`. pandas conventions are
+    understood without importing pandas: a float NaN (or ``None``) cell is an absent field, array
+    cells with ``tolist()`` become lists, integer ids become strings. Missing ids become
+    ``index N`` (0-based, like a default DataFrame index).
+
+    Raises:
+        DatasetError: as :func:`load_dataset`, located by ``index N``.
+    """
+    located = ((_Where("", "index", i), dict(r)) for i, r in enumerate(records))
+    return _to_samples(located, column_map, "")
+
+
+def parse_column_map(text: str) -> dict[str, str]:
+    """Parse ``"col=field,col2=field2"`` (the CLI's ``--column-map``) into a dict.
+
+    Raises:
+        DatasetError: when an entry is not ``column=field``.
+    """
+    mapping: dict[str, str] = {}
+    for part in (p.strip() for p in text.split(",")):
+        if not part:
+            continue
+        column, sep, target = (s.strip() for s in part.partition("="))
+        if not sep or not column or not target:
+            raise DatasetError(f"column map entry {part!r} is not column=field; write e.g. question_text=user_input")
+        mapping[column] = target
+    return mapping
+
+
+# -- readers: each yields (where, record) ---------------------------------------------------------
+
+
+def _jsonl_records(text: str, source: str) -> Iterator[tuple[_Where, dict[str, Any]]]:
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        where = _Where(source, "line", number)
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise where.error(
+                f"not valid JSON ({exc.msg} at column {exc.colno}); each line must be one JSON object "
+                'such as {"user_input": "...", "response": "..."}'
+            ) from None
+        if not isinstance(record, dict):
+            raise where.error(f"expected a JSON object, got {_json_type(record)}")
+        yield where, record
+
+
+def _json_records(text: str, source: str) -> Iterator[tuple[_Where, dict[str, Any]]]:
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise DatasetError(
+            f"{source} line {exc.lineno}: not valid JSON ({exc.msg} at column {exc.colno}); "
+            'a .json dataset is a list of objects or {"samples": [...]} (use .jsonl for one object per line)'
+        ) from None
+    if isinstance(data, dict) and isinstance(data.get("samples"), list):
+        data = data["samples"]
+    if not isinstance(data, list):
+        raise DatasetError(
+            f'{source}: expected a list of sample objects or {{"samples": [...]}}, got {_json_type(data)}'
+            + (f" with keys {', '.join(sorted(data))[:200]}" if isinstance(data, dict) else "")
+        )
+    for number, record in enumerate(data, 1):
+        where = _Where(source, "item", number)
+        if not isinstance(record, dict):
+            raise where.error(f"expected a JSON object, got {_json_type(record)}")
+        yield where, record
+
+
+def _csv_records(text: str, source: str) -> Iterator[tuple[_Where, dict[str, Any]]]:
+    reader = csv.reader(io.StringIO(text, newline=""))
+    try:
+        header = next(reader)
+    except StopIteration:
+        return
+    except csv.Error as exc:
+        raise DatasetError(f"{source} line 1: unreadable CSV header ({exc})") from None
+    header = [h.strip() for h in header]
+    blank = [i + 1 for i, h in enumerate(header) if not h]
+    if blank:
+        raise DatasetError(f"{source} line 1: header column {blank[0]} has no name; name every column")
+    repeated = sorted({h for h in header if header.count(h) > 1})
+    if repeated:
+        raise DatasetError(f"{source} line 1: repeated column name(s) {', '.join(repeated)}; names must be unique")
+    number = 0
+    while True:
+        try:
+            row = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:
+            raise DatasetError(f"{source} line {reader.line_num}: unreadable CSV ({exc})") from None
+        if not any(cell.strip() for cell in row):
+            continue
+        number += 1
+        where = _Where(source, "row", number)
+        if len(row) != len(header):
+            raise where.error(
+                f"has {len(row)} cells but the header has {len(header)} columns (ends on file line "
+                f"{reader.line_num}); quote cells that contain commas or line breaks"
+            )
+        record: dict[str, Any] = {}
+        for column, cell in zip(header, row, strict=True):
+            if cell == "":
+                continue
+            record[column] = cell
+        yield where, record
+
+
+# -- records -> samples ---------------------------------------------------------------------------
+
+
+def _to_samples(
+    records: Iterable[tuple[_Where, dict[str, Any]]],
+    column_map: Mapping[str, str] | None,
+    source: str,
+) -> list[Sample]:
+    column_map = dict(column_map or {})
+    _check_column_map(column_map, source)
+    samples: list[Sample] = []
+    seen: dict[str, _Where] = {}
+    used_map_columns: set[str] = set()
+    is_csv = False
+    for where, record in records:
+        is_csv = where.unit == "row"
+        used_map_columns.update(c for c in column_map if c in record)
+        sample = _to_sample(where, record, column_map)
+        assert sample.id is not None
+        if sample.id in seen:
+            raise where.error(
+                f"id {sample.id!r} is also used by {seen[sample.id].unit} {seen[sample.id].number}; ids must be unique",
+                field="id",
+            )
+        seen[sample.id] = where
+        samples.append(sample)
+    unused = sorted(set(column_map) - used_map_columns)
+    if unused and samples:
+        prefix = f"{source}: " if source else ""
+        what = "column" if is_csv or not source else "field"
+        raise DatasetError(
+            f"{prefix}the column map renames {', '.join(repr(c) for c in unused)}, but no record has that {what}; "
+            "check the spelling (the map goes dataset_column=sample_field)"
+        )
+    return samples
+
+
+def _check_column_map(column_map: Mapping[str, str], source: str) -> None:
+    prefix = f"{source}: " if source else ""
+    known = set(FIELDS) | set(ALIASES)
+    for column, target in column_map.items():
+        if target in known:
+            continue
+        if column in known:
+            raise DatasetError(
+                f"{prefix}column map entry {column}={target}: {target!r} is not a sample field. ragqa's map goes "
+                f"dataset_column=sample_field (RAGAS's column_map goes the other way); write {target}={column}"
+            )
+        raise DatasetError(
+            f"{prefix}column map entry {column}={target}: {target!r} is not a sample field.{_did_you_mean(target)} "
+            f"Fields: {', '.join(FIELDS)}"
+        )
+
+
+def _to_sample(where: _Where, record: Mapping[str, Any], column_map: Mapping[str, str]) -> Sample:
+    raw_id = record.get("id")
+    if raw_id is None:
+        for column, target in column_map.items():
+            if target == "id" and column in record:
+                raw_id = record[column]
+    if raw_id is not None and not _missing(raw_id):
+        if not isinstance(raw_id, str | numbers.Integral):
+            raise where.error(f"expected a string or an integer, got {_describe(raw_id)}", field="id")
+        where.sample_id = _id_string(raw_id)
+    fields: dict[str, Any] = {}
+    origin: dict[str, str] = {}
+    for column, value in record.items():
+        name = column_map.get(column, column)
+        name = ALIASES.get(name, name)
+        if name not in FIELDS:
+            raise where.error(
+                f"unknown field.{_did_you_mean(column)} Rename it, map it to a sample field with a column map "
+                f"(--column-map {column}=user_input), or move it under 'metadata'. Fields: {', '.join(FIELDS)}",
+                field=column,
+            )
+        if name in fields:
+            raise where.error(f"both {origin[name]!r} and {column!r} give {name!r}; keep one of them", field=name)
+        if _missing(value):
+            continue
+        fields[name] = _convert(where, column, name, value)
+        origin[name] = column
+    fields["id"] = where.sample_id if where.sample_id is not None else where.default_id
+    try:
+        return Sample(**fields)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        loc = [str(p) for p in first["loc"]]
+        bad = loc[0] if loc else None
+        bad_column = origin.get(bad, bad) if bad else None
+        inner = f" at {'.'.join(loc[1:])}" if len(loc) > 1 else ""
+        raise where.error(
+            f"wrong type{inner}: {first['msg']} (got {_describe(first.get('input'))})", field=bad_column
+        ) from None
+
+
+def _convert(where: _Where, column: str, name: str, value: Any) -> Any:
+    """Turn CSV text into JSON values, apply alias shapes, and normalise pandas/numpy cells."""
+    if hasattr(value, "tolist") and not isinstance(value, str | bytes):
+        value = value.tolist()
+    if where.unit == "row" and isinstance(value, str):
+        value = _csv_cell(where, column, name, value)
+    if column == "ground_truths" or (name == "reference" and isinstance(value, list)):
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise where.error(f"expected a list of strings, got {_describe(value)}", field=column)
+        return "\n".join(value)
+    if name == "retrieved_contexts" and column == "context" and isinstance(value, str):
+        return [value]
+    if name == "id":
+        return _id_string(value)
+    if name in _STRING_FIELDS and not isinstance(value, str):
+        raise where.error(f"expected a string, got {_describe(value)}", field=column)
+    if name in ("retrieved_contexts", "reference_contexts", "reference_topics"):
+        if isinstance(value, str):
+            raise where.error(
+                f'expected a list of strings, got a string; write it as ["{_clip(value, 30)}"]', field=column
+            )
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise where.error(f"expected a list of strings, got {_describe(value)}", field=column)
+    return value
+
+
+def _csv_cell(where: _Where, column: str, name: str, value: str) -> Any:
+    if name == "retrieved_contexts" and column == "context" and not value.lstrip().startswith("["):
+        return value
+    if column in _JSON_FIELDS or name in _JSON_FIELDS:
+        try:
+            return json.loads(value)
+        except json.JSONDecodeError as exc:
+            example = '["first chunk", "second chunk"]' if name not in ("metadata", "rubrics") else '{"key": "value"}'
+            raise where.error(
+                f"not valid JSON ({exc.msg} at character {exc.pos}): {_clip(value, 60)!r}; a list column in CSV "
+                f"holds a JSON value such as {example}",
+                field=column,
+            ) from None
+    return value
+
+
+def _missing(value: Any) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value))
+
+
+def _id_string(value: Any) -> str:
+    if isinstance(value, bool):
+        return str(value)
+    if isinstance(value, numbers.Integral):
+        return str(int(value))
+    return str(value)
+
+
+def _did_you_mean(name: str) -> str:
+    candidates = [*FIELDS, *ALIASES]
+    close = difflib.get_close_matches(name, candidates, n=2, cutoff=0.6)
+    if not close:
+        lowered = {c.lower(): c for c in candidates}
+        close = [lowered[n] for n in difflib.get_close_matches(name.lower(), list(lowered), n=2, cutoff=0.6)]
+    return f" Did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+
+
+def _json_type(value: Any) -> str:
+    return {dict: "an object", list: "a list", str: "a string", bool: "a boolean", type(None): "null"}.get(
+        type(value), "a number"
+    )
+
+
+def _describe(value: Any) -> str:
+    if isinstance(value, str):
+        return f"a string {_clip(value, 40)!r}"
+    if isinstance(value, list):
+        inner = {_json_type(v) for v in value}
+        return f"a list of {len(value)} item(s)" + (f" ({', '.join(sorted(inner))})" if inner else "")
+    return f"{_json_type(value)} {_clip(repr(value), 40)}" if not isinstance(value, dict) else "an object"
+
+
+def _clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+# -- results out ----------------------------------------------------------------------------------
+
+
+def result_records(report: Report) -> Iterator[dict[str, Any]]:
+    """One JSON-ready dict per (sample, metric) of ``report``, in report order.
+
+    Shape: ``{sample_id, metric, direction, aggregate: {value, strategy, spread, n_ok, n_nan,
+    n_failed, quorum, quorum_met}, judges: [{judge_id, score, reason, details, latency_s, usage:
+    {calls, prompt_tokens, completion_tokens, latency_s, cost}, failure: {step, error_type,
+    message, raw} | null}]}``. NaN and infinite numbers become ``null`` (NaN = unscored). Judges
+    keep panel order. No settings are included, so no secret can leak here.
+    """
+    for result in report.results:
+        judges = []
+        for outcome in result.judges:
+            score = outcome.score
+            failure = outcome.failure
+            judges.append(
+                {
+                    "judge_id": outcome.judge_id,
+                    "score": score.value if score is not None else None,
+                    "reason": score.reason if score is not None else None,
+                    "details": score.details if score is not None else {},
+                    "latency_s": outcome.latency_s,
+                    "usage": outcome.usage.model_dump(mode="json"),
+                    "failure": (
+                        {
+                            "step": failure.step,
+                            "error_type": failure.error_type,
+                            "message": failure.message,
+                            "raw": failure.raw,
+                        }
+                        if failure is not None
+                        else None
+                    ),
+                }
+            )
+        yield _finite(
+            {
+                "sample_id": result.sample_id,
+                "metric": result.metric,
+                "direction": result.direction,
+                "aggregate": result.aggregate.model_dump(mode="json"),
+                "judges": judges,
+            }
+        )
+
+
+def write_results_jsonl(report: Report, path: str | Path) -> int:
+    """Write :func:`result_records` of ``report`` to ``path``, one JSON object per line (UTF-8).
+
+    The parent folder is created when missing; an existing file is replaced.
+
+    Returns:
+        The number of lines written (samples x metrics).
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    n = 0
+    with path.open("w", encoding="utf-8", newline="\n") as f:
+        for record in result_records(report):
+            f.write(json.dumps(record, ensure_ascii=False, allow_nan=False) + "\n")
+            n += 1
+    return n
+
+
+def _finite(value: Any) -> Any:
+    """Replace NaN and infinities by ``None``, recursively (strict JSON has no NaN)."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(v) for v in value]
+    return value
