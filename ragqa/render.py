@@ -1,0 +1,224 @@
+"""Render a :class:`~ragqa.report.Report` for people (rich tables) and for machines (JSON).
+
+The console view has, per metric, one table with a row per judge (mean, samples scored, NaN,
+failed, tokens, cost) and an ``aggregate (<strategy>)`` row with the mean of the per-sample
+aggregates and the mean spread between judges; the title shows the direction (``↑ higher is
+better`` / ``↓ lower is better``) and, where the metric has an interpretation scale
+(:mod:`ragqa.interpretation`), the band of the aggregate. Then the judge failures (judge, metric,
+sample, step, cause: the first few, then a count), samples skipped by validation, and a usage line
+(calls, tokens, cost, wall time).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import math
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from rich import box
+from rich.console import Console, Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+
+from ragqa.report import MetricSummary, Report
+from ragqa.schema import JudgeFailure, Language, Usage
+
+__all__ = ["DIRECTION_LABELS", "render_report", "report_renderable", "report_to_json", "report_to_text"]
+
+DIRECTION_LABELS = {"higher": "↑ higher is better", "lower": "↓ lower is better"}
+"""How the direction of a metric is shown."""
+
+_Interpret = Callable[[str, float, Language], "str | None"]
+
+
+def _interpreter() -> _Interpret | None:
+    """:func:`ragqa.interpretation.interpret`, or ``None`` where that module is absent."""
+    try:
+        from ragqa.interpretation import interpret
+    except ImportError:  # pragma: no cover - the module ships with ragqa; kept optional for partial installs
+        return None
+    return interpret
+
+
+def fmt_score(value: float) -> str:
+    """A score with 3 decimals; NaN as ``n/a``."""
+    return "n/a" if math.isnan(value) else f"{value:.3f}"
+
+
+def fmt_cost(cost: float | None) -> str:
+    """A cost with 4 decimals in the price table's currency; ``-`` when no price is configured."""
+    return "-" if cost is None else f"{cost:.4f}"
+
+
+def fmt_tokens(usage: Usage) -> str:
+    """Total tokens with thousands separators; ``-`` when no call reported usage (e.g. cached or local)."""
+    return "-" if usage.calls == 0 and usage.total_tokens == 0 else f"{usage.total_tokens:,}"
+
+
+def metric_table(report: Report, summary: MetricSummary, *, language: Language = "en") -> Table:
+    """One metric's table: a row per judge plus the aggregate row.
+
+    Judge rows: the judge's mean over its finite scores, samples scored, NaN (metric undefined),
+    failed (excluded). Aggregate row: the mean of per-sample aggregates, samples with an
+    aggregate / all, samples without one (NaN: unscored or below quorum), samples where every
+    judge failed, and the mean spread (max - min between judges).
+
+    Args:
+        report: the run (for the aggregation strategy and quorum of the metric's results).
+        summary: the metric's summary from ``report.summaries``.
+        language: language of the interpretation band.
+
+    Returns:
+        A rich table titled ``<metric>  <direction>[  aggregate: <band>]``.
+    """
+    rows = [r for r in report.results if r.metric == summary.metric]
+    strategy = rows[0].aggregate.strategy if rows else "mean"
+    quorum = rows[0].aggregate.quorum if rows else 1
+    title = Text()
+    title.append(summary.metric, style="bold")
+    title.append(f"  {DIRECTION_LABELS[summary.direction]}", style="dim")
+    interpret = _interpreter()
+    band = interpret(summary.metric, summary.aggregate_mean, language) if interpret is not None else None
+    if band:
+        title.append(f"  aggregate: {band}", style="italic")
+    table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
+    table.add_column("judge", no_wrap=True)
+    table.add_column("mean", justify="right")
+    table.add_column("scored", justify="right")
+    table.add_column("NaN", justify="right")
+    table.add_column("failed", justify="right")
+    table.add_column("spread", justify="right")
+    table.add_column("tokens", justify="right")
+    table.add_column("cost", justify="right")
+    for judge in summary.judges:
+        table.add_row(
+            judge.judge_id,
+            fmt_score(judge.mean),
+            str(judge.n_scored),
+            str(judge.n_nan),
+            Text(str(judge.n_failed), style="red" if judge.n_failed else ""),
+            "",
+            fmt_tokens(judge.usage),
+            fmt_cost(judge.usage.cost),
+        )
+    n_below_quorum = sum(1 for r in rows if not r.aggregate.quorum_met)
+    n_all_failed = sum(1 for r in rows if r.aggregate.n_failed > 0 and r.aggregate.n_ok + r.aggregate.n_nan == 0)
+    table.add_row(
+        Text(f"aggregate ({strategy})", style="bold"),
+        Text(fmt_score(summary.aggregate_mean), style="bold"),
+        f"{summary.n_aggregated}/{summary.n_samples}",
+        str(summary.n_samples - summary.n_aggregated),
+        Text(str(n_all_failed), style="red" if n_all_failed else ""),
+        fmt_score(summary.mean_spread),
+        fmt_tokens(summary.usage),
+        fmt_cost(summary.usage.cost),
+        end_section=True,
+    )
+    if quorum > 1 or n_below_quorum:
+        table.caption = f"quorum {quorum}: {n_below_quorum} sample(s) below quorum have no aggregate"
+        table.caption_justify = "left"
+    return table
+
+
+def failures_table(failures: Sequence[JudgeFailure], *, limit: int = 5) -> RenderableType:
+    """The first ``limit`` judge failures (judge, metric, sample, step, cause), then a count of the rest."""
+    table = Table(
+        title=Text(f"judge failures ({len(failures)}), excluded from the aggregate", style="bold red"),
+        title_justify="left",
+        box=box.SIMPLE_HEAD,
+        show_edge=False,
+        pad_edge=False,
+    )
+    for column in ("judge", "metric", "sample", "step"):
+        table.add_column(column, no_wrap=True)
+    table.add_column("cause", overflow="fold")
+    for f in failures[:limit]:
+        table.add_row(f.judge_id, f.metric, f.sample_id, f.step or "-", _clip(f"{f.error_type}: {f.message}", 200))
+    if len(failures) > limit:
+        return Group(table, Text(f"... and {len(failures) - limit} more (every failure is in the results file)"))
+    return table
+
+
+def usage_line(report: Report) -> Text:
+    """``calls N · tokens T (prompt P, completion C) · cost X · wall time W s`` for the whole run."""
+    usage = report.usage
+    parts = [
+        f"calls {usage.calls:,}",
+        f"tokens {usage.total_tokens:,} (prompt {usage.prompt_tokens:,}, completion {usage.completion_tokens:,})",
+        f"cost {fmt_cost(usage.cost)}",
+        f"wall time {report.wall_time_s:.1f} s",
+    ]
+    return Text(" · ".join(parts), style="dim")
+
+
+def report_renderable(report: Report, *, language: Language = "en", max_failures: int = 5) -> RenderableType:
+    """Everything :func:`render_report` prints, as one rich renderable."""
+    parts: list[RenderableType] = []
+    n_samples = len({r.sample_id for r in report.results})
+    n_judges = max((len(s.judges) for s in report.summaries), default=0)
+    parts.append(Text(f"{n_samples} sample(s) x {len(report.summaries)} metric(s) x {n_judges} judge(s)", style="bold"))
+    for summary in report.summaries:
+        parts.append(Text(""))
+        parts.append(metric_table(report, summary, language=language))
+    failures = [f for r in report.results for f in r.failures]
+    if failures:
+        parts.append(Text(""))
+        parts.append(failures_table(failures, limit=max_failures))
+    if report.skipped:
+        parts.append(Text(""))
+        parts.append(Text(f"skipped samples ({len(report.skipped)}), not scored:", style="bold yellow"))
+        for s in report.skipped[:max_failures]:
+            parts.append(Text(f"  {s.message}"))
+        if len(report.skipped) > max_failures:
+            parts.append(Text(f"  ... and {len(report.skipped) - max_failures} more"))
+    parts.append(Text(""))
+    parts.append(usage_line(report))
+    return Group(*parts)
+
+
+def render_report(
+    report: Report, console: Console | None = None, *, language: Language = "en", max_failures: int = 5
+) -> None:
+    """Print the report's tables, failures and usage to ``console`` (default: a new stdout console).
+
+    Args:
+        report: the run.
+        console: where to print.
+        language: language of interpretation bands.
+        max_failures: failures and skipped samples listed before a count of the rest.
+    """
+    (console or Console()).print(report_renderable(report, language=language, max_failures=max_failures))
+
+
+def report_to_text(report: Report, *, width: int = 120, language: Language = "en", max_failures: int = 5) -> str:
+    """The console view as plain text (no colours), e.g. for logs, tests and pytest summaries."""
+    console = Console(width=width, record=True, color_system=None, force_terminal=False, file=io.StringIO())
+    console.print(report_renderable(report, language=language, max_failures=max_failures))
+    return console.export_text()
+
+
+def report_to_json(report: Report, *, indent: int | None = 2) -> str:
+    """The whole report as JSON: results, summaries, skipped samples, wall time and total usage.
+
+    NaN and infinite values are written as ``null`` (strict JSON); NaN means "unscored".
+    """
+    data = report.model_dump(mode="json")
+    data["usage"] = report.usage.model_dump(mode="json")
+    return json.dumps(_finite(data), ensure_ascii=False, indent=indent, allow_nan=False)
+
+
+def _finite(value: Any) -> Any:
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(v) for v in value]
+    return value
+
+
+def _clip(text: str, limit: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
