@@ -9,14 +9,25 @@ from ragqa.errors import ConfigError
 from ragqa.metrics.base import Direction, Metric, MetricContext
 from ragqa.metrics.faithfulness import Faithfulness
 from ragqa.metrics.hallucination import Hallucination
+from ragqa.metrics.noise_sensitivity import NoiseSensitivity
 
-__all__ = ["METRICS", "Direction", "Faithfulness", "Hallucination", "Metric", "MetricContext", "build_metric"]
+__all__ = [
+    "METRICS",
+    "Direction",
+    "Faithfulness",
+    "Hallucination",
+    "Metric",
+    "MetricContext",
+    "NoiseSensitivity",
+    "build_metric",
+]
 
 METRICS: Mapping[str, type[Metric]] = {
     cls.name: cls
     for cls in (
         Faithfulness,
         Hallucination,
+        NoiseSensitivity,
     )
 }
 """Every metric class by registry name, in the order ``ragqa metrics`` lists them."""

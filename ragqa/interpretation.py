@@ -1,0 +1,132 @@
+"""Score interpretation bands: what a score means, in English and Russian.
+
+Pure data and one lookup. A band covers ``(low, high]`` of a metric's range (the first band of a
+scale also includes its lower bound), so a noise sensitivity of exactly 0.1 is still "ignores
+noise", as in spring-ai-ragas (``<= 0.1`` excellent, ``<= 0.3`` good, ``<= 0.5`` moderate,
+``> 0.5`` poor). Wording of the noise-sensitivity bands follows the Russian noise-sensitivity
+write-up (seed 002) and its English rendering.
+
+Example:
+    >>> interpret("noise_sensitivity(mode=relevant)", 0.25, "en")
+    'mostly robust to noise (0.1-0.3)'
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from ragqa.schema import Language
+
+__all__ = ["BANDS", "Band", "band_for", "interpret"]
+
+
+@dataclass(frozen=True)
+class Band:
+    """One interpretation band of a scale.
+
+    Attributes:
+        low: lower bound (exclusive, except for the first band of a scale).
+        high: upper bound (inclusive).
+        level: a short level name (``excellent``, ``good``, ``moderate``, ``poor``).
+        text: the meaning per language (``en`` and ``ru``).
+    """
+
+    low: float
+    high: float
+    level: str
+    text: Mapping[Language, str]
+
+    def label(self, language: Language = "en") -> str:
+        """The band's meaning with its range, e.g. ``"mostly robust to noise (0.1-0.3)"``."""
+        text = self.text.get(language) or self.text["en"]
+        return f"{text} ({_fmt(self.low)}-{_fmt(self.high)})"
+
+
+def _fmt(x: float) -> str:
+    return f"{x:g}"
+
+
+_NOISE: tuple[Band, ...] = (
+    Band(0.0, 0.1, "excellent", {"en": "ignores noise", "ru": "успешно игнорирует шум"}),
+    Band(0.1, 0.3, "good", {"en": "mostly robust to noise", "ru": "в основном устойчива к шуму"}),
+    Band(
+        0.3,
+        0.5,
+        "moderate",
+        {"en": "sometimes uses noisy information", "ru": "иногда использует шумовую информацию"},
+    ),
+    Band(
+        0.5,
+        1.0,
+        "poor",
+        {"en": "influenced by irrelevant contexts", "ru": "подвержена влиянию нерелевантных контекстов"},
+    ),
+)
+
+# spring-ai-ragas's standard scale (AbstractScoreExplanation.createStandardScale) for 0..1 metrics
+# where higher is better: Excellent >= 0.9, Good >= 0.7, Moderate >= 0.5, Poor < 0.5.
+_STANDARD: tuple[Band, ...] = (
+    Band(0.0, 0.5, "poor", {"en": "poor", "ru": "плохо"}),
+    Band(0.5, 0.7, "moderate", {"en": "moderate", "ru": "удовлетворительно"}),
+    Band(0.7, 0.9, "good", {"en": "good", "ru": "хорошо"}),
+    Band(0.9, 1.0, "excellent", {"en": "excellent", "ru": "отлично"}),
+)
+
+BANDS: Mapping[str, Sequence[Band]] = {
+    "noise_sensitivity": _NOISE,
+    "faithfulness": _STANDARD,
+    "context_precision": _STANDARD,
+    "context_recall": _STANDARD,
+    "context_entity_recall": _STANDARD,
+    "response_relevancy": _STANDARD,
+    "response_relevancy_llm": _STANDARD,
+}
+"""Interpretation scales by metric registry name (metrics without a scale are absent)."""
+
+
+def _base_name(metric_name: str) -> str:
+    return metric_name.split("(", 1)[0].strip()
+
+
+def band_for(metric_name: str, value: float) -> Band | None:
+    """The band ``value`` falls in for ``metric_name``.
+
+    Args:
+        metric_name: a registry name (``noise_sensitivity``) or a result key
+            (``noise_sensitivity(mode=relevant)``).
+        value: the score.
+
+    Returns:
+        The band, or ``None`` when the metric has no scale or ``value`` is NaN or outside the
+        scale (scales exclude values below the first band; cosine-based scores below 0 are "poor"
+        only if the scale starts below them).
+    """
+    scale = BANDS.get(_base_name(metric_name))
+    if scale is None or math.isnan(value):
+        return None
+    # Rounding noise: RAGAS-compatible epsilons make "all useful" 0.9999999999, never 1.0.
+    for i, band in enumerate(scale):
+        lower_ok = value >= band.low if i == 0 else value > band.low
+        if lower_ok and value <= band.high + 1e-9:
+            return band
+    if scale and value < scale[0].low and scale[0].level == "poor":
+        return scale[0]
+    return None
+
+
+def interpret(metric_name: str, value: float, language: Language = "en") -> str | None:
+    """Explain ``value`` of ``metric_name`` in words.
+
+    Args:
+        metric_name: a registry name or a result key with parameters.
+        value: the score (NaN gives ``None``).
+        language: ``en`` or ``ru``.
+
+    Returns:
+        The band's meaning with its range (``"ignores noise (0-0.1)"``), or ``None`` when the
+        metric has no interpretation scale or the value is NaN.
+    """
+    band = band_for(metric_name, value)
+    return band.label(language) if band is not None else None

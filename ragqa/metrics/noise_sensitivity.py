@@ -1,0 +1,310 @@
+"""Noise sensitivity: the share of response claims that are wrong and came from the retrieved contexts.
+
+RAGAS ``NoiseSensitivity`` (``metrics/_noise_sensitivity.py``, a port of RAGChecker), with the
+same boolean-matrix maths:
+
+- ``G`` reference statements and ``A`` response statements (two decompositions);
+- ``reference_in_context: bool[G, N]``: reference statement g is entailed by context j
+  (one NLI call per context);
+- ``answer_in_context: bool[A, N]``: response statement a is entailed by context j
+  (one NLI call per context);
+- ``answer_in_reference: bool[A]``: response statement a is supported by the reference
+  (one NLI call with the reference as the context).
+
+Then ``relevant[j] = OR_g reference_in_context[g, j]``; ``incorrect[a] = NOT
+answer_in_reference[a]``; ``relevant_faithful[a] = OR_j (relevant[j] AND answer_in_context[a, j])``;
+``irrelevant_faithful[a] = OR_j (NOT relevant[j] AND answer_in_context[a, j]) AND NOT
+relevant_faithful[a]``. Mode ``relevant`` scores ``mean_a(relevant_faithful AND incorrect)``,
+mode ``irrelevant`` ``mean_a(irrelevant_faithful AND incorrect)``. A wrong claim that no context
+entails (a pure hallucination) counts in neither mode.
+
+Values in [0, 1] instead of booleans are accepted everywhere: with 0/1 verdicts the maths is
+exactly RAGAS's boolean algebra; graded verdicts (the offline local judge) use the standard fuzzy
+operators ``AND = min``, ``OR = max``, ``NOT x = 1 - x``, so offline scores rank finely.
+
+promptfoo extensions: labelled chunks (``context_chunks: [{text, relevant}]``) replace the judged
+relevance of their contexts (the reference-vs-context calls are skipped), ``noise_context`` is
+appended as one more chunk labelled irrelevant, and ``counting="promptfoo"`` reproduces
+promptfoo's documented relevant-mode rule: every incorrect claim counts (``mean_a(incorrect)``),
+whether or not a context entails it. Its irrelevant mode is RAGAS's.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+from collections.abc import Awaitable, Sequence
+from dataclasses import dataclass
+from typing import ClassVar, Literal, get_args
+
+from ragqa.interpretation import interpret
+from ragqa.judges.base import Judge
+from ragqa.metrics._math import mean_or_nan
+from ragqa.metrics._steps import extract_statements, judge_statements
+from ragqa.metrics.base import Direction, Metric, MetricContext
+from ragqa.prompts.nli import StatementVerdict
+from ragqa.schema import MetricScore, Sample
+
+__all__ = [
+    "Counting",
+    "NoiseMode",
+    "NoiseSensitivity",
+    "claims_counted",
+    "context_relevance",
+    "noise_sensitivity_score",
+]
+
+NoiseMode = Literal["relevant", "irrelevant"]
+"""Which context-borne errors count: from relevant contexts, or only from irrelevant ones."""
+Counting = Literal["ragas", "promptfoo"]
+"""``ragas``: the boolean-matrix rule; ``promptfoo``: every incorrect claim counts in relevant mode."""
+
+
+def context_relevance(reference_in_context: Sequence[Sequence[float]]) -> list[float]:
+    """Which contexts are relevant: those that entail at least one reference statement.
+
+    Args:
+        reference_in_context: ``float[G, N]``, row g = reference statement g's verdict against
+            each of the N contexts (0/1 for LLM judges; RAGAS's ``retrieved2ground_truth``).
+
+    Returns:
+        ``float[N]``: ``max_g reference_in_context[g, j]`` (boolean OR for 0/1 verdicts).
+
+    Raises:
+        ValueError: when there is no reference statement (``G == 0``; RAGAS fails the same way,
+            a max over an empty axis) or the rows differ in length.
+    """
+    if not reference_in_context:
+        raise ValueError("the reference has no statement, so no context can be judged relevant")
+    n = len(reference_in_context[0])
+    if any(len(row) != n for row in reference_in_context):
+        raise ValueError("ragged reference-in-context matrix: rows differ in length")
+    return [max(row[j] for row in reference_in_context) for j in range(n)]
+
+
+@dataclass(frozen=True)
+class _Claim:
+    incorrect: float
+    relevant_faithful: float
+    irrelevant_faithful: float
+
+
+def _claims(
+    answer_in_context: Sequence[Sequence[float]],
+    context_relevant: Sequence[float],
+    answer_in_reference: Sequence[float],
+) -> list[_Claim]:
+    n = len(context_relevant)
+    if len(answer_in_reference) != len(answer_in_context):
+        raise ValueError(
+            f"answer-in-reference has {len(answer_in_reference)} verdicts for {len(answer_in_context)} statements"
+        )
+    out: list[_Claim] = []
+    for row, in_ref in zip(answer_in_context, answer_in_reference, strict=True):
+        if len(row) != n:
+            raise ValueError(f"ragged answer-in-context matrix: a row has {len(row)} verdicts for {n} contexts")
+        rel = max((min(r, v) for r, v in zip(context_relevant, row, strict=True)), default=0.0)
+        irr = max((min(1.0 - r, v) for r, v in zip(context_relevant, row, strict=True)), default=0.0)
+        out.append(_Claim(incorrect=1.0 - in_ref, relevant_faithful=rel, irrelevant_faithful=min(irr, 1.0 - rel)))
+    return out
+
+
+def claims_counted(
+    answer_in_context: Sequence[Sequence[float]],
+    context_relevant: Sequence[float],
+    answer_in_reference: Sequence[float],
+    *,
+    mode: NoiseMode = "relevant",
+    counting: Counting = "ragas",
+) -> list[float]:
+    """Per response statement: does it count as a noise-induced error (1) or not (0)?
+
+    Args:
+        answer_in_context: ``float[A, N]``, row a = response statement a's verdict against each
+            context (RAGAS's ``retrieved2answer``).
+        context_relevant: ``float[N]``, 1 for a relevant context (see :func:`context_relevance`,
+            or a human label).
+        answer_in_reference: ``float[A]``, 1 when the reference supports statement a (RAGAS's
+            ``ground_truth2answer``).
+        mode: ``relevant`` or ``irrelevant``.
+        counting: ``ragas`` or ``promptfoo`` (relevant mode: ``incorrect[a]`` alone).
+
+    Returns:
+        ``float[A]`` in [0, 1] (0/1 for 0/1 inputs).
+
+    Raises:
+        ValueError: for ragged shapes or an unknown mode/counting.
+    """
+    if mode not in get_args(NoiseMode):
+        raise ValueError(f"mode must be 'relevant' or 'irrelevant', not {mode!r}")
+    if counting not in get_args(Counting):
+        raise ValueError(f"counting must be 'ragas' or 'promptfoo', not {counting!r}")
+    claims = _claims(answer_in_context, context_relevant, answer_in_reference)
+    if mode == "irrelevant":
+        return [min(c.irrelevant_faithful, c.incorrect) for c in claims]
+    if counting == "promptfoo":
+        return [c.incorrect for c in claims]
+    return [min(c.relevant_faithful, c.incorrect) for c in claims]
+
+
+def noise_sensitivity_score(
+    answer_in_context: Sequence[Sequence[float]],
+    context_relevant: Sequence[float],
+    answer_in_reference: Sequence[float],
+    *,
+    mode: NoiseMode = "relevant",
+    counting: Counting = "ragas",
+) -> float:
+    """Noise sensitivity from the three verdict matrices (shapes as in :func:`claims_counted`).
+
+    Returns:
+        ``mean_a(counted[a])`` in [0, 1], lower is better; NaN when there is no response
+        statement (``A == 0``, as RAGAS). With no context (``N == 0``) no claim is entailed, so
+        RAGAS counting gives 0.0.
+
+    Raises:
+        ValueError: for ragged shapes (RAGAS: numpy broadcast errors, scored NaN).
+    """
+    return mean_or_nan(
+        claims_counted(answer_in_context, context_relevant, answer_in_reference, mode=mode, counting=counting)
+    )
+
+
+def _chunks(sample: Sample) -> list[tuple[str, bool | None]]:
+    """The contexts with their relevance labels (``None`` = to be judged), noise chunk last."""
+    if sample.context_chunks:
+        chunks: list[tuple[str, bool | None]] = [(c.text, c.relevant) for c in sample.context_chunks]
+    else:
+        chunks = [(c, None) for c in sample.retrieved_contexts or []]
+    if sample.noise_context and sample.noise_context.strip():
+        chunks.append((sample.noise_context, False))
+    return chunks
+
+
+def _values(verdicts: Sequence[StatementVerdict]) -> list[float]:
+    return [v.value for v in verdicts]
+
+
+class NoiseSensitivity(Metric):
+    """How often the response states wrong claims taken from (relevant or irrelevant) contexts.
+
+    - Fields: ``user_input``, ``response``, ``reference``, ``retrieved_contexts`` (or labelled
+      ``context_chunks``); optional ``noise_context`` (appended as an irrelevant chunk).
+    - Range 0..1, **lower is better** (0 = no context-borne error). Default threshold 0.2.
+    - Judge calls per sample, with N contexts (noise chunk included) of which U carry no label:
+      ``2 + N + U + (1 if U else 0)``; RAGAS's case (no labels) is ``2N + 3``, all labelled
+      ``N + 2``; ``counting="promptfoo"`` in relevant mode needs only 2 (statements, and
+      statements vs reference). All independent calls run concurrently; the response's
+      statements call is the one faithfulness and hallucination make, so it is shared.
+    - NaN when the response makes no statement (RAGAS: NaN), or when contexts must be judged
+      and the reference makes no statement (RAGAS raises; scored NaN under ``evaluate``).
+    - ``details``: statements, per-context relevance and its source, the verdict matrices, the
+      per-claim flags and the interpretation ``band``.
+    - Raises :class:`~ragqa.errors.JudgeOutputError` when a judge returns a verdict count that
+      differs from the statements sent, and other :class:`~ragqa.errors.JudgeError` on failures.
+
+    Args:
+        mode: ``relevant`` (default) or ``irrelevant``.
+        counting: ``ragas`` (default) or ``promptfoo``.
+    """
+
+    name: ClassVar[str] = "noise_sensitivity"
+    direction: ClassVar[Direction] = "lower"
+    required_fields: ClassVar[tuple[str, ...]] = ("user_input", "response", "reference", "retrieved_contexts")
+    description: ClassVar[str] = "Share of response claims that are incorrect and entailed by (ir)relevant contexts"
+    calls_per_sample: ClassVar[str] = "2N+3 (N contexts); N+2 with labelled chunks; 2 with counting=promptfoo relevant"
+    default_threshold: ClassVar[float | None] = 0.2
+
+    def __init__(self, mode: NoiseMode = "relevant", counting: Counting = "ragas") -> None:
+        """Create the metric.
+
+        Raises:
+            ValueError: for an unknown mode or counting.
+        """
+        if mode not in get_args(NoiseMode):
+            raise ValueError(f"mode must be 'relevant' or 'irrelevant', not {mode!r}")
+        if counting not in get_args(Counting):
+            raise ValueError(f"counting must be 'ragas' or 'promptfoo', not {counting!r}")
+        self.mode: NoiseMode = mode
+        self.counting: Counting = counting
+
+    @property
+    def key(self) -> str:
+        """``noise_sensitivity(mode=<mode>)`` (RAGAS's column name), plus the counting when not RAGAS's."""
+        extra = f", counting={self.counting}" if self.counting != "ragas" else ""
+        return f"{self.name}(mode={self.mode}{extra})"
+
+    async def score(self, sample: Sample, judge: Judge, context: MetricContext) -> MetricScore:
+        """Score ``sample`` (see the class docstring)."""
+        lang = context.language
+        question = sample.user_input or ""
+        reference = sample.reference or ""
+        chunks = _chunks(sample)
+        needs_contexts = not (self.counting == "promptfoo" and self.mode == "relevant")
+        unlabelled = [j for j, (_, label) in enumerate(chunks) if label is None] if needs_contexts else []
+
+        answer_task = extract_statements(judge, question, sample.response or "", lang)
+        if unlabelled:
+            answer, ref_statements = await asyncio.gather(
+                answer_task, extract_statements(judge, question, reference, lang)
+            )
+        else:
+            answer, ref_statements = await answer_task, []
+        details: dict[str, object] = {
+            "mode": self.mode,
+            "counting": self.counting,
+            "statements": answer,
+            "reference_statements": ref_statements,
+        }
+        if not answer:
+            return MetricScore(value=math.nan, reason="the response makes no statement", details=details)
+        if unlabelled and not ref_statements:
+            return MetricScore(
+                value=math.nan,
+                reason="the reference makes no statement, so no context can be judged relevant",
+                details=details,
+            )
+
+        calls: list[Awaitable[list[StatementVerdict]]] = [judge_statements(judge, reference, answer, lang)]
+        if needs_contexts:
+            calls += [judge_statements(judge, text, answer, lang) for text, _ in chunks]
+            calls += [judge_statements(judge, chunks[j][0], ref_statements, lang) for j in unlabelled]
+        results = await asyncio.gather(*calls)
+        in_reference = _values(results[0])
+        n = len(chunks) if needs_contexts else 0
+        per_context = [_values(v) for v in results[1 : 1 + n]]
+        answer_in_context = [[per_context[j][a] for j in range(n)] for a in range(len(answer))]
+
+        relevant: list[float] = []
+        sources: list[str] = []
+        if needs_contexts:
+            judged = [_values(v) for v in results[1 + n :]]
+            # reference_in_context: float[G, U] over the unlabelled contexts only
+            reference_in_context = [[judged[k][g] for k in range(len(unlabelled))] for g in range(len(ref_statements))]
+            by_index = dict(zip(unlabelled, context_relevance(reference_in_context), strict=True)) if judged else {}
+            for j, (_, label) in enumerate(chunks):
+                relevant.append(by_index[j] if label is None else float(label))
+                sources.append("judged" if label is None else "label")
+            details["reference_in_context"] = {str(j): row for j, row in zip(unlabelled, judged, strict=True)}
+
+        counted = claims_counted(answer_in_context, relevant, in_reference, mode=self.mode, counting=self.counting)
+        value = mean_or_nan(counted)
+        details.update(
+            {
+                "context_relevant": relevant,
+                "relevance_source": sources,
+                "answer_in_context": answer_in_context,
+                "answer_in_reference": in_reference,
+                "counted": counted,
+                "band": interpret(self.name, value, lang),
+            }
+        )
+        hits = [s for s, c in zip(answer, counted, strict=True) if c >= 0.5]
+        where = {
+            "relevant": "incorrect" if self.counting == "promptfoo" else "incorrect and from a relevant context",
+            "irrelevant": "incorrect and only from irrelevant contexts",
+        }[self.mode]
+        reason = f"{len(hits)} of {len(answer)} response statements are {where}" + (
+            f": {'; '.join(hits)}" if hits else ""
+        )
+        return MetricScore(value=value, reason=reason, details=details)
