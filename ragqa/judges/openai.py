@@ -1,0 +1,548 @@
+"""Judges and embedders over any OpenAI-compatible endpoint (LangChain ``ChatOpenAI`` / ``OpenAIEmbeddings``).
+
+This is the only module of ragqa that imports LangChain model classes. One :class:`OpenAIJudge`
+per configured chat model and one :class:`OpenAIEmbedder` per embedding model; each owns its
+HTTP client (an aiohttp-backed ``openai.DefaultAioHttpClient``, the cheapest client measured) and
+must be closed with ``aclose()`` on the event loop that used it.
+
+What one :meth:`OpenAIJudge.ask` does:
+
+1. renders the prompt as one user message (``prompt.render(data, language)``, RAGAS-style);
+2. asks for structured output the way the model's ``structured-output`` option says:
+   ``json_schema`` (default: ``response_format={"type": "json_schema", ...}``), ``json_mode``
+   (``{"type": "json_object"}``), ``function_calling`` (one forced tool whose parameters are the
+   schema) or ``prompt`` (plain text; the schema is already in the rendered prompt);
+3. sends it through the provider's :class:`~ragqa.judges.ratelimit.ProviderLimiter` and
+   :func:`~ragqa.judges.retry.call_with_retry` (``spring.ai.retry``; the SDK's own retries are
+   off, ``max_retries=0``), recording :class:`~ragqa.schema.Usage` after every answered request;
+4. validates the answer against ``prompt.output_model`` (tolerantly: the first balanced JSON
+   object, also inside a fenced code block); on failure sends ONE repair request with the raw
+   output and the validation errors; then raises :class:`~ragqa.errors.JudgeOutputError` with
+   the raw text kept (truncated to :data:`RAW_LIMIT` characters).
+
+Pitfalls handled (measured on this stack): ``ChatOpenAI`` sends ``max_completion_tokens``, which
+many OpenAI-compatible backends ignore, so ``max-tokens`` goes on the wire as ``max_tokens`` via
+``extra_body``; ``OpenAIEmbeddings`` would download a tiktoken file unless
+``check_embedding_ctx_length=False``; LangChain's default async client is cached per base URL and
+bound to the first event loop, so every judge gets its own client. The API key is a
+:class:`~pydantic.SecretStr` and is redacted from every error message and raw output.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import re
+import time
+from collections.abc import Iterable, Sequence
+from typing import Any, TypeVar
+
+import openai
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from langchain_openai import ChatOpenAI, OpenAIEmbeddings
+from pydantic import BaseModel, SecretStr, ValidationError
+
+from ragqa.errors import JudgeError, JudgeHTTPError, JudgeOutputError, JudgeTimeout
+from ragqa.judges.ratelimit import ProviderLimiter, ProviderLimiters
+from ragqa.judges.retry import Failure, RetryPolicy, call_with_retry
+from ragqa.prompts.base import Prompt
+from ragqa.schema import Language, Usage
+from ragqa.settings import Price, ResolvedChatModel, ResolvedEmbeddingModel
+from ragqa.usage import record_usage
+
+__all__ = [
+    "DEFAULT_EMBEDDING_BATCH",
+    "DEFAULT_TIMEOUT_S",
+    "RAW_LIMIT",
+    "OpenAIEmbedder",
+    "OpenAIJudge",
+    "aclose_all",
+    "build_openai_embedders",
+    "build_openai_judges",
+    "classify_error",
+    "extract_json",
+    "openai_base_url",
+    "usage_cost",
+]
+
+log = logging.getLogger(__name__)
+
+In = TypeVar("In", bound=BaseModel)
+Out = TypeVar("Out", bound=BaseModel)
+
+DEFAULT_TIMEOUT_S = 60.0
+"""Per-request timeout when the model sets none, seconds."""
+DEFAULT_EMBEDDING_BATCH = 64
+"""Texts per embedding request when ``batch-size`` is unset."""
+RAW_LIMIT = 4000
+"""The most characters of raw judge output kept in a failure."""
+_NO_KEY = "not-needed"  # local servers (vLLM, Ollama) accept any key; the SDK requires one
+_DEFAULT_BASE = "https://api.openai.com"
+
+
+def openai_base_url(base_url: str | None) -> str:
+    """The SDK base URL for a Spring-style ``base-url``.
+
+    Spring AI's ``base-url`` has no ``/v1``: the client calls ``<base-url>/v1/chat/completions``.
+    A URL that already ends in ``/v1`` is not doubled.
+
+    Args:
+        base_url: the configured ``base-url`` (``None``: OpenAI's).
+
+    Returns:
+        The URL ending in ``/v1`` without a trailing slash, e.g.
+        ``https://openrouter.ai/api`` -> ``https://openrouter.ai/api/v1``.
+    """
+    url = (base_url or _DEFAULT_BASE).rstrip("/")
+    return url if url.endswith("/v1") else url + "/v1"
+
+
+def usage_cost(price: Price | None, prompt_tokens: int, completion_tokens: int) -> float | None:
+    """Cost of one request from a price table given per one million tokens.
+
+    Returns:
+        ``(prompt_tokens * price.prompt + completion_tokens * price.completion) / 1e6`` in the
+        table's currency, or ``None`` when no price is configured.
+    """
+    if price is None:
+        return None
+    return (prompt_tokens * price.prompt + completion_tokens * price.completion) / 1_000_000
+
+
+_FENCE = re.compile(r"```(?:json|JSON)?\s*\n?(.*?)```", re.DOTALL)
+
+
+def extract_json(text: str) -> str | None:
+    """Find the JSON object in a judge's free-form answer.
+
+    Looks inside fenced code blocks (```` ```json ... ``` ````) first, then at the first
+    balanced JSON object of the whole text (strings and escapes respected).
+
+    Returns:
+        The JSON object's text, or ``None`` when the text holds none.
+    """
+    decoder = json.JSONDecoder()
+    for candidate in [m.group(1) for m in _FENCE.finditer(text)] + [text]:
+        start = candidate.find("{")
+        tries = 0
+        while start >= 0 and tries < 64:
+            try:
+                value, end = decoder.raw_decode(candidate, start)
+            except ValueError:
+                start = candidate.find("{", start + 1)
+                tries += 1
+                continue
+            if isinstance(value, dict):
+                return candidate[start:end]
+            start = candidate.find("{", end)
+    return None
+
+
+def _validate(prompt: Prompt[Any, Out], text: str) -> Out:
+    """Validate ``text`` against the prompt's output model, tolerating prose and code fences."""
+    try:
+        return prompt.output_model.model_validate_json(text)
+    except ValidationError:
+        candidate = extract_json(text)
+        if candidate is None or candidate == text.strip():
+            raise
+        return prompt.output_model.model_validate_json(candidate)
+
+
+def _error_summary(exc: ValidationError, limit: int = 8) -> str:
+    lines = []
+    for err in exc.errors(include_url=False)[:limit]:
+        loc = ".".join(str(p) for p in err.get("loc", ())) or "(root)"
+        lines.append(f"- {loc}: {err.get('msg', 'invalid')}")
+    more = exc.error_count() - limit
+    if more > 0:
+        lines.append(f"- ... and {more} more")
+    return "\n".join(lines)
+
+
+_REPAIR = (
+    "Your previous answer does not match the required JSON schema.\n"
+    "Validation errors:\n{errors}\n\n"
+    "Answer again with only the corrected JSON object that complies with the schema given above, "
+    "with no other text."
+)
+
+
+def classify_error(exc: BaseException) -> Failure:
+    """Map an exception of the OpenAI SDK (or a timeout) to a provider-neutral :class:`Failure`."""
+    if isinstance(exc, openai.APITimeoutError | TimeoutError):
+        return Failure("timeout")
+    if isinstance(exc, openai.APIStatusError):
+        headers = {k.lower(): v for k, v in exc.response.headers.items()}
+        return Failure("status", status=exc.status_code, headers=headers)
+    if isinstance(exc, openai.APIConnectionError):
+        return Failure("transport")
+    return Failure("other")
+
+
+class _Client:
+    """What judges and embedders share: limiter, retry, key redaction, usage and the HTTP client."""
+
+    def __init__(
+        self,
+        model_id: str,
+        model_name: str,
+        api_key: SecretStr | None,
+        price: Price | None,
+        policy: RetryPolicy,
+        limiter: ProviderLimiter,
+        http_client: Any | None,
+        timeout_s: float,
+    ) -> None:
+        self._id = model_id
+        self._model_name = model_name
+        self._secret = api_key.get_secret_value() if api_key is not None else ""
+        self._price = price
+        self._policy = policy
+        self.limiter = limiter
+        self._owns_client = http_client is None
+        self._http = http_client if http_client is not None else openai.DefaultAioHttpClient()
+        self._timeout_s = timeout_s
+        self._label = f"{model_id!r} (model {model_name})"
+
+    @property
+    def id(self) -> str:
+        """The model id of the settings (shown in reports)."""
+        return self._id
+
+    def _redact(self, text: str) -> str:
+        if self._secret and len(self._secret) >= 4:
+            text = text.replace(self._secret, "***")
+        return text
+
+    def _record(self, prompt_tokens: int, completion_tokens: int, latency_s: float) -> None:
+        record_usage(
+            Usage(
+                calls=1,
+                prompt_tokens=prompt_tokens,
+                completion_tokens=completion_tokens,
+                latency_s=latency_s,
+                cost=usage_cost(self._price, prompt_tokens, completion_tokens),
+            )
+        )
+
+    async def _send(self, call: Any, step: str) -> Any:
+        """Run ``call()`` (one request) under the limiter, a deadline and the retry policy."""
+
+        async def attempt() -> Any:
+            async with self.limiter.slot(self._id, step), asyncio.timeout(self._timeout_s):
+                return await call()
+
+        try:
+            return await call_with_retry(attempt, policy=self._policy, classify=classify_error, label=self._label)
+        except JudgeError:
+            raise
+        except Exception as exc:
+            raise self._map_error(exc, step) from exc
+
+    def _map_error(self, exc: Exception, step: str) -> JudgeError:
+        failure = classify_error(exc)
+        where = f"{self._label}, step {step!r}"
+        if failure.kind == "timeout":
+            return JudgeTimeout(
+                f"{where}: no answer within {self._timeout_s:g}s after {self._policy.max_attempts} attempt(s)",
+                judge_id=self._id,
+                step=step,
+            )
+        if failure.kind == "status":
+            detail = self._redact(getattr(exc, "message", "") or str(exc))[:300]
+            return JudgeHTTPError(
+                f"{where}: HTTP {failure.status}: {detail}", status=failure.status, judge_id=self._id, step=step
+            )
+        if failure.kind == "transport":
+            return JudgeHTTPError(
+                f"{where}: connection failed after {self._policy.max_attempts} attempt(s): "
+                f"{self._redact(str(exc))[:300]}",
+                status=None,
+                judge_id=self._id,
+                step=step,
+            )
+        # An answer that is not a valid completion (truncated JSON body, missing choices...).
+        body = _response_text(exc)
+        return JudgeOutputError(
+            f"{where}: the provider's answer is not a valid completion ({type(exc).__name__}: "
+            f"{self._redact(str(exc))[:300]})",
+            judge_id=self._id,
+            step=step,
+            raw=self._redact(body)[:RAW_LIMIT] if body else None,
+        )
+
+    async def aclose(self) -> None:
+        """Close the HTTP client this object created (a client passed in is left open)."""
+        if self._owns_client:
+            await self._http.aclose()
+
+
+def _response_text(exc: BaseException) -> str | None:
+    response = getattr(exc, "response", None)
+    text = getattr(response, "text", None)
+    if isinstance(text, str):
+        return text
+    doc = getattr(exc, "doc", None)
+    return doc if isinstance(doc, str) else None
+
+
+class OpenAIJudge(_Client):
+    """A judge over an OpenAI-compatible chat completions endpoint.
+
+    Args:
+        model: the resolved chat model: ``base_url`` (Spring style, ``/v1`` appended unless
+            present), ``api_key``, ``model``, ``options`` (temperature, max_tokens sent as
+            ``max_tokens``, top_p, seed, timeout (default 60 s), structured_output (default
+            ``json_schema``), headers), ``retry``, ``limits`` and ``price``.
+        limiter: the provider's shared limiter (default: a private one from ``model.limits``).
+        http_client: an ``httpx2.AsyncClient`` to use (left open by :meth:`aclose`); default: an
+            own ``openai.DefaultAioHttpClient`` closed by :meth:`aclose`.
+    """
+
+    def __init__(
+        self,
+        model: ResolvedChatModel,
+        *,
+        limiter: ProviderLimiter | None = None,
+        http_client: Any | None = None,
+    ) -> None:
+        options = model.options
+        timeout_s = options.timeout.total_seconds() if options.timeout is not None else DEFAULT_TIMEOUT_S
+        super().__init__(
+            model.id,
+            model.model,
+            model.api_key,
+            model.price,
+            RetryPolicy(model.retry),
+            limiter or ProviderLimiter(model.provider_key, model.limits),
+            http_client,
+            timeout_s,
+        )
+        self.model = model
+        self.structured_output = options.structured_output or "json_schema"
+        self._llm = ChatOpenAI(
+            model=model.model,
+            base_url=openai_base_url(model.base_url),
+            api_key=model.api_key or SecretStr(_NO_KEY),
+            temperature=options.temperature,
+            top_p=options.top_p,
+            seed=options.seed,
+            timeout=timeout_s,
+            max_retries=0,
+            default_headers=dict(options.headers) or None,
+            extra_body={"max_tokens": options.max_tokens} if options.max_tokens is not None else None,
+            http_async_client=self._http,
+            use_responses_api=False,
+        )
+
+    def _request_kwargs(self, prompt: Prompt[Any, Any]) -> dict[str, Any]:
+        name = re.sub(r"[^a-zA-Z0-9_-]", "_", prompt.output_model.__name__)[:64]
+        mode = self.structured_output
+        if mode == "json_schema":
+            return {
+                "response_format": {
+                    "type": "json_schema",
+                    "json_schema": {"name": name, "schema": prompt.output_schema, "strict": False},
+                }
+            }
+        if mode == "json_mode":
+            return {"response_format": {"type": "json_object"}}
+        if mode == "function_calling":
+            tool = {
+                "type": "function",
+                "function": {
+                    "name": name,
+                    "description": f"Return the {prompt.name} result.",
+                    "parameters": prompt.output_schema,
+                },
+            }
+            return {"tools": [tool], "tool_choice": {"type": "function", "function": {"name": name}}}
+        return {}
+
+    async def _complete(self, messages: list[BaseMessage], prompt: Prompt[Any, Any]) -> str:
+        kwargs = self._request_kwargs(prompt)
+
+        async def call() -> AIMessage:
+            started = time.perf_counter()
+            message = await self._llm.ainvoke(messages, **kwargs)
+            latency = time.perf_counter() - started
+            usage = getattr(message, "usage_metadata", None) or {}
+            self._record(int(usage.get("input_tokens", 0)), int(usage.get("output_tokens", 0)), latency)
+            return message
+
+        message: AIMessage = await self._send(call, prompt.name)
+        return _message_text(message)
+
+    async def ask(self, prompt: Prompt[In, Out], data: In, *, language: Language = "en") -> Out:
+        """Answer ``prompt`` for ``data`` with a validated ``prompt.output_model``.
+
+        Returns:
+            The validated output.
+
+        Raises:
+            JudgeOutputError: the output does not validate after one repair request (``raw``
+                keeps both answers, truncated), or the provider's answer is not a completion.
+            JudgeHTTPError: an HTTP error that is not retried, or retries ran out (``status``).
+            JudgeTimeout: no answer within the timeout on every attempt.
+            JudgeRateLimited: the provider's limiter refused the call.
+        """
+        messages: list[BaseMessage] = [HumanMessage(content=prompt.render(data, language))]
+        raw = await self._complete(messages, prompt)
+        try:
+            return _validate(prompt, raw)
+        except ValidationError as first:
+            errors = _error_summary(first)
+            log.info("judge %s: output of %r does not validate; asking once for a repair", self._label, prompt.name)
+        repair = [*messages, AIMessage(content=raw), HumanMessage(content=_REPAIR.format(errors=errors))]
+        raw2 = await self._complete(repair, prompt)
+        try:
+            return _validate(prompt, raw2)
+        except ValidationError as second:
+            kept = self._redact(f"{raw[: RAW_LIMIT // 2]}\n--- after repair ---\n{raw2[: RAW_LIMIT // 2]}")
+            raise JudgeOutputError(
+                f"judge {self._label}: output of step {prompt.name!r} does not fit "
+                f"{prompt.output_model.__name__} after one repair:\n{self._redact(_error_summary(second, 4))}",
+                judge_id=self.id,
+                step=prompt.name,
+                raw=kept,
+            ) from None
+
+    def __repr__(self) -> str:
+        url = openai_base_url(self.model.base_url)
+        return f"OpenAIJudge(id={self.id!r}, model={self.model.model!r}, base_url={url!r})"
+
+
+def _message_text(message: AIMessage) -> str:
+    """The answer's text: the forced tool call's arguments, else the content."""
+    if message.tool_calls:
+        return json.dumps(message.tool_calls[0].get("args", {}), ensure_ascii=False)
+    if message.invalid_tool_calls:
+        args = message.invalid_tool_calls[0].get("args")
+        return args if isinstance(args, str) else ""
+    content = message.content
+    if isinstance(content, str):
+        return content
+    return "".join(p if isinstance(p, str) else str(p.get("text", "")) for p in content)
+
+
+class OpenAIEmbedder(_Client):
+    """An embedding model over an OpenAI-compatible ``/v1/embeddings`` endpoint.
+
+    Args:
+        model: the resolved embedding model (``options.dimensions`` is sent when set;
+            ``options.batch_size`` texts per request, default 64; ``options.timeout``, default 60 s).
+        limiter: the provider's shared limiter (default: a private one from ``model.limits``).
+        http_client: an ``httpx2.AsyncClient`` to use (left open); default: an own client.
+    """
+
+    def __init__(
+        self,
+        model: ResolvedEmbeddingModel,
+        *,
+        limiter: ProviderLimiter | None = None,
+        http_client: Any | None = None,
+    ) -> None:
+        options = model.options
+        timeout_s = options.timeout.total_seconds() if options.timeout is not None else DEFAULT_TIMEOUT_S
+        super().__init__(
+            model.id,
+            model.model,
+            model.api_key,
+            model.price,
+            RetryPolicy(model.retry),
+            limiter or ProviderLimiter(model.provider_key, model.limits),
+            http_client,
+            timeout_s,
+        )
+        self.model = model
+        self.batch_size = max(1, options.batch_size or DEFAULT_EMBEDDING_BATCH)
+        self._lc = OpenAIEmbeddings(
+            model=model.model,
+            dimensions=options.dimensions,
+            openai_api_base=openai_base_url(model.base_url),
+            openai_api_key=model.api_key or SecretStr(_NO_KEY),
+            check_embedding_ctx_length=False,
+            chunk_size=self.batch_size,
+            max_retries=0,
+            request_timeout=timeout_s,
+            http_async_client=self._http,
+        )
+        self._params: dict[str, Any] = {"model": model.model}
+        if options.dimensions is not None:
+            self._params["dimensions"] = options.dimensions
+
+    async def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        """Embed ``texts`` in batches of :attr:`batch_size` (batches run concurrently).
+
+        Returns:
+            One vector per text, in order; every vector has ``dimensions`` floats when set.
+
+        Raises:
+            JudgeOutputError: the provider returned a different number of vectors or ragged ones.
+            JudgeHTTPError, JudgeTimeout, JudgeRateLimited: as for judges.
+        """
+        items = list(texts)
+        if not items:
+            return []
+        batches = [items[i : i + self.batch_size] for i in range(0, len(items), self.batch_size)]
+        parts = await asyncio.gather(*(self._embed_batch(b) for b in batches))
+        vectors = [v for part in parts for v in part]
+        dims = {len(v) for v in vectors}
+        if len(dims) > 1:
+            raise JudgeOutputError(f"embedder {self._label}: vectors of mixed sizes {sorted(dims)}", judge_id=self.id)
+        return vectors
+
+    async def _embed_batch(self, batch: list[str]) -> list[list[float]]:
+        client = self._lc.async_client
+
+        async def call() -> Any:
+            started = time.perf_counter()
+            response = await client.create(input=batch, **self._params)
+            usage = getattr(response, "usage", None)
+            self._record(int(getattr(usage, "prompt_tokens", 0) or 0), 0, time.perf_counter() - started)
+            return response
+
+        response = await self._send(call, "embed")
+        data = sorted(response.data, key=lambda d: d.index)
+        if len(data) != len(batch):
+            raise JudgeOutputError(
+                f"embedder {self._label}: {len(data)} vectors for {len(batch)} texts", judge_id=self.id, step="embed"
+            )
+        return [list(d.embedding) for d in data]
+
+    def __repr__(self) -> str:
+        url = openai_base_url(self.model.base_url)
+        return f"OpenAIEmbedder(id={self.id!r}, model={self.model.model!r}, base_url={url!r})"
+
+
+def build_openai_judges(
+    models: Iterable[ResolvedChatModel], limiters: ProviderLimiters | None = None
+) -> list[OpenAIJudge]:
+    """One :class:`OpenAIJudge` per model, sharing one limiter per ``provider_key``.
+
+    Close them with :func:`aclose_all` on the event loop that used them.
+    """
+    registry = limiters if limiters is not None else ProviderLimiters()
+    return [OpenAIJudge(m, limiter=registry.get(m.provider_key, m.limits)) for m in models]
+
+
+def build_openai_embedders(
+    models: Iterable[ResolvedEmbeddingModel], limiters: ProviderLimiters | None = None
+) -> list[OpenAIEmbedder]:
+    """One :class:`OpenAIEmbedder` per model, sharing one limiter per ``provider_key``."""
+    registry = limiters if limiters is not None else ProviderLimiters()
+    return [OpenAIEmbedder(m, limiter=registry.get(m.provider_key, m.limits)) for m in models]
+
+
+async def aclose_all(clients: Iterable[Any]) -> None:
+    """Close every judge or embedder that has ``aclose()``; failures are logged, not raised."""
+    for client in clients:
+        closer = getattr(client, "aclose", None)
+        if closer is None:
+            continue
+        try:
+            await closer()
+        except Exception:  # closing is best effort
+            log.warning("closing %r failed", client, exc_info=True)
