@@ -142,6 +142,8 @@ def failed_statements(score: MetricScore) -> list[str]:
     - an explicit list under ``failed_statements``, ``unsupported_statements``,
       ``incorrect_statements``, ``unsupported`` or ``incorrect`` (strings, or dicts with a
       ``statement``/``text`` key);
+    - ``statements`` with parallel ``counted`` flags (noise sensitivity): the statements counted
+      against the response (flag >= 0.5);
     - ``statements`` with parallel ``verdicts`` (faithfulness, hallucination): the statements whose
       verdict is below 0.5.
 
@@ -161,7 +163,14 @@ def failed_statements(score: MetricScore) -> list[str]:
                     if isinstance(text, str):
                         out.append(text)
             return out
-    statements, verdicts = details.get("statements"), details.get("verdicts")
+    statements, counted = details.get("statements"), details.get("counted")
+    if isinstance(statements, list) and isinstance(counted, list) and len(statements) == len(counted):
+        return [
+            str(s)
+            for s, c in zip(statements, counted, strict=True)
+            if isinstance(c, int | float) and not isinstance(c, bool) and c >= 0.5
+        ]
+    verdicts = details.get("verdicts")
     if isinstance(statements, list) and isinstance(verdicts, list) and len(statements) == len(verdicts):
         return [
             str(s)

@@ -100,6 +100,8 @@ def test_failed_statements_reads_explicit_lists_and_verdict_pairs() -> None:
         "y",
     ]
     assert failed_statements(MetricScore(value=0.5, details={"statements": ["a"], "verdicts": [0, 1]})) == []
+    counted = {"statements": ["a", "b", "c"], "counted": [0.0, 1.0, 0.7], "verdicts": [0, 0, 0]}
+    assert failed_statements(MetricScore(value=0.5, details=counted)) == ["b", "c"]
 
 
 class NoDefault(Metric):
