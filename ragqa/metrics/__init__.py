@@ -7,18 +7,28 @@ from typing import Any
 
 from ragqa.errors import ConfigError
 from ragqa.metrics.base import Direction, Metric, MetricContext
+from ragqa.metrics.context_entity_recall import ContextEntityRecall
+from ragqa.metrics.context_precision import ContextPrecision
+from ragqa.metrics.context_recall import ContextRecall
 from ragqa.metrics.faithfulness import Faithfulness
 from ragqa.metrics.hallucination import Hallucination
 from ragqa.metrics.noise_sensitivity import NoiseSensitivity
+from ragqa.metrics.response_relevancy import ResponseRelevancy
+from ragqa.metrics.response_relevancy_llm import ResponseRelevancyLLM
 
 __all__ = [
     "METRICS",
+    "ContextEntityRecall",
+    "ContextPrecision",
+    "ContextRecall",
     "Direction",
     "Faithfulness",
     "Hallucination",
     "Metric",
     "MetricContext",
     "NoiseSensitivity",
+    "ResponseRelevancy",
+    "ResponseRelevancyLLM",
     "build_metric",
 ]
 
@@ -28,6 +38,11 @@ METRICS: Mapping[str, type[Metric]] = {
         Faithfulness,
         Hallucination,
         NoiseSensitivity,
+        ContextPrecision,
+        ContextRecall,
+        ContextEntityRecall,
+        ResponseRelevancy,
+        ResponseRelevancyLLM,
     )
 }
 """Every metric class by registry name, in the order ``ragqa metrics`` lists them."""

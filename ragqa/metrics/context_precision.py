@@ -1,0 +1,139 @@
+"""Context precision: are the useful retrieved contexts ranked first?
+
+RAGAS ``LLMContextPrecisionWithReference`` / ``ContextPrecision`` (``metrics/_context_precision.py``;
+the response-based variant is RAGAS's ``LLMContextPrecisionWithoutReference`` /
+``ContextUtilization``). One usefulness verdict per context, in retrieval order, then average
+precision with RAGAS's epsilon::
+
+    AP = sum_k v_k * precision@k / (sum_k v_k + 1e-10),   precision@k = (sum_{i<=k} v_i) / k
+
+so K useful contexts out of K score ``K / (K + 1e-10)``, never exactly 1.0 (RAGAS issue #2909).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from typing import ClassVar, Literal, get_args
+
+from ragqa.errors import SampleError
+from ragqa.judges.base import Judge
+from ragqa.metrics._math import average_precision
+from ragqa.metrics.base import Direction, Metric, MetricContext
+from ragqa.prompts.context_usefulness import CONTEXT_USEFULNESS, ContextUsefulnessInput
+from ragqa.schema import MetricScore, Sample
+
+__all__ = ["RAGAS_AP_EPS", "ContextPrecision", "PrecisionMode", "context_precision_score", "resolve_mode"]
+
+PrecisionMode = Literal["reference", "response", "auto"]
+"""What the contexts are judged useful for: the reference, the response, or the reference when present."""
+
+RAGAS_AP_EPS = 1e-10
+"""RAGAS's denominator epsilon for average precision."""
+
+
+def context_precision_score(verdicts: Sequence[float], *, eps: float = RAGAS_AP_EPS) -> float:
+    """Average precision of usefulness verdicts in retrieval order (RAGAS's formula and epsilon).
+
+    Args:
+        verdicts: ``float[N]``, v_k in {0, 1} (graded values in [0, 1] from the local judge are
+            used as weights), rank 1 first.
+        eps: denominator epsilon; RAGAS's 1e-10 by default, 0.0 for the textbook AP.
+
+    Returns:
+        AP in [0, 1], higher is better; 0.0 when nothing is useful or there are no contexts
+        (RAGAS legacy).
+    """
+    return average_precision(verdicts, eps=eps)
+
+
+def resolve_mode(mode: PrecisionMode, sample: Sample) -> Literal["reference", "response"]:
+    """The effective mode: ``auto`` is ``reference`` when the sample has a non-blank reference."""
+    if mode != "auto":
+        return mode
+    return "reference" if sample.reference is not None and sample.reference.strip() else "response"
+
+
+class ContextPrecision(Metric):
+    """Ranking quality of the retrieved contexts: useful contexts should come first.
+
+    - Fields: ``user_input``, ``retrieved_contexts`` (or ``context_chunks``), and ``reference``
+      (mode ``reference``), ``response`` (mode ``response``) or either (mode ``auto``: the
+      reference when present, as spring-ai-ragas).
+    - Range 0..1, higher is better. RAGAS-compatible: all useful gives ``K/(K+1e-10)``.
+    - Judge calls per sample: N (one per context), all concurrent.
+    - Never NaN (no useful context gives 0.0).
+    - Raises :class:`~ragqa.errors.JudgeError` when a usefulness call fails.
+
+    Args:
+        mode: ``auto`` (default), ``reference`` or ``response``. The result key is
+            ``context_precision`` for ``auto`` and ``context_precision(mode=<mode>)`` otherwise.
+    """
+
+    name: ClassVar[str] = "context_precision"
+    direction: ClassVar[Direction] = "higher"
+    required_fields: ClassVar[tuple[str, ...]] = ("user_input", "retrieved_contexts")
+    description: ClassVar[str] = "Average precision of the contexts judged useful for the reference (or response)"
+    calls_per_sample: ClassVar[str] = "N (one per context, concurrent)"
+    default_threshold: ClassVar[float | None] = 0.7
+
+    def __init__(self, mode: PrecisionMode = "auto") -> None:
+        """Create the metric.
+
+        Raises:
+            ValueError: for an unknown mode.
+        """
+        if mode not in get_args(PrecisionMode):
+            raise ValueError(f"mode must be 'reference', 'response' or 'auto', not {mode!r}")
+        self.mode: PrecisionMode = mode
+
+    @property
+    def key(self) -> str:
+        """``context_precision``, or ``context_precision(mode=<mode>)`` for an explicit mode."""
+        return self.name if self.mode == "auto" else f"{self.name}(mode={self.mode})"
+
+    def validate(self, sample: Sample) -> None:
+        """Check the common fields, then the answer field the mode needs.
+
+        Raises:
+            SampleError: naming the missing field; in ``auto`` mode when neither ``reference``
+                nor ``response`` is present.
+        """
+        super().validate(sample)
+        needed = resolve_mode(self.mode, sample)
+        value = getattr(sample, needed)
+        if value is None or not value.strip():
+            hint = "add a 'reference' or a 'response'" if self.mode == "auto" else f"add a {needed!r} value"
+            raise SampleError(
+                f"missing or empty; {hint} (context precision judges each context against it)",
+                sample_id=sample.label,
+                field=needed,
+                metric=self.key,
+            )
+
+    async def score(self, sample: Sample, judge: Judge, context: MetricContext) -> MetricScore:
+        """Score ``sample`` (see the class docstring)."""
+        used = resolve_mode(self.mode, sample)
+        answer = (sample.reference if used == "reference" else sample.response) or ""
+        contexts = sample.contexts()
+        outputs = await asyncio.gather(
+            *(
+                judge.ask(
+                    CONTEXT_USEFULNESS,
+                    ContextUsefulnessInput(question=sample.user_input or "", context=c, answer=answer),
+                    language=context.language,
+                )
+                for c in contexts
+            )
+        )
+        verdicts = [o.value for o in outputs]
+        value = context_precision_score(verdicts)
+        useful = [i for i, v in enumerate(verdicts, start=1) if v >= 0.5]
+        reason = f"{len(useful)} of {len(verdicts)} contexts useful for the {used}" + (
+            f", at ranks {', '.join(map(str, useful))}" if useful else ""
+        )
+        return MetricScore(
+            value=value,
+            reason=reason,
+            details={"mode": used, "verdicts": verdicts, "reasons": [o.reason for o in outputs]},
+        )
