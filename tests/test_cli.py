@@ -1,0 +1,168 @@
+"""The CLI, run as a user runs it: a subprocess (``python -m ragqa``) in the repository root."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ragqa.cli import parse_metric_list, parse_thresholds
+from ragqa.errors import ConfigError
+
+ROOT = Path(__file__).resolve().parent.parent
+IT_HELPDESK = "examples/datasets/it_helpdesk.jsonl"
+
+
+def ragqa(*args: str, env: dict[str, str] | None = None, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
+    environ = {k: v for k, v in os.environ.items() if not k.startswith("RAGQA") and k != "OPENROUTER_API_KEY"}
+    environ.update({"CI": "true", "COLUMNS": "200", "NO_COLOR": "1"})
+    environ.update(env or {})
+    return subprocess.run(
+        [sys.executable, "-m", "ragqa", *args],
+        cwd=cwd,
+        env=environ,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+def test_version() -> None:
+    result = ragqa("--version")
+    assert result.returncode == 0
+    assert result.stdout.startswith("ragqa ")
+
+
+def test_metrics_lists_fields_range_direction_and_calls() -> None:
+    result = ragqa("metrics")
+    assert result.returncode == 0, result.stderr
+    rows = {line.split("│")[1].strip(): line for line in result.stdout.splitlines() if line.count("│") > 5}
+    assert "faithfulness" in rows and "hallucination" in rows
+    assert "↑ higher is better" in rows["faithfulness"] and "0..1" in rows["faithfulness"]
+    assert "↓ lower is better" in rows["hallucination"]
+    assert "user_input, response," in rows["faithfulness"] and "2 (1 if no statements)" in rows["faithfulness"]
+
+
+def test_config_show_masks_secrets() -> None:
+    result = ragqa("config", "show", env={"OPENROUTER_API_KEY": "sk-secret"})
+    assert result.returncode == 0, result.stderr
+    assert "sk-secret" not in result.stdout + result.stderr
+    assert "api-key: '**********'" in result.stdout
+    assert "anthropic/claude-4.5-sonnet" in result.stdout
+
+
+def test_bad_dataset_line_exits_2_without_traceback(tmp_path: Path) -> None:
+    dataset = tmp_path / "bad.jsonl"
+    good = json.dumps({"user_input": "Q", "response": "A", "retrieved_contexts": ["c"]})
+    dataset.write_text("\n".join([good] * 6 + ['{"user_input": "Q" "response": "A"}']) + "\n")
+    result = ragqa("evaluate", str(dataset), "--profile", "local")
+    assert result.returncode == 2
+    assert "bad.jsonl line 7: not valid JSON" in result.stderr
+    assert "Traceback" not in result.stderr and result.stdout == ""
+
+
+def test_missing_field_is_reported_before_any_judge_is_built(tmp_path: Path) -> None:
+    dataset = tmp_path / "d.jsonl"
+    dataset.write_text(json.dumps({"id": "q1", "user_input": "Q", "response": "A"}) + "\n")
+    # the seed panel needs OPENROUTER_API_KEY: the data problem is reported first, with no key set
+    result = ragqa("evaluate", str(dataset), "--metrics", "faithfulness")
+    assert result.returncode == 2
+    assert "sample q1, field 'retrieved_contexts', metric 'faithfulness': missing" in result.stderr
+    assert "OPENROUTER_API_KEY" not in result.stderr and "Traceback" not in result.stderr
+
+
+def test_config_errors_exit_2(tmp_path: Path) -> None:
+    dataset = tmp_path / "d.jsonl"
+    dataset.write_text(json.dumps({"user_input": "Q", "response": "A", "retrieved_contexts": ["c"]}) + "\n")
+    unknown = ragqa("evaluate", str(dataset), "--metrics", "faithfulnes", "--profile", "local")
+    assert unknown.returncode == 2 and "Did you mean faithfulness" in unknown.stderr
+    no_key = ragqa("evaluate", str(dataset))
+    assert no_key.returncode == 2 and "OPENROUTER_API_KEY" in no_key.stderr and "Traceback" not in no_key.stderr
+    bad_option = ragqa("evaluate", str(dataset), "--aggregation", "avg")
+    assert bad_option.returncode == 2 and "use one of mean, median, min, max, majority" in bad_option.stderr
+
+
+def _local_judge_available() -> bool:
+    try:
+        from ragqa.judges.local import LocalJudge  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+@pytest.mark.skipif(not _local_judge_available(), reason="the local judge is not built yet")
+def test_evaluate_shipped_dataset_offline_with_local_panel(tmp_path: Path) -> None:
+    out = tmp_path / "results.jsonl"
+    result = ragqa("evaluate", IT_HELPDESK, "--profile", "local", "--out", str(out))
+    assert result.returncode == 0, result.stderr
+    records = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    assert len(records) == 60 * 2
+    assert {r["metric"] for r in records} == {"faithfulness", "hallucination"}
+    assert len({r["sample_id"] for r in records}) == 60
+    judge_ids = [j["judge_id"] for j in records[0]["judges"]]
+    assert len(judge_ids) >= 2  # the local profile is a real multi-judge panel
+    stdout = result.stdout
+    assert f"60 sample(s) x 2 metric(s) x {len(judge_ids)} judge(s)" in stdout
+    assert "faithfulness  ↑ higher is better" in stdout and "hallucination  ↓ lower is better" in stdout
+    for judge_id in judge_ids:
+        rows = [line for line in stdout.splitlines() if line.startswith(judge_id + " ")]
+        assert len(rows) == 2  # one row per metric
+        assert all(float(row.split()[1]) >= 0 for row in rows)
+    aggregate_rows = [line.split() for line in stdout.splitlines() if line.startswith("aggregate (mean)")]
+    assert len(aggregate_rows) == 2
+    faithfulness, hallucination = (float(row[2]) for row in aggregate_rows)
+    assert 0 < faithfulness < 1 and 0 < hallucination < 1
+    assert "scored 120/120" in result.stderr  # plain progress lines outside a terminal
+    assert "wrote 120 result line(s)" in result.stderr
+
+
+def test_parse_metric_list() -> None:
+    assert parse_metric_list("faithfulness, noise_sensitivity(mode=irrelevant, counting=promptfoo),x(n=3)") == [
+        ("faithfulness", {}),
+        ("noise_sensitivity", {"mode": "irrelevant", "counting": "promptfoo"}),
+        ("x", {"n": 3}),
+    ]
+    with pytest.raises(ConfigError, match="names no metric"):
+        parse_metric_list(" , ")
+    with pytest.raises(ConfigError, match="write option=value"):
+        parse_metric_list("noise_sensitivity(irrelevant)")
+
+
+def test_parse_thresholds() -> None:
+    assert parse_thresholds(["faithfulness=0.8,hallucination=0.2", "noise_sensitivity(mode=relevant)=0.3"]) == {
+        "faithfulness": 0.8,
+        "hallucination": 0.2,
+        "noise_sensitivity(mode=relevant)": 0.3,
+    }
+    with pytest.raises(ConfigError, match="write metric=value"):
+        parse_thresholds(["faithfulness"])
+
+
+async def test_check_thresholds_is_direction_aware() -> None:
+    import io
+
+    from rich.console import Console
+
+    from ragqa.cli import check_thresholds
+    from ragqa.evaluation import PanelEvaluator
+    from ragqa.metrics import Faithfulness, Hallucination
+    from ragqa.testing import ScriptedJudge, make_sample
+
+    nli = {
+        "verdicts": [{"statement": "a", "reason": "r", "verdict": 1}, {"statement": "b", "reason": "r", "verdict": 0}]
+    }
+    judge = ScriptedJudge("j", {"statements": [{"statements": ["a", "b"]}], "nli": [nli]})
+    report = await PanelEvaluator([judge], [Faithfulness(), Hallucination()]).evaluate([make_sample()])
+    # faithfulness 0.5 (higher is better), hallucination 0.5 (lower is better)
+    buffer = io.StringIO()
+    console = Console(file=buffer, width=200, color_system=None)
+    assert check_thresholds(report, {"faithfulness": 0.5, "hallucination": 0.5}, console) is False
+    assert check_thresholds(report, {"faithfulness": 0.6}, console) is True
+    assert check_thresholds(report, {"hallucination": 0.4, "context_recall": 0.9}, console) is True
+    text = buffer.getvalue()
+    assert "PASS faithfulness: aggregate mean 0.500, needs >= 0.5" in text
+    assert "FAIL faithfulness: aggregate mean 0.500, needs >= 0.6" in text
+    assert "FAIL hallucination: aggregate mean 0.500, needs <= 0.4" in text
+    assert "thresholds for metrics not in this run ignored: context_recall" in text
