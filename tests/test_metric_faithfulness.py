@@ -1,0 +1,89 @@
+"""Faithfulness and hallucination on the seed worked examples (verdicts scripted as the write-ups state)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pytest
+
+from ragqa.evaluation import PanelEvaluator
+from ragqa.metrics import Faithfulness, Hallucination
+from ragqa.metrics.base import MetricContext
+from ragqa.schema import ContextChunk
+from ragqa.testing import ScriptedJudge, make_sample
+
+
+def _nli(statements: list[str], verdicts: list[int]) -> dict[str, Any]:
+    return {
+        "verdicts": [
+            {"statement": s, "reason": "scripted", "verdict": v} for s, v in zip(statements, verdicts, strict=True)
+        ]
+    }
+
+
+SB_CONTEXT = (
+    "The First AFL–NFL World Championship Game, later known as Super Bowl I, was played on January 15, 1967, "
+    "at the Los Angeles Memorial Coliseum."
+)
+SB_CLAIMS = ["The first Super Bowl was held on January 15, 1967.", "The first Super Bowl was held in Florida."]
+
+
+async def test_first_super_bowl_faithfulness_is_half() -> None:
+    judge = ScriptedJudge("j1", {"statements": [{"statements": SB_CLAIMS}], "nli": [_nli(SB_CLAIMS, [1, 0])]})
+    sample = make_sample(
+        user_input="When was the first Super Bowl held?",
+        retrieved_contexts=[SB_CONTEXT],
+        response="The first Super Bowl was held on January 15, 1967, in Florida.",
+    )
+    result = await Faithfulness().score(sample, judge, MetricContext())
+    assert result.value == 0.5
+    assert result.reason == "1 of 2 statements supported; unsupported: The first Super Bowl was held in Florida."
+    assert judge.calls[1].data == {"context": SB_CONTEXT, "statements": SB_CLAIMS}
+
+
+async def test_capital_of_brazil_hallucination_is_one() -> None:
+    claim = ["The capital of Brazil is Florida."]
+    judge = ScriptedJudge("j1", {"statements": [{"statements": claim}], "nli": [_nli(claim, [0])]})
+    sample = make_sample(
+        user_input="What is the capital of Brazil?",
+        retrieved_contexts=["Brazil is a country in South America. Its capital is Brasília."],
+        response="The capital of Brazil is Florida.",
+    )
+    ev = PanelEvaluator([judge], [Faithfulness(), Hallucination()])
+    rows = await ev.score_sample(sample.model_copy(update={"id": "brazil"}))
+    assert [r.aggregate.value for r in rows] == [0.0, 1.0]
+    assert [r.direction for r in rows] == ["higher", "lower"]
+    assert len(judge.calls) == 2  # both metrics share the two steps
+
+
+async def test_promptfoo_context_faithfulness_example() -> None:
+    # seed 003: "Paris, with 2.2 million residents, is France's capital." -> 0.5 (capital yes, population no)
+    claims = ["Paris is the capital of France.", "Paris has 2.2 million residents."]
+    judge = ScriptedJudge("j1", {"statements": [{"statements": claims}], "nli": [_nli(claims, [1, 0])]})
+    sample = make_sample(
+        user_input="What is the capital of France?",
+        retrieved_contexts=["Paris is the capital of France."],
+        response="Paris, with 2.2 million residents, is France's capital.",
+    )
+    assert (await Faithfulness().score(sample, judge, MetricContext())).value == 0.5
+
+
+async def test_contexts_are_joined_with_newlines_and_chunks_count_as_contexts() -> None:
+    claims = ["x"]
+    judge = ScriptedJudge("j1", {"statements": [{"statements": claims}], "nli": [_nli(claims, [1])]})
+    sample = make_sample(
+        retrieved_contexts=None,
+        context_chunks=[ContextChunk(text="a", relevant=True), ContextChunk(text="b", relevant=False)],
+    )
+    Faithfulness().validate(sample)
+    await Faithfulness().score(sample, judge, MetricContext())
+    assert judge.calls[1].data["context"] == "a\nb"
+
+
+@pytest.mark.parametrize("metric", [Faithfulness(), Hallucination()])
+async def test_no_statement_is_nan_for_both(metric: Any) -> None:
+    judge = ScriptedJudge("j1", {"statements": [{"statements": []}]})
+    result = await metric.score(make_sample(), judge, MetricContext())
+    assert math.isnan(result.value)
+    assert len(judge.calls) == 1
