@@ -77,6 +77,10 @@ class JudgeCache:
         """Close the underlying files."""
         self._cache.close()
 
+    async def aclose(self) -> None:
+        """Close the underlying files (the container's closer calls this)."""
+        self.close()
+
 
 class CachingJudge:
     """Wraps a judge: answers from the cache when the same call was made before.

@@ -1,0 +1,79 @@
+"""The dependency-injector container: it only wires.
+
+Applications get one with :func:`create_container` and close it with :func:`close_container`;
+tests override providers (``container.judges.override(providers.Object([...]))``). Building
+logic lives in :mod:`ragqa.factory`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from dependency_injector import containers, providers
+
+from ragqa import factory
+from ragqa.evaluation import PanelEvaluator
+from ragqa.settings import load_settings
+
+__all__ = ["Container", "close_container", "create_container"]
+
+
+class Container(containers.DeclarativeContainer):
+    """Settings -> limiters -> embedders and judges -> metrics -> panel evaluator."""
+
+    config = providers.Configuration()
+    """``directory``, ``config_file``, ``profiles`` and ``environ`` of the settings load."""
+
+    settings = providers.Singleton(
+        load_settings,
+        config.directory,
+        config.profiles,
+        config_file=config.config_file,
+        environ=config.environ,
+    )
+    closer = providers.Singleton(factory.Closer)
+    limiters = providers.Singleton(factory.make_limiters)
+    embedders = providers.Singleton(factory.build_embedders, settings.provided.embedders.call(), limiters, closer)
+    judges = providers.Singleton(factory.build_judges, settings.provided.judges.call(), limiters, closer, embedders)
+    metrics = providers.Singleton(
+        factory.build_metrics, settings.provided.ragqa.metrics, settings.provided.ragqa.metric_options
+    )
+    panel_options = providers.Singleton(factory.panel_options, settings)
+    evaluator = providers.Factory(PanelEvaluator, judges, metrics, embedders=embedders, options=panel_options)
+
+
+def create_container(
+    config: str | Path | None = None,
+    profiles: Sequence[str] = (),
+    *,
+    environ: Mapping[str, str] | None = None,
+) -> Container:
+    """Create a container for ``config`` (an ``application.yaml`` path; default ``./application.yaml``).
+
+    Settings are loaded and validated on first use (``container.settings()``); call it once at
+    start-up to fail fast on configuration errors.
+
+    Args:
+        config: the base settings file; profile files are looked up beside it.
+        profiles: active profiles (default: ``RAGQA_PROFILES_ACTIVE``).
+        environ: variables for placeholders and overrides (default: the process environment).
+    """
+    path = Path(config) if config is not None else Path("application.yaml")
+    container = Container()
+    container.config.from_dict(
+        {
+            "directory": str(path.parent),
+            "config_file": str(path),
+            "profiles": list(profiles),
+            "environ": dict(environ if environ is not None else os.environ),
+        }
+    )
+    return container
+
+
+async def close_container(container: Container) -> None:
+    """Close every HTTP client the container's judges and embedders own (idempotent)."""
+    await container.closer().aclose()
+    container.reset_singletons()

@@ -1,0 +1,152 @@
+"""Builders the container calls: judges, embedders, metrics and panel options from settings.
+
+The container only declares providers; every ``if`` and loop of construction lives here. Each
+judge or embedder that owns an HTTP client is registered with a :class:`Closer` so that
+:func:`ragqa.container.close_container` can close it on the event loop that used it.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Mapping, Sequence
+from typing import Any, Protocol
+
+from ragqa.cache import CachingJudge, JudgeCache
+from ragqa.errors import ConfigError
+from ragqa.evaluation import PanelOptions
+from ragqa.judges.base import Embedder, Judge
+from ragqa.metrics import build_metric
+from ragqa.metrics.base import Metric
+from ragqa.settings import CacheSettings, ResolvedChatModel, ResolvedEmbeddingModel, Settings
+
+__all__ = ["Closer", "build_embedders", "build_judges", "build_metrics", "make_limiters", "open_cache", "panel_options"]
+
+log = logging.getLogger(__name__)
+
+
+class _Closable(Protocol):
+    def aclose(self) -> Awaitable[None]: ...
+
+
+class Closer:
+    """Collects objects with an async ``aclose()`` and closes them once, in reverse order."""
+
+    def __init__(self) -> None:
+        """Start empty."""
+        self._items: list[_Closable] = []
+
+    def register(self, item: Any) -> None:
+        """Remember ``item`` when it has an ``aclose`` coroutine method."""
+        if callable(getattr(item, "aclose", None)):
+            self._items.append(item)
+
+    async def aclose(self) -> None:
+        """Close everything registered; errors are logged, not raised (closing must not mask results)."""
+        items, self._items = self._items[::-1], []
+        for item in items:
+            try:
+                await item.aclose()
+            except Exception:  # closing is best effort
+                log.warning("closing %r failed", item, exc_info=True)
+
+
+def make_limiters() -> Any:
+    """The per-provider rate-limit registry shared by one container's judges and embedders."""
+    from ragqa.judges.ratelimit import ProviderLimiters
+
+    return ProviderLimiters()
+
+
+def build_embedders(models: Sequence[ResolvedEmbeddingModel], limiters: Any, closer: Closer) -> list[Embedder]:
+    """One embedder per configured embedding model, in order.
+
+    Args:
+        models: resolved embedding models (``Settings.embedders()``).
+        limiters: the per-provider limiter registry shared by the container's judges and embedders.
+        closer: receives every embedder that owns a client.
+
+    Raises:
+        ConfigError: when a provider is unknown.
+    """
+    out: list[Embedder] = []
+    for m in models:
+        embedder: Embedder
+        if m.provider == "local":
+            from ragqa.judges.local import LocalEmbedder
+
+            embedder = LocalEmbedder(m.id, m.method)
+        elif m.provider == "openai":
+            from ragqa.judges.openai import OpenAIEmbedder
+
+            embedder = OpenAIEmbedder(m, limiter=limiters.get(m.provider_key, m.limits))
+        else:  # pragma: no cover - settings validation restricts providers
+            raise ConfigError(f"unknown embedding provider {m.provider!r} for {m.id!r}", key="embedding-models.list")
+        closer.register(embedder)
+        out.append(embedder)
+    return out
+
+
+def open_cache(settings: CacheSettings, closer: Closer) -> JudgeCache | None:
+    """The disk cache of judge calls when ``ragqa.cache.enabled``, else ``None``."""
+    if not settings.enabled:
+        return None
+    cache = JudgeCache(settings.directory)
+    closer.register(cache)
+    return cache
+
+
+def build_judges(
+    models: Sequence[ResolvedChatModel],
+    limiters: Any,
+    closer: Closer,
+    embedders: Sequence[Embedder] = (),
+    cache: JudgeCache | None = None,
+) -> list[Judge]:
+    """One judge per configured chat model, in panel order.
+
+    Args:
+        models: resolved chat models (``Settings.judges()``).
+        limiters: the per-provider limiter registry.
+        closer: receives every judge that owns a client.
+        embedders: configured embedders; a local judge with ``use-embeddings`` uses the first local one.
+        cache: when given, every judge answers repeated calls from it.
+
+    Raises:
+        ConfigError: when a provider is unknown.
+    """
+    out: list[Judge] = []
+    for m in models:
+        judge: Judge
+        if m.provider == "local":
+            from ragqa.judges.local import LocalEmbedder, LocalJudge
+
+            local_embedder = next((e for e in embedders if isinstance(e, LocalEmbedder)), None)
+            judge = LocalJudge(m.id, m.local, embedder=local_embedder if m.local.use_embeddings else None)
+        elif m.provider == "openai":
+            from ragqa.judges.openai import OpenAIJudge
+
+            judge = OpenAIJudge(m, limiter=limiters.get(m.provider_key, m.limits))
+        else:  # pragma: no cover - settings validation restricts providers
+            raise ConfigError(f"unknown judge provider {m.provider!r} for {m.id!r}", key="chat-models.list")
+        closer.register(judge)
+        out.append(CachingJudge(judge, cache) if cache is not None else judge)
+    return out
+
+
+def build_metrics(names: Sequence[str], options: Mapping[str, Mapping[str, Any]]) -> list[Metric]:
+    """Build metrics by registry name with their configured options.
+
+    Raises:
+        ConfigError: for an unknown metric name or rejected options.
+    """
+    return [build_metric(name, options.get(name)) for name in names]
+
+
+def panel_options(settings: Settings) -> PanelOptions:
+    """Panel options from the ``ragqa:`` section."""
+    return PanelOptions(
+        strategy=settings.ragqa.aggregation.strategy,
+        quorum=settings.ragqa.aggregation.quorum,
+        language=settings.ragqa.language,
+        max_concurrent_samples=settings.ragqa.concurrency.max_concurrent_samples,
+    )
