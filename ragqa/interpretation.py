@@ -99,14 +99,14 @@ def band_for(metric_name: str, value: float) -> Band | None:
         value: the score.
 
     Returns:
-        The band, or ``None`` when the metric has no scale or ``value`` is NaN or outside the
-        scale (scales exclude values below the first band; cosine-based scores below 0 are "poor"
-        only if the scale starts below them).
+        The band, or ``None`` when the metric has no scale, ``value`` is NaN, or ``value`` is
+        outside the scale. A value below a scale whose lowest band is ``poor`` (a negative
+        cosine relevancy) falls in that band.
     """
     scale = BANDS.get(_base_name(metric_name))
     if scale is None or math.isnan(value):
         return None
-    # Rounding noise: RAGAS-compatible epsilons make "all useful" 0.9999999999, never 1.0.
+    # 1e-9 of slack on the upper bound absorbs float noise at band edges (0.1 + 0.2 = 0.30000000000000004).
     for i, band in enumerate(scale):
         lower_ok = value >= band.low if i == 0 else value > band.low
         if lower_ok and value <= band.high + 1e-9:
