@@ -172,13 +172,25 @@ _REPAIR = (
 def classify_error(exc: BaseException) -> Failure:
     """Map an exception of the OpenAI SDK (or a timeout) to a provider-neutral :class:`Failure`."""
     if isinstance(exc, openai.APITimeoutError | TimeoutError):
-        return Failure("timeout")
+        # The aiohttp transport reports a refused connection as a connect *timeout*.
+        return Failure("transport") if _refused(exc) else Failure("timeout")
     if isinstance(exc, openai.APIStatusError):
         headers = {k.lower(): v for k, v in exc.response.headers.items()}
         return Failure("status", status=exc.status_code, headers=headers)
     if isinstance(exc, openai.APIConnectionError):
         return Failure("transport")
     return Failure("other")
+
+
+def _refused(exc: BaseException) -> bool:
+    seen: BaseException | None = exc
+    for _ in range(8):
+        if seen is None:
+            return False
+        if isinstance(seen, ConnectionError):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
 
 
 class _Client:
@@ -335,6 +347,27 @@ class OpenAIJudge(_Client):
             extra_body={"max_tokens": options.max_tokens} if options.max_tokens is not None else None,
             http_async_client=self._http,
             use_responses_api=False,
+        )
+
+    @property
+    def fingerprint(self) -> str:
+        """The judge's identity for caches: provider, endpoint, model and decoding options.
+
+        A JSON string; it never contains the API key or headers (which may carry secrets).
+        """
+        o = self.model.options
+        return json.dumps(
+            {
+                "provider": "openai",
+                "base_url": openai_base_url(self.model.base_url),
+                "model": self.model.model,
+                "temperature": o.temperature,
+                "max_tokens": o.max_tokens,
+                "top_p": o.top_p,
+                "seed": o.seed,
+                "structured_output": self.structured_output,
+            },
+            sort_keys=True,
         )
 
     def _request_kwargs(self, prompt: Prompt[Any, Any]) -> dict[str, Any]:
