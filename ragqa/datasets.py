@@ -365,9 +365,11 @@ def _to_sample(where: _Where, record: Mapping[str, Any], column_map: Mapping[str
         name = column_map.get(column, column)
         name = ALIASES.get(name, name)
         if name not in FIELDS:
+            close = _close_names(column)
+            target = ALIASES.get(close[0], close[0]) if close else "<field>"
             raise where.error(
                 f"unknown field.{_did_you_mean(column)} Rename it, map it to a sample field with a column map "
-                f"(--column-map {column}=user_input), or move it under 'metadata'. Fields: {', '.join(FIELDS)}",
+                f"(--column-map {column}={target}), or move it under 'metadata'. Fields: {', '.join(FIELDS)}",
                 field=column,
             )
         if name in fields:
@@ -444,12 +446,17 @@ def _id_string(value: Any) -> str:
     return str(value)
 
 
-def _did_you_mean(name: str) -> str:
+def _close_names(name: str) -> list[str]:
     candidates = [*FIELDS, *ALIASES]
     close = difflib.get_close_matches(name, candidates, n=2, cutoff=0.6)
     if not close:
         lowered = {c.lower(): c for c in candidates}
         close = [lowered[n] for n in difflib.get_close_matches(name.lower(), list(lowered), n=2, cutoff=0.6)]
+    return close
+
+
+def _did_you_mean(name: str) -> str:
+    close = _close_names(name)
     return f" Did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
 
 

@@ -198,7 +198,8 @@ def test_unknown_field_did_you_mean(tmp_path: Path) -> None:
         load_dataset(path)
     message = str(info.value)
     assert "data.jsonl line 2, field 'retrived_contexts': unknown field" in message
-    assert "Did you mean 'retrieved_contexts'" in message and "--column-map" in message and "metadata" in message
+    assert "Did you mean 'retrieved_contexts'" in message and "metadata" in message
+    assert "--column-map retrived_contexts=retrieved_contexts" in message
 
 
 def test_wrong_types_name_field_and_expectation(tmp_path: Path) -> None:
