@@ -104,7 +104,7 @@ class ResponseRelevancy(Metric):
     direction: ClassVar[Direction] = "higher"
     required_fields: ClassVar[tuple[str, ...]] = ("user_input", "response")
     description: ClassVar[str] = "Mean cosine between the question and questions generated from the response"
-    calls_per_sample: ClassVar[str] = "strictness (default 3, concurrent) + 1 embedding call per embedding model"
+    calls_per_sample: ClassVar[str] = "strictness (default 3), concurrent"
     value_range: ClassVar[tuple[float, float]] = (-1.0, 1.0)
     needs_embeddings: ClassVar[bool] = True
     default_threshold: ClassVar[float | None] = 0.7
