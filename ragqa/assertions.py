@@ -485,6 +485,7 @@ async def assert_metric(
         ConfigError: for an unknown metric or a missing threshold.
         ragqa.errors.SampleError: when the sample lacks a field the metric needs.
     """
+    __tracebackhide__ = True
     verdict = await score_metric(evaluator, metric, sample, threshold=threshold, policy=policy, thresholds=thresholds)
     if not verdict.passed:
         raise MetricAssertionError(verdict)
@@ -511,6 +512,7 @@ def run_sync(coro: Coroutine[Any, Any, T]) -> T:
     Raises:
         RuntimeError: when called while an event loop is running (the coroutine is closed unrun).
     """
+    __tracebackhide__ = True
     global _private_loop
     if _loop_running():
         coro.close()
@@ -552,6 +554,7 @@ def check_metric(
         RuntimeError: when an event loop is running (use ``await assert_metric(...)``).
         MetricAssertionError: when the assertion fails (see :func:`assert_metric`).
     """
+    __tracebackhide__ = True
     if _loop_running():
         raise RuntimeError(
             "check_metric() cannot run inside a running event loop (an async test or application); "

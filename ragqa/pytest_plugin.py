@@ -1,1 +1,590 @@
-"""ragqa's pytest plugin (registered through the ``pytest11`` entry point)."""
+"""ragqa's pytest plugin (registered through the ``pytest11`` entry point: installing ragqa is enough).
+
+It is import-light (pytest and the standard library only) and does nothing unless a test uses
+its fixtures, so suites that never touch ragqa (ragqa's own included) pay nothing.
+
+Command-line options (also settable in the ini file as ``ragqa_config`` / ``ragqa_profile``):
+
+- ``--ragqa-config PATH``: the ``application.yaml`` (default ``./application.yaml``); profile files
+  ``application-<name>.yaml`` are looked up beside it.
+- ``--ragqa-profile a,b``: active profiles (default: ``RAGQA_PROFILES_ACTIVE``).
+- ``--ragqa-results PATH``: write one JSON line per ragqa assertion (full per-judge results).
+
+Fixtures:
+
+- ``ragqa_environ`` (session): the variables used for ``${VAR}`` placeholders; ``None`` = the
+  process environment. Override it to inject e.g. the fake server's URL.
+- ``ragqa_container`` (session): the :class:`~ragqa.container.Container` built with
+  ``create_container``; closed at the end of the session.
+- ``ragqa_thresholds`` (session): ``ragqa.thresholds`` from the settings (by metric name).
+- ``ragqa_evaluator``: the panel evaluator, narrowed by the ``ragqa`` marker.
+- ``ragqa``: a :class:`RagqaHelper` with ``assert_metric`` (async) and ``check_metric`` (sync) bound
+  to the evaluator, which also records scores for the reports.
+
+Marker: ``@pytest.mark.ragqa(judges=[...], profile="...", policy=...)`` picks judges of the panel
+(ids or shell-style patterns such as ``"openai/*"``), a profile (instead of ``--ragqa-profile``)
+and the default policy of the ``ragqa`` helper for one test.
+
+Reports: a metric x judge table at the end of the session; per-test scores as JUnit XML
+properties (``ragqa:<metric>:aggregate``, ``ragqa:<metric>:judge:<id>``, ...); the JSONL file.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import fnmatch
+import json
+import math
+import threading
+from collections.abc import Coroutine, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import pytest
+
+if TYPE_CHECKING:
+    from ragqa.assertions import MetricVerdict, Policy
+    from ragqa.container import Container
+    from ragqa.evaluation import PanelEvaluator
+    from ragqa.metrics.base import Metric
+    from ragqa.schema import PanelResult, Sample
+
+__all__ = ["LoopThread", "RagqaHelper", "parse_properties", "select_judges", "summary_table"]
+
+T = TypeVar("T")
+
+PROPERTY_PREFIX = "ragqa:"
+"""Prefix of every JUnit property the plugin records."""
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    """Register ``--ragqa-config``, ``--ragqa-profile`` and ``--ragqa-results`` (and ini twins)."""
+    group = parser.getgroup("ragqa", "ragqa: LLM-as-judge metrics across a panel of judges")
+    group.addoption(
+        "--ragqa-config",
+        dest="ragqa_config",
+        default=None,
+        metavar="PATH",
+        help="application.yaml of the judge panel (default: ./application.yaml)",
+    )
+    group.addoption(
+        "--ragqa-profile",
+        dest="ragqa_profile",
+        default=None,
+        metavar="A,B",
+        help="comma-separated settings profiles (default: RAGQA_PROFILES_ACTIVE)",
+    )
+    group.addoption(
+        "--ragqa-results",
+        dest="ragqa_results",
+        default=None,
+        metavar="PATH",
+        help="write one JSON line per ragqa assertion (every judge's score, reason and failure)",
+    )
+    parser.addini("ragqa_config", "application.yaml of the judge panel (default: ./application.yaml)", default=None)
+    parser.addini("ragqa_profile", "comma-separated settings profiles", default=None)
+
+
+@dataclass
+class _Row:
+    """One recorded assertion, rebuilt from a test report's properties (works across xdist workers)."""
+
+    metric: str
+    sample: str = "?"
+    aggregate: float = math.nan
+    passed: bool | None = None
+    judges: dict[str, float | None] = field(default_factory=dict)
+    """``None`` = the judge was excluded."""
+
+
+@dataclass
+class _State:
+    rows: list[_Row] = field(default_factory=list)
+    results_path: Path | None = None
+
+
+_STATE = pytest.StashKey[_State]()
+
+
+def _is_worker(config: pytest.Config) -> bool:
+    return hasattr(config, "workerinput")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Declare the ``ragqa`` marker and reset the results file (controller process only)."""
+    config.addinivalue_line(
+        "markers",
+        "ragqa(judges=None, profile=None, policy=None): pick judges (ids or patterns) or a settings profile "
+        "for this test, and the default panel policy of the `ragqa` fixture",
+    )
+    raw = config.getoption("ragqa_results", default=None)
+    path = Path(config.invocation_params.dir, raw) if raw else None
+    if path is not None and not _is_worker(config):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("", encoding="utf-8")
+    state = _State(results_path=path)
+    config.stash[_STATE] = state
+    config.pluginmanager.register(_Reporter(state), "ragqa-reporter")
+
+
+def _float(text: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        return math.nan
+
+
+def parse_properties(properties: Sequence[tuple[str, object]]) -> list[_Row]:
+    """Rebuild recorded assertions from a test's ``user_properties`` (pure).
+
+    Each assertion is a block starting with ``ragqa:<metric>:sample``; then ``:aggregate``,
+    ``:threshold``, ``:passed`` and one ``:judge:<id>`` per judge (``excluded`` for failed judges).
+
+    Returns:
+        One row per assertion, in order.
+    """
+    rows: list[_Row] = []
+    for name, value in properties:
+        if not name.startswith(PROPERTY_PREFIX):
+            continue
+        body = name[len(PROPERTY_PREFIX) :]
+        text = str(value)
+        if body.endswith(":sample"):
+            rows.append(_Row(metric=body[: -len(":sample")], sample=text))
+            continue
+        if not rows:
+            continue
+        row = rows[-1]
+        metric, sep, judge = body.partition(":judge:")
+        if sep and metric == row.metric:
+            row.judges[judge] = None if text == "excluded" else _float(text)
+        elif body == f"{row.metric}:aggregate":
+            row.aggregate = _float(text)
+        elif body == f"{row.metric}:passed":
+            row.passed = text == "true"
+    return rows
+
+
+class _Reporter:
+    """Collects ragqa scores from every test report (on the xdist controller too) for the summary."""
+
+    def __init__(self, state: _State) -> None:
+        self.state = state
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        """Parse the ragqa properties of a finished test call."""
+        if report.when == "call" and report.user_properties:
+            self.state.rows.extend(parse_properties(report.user_properties))
+
+
+def _fmt(value: float | None) -> str:
+    if value is None:
+        return "-"
+    return "nan" if math.isnan(value) else f"{value:.3f}"
+
+
+def summary_table(rows: Sequence[_Row]) -> list[str]:
+    """Render the metric x judge table (pure).
+
+    Columns: metric, assertions, passed, then each judge's mean score over the assertions it
+    scored (with ``(k excl)`` when it was excluded k times), then the mean aggregate.
+
+    Returns:
+        The table's lines (empty when there are no rows).
+    """
+    if not rows:
+        return []
+    judges: dict[str, None] = {}
+    metrics: dict[str, list[_Row]] = {}
+    for row in rows:
+        metrics.setdefault(row.metric, []).append(row)
+        for j in row.judges:
+            judges.setdefault(j, None)
+    header = ["metric", "n", "passed", *judges, "aggregate"]
+    table = [header]
+    for metric, group in metrics.items():
+        cells = [metric, str(len(group)), f"{sum(1 for r in group if r.passed)}/{len(group)}"]
+        for j in judges:
+            values = [r.judges[j] for r in group if j in r.judges]
+            finite = [v for v in values if v is not None and not math.isnan(v)]
+            excluded = sum(1 for v in values if v is None)
+            cell = _fmt(math.fsum(finite) / len(finite)) if finite else ("nan" if values else "-")
+            if excluded:
+                cell += f" ({excluded} excl)"
+            cells.append(cell)
+        aggregates = [r.aggregate for r in group if not math.isnan(r.aggregate)]
+        cells.append(_fmt(math.fsum(aggregates) / len(aggregates)) if aggregates else "nan")
+        table.append(cells)
+    widths = [max(len(r[i]) for r in table) for i in range(len(header))]
+    return ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in table]
+
+
+def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+    """Print the metric x judge table when any ragqa assertion ran."""
+    state = config.stash.get(_STATE, None)
+    if state is None or not state.rows:
+        return
+    terminalreporter.write_sep("=", "ragqa: mean score per metric and judge")
+    for line in summary_table(state.rows):
+        terminalreporter.write_line(line)
+    if state.results_path is not None:
+        terminalreporter.write_line(f"ragqa results: {state.results_path}")
+
+
+# --- fixtures -----------------------------------------------------------------------------------
+
+
+def _split(text: str | Sequence[str] | None) -> tuple[str, ...]:
+    if text is None:
+        return ()
+    parts = text.split(",") if isinstance(text, str) else list(text)
+    return tuple(p.strip() for p in parts if p.strip())
+
+
+def _config_path(config: pytest.Config) -> Path:
+    raw = config.getoption("ragqa_config", default=None) or config.getini("ragqa_config")
+    if not raw:
+        return Path("application.yaml")
+    path = Path(str(raw))
+    if not path.is_absolute() and not config.getoption("ragqa_config", default=None):
+        path = config.rootpath / path  # ini values are relative to the rootdir
+    return path
+
+
+def _profiles(config: pytest.Config) -> tuple[str, ...]:
+    return _split(config.getoption("ragqa_profile", default=None) or config.getini("ragqa_profile") or None)
+
+
+class LoopThread:
+    """One event loop in a daemon thread: every ragqa call of a session runs on it.
+
+    Judges own HTTP clients bound to the loop that first used them; running all panel work on one
+    loop lets sync tests, async tests and any pytest-asyncio loop scope share one container.
+    """
+
+    def __init__(self) -> None:
+        """Start the loop thread."""
+        self.loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self.loop.run_forever, name="ragqa-loop", daemon=True)
+        self._thread.start()
+
+    def submit(self, coro: Coroutine[Any, Any, T]) -> concurrent.futures.Future[T]:
+        """Schedule ``coro`` on the loop; the future is thread-safe."""
+        return asyncio.run_coroutine_threadsafe(coro, self.loop)
+
+    def run(self, coro: Coroutine[Any, Any, T]) -> T:
+        """Run ``coro`` on the loop and wait for its result (from a thread with no running loop)."""
+        return self.submit(coro).result()
+
+    async def arun(self, coro: Coroutine[Any, Any, T]) -> T:
+        """Await ``coro`` run on the loop, from another event loop (cancellation is forwarded)."""
+        return await asyncio.wrap_future(self.submit(coro))
+
+    def stop(self) -> None:
+        """Stop the loop, join the thread and close the loop."""
+        if self.loop.is_closed():
+            return
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self._thread.join(timeout=10)
+        self.loop.close()
+
+
+class _Pool:
+    """Containers by profile set for one session, and the loop they run on; closed at the end."""
+
+    def __init__(self, path: Path, environ: Mapping[str, str] | None, loop: LoopThread) -> None:
+        self.path = path
+        self.environ = environ
+        self.containers: dict[tuple[str, ...], Container] = {}
+        self.loop = loop
+
+    def get(self, profiles: tuple[str, ...]) -> Container:
+        if profiles not in self.containers:
+            from ragqa.container import create_container
+
+            self.containers[profiles] = create_container(self.path, profiles, environ=self.environ)
+        return self.containers[profiles]
+
+    def close(self) -> None:
+        from ragqa.container import close_container
+
+        containers, self.containers = list(self.containers.values()), {}
+        for container in containers:
+            self.loop.run(close_container(container))
+
+
+@pytest.fixture(scope="session")
+def ragqa_environ() -> Mapping[str, str] | None:
+    """Variables for ``${VAR}`` placeholders and overrides; ``None`` means the process environment.
+
+    Override this fixture in a ``conftest.py`` to point the panel at a fake server.
+    """
+    return None
+
+
+@pytest.fixture(scope="session")
+def _ragqa_loop() -> Iterator[LoopThread]:
+    loop = LoopThread()
+    yield loop
+    loop.stop()
+
+
+@pytest.fixture(scope="session")
+def _ragqa_pool(
+    request: pytest.FixtureRequest, ragqa_environ: Mapping[str, str] | None, _ragqa_loop: LoopThread
+) -> Iterator[_Pool]:
+    pool = _Pool(_config_path(request.config), ragqa_environ, _ragqa_loop)
+    yield pool
+    pool.close()
+
+
+@pytest.fixture(scope="session")
+def ragqa_container(request: pytest.FixtureRequest, _ragqa_pool: _Pool) -> Container:
+    """The session's container, from ``--ragqa-config`` and ``--ragqa-profile`` (closed at session end).
+
+    Settings are loaded here, so a configuration error fails the first test that uses ragqa with
+    the key and the fix.
+    """
+    container = _ragqa_pool.get(_profiles(request.config))
+    container.settings()
+    return container
+
+
+@pytest.fixture(scope="session")
+def ragqa_thresholds(request: pytest.FixtureRequest) -> dict[str, float]:
+    """``ragqa.thresholds`` of the settings, by metric name or key.
+
+    Empty when no settings file exists (a suite that overrides ``ragqa_evaluator`` needs none).
+    """
+    if not _config_path(request.config).exists():
+        return {}
+    container: Container = request.getfixturevalue("ragqa_container")
+    section = getattr(container.settings(), "ragqa", None)
+    thresholds = getattr(section, "thresholds", None) or {}
+    return {str(k): float(v) for k, v in dict(thresholds).items()}
+
+
+def _marker_kwargs(request: pytest.FixtureRequest) -> dict[str, Any]:
+    marker = request.node.get_closest_marker("ragqa")
+    return dict(marker.kwargs) if marker is not None else {}
+
+
+def select_judges(evaluator: PanelEvaluator, patterns: Sequence[str]) -> PanelEvaluator:
+    """A copy of ``evaluator`` over the judges whose ids match ``patterns`` (ids or shell patterns).
+
+    The panel order is kept; metrics, embedders and options are shared.
+
+    Raises:
+        ValueError: when a pattern matches no judge (the message lists the panel).
+    """
+    from ragqa.evaluation import PanelEvaluator
+
+    ids = [j.id for j in evaluator.judges]
+    unmatched = [p for p in patterns if not any(fnmatch.fnmatchcase(i, p) for i in ids)]
+    if unmatched:
+        raise ValueError(
+            f"@pytest.mark.ragqa(judges=...): {', '.join(map(repr, unmatched))} match no judge; "
+            f"the panel is {', '.join(ids) or '(empty)'}"
+        )
+    chosen = [j for j in evaluator.judges if any(fnmatch.fnmatchcase(j.id, p) for p in patterns)]
+    return PanelEvaluator(chosen, evaluator.metrics, embedders=evaluator.embedders, options=evaluator.options)
+
+
+@pytest.fixture
+def ragqa_evaluator(request: pytest.FixtureRequest, ragqa_container: Container) -> PanelEvaluator:
+    """The panel evaluator for this test: the container's, narrowed by ``@pytest.mark.ragqa``."""
+    kwargs = _marker_kwargs(request)
+    container = ragqa_container
+    profile = kwargs.get("profile")
+    if profile:
+        pool: _Pool = request.getfixturevalue("_ragqa_pool")
+        container = pool.get(_split(profile))
+        container.settings()
+    evaluator: PanelEvaluator = container.evaluator()
+    judges = _split(kwargs.get("judges"))
+    return select_judges(evaluator, judges) if judges else evaluator
+
+
+class RagqaHelper:
+    """The ``ragqa`` fixture: assertions bound to the test's evaluator, recorded for the reports.
+
+    Panel work runs on ``loop`` (the session's ragqa loop thread) when given, so the helper works
+    in sync tests and in async tests on any event loop; without it, async methods run on the
+    caller's loop and sync ones on ragqa's private loop.
+
+    Attributes:
+        evaluator: the panel evaluator (narrowed by the marker).
+        thresholds: configured thresholds by metric name or key.
+        policy: the default policy (marker ``policy=``, else ``"aggregate"``).
+        verdicts: every verdict recorded in this test, in order.
+    """
+
+    def __init__(
+        self,
+        evaluator: PanelEvaluator,
+        *,
+        thresholds: Mapping[str, float] | None = None,
+        policy: Policy = "aggregate",
+        node: pytest.Item | None = None,
+        results_path: Path | None = None,
+        loop: LoopThread | None = None,
+    ) -> None:
+        """Bind the helper (``node`` receives the JUnit properties; ``results_path`` the JSONL lines)."""
+        self.evaluator = evaluator
+        self.thresholds = dict(thresholds or {})
+        self.policy = policy
+        self.verdicts: list[MetricVerdict] = []
+        self._node = node
+        self._results_path = results_path
+        self._loop = loop
+
+    async def _verdict(
+        self, metric: Metric | str, sample: Sample, threshold: float | None, policy: Policy | None
+    ) -> MetricVerdict:
+        from ragqa.assertions import score_metric
+
+        coro = score_metric(
+            self.evaluator,
+            metric,
+            sample,
+            threshold=threshold,
+            policy=policy if policy is not None else self.policy,
+            thresholds=self.thresholds,
+        )
+        return await (self._loop.arun(coro) if self._loop is not None else coro)
+
+    def _verdict_sync(
+        self, metric: Metric | str, sample: Sample, threshold: float | None, policy: Policy | None
+    ) -> MetricVerdict:
+        from ragqa.assertions import run_sync, score_metric
+
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            pass
+        else:
+            raise RuntimeError(
+                "ragqa.check_metric() is for plain tests; in an async test use `await ragqa.assert_metric(...)`"
+            )
+        coro = score_metric(
+            self.evaluator,
+            metric,
+            sample,
+            threshold=threshold,
+            policy=policy if policy is not None else self.policy,
+            thresholds=self.thresholds,
+        )
+        return self._loop.run(coro) if self._loop is not None else run_sync(coro)
+
+    async def score(
+        self,
+        metric: Metric | str,
+        sample: Sample,
+        *,
+        threshold: float | None = None,
+        policy: Policy | None = None,
+    ) -> MetricVerdict:
+        """Score and record without raising on "fail" (see :func:`ragqa.assertions.score_metric`)."""
+        verdict = await self._verdict(metric, sample, threshold, policy)
+        self._record(verdict)
+        return verdict
+
+    async def assert_metric(
+        self,
+        metric: Metric | str,
+        sample: Sample,
+        *,
+        threshold: float | None = None,
+        policy: Policy | None = None,
+    ) -> PanelResult:
+        """Assert that the panel passes ``metric`` on ``sample`` (async tests).
+
+        See :func:`ragqa.assertions.assert_metric` for thresholds, direction and policies.
+
+        Raises:
+            ragqa.assertions.MetricAssertionError: when the assertion fails.
+        """
+        __tracebackhide__ = True
+        return self._raise_on_fail(await self.score(metric, sample, threshold=threshold, policy=policy))
+
+    def check_metric(
+        self,
+        metric: Metric | str,
+        sample: Sample,
+        *,
+        threshold: float | None = None,
+        policy: Policy | None = None,
+    ) -> PanelResult:
+        """Synchronous twin of :meth:`assert_metric`, for plain tests.
+
+        Raises:
+            RuntimeError: inside a running event loop (use ``await ragqa.assert_metric(...)``).
+            ragqa.assertions.MetricAssertionError: when the assertion fails.
+        """
+        __tracebackhide__ = True
+        verdict = self._verdict_sync(metric, sample, threshold, policy)
+        self._record(verdict)
+        return self._raise_on_fail(verdict)
+
+    @staticmethod
+    def _raise_on_fail(verdict: MetricVerdict) -> PanelResult:
+        __tracebackhide__ = True
+        from ragqa.assertions import MetricAssertionError
+
+        if not verdict.passed:
+            raise MetricAssertionError(verdict)
+        return verdict.result
+
+    def _record(self, verdict: MetricVerdict) -> None:
+        self.verdicts.append(verdict)
+        result = verdict.result
+        if self._node is not None:
+            key = f"{PROPERTY_PREFIX}{result.metric}"
+            props = self._node.user_properties
+            props.append((f"{key}:sample", result.sample_id))
+            props.append((f"{key}:aggregate", _fmt(result.aggregate.value)))
+            props.append((f"{key}:threshold", f"{verdict.threshold:g}"))
+            props.append((f"{key}:direction", result.direction))
+            props.append((f"{key}:policy", verdict.policy.label))
+            props.append((f"{key}:passed", "true" if verdict.passed else "false"))
+            for outcome in result.judges:
+                value = "excluded" if outcome.score is None else _fmt(outcome.score.value)
+                props.append((f"{key}:judge:{outcome.judge_id}", value))
+        if self._results_path is not None:
+            line = {
+                "test": self._node.nodeid if self._node is not None else None,
+                "metric": result.metric,
+                "sample_id": result.sample_id,
+                "passed": verdict.passed,
+                "threshold": verdict.threshold,
+                "direction": result.direction,
+                "policy": verdict.policy.label,
+                "result": json.loads(result.model_dump_json()),
+            }
+            with self._results_path.open("a", encoding="utf-8") as fh:
+                fh.write(json.dumps(line, ensure_ascii=False) + "\n")
+
+
+@pytest.fixture
+def ragqa(
+    request: pytest.FixtureRequest,
+    ragqa_evaluator: PanelEvaluator,
+    ragqa_thresholds: dict[str, float],
+    _ragqa_loop: LoopThread,
+) -> RagqaHelper:
+    """A :class:`RagqaHelper` bound to this test's evaluator.
+
+    ``await ragqa.assert_metric("faithfulness", sample)`` in async tests;
+    ``ragqa.check_metric("faithfulness", sample)`` in plain ones.
+    """
+    state = request.config.stash.get(_STATE, None)
+    return RagqaHelper(
+        ragqa_evaluator,
+        thresholds=ragqa_thresholds,
+        policy=_marker_kwargs(request).get("policy") or "aggregate",
+        node=request.node,
+        results_path=state.results_path if state is not None else None,
+        loop=_ragqa_loop,
+    )

@@ -1,0 +1,210 @@
+"""The pytest plugin, exercised the way users run it: `pytest` in a subprocess on the example suite.
+
+The example suite (examples/pytest_suite) points a panel of three judges at ragqa's fake
+OpenAI-compatible server, so the whole real client path runs offline.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from ragqa.evaluation import PanelEvaluator
+from ragqa.pytest_plugin import parse_properties, select_judges, summary_table
+from ragqa.testing import ScriptedJudge
+
+ROOT = Path(__file__).resolve().parents[1]
+SUITE = ROOT / "examples" / "pytest_suite"
+
+
+def _env() -> dict[str, str]:
+    env = dict(os.environ)
+    # the checkout first, so the subprocess imports this ragqa whatever the install state
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), *filter(None, [env.get("PYTHONPATH")])])
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    env.pop("PYTEST_ADDOPTS", None)
+    env.pop("RAGQA_PROFILES_ACTIVE", None)
+    return env
+
+
+def run_pytest(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args],
+        cwd=cwd,
+        env=_env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+@dataclass
+class SuiteRun:
+    proc: subprocess.CompletedProcess[str]
+    junit: ET.Element
+    results: list[dict]
+
+    def case(self, name: str) -> ET.Element:
+        for case in self.junit.iter("testcase"):
+            if case.get("name") == name:
+                return case
+        raise AssertionError(f"no testcase {name}")
+
+    def props(self, name: str) -> dict[str, str]:
+        return {p.get("name", ""): p.get("value", "") for p in self.case(name).iter("property")}
+
+
+@pytest.fixture(scope="module")
+def suite_run(tmp_path_factory: pytest.TempPathFactory) -> SuiteRun:
+    work = tmp_path_factory.mktemp("suite") / "pytest_suite"
+    shutil.copytree(SUITE, work, ignore=shutil.ignore_patterns("__pycache__", ".pytest_cache"))
+    proc = run_pytest(work, "-q", "--junitxml=junit.xml", "--ragqa-results=out/results.jsonl")
+    junit = ET.parse(work / "junit.xml").getroot()
+    lines = (work / "out" / "results.jsonl").read_text(encoding="utf-8").splitlines()
+    return SuiteRun(proc, junit, [json.loads(line) for line in lines])
+
+
+def test_example_suite_has_exactly_the_intended_failure(suite_run: SuiteRun) -> None:
+    out = suite_run.proc.stdout
+    assert suite_run.proc.returncode == 1, out + suite_run.proc.stderr
+    assert "1 failed, 6 passed" in out
+    assert "FAILED test_rag_service.py::test_invented_details_are_caught" in out
+
+
+def test_failure_message_lists_every_judge_score_and_reason(suite_run: SuiteRun) -> None:
+    out = suite_run.proc.stdout
+    assert "faithfulness FAILED on sample 'What is your refund policy?'" in out
+    assert "needs the mean aggregate >= 0.8; it is 0.444 (threshold 0.8, higher is better)" in out
+    # judge-b (lenient) supports the borderline statement; judge-a and judge-c do not
+    assert "judge-a  0.333     FAIL  1 of 3 statements supported" in out
+    assert "judge-b  0.667     FAIL  2 of 3 statements supported; unsupported: Store credit never expires." in out
+    assert "judge-c  0.333     FAIL  1 of 3 statements supported" in out
+    assert "aggregate: 0.444 (mean of 3 judge(s), spread 0.333" in out
+    assert "ragqa/pytest_plugin.py" not in out  # plugin frames are hidden from the traceback
+
+
+def test_terminal_summary_table_shows_metric_by_judge(suite_run: SuiteRun) -> None:
+    out = suite_run.proc.stdout
+    assert "ragqa: mean score per metric and judge" in out
+    header = next(line for line in out.splitlines() if line.startswith("metric "))
+    assert header.split() == ["metric", "n", "passed", "judge-a", "judge-b", "judge-c", "aggregate"]
+    faith = next(line for line in out.splitlines() if line.startswith("faithfulness "))
+    assert faith.split()[:3] == ["faithfulness", "6", "5/6"]
+    assert "(1 excl)" in faith  # judge-c answered garbage once
+    halluc = next(line for line in out.splitlines() if line.startswith("hallucination "))
+    assert halluc.split() == ["hallucination", "1", "1/1", "0.000", "0.000", "0.000", "0.000"]
+
+
+def test_junit_properties_carry_per_judge_scores(suite_run: SuiteRun) -> None:
+    failed = suite_run.props("test_invented_details_are_caught")
+    assert failed["ragqa:faithfulness:aggregate"] == "0.444"
+    assert failed["ragqa:faithfulness:judge:judge-a"] == "0.333"
+    assert failed["ragqa:faithfulness:judge:judge-b"] == "0.667"
+    assert failed["ragqa:faithfulness:passed"] == "false"
+    assert failed["ragqa:faithfulness:threshold"] == "0.8"
+    assert failed["ragqa:faithfulness:direction"] == "higher"
+    assert suite_run.case("test_invented_details_are_caught").find("failure") is not None
+
+    excluded = suite_run.props("test_panel_survives_a_judge_answering_garbage")
+    assert excluded["ragqa:faithfulness:judge:judge-c"] == "excluded"
+    assert excluded["ragqa:faithfulness:policy"] == "all"
+    assert excluded["ragqa:faithfulness:passed"] == "true"
+
+    hallucination = suite_run.props("test_shipping_answer_does_not_hallucinate_on_any_judge")
+    assert hallucination["ragqa:hallucination:direction"] == "lower"
+    assert hallucination["ragqa:hallucination:threshold"] == "0.2"
+
+
+def test_marker_narrows_the_panel(suite_run: SuiteRun) -> None:
+    props = suite_run.props("test_marker_picks_judges")
+    judges = sorted(k.rsplit(":", 1)[-1] for k in props if ":judge:" in k)
+    assert judges == ["judge-a", "judge-b"]
+
+
+def test_results_jsonl_has_one_line_per_assertion_with_failures(suite_run: SuiteRun) -> None:
+    assert len(suite_run.results) == 7
+    assert sum(1 for r in suite_run.results if not r["passed"]) == 1
+    garbage = next(r for r in suite_run.results if r["test"].endswith("test_panel_survives_a_judge_answering_garbage"))
+    failure = next(j["failure"] for j in garbage["result"]["judges"] if j["judge_id"] == "judge-c")
+    assert failure["error_type"] == "JudgeOutputError"
+    assert failure["step"] == "statements"
+    assert garbage["policy"] == "all"
+
+
+def test_plugin_is_inert_when_unused(tmp_path: Path) -> None:
+    (tmp_path / "test_plain.py").write_text(
+        "import sys\n"
+        "def test_plain():\n"
+        "    heavy = {'ragqa.container', 'ragqa.judges.openai', 'langchain_openai', 'openai', 'dependency_injector'}\n"
+        "    assert not heavy & set(sys.modules)\n",
+        encoding="utf-8",
+    )
+    (tmp_path / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
+    proc = run_pytest(tmp_path, "-q")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "ragqa:" not in proc.stdout
+    help_proc = run_pytest(tmp_path, "--help")
+    assert "--ragqa-config" in help_proc.stdout and "--ragqa-profile" in help_proc.stdout
+
+
+# --- pure pieces ---------------------------------------------------------------------------------
+
+
+def test_parse_properties_rebuilds_assertions() -> None:
+    props = [
+        ("other", "x"),
+        ("ragqa:faithfulness:sample", "s1"),
+        ("ragqa:faithfulness:aggregate", "0.750"),
+        ("ragqa:faithfulness:passed", "true"),
+        ("ragqa:faithfulness:judge:openai/gpt-4o-mini", "1.000"),
+        ("ragqa:faithfulness:judge:ollama:llama3", "excluded"),
+        ("ragqa:noise_sensitivity(mode=relevant):sample", "s2"),
+        ("ragqa:noise_sensitivity(mode=relevant):aggregate", "nan"),
+        ("ragqa:noise_sensitivity(mode=relevant):passed", "false"),
+    ]
+    first, second = parse_properties(props)
+    assert first.metric == "faithfulness" and first.aggregate == 0.75 and first.passed is True
+    assert first.judges == {"openai/gpt-4o-mini": 1.0, "ollama:llama3": None}
+    assert second.metric == "noise_sensitivity(mode=relevant)" and second.passed is False
+    assert second.aggregate != second.aggregate  # NaN
+
+
+def test_summary_table_means_and_exclusions() -> None:
+    rows = parse_properties(
+        [
+            ("ragqa:faithfulness:sample", "s1"),
+            ("ragqa:faithfulness:aggregate", "0.5"),
+            ("ragqa:faithfulness:passed", "false"),
+            ("ragqa:faithfulness:judge:a", "0.5"),
+            ("ragqa:faithfulness:judge:b", "excluded"),
+            ("ragqa:faithfulness:sample", "s2"),
+            ("ragqa:faithfulness:aggregate", "1.0"),
+            ("ragqa:faithfulness:passed", "true"),
+            ("ragqa:faithfulness:judge:a", "1.0"),
+            ("ragqa:faithfulness:judge:b", "1.0"),
+        ]
+    )
+    lines = summary_table(rows)
+    assert lines[0].split() == ["metric", "n", "passed", "a", "b", "aggregate"]
+    assert lines[1].split() == ["faithfulness", "2", "1/2", "0.750", "1.000", "(1", "excl)", "0.750"]
+    assert summary_table([]) == []
+
+
+def test_select_judges_by_id_and_pattern() -> None:
+    judges = [ScriptedJudge(i, {}) for i in ("openai/gpt-4o-mini", "openai/gpt-4o", "google/gemini")]
+    ev = PanelEvaluator(judges, [])
+    assert [j.id for j in select_judges(ev, ["openai/*"]).judges] == ["openai/gpt-4o-mini", "openai/gpt-4o"]
+    assert [j.id for j in select_judges(ev, ["google/gemini", "openai/gpt-4o"]).judges] == [
+        "openai/gpt-4o",
+        "google/gemini",
+    ]
+    with pytest.raises(ValueError, match="'anthropic/\\*' match no judge; the panel is openai/gpt-4o-mini"):
+        select_judges(ev, ["anthropic/*"])
