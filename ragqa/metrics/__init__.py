@@ -64,5 +64,5 @@ def build_metric(name: str, options: Mapping[str, Any] | None = None) -> Metric:
     factory: Callable[..., Metric] = cls
     try:
         return factory(**dict(options or {}))
-    except TypeError as exc:
+    except (TypeError, ValueError) as exc:
         raise ConfigError(f"bad options for metric {name!r}: {exc}", key=f"ragqa.metric-options.{name}") from exc
