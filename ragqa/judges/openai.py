@@ -251,7 +251,10 @@ class _Client:
         except JudgeError:
             raise
         except Exception as exc:
-            raise self._map_error(exc, step) from exc
+            error = self._map_error(exc, step)
+            if self._secret and self._secret in str(exc):
+                raise error from None  # the provider echoed the key: keep it out of tracebacks
+            raise error from exc
 
     def _map_error(self, exc: Exception, step: str) -> JudgeError:
         failure = classify_error(exc)

@@ -66,7 +66,8 @@ class Fault:
         status: the HTTP status (e.g. 429, 500, 503); ignored when ``body`` is a 200 body.
         retry_after: ``Retry-After`` header in seconds (sent as a decimal number), or ``None``.
         retry_after_ms: ``retry-after-ms`` header in milliseconds, or ``None``.
-        hang_s: sleep this long before answering (past the client's timeout), or ``None``.
+        hang_s: sleep this long before answering (past the client's timeout), or ``None``. A
+            hang with status 200 and no body then answers normally (a slow answer).
         body: a raw response body sent with ``status`` as-is (e.g. truncated JSON with 200), or
             ``None`` for an OpenAI-style error object.
     """
@@ -531,8 +532,6 @@ class FakeOpenAIServer:
             await asyncio.wait_for(self._closing.wait(), timeout=seconds)
 
     async def _fault(self, fault: Fault) -> web.Response:
-        if fault.hang_s is not None and fault.status != 200:
-            await self._hang(fault.hang_s)
         headers: dict[str, str] = {}
         if fault.retry_after is not None:
             headers["Retry-After"] = f"{fault.retry_after:g}"
@@ -553,7 +552,11 @@ class FakeOpenAIServer:
             responder = self._state.scripts.get(model) or self._state.scripts.get("*") or default_responder
         answer = responder(chat)
         if isinstance(answer, Fault):
-            return await self._fault(answer)
+            if answer.hang_s is not None:
+                await self._hang(answer.hang_s)
+            if answer.status != 200 or answer.body is not None:
+                return await self._fault(answer)
+            answer = default_responder(chat)  # a hang that ended before the client gave up
         text = answer if isinstance(answer, str) else json.dumps(answer, ensure_ascii=False)
         prompt_tokens = sum(_count_tokens(_content_text(m.get("content"))) for m in chat.messages)
         completion_tokens = max(1, _count_tokens(text))
