@@ -462,6 +462,11 @@ def config_show(
         typer.echo(render_settings(settings), nl=False)
 
 
+from ragqa.promptfoo import register as _register_test  # noqa: E402 - `ragqa test` lives with its runner
+
+_register_test(app)
+
+
 def main() -> None:
     """Run the CLI (the ``ragqa`` console script and ``python -m ragqa``); exits with the exit code."""
     app()

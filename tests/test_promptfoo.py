@@ -1,0 +1,316 @@
+"""promptfoo-style files: loading and mapping, scoring across a panel, JUnit XML, and `ragqa test` as a user runs it."""
+
+from __future__ import annotations
+
+import io
+import math
+import os
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ragqa.container import create_container
+from ragqa.errors import ConfigError, SampleError
+from ragqa.evaluation import PanelEvaluator
+from ragqa.promptfoo import arun_suite, load_suite, render_templates, run_promptfoo_file, write_junit
+from ragqa.prompts.base import Prompt
+from ragqa.schema import ContextChunk
+from ragqa.testing import FunctionJudge
+from ragqa.testing.server import ChatRequest, FakeOpenAIServer, example_from_schema, ragqa_responder
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLES = ROOT / "examples" / "promptfoo"
+STRICTNESS = {"judge-a": 0.8, "judge-b": 0.6, "judge-c": 0.9}
+
+
+def write(tmp_path: Path, text: str, name: str = "tests.yaml") -> Path:
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+# --- loading: the seed examples as written ------------------------------------------------------
+
+
+def test_noise_sensitivity_page_examples_map_to_samples() -> None:
+    suite = load_suite(EXAMPLES / "noise_sensitivity.yaml")
+    assert suite.n_tests == 4 and len(suite.cases) == 4
+    assert any("'providers' ignored" in n for n in suite.notes)
+    basic, configured, chunked, legacy = suite.cases
+    assert basic.metric.key == "noise_sensitivity(mode=relevant, counting=promptfoo)"
+    assert basic.threshold == 0.2 and basic.sample.reference == "Paris is the capital of France"
+    assert basic.sample.retrieved_contexts == ["Paris is the capital of France. Berlin is the capital of Germany."]
+
+    assert configured.threshold == 0.1
+    assert configured.sample.noise_context == "Rome is famous for pasta. Madrid has great weather."
+    assert configured.sample.user_input == "What is the capital of France?"
+    assert configured.test_name == "test 2: What is the capital of France?"
+
+    # '{{contextChunks}}' keeps the var's list; labelled chunks replace the plain context
+    assert chunked.metric.key == "noise_sensitivity(mode=irrelevant, counting=promptfoo)"
+    assert chunked.sample.context_chunks is not None
+    assert [c.relevant for c in chunked.sample.context_chunks] == [True, False, True, False]
+    assert isinstance(chunked.sample.context_chunks[0], ContextChunk)
+    assert chunked.sample.retrieved_contexts is None
+    assert chunked.sample.response is not None and chunked.sample.response.startswith("Python is a high-level")
+
+    assert legacy.threshold == 0.1 and legacy.sample.noise_context is None
+
+
+def test_context_faithfulness_page_examples_map_to_samples() -> None:
+    suite = load_suite(EXAMPLES / "context_faithfulness.yaml")
+    full, configured, transformed = suite.cases
+    assert full.metric.key == "faithfulness" and full.threshold == 0.9
+    assert full.sample.retrieved_contexts == ["Paris is the capital and largest city of France."]
+    assert full.sample.reference is None  # faithfulness does not use the value
+    assert configured.sample.retrieved_contexts == ["Paris is the capital of France."]
+    # contextTransform 'output.context' on a mapping output; the answer becomes the response
+    assert transformed.sample.retrieved_contexts == ["Paris is the capital and largest city of France."]
+    assert transformed.sample.response == "Paris is the capital of France."
+
+
+def test_default_test_vars_and_asserts_merge_first() -> None:
+    suite = load_suite(EXAMPLES / "rag_checks.yaml")
+    assert [c.type for c in suite.cases] == [
+        "context-faithfulness",
+        "context-recall",
+        "context-relevance",
+        "answer-relevance",
+        "noise-sensitivity",
+        "ragqa:hallucination",
+    ]
+    assert all(len(c.sample.retrieved_contexts or []) == 2 for c in suite.cases)
+    assert all(c.sample.response == "Refunds are accepted within 30 days of purchase." for c in suite.cases)
+    keys = [c.metric.key for c in suite.cases]
+    assert keys[1] == "context_recall" and keys[3] == "response_relevancy" and keys[5] == "hallucination"
+    noise = suite.cases[4]
+    assert noise.threshold is None and noise.default_threshold == 0.2 and noise.policy == "all"
+
+
+def test_render_templates_keeps_types_and_fills_strings() -> None:
+    vars_ = {"chunks": [{"text": "a", "relevant": True}], "q": "why?", "n": {"k": 3}}
+    assert render_templates("{{ chunks }}", vars_, "x") == vars_["chunks"]
+    assert render_templates({"a": ["Q: {{q}} ({{n.k}})"]}, vars_, "x") == {"a": ["Q: why? (3)"]}
+    with pytest.raises(ConfigError, match=r"template \{\{missing\}\} names no var"):
+        render_templates("{{missing}}", vars_, "tests[0].assert[0].config")
+
+
+def test_file_references_are_read_relative_to_the_file(tmp_path: Path) -> None:
+    write(tmp_path, "Paris is the capital of France.", "context.txt")
+    write(tmp_path, "- text: Paris is in France.\n  relevant: true\n", "chunks.yaml")
+    path = write(
+        tmp_path,
+        """
+tests:
+  - vars: {query: "Capital?", context: "file://context.txt", contextChunks: "file://chunks.yaml"}
+    output: Paris.
+    assert:
+      - {type: context-faithfulness}
+      - {type: noise-sensitivity, value: "file://context.txt", config: {mode: irrelevant}}
+""",
+    )
+    faith, noise = load_suite(path).cases
+    assert faith.sample.context_chunks == [ContextChunk(text="Paris is in France.", relevant=True)]
+    assert noise.sample.reference == "Paris is the capital of France."
+
+
+QC = "{query: q, context: c}"
+CF = "{type: context-faithfulness}"
+
+
+def one_test(vars_: str, assertion: str, output: str = "output: o, ") -> str:
+    return f"tests: [{{vars: {vars_}, {output}assert: [{assertion}]}}]"
+
+
+@pytest.mark.parametrize(
+    ("text", "error", "match"),
+    [
+        ("tests: []", ConfigError, "has no tests"),
+        (one_test(QC, "{type: context-faithfulnes}"), ConfigError, "Did you mean"),
+        (one_test(QC, "{type: llm-rubric}"), ConfigError, "not supported"),
+        (one_test(QC, CF, output=""), SampleError, "output"),
+        (one_test("{query: q}", CF), SampleError, "vars.context"),
+        (one_test("{context: c}", CF), SampleError, "vars.query"),
+        (one_test(QC, "{type: noise-sensitivity}"), SampleError, "value"),
+        (one_test(QC, "{type: noise-sensitivity, value: r, config: {mode: x}}"), ConfigError, "mode"),
+        (one_test("{query: q, contextChunks: [{text: t}]}", CF), ConfigError, "relevant: bool"),
+        (one_test(QC, "{type: context-faithfulness, threshold: high}"), ConfigError, "threshold must be a number"),
+        (one_test(QC, "{type: context-faithfulness, config: {policy: most}}"), ConfigError, "unknown policy"),
+        (
+            one_test(
+                "{query: q}", "{type: context-faithfulness, contextTransform: 'docs.map(d => d)'}", "output: {a: 1}, "
+            ),
+            ConfigError,
+            "no JavaScript",
+        ),
+        ("tests: {a: 1}", ConfigError, "must be a list"),
+        ("tests: [", ConfigError, "not valid YAML"),
+    ],
+)
+def test_invalid_files_are_rejected_with_the_place(
+    tmp_path: Path, text: str, error: type[Exception], match: str
+) -> None:
+    with pytest.raises(error, match=match):
+        load_suite(write(tmp_path, text))
+
+
+# --- scoring in-process with function judges -----------------------------------------------------
+
+
+def sentence_judge(judge_id: str, support: dict[str, int]) -> FunctionJudge:
+    """Splits answers at '. ' and supports the statements listed in ``support`` (default 1)."""
+
+    def answer(prompt: Prompt[Any, Any], data: Any) -> Any:
+        if prompt.name == "statements":
+            return {"statements": [s.strip() for s in data.answer.replace("\n", " ").split(". ") if s.strip()]}
+        return {
+            "verdicts": [
+                {"statement": s, "reason": "r", "verdict": support.get(s.rstrip("."), 1)} for s in data.statements
+            ]
+        }
+
+    return FunctionJudge(judge_id, answer)
+
+
+async def test_arun_suite_scores_with_thresholds_direction_and_settings(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        """
+tests:
+  - description: partly supported
+    vars: {query: "Capital?", context: "Paris is the capital of France."}
+    output: "Paris is the capital of France. It has 2.2 million residents."
+    assert:
+      - {type: context-faithfulness, threshold: 0.8}
+      - {type: context-faithfulness}
+      - {type: ragqa:hallucination}
+""",
+    )
+    suite = load_suite(path)
+    ev = PanelEvaluator(
+        [sentence_judge("strict", {"It has 2.2 million residents": 0}), sentence_judge("lenient", {})], []
+    )
+    strict_fail, default_pass, halluc = await arun_suite(ev, suite, thresholds={"hallucination": 0.3})
+    assert strict_fail.verdict.result.by_judge() == {"strict": 0.5, "lenient": 1.0}
+    assert not strict_fail.verdict.passed and strict_fail.verdict.threshold == 0.8
+    assert default_pass.verdict.passed and default_pass.verdict.threshold == 0.0  # promptfoo's default
+    assert halluc.verdict.threshold == 0.3 and halluc.verdict.direction == "lower"
+    assert math.isclose(halluc.verdict.result.aggregate.value, 0.25) and halluc.verdict.passed
+
+    junit = tmp_path / "out" / "junit.xml"
+    write_junit([("tests", [strict_fail, default_pass, halluc])], junit)
+    root = ET.parse(junit).getroot()
+    assert root.get("tests") == "3" and root.get("failures") == "1"
+    cases = list(root.iter("testcase"))
+    assert [c.get("name") for c in cases] == [
+        "[1] partly supported :: context-faithfulness",
+        "[1] partly supported :: context-faithfulness",
+        "[1] partly supported :: ragqa:hallucination",
+    ]
+    failure = cases[0].find("failure")
+    assert failure is not None
+    assert failure.get("message") == "policy 'aggregate' needs the mean aggregate >= 0.8; it is 0.750"
+    assert "strict   0.500     FAIL" in (failure.text or "")
+    props = {p.get("name"): p.get("value") for p in cases[0].iter("property")}
+    assert props["ragqa:faithfulness:judge:strict"] == "0.500"
+    assert props["ragqa:faithfulness:judge:lenient"] == "1.000"
+    assert props["ragqa:faithfulness:passed"] == "false"
+    assert cases[1].find("failure") is None and cases[1].find("system-out") is not None
+
+
+async def test_missing_embedder_is_a_data_error_before_any_call(tmp_path: Path) -> None:
+    path = write(tmp_path, "tests: [{vars: {query: q}, output: o, assert: [{type: answer-relevance}]}]")
+    judge = sentence_judge("j", {})
+    with pytest.raises(SampleError, match="embedding model"):
+        await arun_suite(PanelEvaluator([judge], []), load_suite(path))
+    assert judge.calls == []
+
+
+def test_run_promptfoo_file_exit_2_on_missing_output(tmp_path: Path) -> None:
+    container = create_container(EXAMPLES / "application.yaml", environ={"RAGQA_FAKE_URL": "http://127.0.0.1:9"})
+    out = io.StringIO()
+    path = write(tmp_path, "tests: [{vars: {query: q, context: c}, assert: [{type: context-faithfulness}]}]")
+    assert run_promptfoo_file(path, container=container, out=out) == 2
+    assert "the test's `output` (or vars.response / vars.output)" in out.getvalue()
+    assert "ragqa scores given outputs" in out.getvalue()
+
+
+def test_run_promptfoo_file_exit_2_on_bad_file(tmp_path: Path) -> None:
+    container = create_container(EXAMPLES / "application.yaml", environ={"RAGQA_FAKE_URL": "http://127.0.0.1:9"})
+    out = io.StringIO()
+    code = run_promptfoo_file(
+        write(tmp_path, "tests: [{vars: {query: q}, assert: [{type: nope}]}]"), container=container, out=out
+    )
+    assert code == 2
+    assert "error: tests[0].assert[0]: assertion type 'nope' is not supported" in out.getvalue()
+
+
+# --- `ragqa test` in a subprocess against the fake server ----------------------------------------
+
+QUESTIONS = {"Refunds are accepted within 30 days of purchase.": "How long do I have to return an item for a refund?"}
+
+
+def responder(judge: str) -> Any:
+    def questions(request: ChatRequest) -> Any:
+        data = request.input or {}
+        if {"response", "attempt"} <= data.keys():  # question generation (answer relevance)
+            return {"question": QUESTIONS.get(str(data["response"]), "What?"), "noncommittal": 0}
+        return example_from_schema(request.schema or {})
+
+    return ragqa_responder(support_threshold=STRICTNESS[judge], fallback=questions)
+
+
+@pytest.fixture(scope="module")
+def fake_url() -> Iterator[str]:
+    with FakeOpenAIServer() as server:
+        for judge in STRICTNESS:
+            server.script(judge, responder(judge))
+        yield server.base_url
+
+
+def ragqa_test(fake_url: str, *args: str | Path) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ)
+    env["RAGQA_FAKE_URL"] = fake_url
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), *filter(None, [env.get("PYTHONPATH")])])
+    env.pop("RAGQA_PROFILES_ACTIVE", None)
+    cmd = [sys.executable, "-m", "ragqa", "test", "--config", str(EXAMPLES / "application.yaml"), *map(str, args)]
+    return subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
+
+
+def test_ragqa_test_runs_the_seed_examples_as_written(fake_url: str, tmp_path: Path) -> None:
+    files = {"noise_sensitivity": 4, "context_faithfulness": 3, "rag_checks": 6}
+    junit = tmp_path / "junit.xml"
+    proc = ragqa_test(fake_url, *(EXAMPLES / f"{name}.yaml" for name in files), "--junit-xml", str(junit))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    for name, n in files.items():
+        assert f"{n} passed, 0 failed of {n} assertion(s) in" in proc.stdout
+        assert f"from {name}.yaml" in proc.stdout
+    assert "total: 13 passed, 0 failed of 13 assertion(s)" in proc.stdout
+    assert proc.stdout.count("PASS  [") == 13
+    assert "note: 'providers' ignored" in proc.stdout
+    assert "judge-a 0.000, judge-b 0.000, judge-c 0.000" in proc.stdout  # every judge's score on each line
+    root = ET.parse(junit).getroot()
+    assert root.get("tests") == "13" and root.get("failures") == "0"
+    assert [(s.get("name"), s.get("tests")) for s in root.iter("testsuite")] == [(k, str(v)) for k, v in files.items()]
+
+
+def test_ragqa_test_failures_exit_1_with_per_judge_scores_and_junit(fake_url: str, tmp_path: Path) -> None:
+    junit = tmp_path / "failing.xml"
+    proc = ragqa_test(fake_url, EXAMPLES / "failing.yaml", "--junit-xml", str(junit))
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    out = proc.stdout
+    assert "0 passed, 2 failed of 2 assertion(s)" in out
+    # the noise-sensitivity page's worked example: 1 incorrect claim of 2 = 0.5 > 0.2
+    assert "FAIL  [1] distracted by JavaScript :: noise-sensitivity" in out
+    assert "aggregate 0.500 <= 0.2" in out
+    assert "1 of 2 response statements are incorrect: JavaScript is also popular." in out
+    # judges disagree on the reworded capital statement; none supports the population
+    assert "judge-a 0.000, judge-b 0.500, judge-c 0.000" in out
+    assert "unsupported: It has 2.2 million residents." in out
+    cases = list(ET.parse(junit).getroot().iter("testcase"))
+    assert len(cases) == 2 and all(c.find("failure") is not None for c in cases)
