@@ -25,10 +25,13 @@ promptfoo type                ragqa metric                      threshold  direc
 ``noise-sensitivity``         ``noise_sensitivity``             0.2        lower is better (<=)
 ``context-faithfulness``      ``faithfulness``                  0          higher is better (>=)
 ``context-recall``            ``context_recall``                0          higher is better (>=)
-``context-relevance``         ``context_relevance``             0          higher is better (>=)
+``context-relevance``         ``context_relevance`` [1]_        0          higher is better (>=)
 ``answer-relevance``          ``response_relevancy``            0.7        higher is better (>=)
 ``ragqa:<metric>``            any ragqa metric by name          metric's   the metric's
 ============================  ================================  =========  ==========================
+
+.. [1] until ragqa registers the NVIDIA-style ``context_relevance`` metric, ``context-relevance``
+   runs ``context_precision(mode=response)``: the share of contexts useful for the answer, ranked.
 
 The threshold is the assertion's ``threshold``, else ``ragqa.thresholds`` of the settings, else the
 default above (promptfoo's own defaults). NaN (unscored) never passes. ``config.policy`` (a ragqa
