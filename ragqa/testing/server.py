@@ -54,6 +54,7 @@ __all__ = [
     "example_from_schema",
     "fake_openai_server",
     "fake_openai_server_fixture",
+    "fake_openai_server_process",
     "ragqa_responder",
 ]
 
@@ -662,3 +663,61 @@ def fake_openai_server_fixture(*, scope: str = "function", **kwargs: Any) -> Any
             yield srv
 
     return pytest.fixture(scope=scope)(fixture)  # type: ignore[call-overload]
+
+
+@contextmanager
+def fake_openai_server_process(*, latency_s: float = 0.0, responder: str = "default") -> Iterator[str]:
+    """Run a fake server in a child process (its CPU is not the caller's); yields its base URL.
+
+    Args:
+        latency_s: delay before every answer, seconds.
+        responder: ``default`` (schema-valid instances) or ``ragqa`` (:func:`ragqa_responder`).
+    """
+    import subprocess
+    import sys
+
+    cmd = [sys.executable, "-c", "from ragqa.testing.server import main; main()"]
+    cmd += ["--latency", str(latency_s), "--responder", responder]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline().strip()
+        if not line.startswith("READY "):
+            raise RuntimeError(f"fake server did not start: {line!r}")
+        yield line.split(" ", 1)[1]
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Run a fake server in the foreground.
+
+    ``python -c "from ragqa.testing.server import main; main()" --latency 0.2 --responder ragqa``
+
+    Prints ``READY <base_url>`` once it listens, then serves until interrupted. Used by the
+    benchmarks to keep the server in a process of its own.
+    """
+    import argparse
+    import signal
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--latency", type=float, default=0.0, help="seconds before every answer")
+    parser.add_argument("--responder", choices=["default", "ragqa"], default="default")
+    parser.add_argument("--record", action="store_true", help="keep every request in memory")
+    args = parser.parse_args(argv)
+    server = FakeOpenAIServer(latency_s=args.latency, host=args.host, port=args.port, record=args.record)
+    if args.responder == "ragqa":
+        server.script("*", ragqa_responder())
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    with server:
+        print(f"READY {server.base_url}", flush=True)
+        with suppress(KeyboardInterrupt):
+            stop.wait()
+
+
+if __name__ == "__main__":
+    main()

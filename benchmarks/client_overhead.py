@@ -1,0 +1,127 @@
+"""Client overhead of one judge call: calls per second and client CPU per call at zero latency.
+
+The fake OpenAI server runs in a child process, so the CPU measured here (``time.process_time``
+of this process) is the client's own: prompt rendering, the LangChain/OpenAI SDK layers, HTTP,
+JSON parsing and schema validation, the limiter and the retry wrapper. With a real provider the
+latency is hundreds of milliseconds, so this CPU is the ceiling on calls per second per core.
+
+Rows:
+
+- ``raw AsyncOpenAI``: the OpenAI SDK alone over the aiohttp client, ``response_format`` and
+  ``model_validate_json`` (the floor).
+- ``OpenAIJudge json_schema`` / ``function_calling`` / ``prompt``: ragqa's judge, per mode.
+
+Run::
+
+    python benchmarks/client_overhead.py                 # 2000 calls per row, concurrency 1, 16, 64
+    python benchmarks/client_overhead.py --calls 500 --concurrency 16
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import gc
+import time
+from collections.abc import Awaitable, Callable
+from datetime import timedelta
+
+import openai
+from pydantic import SecretStr
+
+from ragqa.judges.openai import OpenAIJudge, openai_base_url
+from ragqa.prompts.nli import NLI, NLIInput
+from ragqa.settings import ChatOptions, ProviderLimits, ResolvedChatModel, RetrySettings
+from ragqa.testing.server import fake_openai_server_process
+
+DATA = NLIInput(
+    context="The First AFL-NFL World Championship Game was played on January 15, 1967, in Los Angeles.",
+    statements=["The first Super Bowl was held on January 15, 1967.", "It was held in Florida."],
+)
+
+
+async def measure(call: Callable[[], Awaitable[object]], calls: int, concurrency: int) -> tuple[float, float]:
+    """Run ``calls`` calls, ``concurrency`` at a time; returns (calls/s, client CPU ms per call)."""
+    for _ in range(min(50, calls)):  # warm-up: connections, imports, caches
+        await call()
+    gc.collect()
+    queue = iter(range(calls))
+
+    async def worker() -> None:
+        for _ in queue:
+            await call()
+
+    cpu0, wall0 = time.process_time(), time.perf_counter()
+    await asyncio.gather(*(worker() for _ in range(concurrency)))
+    wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
+    return calls / wall, cpu / calls * 1000
+
+
+def judge_for(base_url: str, mode: str, concurrency: int) -> OpenAIJudge:
+    model = ResolvedChatModel(
+        id=f"bench-{mode}",
+        model="bench",
+        base_url=base_url,
+        api_key=SecretStr("sk-bench"),
+        options=ChatOptions(temperature=0.0, max_tokens=1000, timeout=timedelta(seconds=30), structured_output=mode),  # type: ignore[arg-type]
+        retry=RetrySettings(max_attempts=1),
+        limits=ProviderLimits(max_in_flight=max(concurrency, 1)),
+    )
+    return OpenAIJudge(model)
+
+
+def raw_call(client: openai.AsyncOpenAI) -> Callable[[], Awaitable[object]]:
+    """The floor: the OpenAI SDK alone, json_schema response_format, then validation."""
+    fmt = {"type": "json_schema", "json_schema": {"name": "NLIOutput", "schema": NLI.output_schema}}
+    text = NLI.render(DATA)
+
+    async def raw() -> object:
+        resp = await client.chat.completions.create(
+            model="bench",
+            messages=[{"role": "user", "content": text}],
+            response_format=fmt,  # type: ignore[arg-type]
+        )
+        return NLI.output_model.model_validate_json(resp.choices[0].message.content or "")
+
+    return raw
+
+
+async def run(calls: int, levels: list[int]) -> list[tuple[str, int, float, float]]:
+    rows: list[tuple[str, int, float, float]] = []
+    with fake_openai_server_process(responder="ragqa") as base_url:
+        for concurrency in levels:
+            client = openai.AsyncOpenAI(
+                base_url=openai_base_url(base_url),
+                api_key="sk-bench",
+                max_retries=0,
+                http_client=openai.DefaultAioHttpClient(),
+            )
+            raw = raw_call(client)
+            rate, cpu = await measure(raw, calls, concurrency)
+            rows.append(("raw AsyncOpenAI + validate", concurrency, rate, cpu))
+            await client.close()
+            for mode in ("json_schema", "function_calling", "prompt"):
+                judge = judge_for(base_url, mode, concurrency)
+
+                async def ask(judge: OpenAIJudge = judge) -> object:
+                    return await judge.ask(NLI, DATA)
+
+                rate, cpu = await measure(ask, calls, concurrency)
+                rows.append((f"OpenAIJudge {mode}", concurrency, rate, cpu))
+                await judge.aclose()
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--calls", type=int, default=2000, help="calls per row (after 50 warm-up calls)")
+    parser.add_argument("--concurrency", type=int, nargs="+", default=[1, 16, 64])
+    args = parser.parse_args()
+    rows = asyncio.run(run(args.calls, args.concurrency))
+    print(f"{'client':<32} {'conc':>5} {'calls/s':>9} {'CPU ms/call':>12}")
+    for name, conc, rate, cpu in rows:
+        print(f"{name:<32} {conc:>5} {rate:>9.0f} {cpu:>12.2f}")
+
+
+if __name__ == "__main__":
+    main()
