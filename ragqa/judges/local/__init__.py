@@ -1,0 +1,25 @@
+"""The offline local judge and embedder (``provider: local``): no key, no network, no download.
+
+An approximation of an LLM judge, labelled as such in every reason it gives; its agreement with
+human labels is measured in ``docs/local-judge.md``.
+"""
+
+from ragqa.judges.local.embedder import LocalEmbedder, hashing_vector, minilm_available
+from ragqa.judges.local.judge import HANDLERS, LocalJudge, extract_entities, statements_of
+from ragqa.judges.local.support import SupportConfig, SupportResult, support
+from ragqa.judges.local.text import claims, split_sentences
+
+__all__ = [
+    "HANDLERS",
+    "LocalEmbedder",
+    "LocalJudge",
+    "SupportConfig",
+    "SupportResult",
+    "claims",
+    "extract_entities",
+    "hashing_vector",
+    "minilm_available",
+    "split_sentences",
+    "statements_of",
+    "support",
+]

@@ -1,0 +1,360 @@
+"""Text processing of the local judge: sentences, tokens, stems, numbers and entities (English, Russian).
+
+Everything here is deterministic, offline and pure Python: sentence splitting is routed by script
+(``pysbd`` for Latin text, ``razdel`` for Cyrillic-dominant text, as measured in the project's
+research notes), words are lower-cased, ``ё`` is folded into ``е`` and stemmed with the Snowball
+stemmers (``snowballstemmer``). The stop word lists are written here so that behaviour does not
+depend on a downloaded corpus.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Literal
+
+import pysbd
+import razdel
+import snowballstemmer  # type: ignore[import-untyped]
+
+__all__ = [
+    "STOP_WORDS",
+    "Script",
+    "TextFeatures",
+    "detect_script",
+    "features",
+    "normalise_number",
+    "split_sentences",
+    "stem",
+    "strip_citations",
+    "tokens",
+]
+
+Script = Literal["en", "ru"]
+
+_CYRILLIC = re.compile(r"[а-яёА-ЯЁ]")
+_LATIN = re.compile(r"[a-zA-Z]")
+_CITATION = re.compile(
+    r"\s*(?:\[\d+(?:\s*[-,–]\s*\d+)*\]|\[(?:citation needed|source|ref)\]|【[^】]*】)", re.IGNORECASE
+)
+_GLUED = re.compile(r"(?<=[a-zа-яё0-9)][.!?])(?=[A-ZА-ЯЁ][a-zа-яё])")
+_WORD = re.compile(
+    r"(?:[^\W\d_]\.){2,}(?![^\W\d_])"  # dotted acronyms: F.E.A.R., U.S.
+    r"|[^\W\d_]+(?:&[^\W\d_]+)+"  # R&B, AT&T
+    r"|\d+(?:[.,]\d+)*(?:st|nd|rd|th|s)?"
+    r"|[^\W\d_]+(?:['’][^\W\d_]+)?",
+    re.UNICODE,
+)
+_NUMBER = re.compile(r"^\d+(?:[.,]\d+)*")
+
+_EN_STOP = """
+a about above after again against all almost also although am among an and any are aren't around as at be
+became because become been before being below between both but by can cannot could couldn't did didn't do does
+doesn't doing don't done down during each either else even ever every few for from further get gets got had
+hadn't has hasn't have haven't having he he'd he'll he's her here here's hers herself him himself his how how's
+however i i'd i'll i'm i've if in into is isn't it it's its itself just least less let's like likely made make
+many may maybe me might more most much must mustn't my myself neither no nor not now of off often on once one
+only or other others otherwise ought our ours ourselves out over own per perhaps quite rather really same shall
+shan't she she'd she'll she's should shouldn't since so some such than that that's the their theirs them
+themselves then there there's therefore these they they'd they'll they're they've this those though through
+thus to too toward towards under until up upon us very via was wasn't we we'd we'll we're we've well were
+weren't what what's whatever when when's where where's whether which while who who's whom whose why why's will
+with within without won't would wouldn't yes yet you you'd you'll you're you've your yours yourself yourselves
+s t d ll m re ve oh ok okay yeah um uh hmm wow lol haha hey hi hello thanks thank please sure actually
+basically especially definitely probably certainly indeed already still anyway anything something everything
+nothing someone anyone everyone thing things lot lots kind sort way know think guess mean say said says
+n't 'm 're 've 'll 'd never none nobody
+"""
+
+_RU_STOP = """
+а без более бы был была были было быть в вам вас весь во вот все всего всех всё вы где да даже для до его ее
+её ей ему если есть еще ещё же за здесь и из или им их к как какая какие какой когда кто ли либо между меня мне
+много может можно мой моя мы на над надо наш не него нее неё нет ни них но ну о об однако он она они оно от
+очень по под после при про с со так также такой там те тем то того тоже только том ты у уже хотя чего чей чем
+что чтобы чье чья эта эти это этого этой этом этот я себя себе свой своя свои своё свое сам сама сами само
+который которая которые которое которого которой котором которых будет будут был была бы нам нами вами ими
+ним ней нём нем им ими сейчас тут тогда потом теперь всегда иногда ведь вообще просто именно лишь пока
+ага угу ладно спасибо пожалуйста привет здравствуйте да нет конечно наверное кажется думаю знаю
+"""
+
+STOP_WORDS: dict[Script, frozenset[str]] = {
+    "en": frozenset(_EN_STOP.split()),
+    "ru": frozenset(_RU_STOP.replace("ё", "е").split()),
+}
+"""Function words per language, lower-case (Russian with ``ё`` folded into ``е``)."""
+
+_NUMBER_WORDS: dict[str, str] = {
+    "zero": "0",
+    "one": "1",
+    "two": "2",
+    "three": "3",
+    "four": "4",
+    "five": "5",
+    "six": "6",
+    "seven": "7",
+    "eight": "8",
+    "nine": "9",
+    "ten": "10",
+    "eleven": "11",
+    "twelve": "12",
+    "thirteen": "13",
+    "fourteen": "14",
+    "fifteen": "15",
+    "sixteen": "16",
+    "seventeen": "17",
+    "eighteen": "18",
+    "nineteen": "19",
+    "twenty": "20",
+    "thirty": "30",
+    "forty": "40",
+    "fifty": "50",
+    "hundred": "100",
+    "thousand": "1000",
+    "million": "1000000",
+    "billion": "1000000000",
+    "first": "1",
+    "second": "2",
+    "third": "3",
+    "fourth": "4",
+    "fifth": "5",
+    "ноль": "0",
+    "один": "1",
+    "одна": "1",
+    "одно": "1",
+    "два": "2",
+    "две": "2",
+    "три": "3",
+    "четыре": "4",
+    "пять": "5",
+    "шесть": "6",
+    "семь": "7",
+    "восемь": "8",
+    "девять": "9",
+    "десять": "10",
+    "двадцать": "20",
+    "сто": "100",
+    "тысяча": "1000",
+    "миллион": "1000000",
+}
+"""Number words mapped to digits, so ``three`` in a statement matches ``3`` in a context."""
+
+_STEMMERS = {"en": snowballstemmer.stemmer("english"), "ru": snowballstemmer.stemmer("russian")}
+_PYSBD = pysbd.Segmenter(language="en", clean=False)
+
+
+def detect_script(text: str) -> Script:
+    """``ru`` when Cyrillic letters outnumber Latin letters in ``text``, else ``en``."""
+    return "ru" if len(_CYRILLIC.findall(text)) > len(_LATIN.findall(text)) else "en"
+
+
+def strip_citations(text: str) -> str:
+    """Remove citation markers such as ``[1]``, ``[2, 3]``, ``[citation needed]`` and ``【4†source】``."""
+    return _CITATION.sub("", text)
+
+
+@lru_cache(maxsize=4096)
+def split_sentences(text: str) -> tuple[str, ...]:
+    """Split ``text`` into sentences, routing by script.
+
+    Lines are split first (bullets and paragraphs are separate sentences); sentences glued without
+    a space (``century.First``, common in scraped knowledge) are separated; then each line goes to
+    ``razdel`` when Cyrillic-dominant, else to ``pysbd``.
+
+    Args:
+        text: any text (may be empty).
+
+    Returns:
+        The stripped, non-empty sentences in order (cached: the same context is split once).
+    """
+    out: list[str] = []
+    for line in text.splitlines():
+        line = _GLUED.sub(" ", line.strip())
+        if not line:
+            continue
+        if detect_script(line) == "ru":
+            parts = [s.text for s in razdel.sentenize(line)]
+        else:
+            parts = [str(s) for s in _PYSBD.segment(line)]
+        out.extend(p.strip() for p in parts if p.strip())
+    return tuple(out)
+
+
+def normalise_number(token: str) -> str:
+    """Canonical form of a numeric token: ``1,000`` -> ``1000``, ``3,5`` -> ``3.5``, ``1990s`` -> ``1990``.
+
+    A comma followed by exactly three digits is a thousands separator; any other comma is a
+    decimal separator (Russian style). Ordinal and plural suffixes are dropped.
+    """
+    match = _NUMBER.match(token)
+    if match is None:
+        return token
+    raw = match.group(0)
+    raw = re.sub(r",(?=\d{3}(?!\d))", "", raw).replace(",", ".")
+    if raw.count(".") > 1:  # 1.000.000 style thousands separators
+        raw = raw.replace(".", "")
+    if "." in raw:
+        raw = raw.rstrip("0").rstrip(".")
+    return raw
+
+
+def tokens(text: str) -> list[str]:
+    """Word and number tokens of ``text``, lower-cased, ``ё`` folded, possessive ``'s`` dropped."""
+    out = []
+    for tok in _WORD.findall(text):
+        out.append(_lower(tok))
+    return out
+
+
+def _lower(token: str) -> str:
+    low = token.lower().replace("ё", "е").replace("’", "'")
+    if low.endswith("'s"):
+        low = low[:-2]
+    if low.endswith(".") and low.count(".") >= 2:
+        low = low.replace(".", "")
+    return low
+
+
+@lru_cache(maxsize=65536)
+def stem(word: str, script: Script) -> str:
+    """The Snowball stem of a lower-case ``word`` (numbers are canonicalised instead)."""
+    if word[:1].isdigit():
+        return normalise_number(word)
+    if word in _NUMBER_WORDS:
+        return _NUMBER_WORDS[word]
+    return str(_STEMMERS[script].stemWord(word))
+
+
+_NEGATIONS = frozenset(
+    {"not", "no", "never", "none", "nobody", "nothing", "neither", "nor", "cannot", "without", "n't"}
+    | {"не", "нет", "ни", "никогда", "ничего", "никто", "нельзя"}
+)
+_FIRST_PERSON = frozenset(
+    {"i", "i'm", "i've", "i'd", "i'll", "me", "my", "mine", "myself", "we", "we're", "we've", "our", "ours"}
+    | {"я", "меня", "мне", "мной", "мой", "моя", "мое", "мои", "моих", "моим", "мы", "нас", "нам", "наш", "наша"}
+    | {"наши", "ourselves"}
+)
+_AMBIGUOUS_NUMBER_WORDS = frozenset({"one", "first", "second", "один", "одна", "одно"})
+
+
+@dataclass(frozen=True)
+class TextFeatures:
+    """What the support scorer needs of one text.
+
+    Attributes:
+        content: content-word stems in order (repeats kept; numbers in canonical form).
+        numbers: canonical numbers a statement asserts (digits, and number words other than the
+            ambiguous ``one``/``first``/``second``).
+        number_mentions: every number the text mentions, ambiguous number words included (what
+            a context can match).
+        entities: stems of capitalised words that are not stop words (a rough name detector).
+        negated: the text contains a negation (``not``, ``never``, ``n't``, ``не``, ``нет``...).
+        first_person: the text speaks about its speaker (``I``, ``my``, ``we``, ``я``, ``мы``...).
+    """
+
+    content: tuple[str, ...]
+    numbers: frozenset[str]
+    number_mentions: frozenset[str]
+    entities: frozenset[str]
+    negated: bool = False
+    first_person: bool = False
+
+
+@lru_cache(maxsize=16384)
+def features(text: str, script: Script | None = None) -> TextFeatures:
+    """Extract :class:`TextFeatures` from ``text`` (cached).
+
+    Args:
+        text: one sentence or statement.
+        script: the language of stop words and stemming; detected when ``None``.
+    """
+    lang = script or detect_script(text)
+    stop = STOP_WORDS[lang]
+    content: list[str] = []
+    numbers: set[str] = set()
+    mentions: set[str] = set()
+    entities: set[str] = set()
+    negated = first_person = False
+    for position, raw in enumerate(_WORD.findall(text)):
+        low = _lower(raw)
+        if raw[:1].isdigit():
+            number = normalise_number(raw)
+            numbers.add(number)
+            mentions.add(number)
+            content.append(number)
+            continue
+        if low in _NEGATIONS or low.endswith("n't"):
+            negated = True
+        if low in _FIRST_PERSON:
+            first_person = True
+        if low in _NUMBER_WORDS:
+            mentions.add(_NUMBER_WORDS[low])
+            if low not in _AMBIGUOUS_NUMBER_WORDS:
+                numbers.add(_NUMBER_WORDS[low])
+        capitalised = raw[:1].isupper() and position > 0 and low != "i"
+        if (low in stop and not capitalised) or len(low) < 2:
+            continue
+        st = stem(low, lang)
+        content.append(st)
+        if raw[:1].isupper():
+            entities.add(st)
+    return TextFeatures(
+        tuple(content), frozenset(numbers), frozenset(mentions), frozenset(entities), negated, first_person
+    )
+
+
+_LEAD_IN = re.compile(
+    r"^(?:"
+    r"(?:yes|yeah|yea|yep|yup|no|nope|nah|well|oh|ah|ok|okay|sure|right|true|indeed|wow|hmm+|haha|lol|cool|great|"
+    r"nice|interesting|exactly|absolutely|definitely|of course|actually|anyway)\b|(?:so|also|and|but)\s*,"
+    r"|(?:that|it|this)\s*(?:'s|is|was| s)\s+(?:so\s+|very\s+|really\s+|pretty\s+)?"
+    r"(?:true|right|correct|interesting|great|cool|neat|awesome|amazing|nice|good|fascinating|funny|crazy|wild|sad)"
+    r"(?=\s*(?:[,.!:;…]|$))"
+    r"|you(?:'re| are| re)\s+(?:right|correct)\b"
+    r"|i\s*(?:'m| am)\s+not\s+sure(?:\s+(?:but|if|about that))?\b|not\s+sure(?:\s+but)?\b"
+    r"|i\s+(?:do\s+)?(?:think|believe|guess|suppose|know|would say|'d say)(?:\s+(?:so|that))?\b"
+    r"|i\s+(?:heard|read|recall|remember)\s+that\b"
+    r"|(?:да|нет|ну|ага|конечно|кстати|итак|впрочем|действительно|верно|правда|интересно|однако)\b"
+    r"|(?:я\s+)?(?:думаю|считаю|полагаю|знаю|слышал[аи]?)(?:\s*,?\s*что)?\b|мне\s+кажется(?:\s*,?\s*что)?"
+    r"|по-моему|по\s+моему|(?:это|вы)\s+(?:правда|верно|правы|интересно)\b"
+    r")[\s,!.:;…—–-]*",
+    re.IGNORECASE,
+)
+"""Discourse openers (interjections, agreement, hedges) that carry no claim of their own."""
+
+_NON_CLAIM = re.compile(
+    r"^(?:(?:i\s+)?hope\s+(?:this|that|it)\s+helps|let\s+me\s+know\b.*|feel\s+free\b.*|thanks?\b.*|thank\s+you\b.*"
+    r"|see(?:\s+(?:above|below))?|надеюсь,?\s+(?:это\s+)?помо.*|спасибо\b.*|см\.?)[\s.!…]*$",
+    re.IGNORECASE,
+)
+"""Whole sentences that close or wrap an answer without asserting anything."""
+
+
+def claims(text: str) -> list[str]:
+    """Split ``text`` into claim sentences: what the local judge treats as statements.
+
+    Citation markers are removed; leading interjections and hedges (``yes,``, ``that's true.``,
+    ``I think that``, ``мне кажется, что``) are stripped; questions and fragments left with no
+    content word and no number are dropped (they assert nothing that a context could support).
+
+    Args:
+        text: a response, reference or any passage (English or Russian).
+
+    Returns:
+        The claims in order, stripped (possibly empty).
+    """
+    out: list[str] = []
+    for sentence in split_sentences(strip_citations(text)):
+        claim = sentence.strip()
+        while True:
+            shorter = _LEAD_IN.sub("", claim, count=1).strip()
+            if shorter == claim:
+                break
+            claim = shorter
+        if not claim or claim.rstrip(" \"'»”)").endswith("?") or _NON_CLAIM.match(claim):
+            continue
+        f = features(claim)
+        if not f.content and not f.numbers:
+            continue
+        out.append(claim)
+    return out
