@@ -84,15 +84,6 @@ def test_config_errors_exit_2(tmp_path: Path) -> None:
     assert bad_option.returncode == 2 and "use one of mean, median, min, max, majority" in bad_option.stderr
 
 
-def _local_judge_available() -> bool:
-    try:
-        from ragqa.judges.local import LocalJudge  # noqa: F401
-    except ImportError:
-        return False
-    return True
-
-
-@pytest.mark.skipif(not _local_judge_available(), reason="the local judge is not built yet")
 def test_evaluate_shipped_dataset_offline_with_local_panel(tmp_path: Path) -> None:
     out = tmp_path / "results.jsonl"
     result = ragqa("evaluate", IT_HELPDESK, "--profile", "local", "--out", str(out))
