@@ -36,7 +36,10 @@ class Container(containers.DeclarativeContainer):
     closer = providers.Singleton(factory.Closer)
     limiters = providers.Singleton(factory.make_limiters)
     embedders = providers.Singleton(factory.build_embedders, settings.provided.embedders.call(), limiters, closer)
-    judges = providers.Singleton(factory.build_judges, settings.provided.judges.call(), limiters, closer, embedders)
+    cache = providers.Singleton(factory.open_cache, settings.provided.ragqa.cache, closer)
+    judges = providers.Singleton(
+        factory.build_judges, settings.provided.judges.call(), limiters, closer, embedders, cache
+    )
     metrics = providers.Singleton(
         factory.build_metrics, settings.provided.ragqa.metrics, settings.provided.ragqa.metric_options
     )
