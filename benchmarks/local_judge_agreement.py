@@ -8,7 +8,7 @@ Runs the real Faithfulness metric (``ragqa.metrics.Faithfulness``) through the
   words removed, no stemming) found in its best-matching context sentence, capped by the share of
   its numbers found.
 - ``local-strict`` / ``local-lenient``: the two local judges of ``application-local.yaml``
-  (support threshold 0.6 with the number check; 0.4 without it).
+  read from that file (support threshold 0.6 with number and entity checks; 0.4 without them).
 - ``...-binary``: the same judges with their graded support hidden, so the metric sees only the
   0/1 verdicts an LLM would give (shows how often binary verdicts tie).
 
@@ -56,7 +56,9 @@ from ragqa.prompts.base import Prompt
 from ragqa.prompts.nli import NLIInput, NLIOutput, StatementVerdict
 from ragqa.prompts.statements import StatementsInput, StatementsOutput
 from ragqa.schema import Language, Sample
-from ragqa.settings import LocalJudgeSettings
+from ragqa.settings import load_settings
+
+ROOT = Path(__file__).resolve().parents[1]
 
 In = TypeVar("In", bound=BaseModel)
 Out = TypeVar("Out", bound=BaseModel)
@@ -229,8 +231,10 @@ def _value(x: float) -> float:
 
 
 async def run(data: Path, begin_limit: int | None, seed: int) -> tuple[list[Row], float]:
-    strict = LocalJudge("local-strict", LocalJudgeSettings(support_threshold=0.6))
-    lenient = LocalJudge("local-lenient", LocalJudgeSettings(support_threshold=0.4, number_check=False))
+    # The two judges exactly as application-local.yaml configures them, so the docs stay in step.
+    panel = {m.id: m for m in load_settings(ROOT, ["local"], environ={}).judges()}
+    strict = LocalJudge("local-strict", panel["local-strict"].local)
+    lenient = LocalJudge("local-lenient", panel["local-lenient"].local)
     judges: list[Judge] = [
         YardstickJudge(),
         strict,
