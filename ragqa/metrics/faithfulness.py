@@ -17,7 +17,7 @@ from ragqa.metrics.base import Direction, Metric, MetricContext
 from ragqa.prompts.nli import StatementVerdict
 from ragqa.schema import MetricScore, Sample
 
-__all__ = ["Faithfulness", "faithfulness_score", "supported_statements"]
+__all__ = ["Faithfulness", "explain", "faithfulness_score", "supported_statements"]
 
 
 def faithfulness_score(verdicts: Sequence[float]) -> float:
@@ -46,12 +46,37 @@ async def supported_statements(
     return statements, verdicts
 
 
-def _details(statements: Sequence[str], verdicts: Sequence[StatementVerdict]) -> dict[str, object]:
-    return {
+def explain(
+    statements: Sequence[str], verdicts: Sequence[StatementVerdict], *, unsupported_first: bool
+) -> tuple[str, dict[str, object]]:
+    """The reason and the intermediate steps shared by faithfulness and hallucination.
+
+    Args:
+        statements: the response's statements.
+        verdicts: one verdict per statement (same order).
+        unsupported_first: word the reason as "k of n unsupported" (hallucination) instead of
+            "k of n supported" (faithfulness).
+
+    Returns:
+        ``(reason, details)``; details hold ``statements``, ``verdicts`` (values in [0, 1]) and
+        ``reasons``, and ``unsupported`` lists the statements with a value below 0.5.
+    """
+    unsupported = [s for s, v in zip(statements, verdicts, strict=True) if v.value < 0.5]
+    if not statements:
+        reason = "the response makes no statement"
+    elif unsupported_first:
+        reason = f"{len(unsupported)} of {len(statements)} statements unsupported"
+    else:
+        reason = f"{len(statements) - len(unsupported)} of {len(statements)} statements supported"
+    if unsupported:
+        reason += f"; unsupported: {'; '.join(unsupported)}"
+    details: dict[str, object] = {
         "statements": list(statements),
         "verdicts": [v.value for v in verdicts],
         "reasons": [v.reason for v in verdicts],
+        "unsupported": unsupported,
     }
+    return reason, details
 
 
 class Faithfulness(Metric):
@@ -75,12 +100,5 @@ class Faithfulness(Metric):
     async def score(self, sample: Sample, judge: Judge, context: MetricContext) -> MetricScore:
         """Score ``sample`` (see the class docstring)."""
         statements, verdicts = await supported_statements(sample, judge, context)
-        value = faithfulness_score([v.value for v in verdicts])
-        unsupported = [s for s, v in zip(statements, verdicts, strict=True) if v.value < 0.5]
-        reason = (
-            "the response makes no statement"
-            if not statements
-            else f"{len(statements) - len(unsupported)} of {len(statements)} statements supported"
-            + (f"; unsupported: {'; '.join(unsupported)}" if unsupported else "")
-        )
-        return MetricScore(value=value, reason=reason, details=_details(statements, verdicts))
+        reason, details = explain(statements, verdicts, unsupported_first=False)
+        return MetricScore(value=faithfulness_score([v.value for v in verdicts]), reason=reason, details=details)

@@ -13,7 +13,7 @@ from typing import ClassVar
 
 from ragqa.judges.base import Judge
 from ragqa.metrics.base import Direction, Metric, MetricContext
-from ragqa.metrics.faithfulness import _details, faithfulness_score, supported_statements
+from ragqa.metrics.faithfulness import explain, faithfulness_score, supported_statements
 from ragqa.schema import MetricScore, Sample
 
 __all__ = ["Hallucination", "hallucination_score"]
@@ -51,12 +51,5 @@ class Hallucination(Metric):
     async def score(self, sample: Sample, judge: Judge, context: MetricContext) -> MetricScore:
         """Score ``sample`` (see the class docstring)."""
         statements, verdicts = await supported_statements(sample, judge, context)
-        value = hallucination_score([v.value for v in verdicts])
-        unsupported = [s for s, v in zip(statements, verdicts, strict=True) if v.value < 0.5]
-        reason = (
-            "the response makes no statement"
-            if not statements
-            else f"{len(unsupported)} of {len(statements)} statements unsupported"
-            + (f": {'; '.join(unsupported)}" if unsupported else "")
-        )
-        return MetricScore(value=value, reason=reason, details=_details(statements, verdicts))
+        reason, details = explain(statements, verdicts, unsupported_first=True)
+        return MetricScore(value=hallucination_score([v.value for v in verdicts]), reason=reason, details=details)
