@@ -32,7 +32,7 @@ from typing import Any, Literal
 from pydantic import ValidationError
 
 from ragqa.errors import DatasetError
-from ragqa.report import Report
+from ragqa.report import Report, finite_json
 from ragqa.schema import Sample
 
 __all__ = [
@@ -516,7 +516,7 @@ def result_records(report: Report) -> Iterator[dict[str, Any]]:
                     ),
                 }
             )
-        yield _finite(
+        yield finite_json(
             {
                 "sample_id": result.sample_id,
                 "metric": result.metric,
@@ -543,14 +543,3 @@ def write_results_jsonl(report: Report, path: str | Path) -> int:
             f.write(json.dumps(record, ensure_ascii=False, allow_nan=False) + "\n")
             n += 1
     return n
-
-
-def _finite(value: Any) -> Any:
-    """Replace NaN and infinities by ``None``, recursively (strict JSON has no NaN)."""
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_finite(v) for v in value]
-    return value

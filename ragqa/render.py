@@ -15,14 +15,13 @@ import io
 import json
 import math
 from collections.abc import Callable, Sequence
-from typing import Any
 
 from rich import box
 from rich.console import Console, Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from ragqa.report import MetricSummary, Report
+from ragqa.report import MetricSummary, Report, finite_json
 from ragqa.schema import JudgeFailure, Language, Usage
 
 __all__ = ["DIRECTION_LABELS", "render_report", "report_renderable", "report_to_json", "report_to_text"]
@@ -206,17 +205,7 @@ def report_to_json(report: Report, *, indent: int | None = 2) -> str:
     """
     data = report.model_dump(mode="json")
     data["usage"] = report.usage.model_dump(mode="json")
-    return json.dumps(_finite(data), ensure_ascii=False, indent=indent, allow_nan=False)
-
-
-def _finite(value: Any) -> Any:
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_finite(v) for v in value]
-    return value
+    return json.dumps(finite_json(data), ensure_ascii=False, indent=indent, allow_nan=False)
 
 
 def _clip(text: str, limit: int) -> str:

@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from ragqa.metrics._math import nan_mean
 from ragqa.schema import PanelResult, Usage
 
-__all__ = ["JudgeSummary", "MetricSummary", "Report", "SkippedSample", "summarize"]
+__all__ = ["JudgeSummary", "MetricSummary", "Report", "SkippedSample", "finite_json", "summarize"]
 
 
 class JudgeSummary(BaseModel):
@@ -159,3 +159,21 @@ def summarize(results: Sequence[PanelResult], judge_ids: Sequence[str]) -> list[
             )
         )
     return summaries
+
+
+def finite_json(value: Any) -> Any:
+    """Replace NaN and infinities by ``None``, recursively (strict JSON has no NaN).
+
+    Args:
+        value: a JSON-like value (dicts, lists, tuples, floats and other scalars).
+
+    Returns:
+        The same structure with every non-finite float replaced by ``None``; tuples become lists.
+    """
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: finite_json(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [finite_json(v) for v in value]
+    return value
