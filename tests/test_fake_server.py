@@ -9,7 +9,6 @@ import struct
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
 from typing import Any
 
 import openai
@@ -17,19 +16,10 @@ import pytest
 
 from ragqa.prompts.nli import NLI, NLIInput, NLIOutput
 from ragqa.prompts.statements import STATEMENTS, StatementsInput
-from ragqa.testing import ChatRequest, FakeOpenAIServer, Fault, fake_openai_server, ragqa_responder
+from ragqa.testing import ChatRequest, FakeOpenAIServer, Fault, ragqa_responder
 from ragqa.testing.server import example_from_schema, fake_openai_server_fixture
 
-
-@pytest.fixture(scope="module")
-def srv() -> Iterator[FakeOpenAIServer]:
-    with fake_openai_server() as server:
-        yield server
-
-
-@pytest.fixture(autouse=True)
-def _clean(srv: FakeOpenAIServer) -> None:
-    srv.reset()
+pytestmark = pytest.mark.usefixtures("reset_srv")
 
 
 def post(srv: FakeOpenAIServer, path: str, body: dict[str, Any], headers: dict[str, str] | None = None) -> Any:

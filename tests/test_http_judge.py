@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from datetime import timedelta
 from typing import Any
 
@@ -31,22 +30,14 @@ from ragqa.settings import (
     ResolvedEmbeddingModel,
     RetrySettings,
 )
-from ragqa.testing import ChatRequest, FakeOpenAIServer, fake_openai_server, ragqa_responder
+from ragqa.testing import ChatRequest, FakeOpenAIServer, ragqa_responder
 from ragqa.usage import usage_scope
 
 KEY = "sk-judge-test-5f1e2d3c4b5a"
 DATA = StatementsInput(question="Who?", answer="Ada wrote programs. She lived in London.")
 
 
-@pytest.fixture(scope="module")
-def srv() -> Iterator[FakeOpenAIServer]:
-    with fake_openai_server() as server:
-        yield server
-
-
-@pytest.fixture(autouse=True)
-def _clean(srv: FakeOpenAIServer) -> None:
-    srv.reset()
+pytestmark = pytest.mark.usefixtures("reset_srv")
 
 
 def chat_model(

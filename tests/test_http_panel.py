@@ -87,9 +87,7 @@ def srv() -> Iterator[FakeOpenAIServer]:
         yield server
 
 
-@pytest.fixture(autouse=True)
-def _clean(srv: FakeOpenAIServer) -> None:
-    srv.reset()
+pytestmark = pytest.mark.usefixtures("reset_srv")
 
 
 def write_app(tmp_path: Path) -> Path:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Iterator
 from datetime import timedelta
 
 import pytest
@@ -17,7 +16,7 @@ from ragqa.judges.ratelimit import ProviderLimiter, ProviderLimiters, TokenBucke
 from ragqa.metrics import Faithfulness
 from ragqa.prompts.statements import STATEMENTS, StatementsInput
 from ragqa.settings import ChatOptions, ProviderLimits, ResolvedChatModel, RetrySettings
-from ragqa.testing import FakeOpenAIServer, fake_openai_server, make_sample, ragqa_responder
+from ragqa.testing import FakeOpenAIServer, make_sample, ragqa_responder
 
 
 class Clock:
@@ -28,15 +27,7 @@ class Clock:
         return self.now
 
 
-@pytest.fixture(scope="module")
-def srv() -> Iterator[FakeOpenAIServer]:
-    with fake_openai_server() as server:
-        yield server
-
-
-@pytest.fixture(autouse=True)
-def _clean(srv: FakeOpenAIServer) -> None:
-    srv.reset()
+pytestmark = pytest.mark.usefixtures("reset_srv")
 
 
 def test_token_bucket_starts_full_and_reserves_in_order() -> None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import email.utils
 import itertools
 import logging
-from collections.abc import Iterator
 from datetime import timedelta
 
 import pytest
@@ -16,7 +15,7 @@ from ragqa.judges.openai import OpenAIJudge
 from ragqa.judges.retry import Failure, RetryPolicy, call_with_retry, parse_retry_after
 from ragqa.prompts.statements import STATEMENTS, StatementsInput
 from ragqa.settings import BackoffSettings, ChatOptions, ResolvedChatModel, RetrySettings
-from ragqa.testing import FakeOpenAIServer, fake_openai_server
+from ragqa.testing import FakeOpenAIServer
 
 SPRING_REPO = RetrySettings(
     on_http_codes=[429],
@@ -25,15 +24,7 @@ SPRING_REPO = RetrySettings(
 )
 
 
-@pytest.fixture(scope="module")
-def srv() -> Iterator[FakeOpenAIServer]:
-    with fake_openai_server() as server:
-        yield server
-
-
-@pytest.fixture(autouse=True)
-def _clean(srv: FakeOpenAIServer) -> None:
-    srv.reset()
+pytestmark = pytest.mark.usefixtures("reset_srv")
 
 
 def model(srv: FakeOpenAIServer, name: str, *, retry: RetrySettings, timeout_s: float = 5.0) -> ResolvedChatModel:
