@@ -1,5 +1,23 @@
 """Typed judge prompts, one module per step; shared steps are shared modules."""
 
-from ragqa.prompts.base import Example, Prompt
+from __future__ import annotations
 
-__all__ = ["Example", "Prompt"]
+from collections.abc import Mapping
+from typing import Any
+
+from ragqa.prompts.attribution import ATTRIBUTION
+from ragqa.prompts.base import Example, Prompt
+from ragqa.prompts.context_usefulness import CONTEXT_USEFULNESS
+from ragqa.prompts.entities import ENTITIES
+from ragqa.prompts.nli import NLI
+from ragqa.prompts.question_generation import QUESTION_GENERATION
+from ragqa.prompts.statement_relevance import STATEMENT_RELEVANCE
+from ragqa.prompts.statements import STATEMENTS
+
+__all__ = ["PROMPTS", "Example", "Prompt"]
+
+PROMPTS: Mapping[str, Prompt[Any, Any]] = {
+    p.name: p
+    for p in (STATEMENTS, NLI, CONTEXT_USEFULNESS, ATTRIBUTION, ENTITIES, QUESTION_GENERATION, STATEMENT_RELEVANCE)
+}
+"""Every prompt ragqa's metrics send, by name (names are unique and stable)."""

@@ -8,6 +8,7 @@ from ragqa.testing.server import (
     RecordedRequest,
     fake_openai_server,
     fake_openai_server_fixture,
+    local_judge_responder,
     ragqa_responder,
 )
 
@@ -22,6 +23,7 @@ __all__ = [
     "StaticEmbedder",
     "fake_openai_server",
     "fake_openai_server_fixture",
+    "local_judge_responder",
     "make_sample",
     "ragqa_responder",
 ]

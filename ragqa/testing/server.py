@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import concurrent.futures
 import hashlib
 import json
 import math
@@ -45,6 +46,9 @@ from typing import Any
 
 from aiohttp import web
 
+from ragqa.schema import Language
+from ragqa.settings import LocalJudgeSettings
+
 __all__ = [
     "ChatRequest",
     "FakeOpenAIServer",
@@ -55,6 +59,7 @@ __all__ = [
     "fake_openai_server",
     "fake_openai_server_fixture",
     "fake_openai_server_process",
+    "local_judge_responder",
     "ragqa_responder",
 ]
 
@@ -291,6 +296,50 @@ def ragqa_responder(
                 )
             return {"verdicts": verdicts}
         return other(request)
+
+    return respond
+
+
+def local_judge_responder(
+    settings: LocalJudgeSettings | None = None, *, fallback: Responder | None = None
+) -> Callable[[ChatRequest], dict[str, Any] | str | Fault]:
+    """A responder that answers every ragqa prompt the way the offline local judge would.
+
+    The prompt is recognised by the requested schema's title (the output model's name) or, in
+    modes without a schema, by the input's fields; the local judge answers it and the output
+    goes back as JSON, so graded support is lost and the client sees binary verdicts as from
+    an LLM. Use it to drive every metric end to end over real HTTP.
+
+    Args:
+        settings: the local judge's settings (default: its defaults).
+        fallback: responder for requests that are not ragqa prompts (default: schema instance).
+
+    Returns:
+        A responder for :meth:`FakeOpenAIServer.script`.
+    """
+    from ragqa.judges.local import LocalJudge
+    from ragqa.prompts import PROMPTS
+
+    judge = LocalJudge("fake-local", settings)
+    other = fallback or default_responder
+    by_title = {p.output_model.__name__: p for p in PROMPTS.values()}
+    by_fields = {frozenset(p.input_model.model_fields): p for p in PROMPTS.values()}
+
+    def respond(request: ChatRequest) -> dict[str, Any] | str | Fault:
+        data = request.input
+        title = (request.schema or {}).get("title")
+        prompt = by_title.get(str(title)) if title else None
+        if prompt is None and data is not None:
+            prompt = by_fields.get(frozenset(data))
+        if prompt is None or data is None:
+            return other(request)
+        parsed = prompt.input_model.model_validate(data)
+        language: Language = "ru" if "Теперь сделай то же самое" in request.prompt else "en"
+        # The server's own loop is running in this thread: answer on a short-lived loop beside it.
+        with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+            out = pool.submit(asyncio.run, judge.ask(prompt, parsed, language=language)).result()
+        answer: dict[str, Any] = out.model_dump(mode="json")
+        return answer
 
     return respond
 
