@@ -33,7 +33,7 @@ import types
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import timedelta
 from pathlib import Path
-from typing import Annotated, Any, Literal, Union, cast, get_args, get_origin
+from typing import Annotated, Any, Literal, TypedDict, Union, cast, get_args, get_origin
 from urllib.parse import urlparse
 
 import yaml
@@ -522,6 +522,20 @@ def _provider_key(group: str | None, provider: str, base_url: str | None) -> str
     return host or "default"
 
 
+class _ResolvedCommon(TypedDict):
+    """What :class:`ResolvedChatModel` and :class:`ResolvedEmbeddingModel` resolve alike."""
+
+    id: str
+    provider: Literal["openai", "local"]
+    model: str
+    base_url: str | None
+    api_key: SecretStr | None
+    provider_key: str
+    retry: RetrySettings
+    limits: ProviderLimits
+    price: Price | None
+
+
 class Settings(BaseSettings):
     """The whole configuration: ``spring`` (Spring AI shape) and ``ragqa`` (ragqa's own section).
 
@@ -572,32 +586,11 @@ class Settings(BaseSettings):
         _check_unique_ids((e.id for e in entries), base_key)
         out: list[ResolvedChatModel] = []
         for entry in entries:
-            model = entry.options.model or entry.id
             lowest = openai.chat.options if entry.provider == "openai" else ChatOptions()
             options = _overlay_chat(lowest, ai.chat_models.default_options, entry.options)
-            options["model"] = model
-            base_url: str | None = None
-            api_key: SecretStr | None = None
-            if entry.provider == "openai":
-                user = f"chat model {entry.id!r}"
-                base_url = _require(_first_set(entry.base_url, openai.chat.base_url, openai.base_url), user)
-                api_key = _require(_first_set(entry.api_key, openai.chat.api_key, openai.api_key), user)
-            provider_key = _provider_key(entry.group, entry.provider, base_url)
-            out.append(
-                ResolvedChatModel(
-                    id=entry.id,
-                    provider=entry.provider,
-                    model=model,
-                    base_url=base_url,
-                    api_key=api_key,
-                    provider_key=provider_key,
-                    options=ChatOptions.model_validate(options),
-                    local=entry.local,
-                    retry=ai.retry,
-                    limits=self.ragqa.providers.get(provider_key, self.ragqa.default_limits),
-                    price=self.ragqa.prices.get(model, self.ragqa.prices.get(entry.id)),
-                )
-            )
+            common = self._resolve_common(entry, openai.chat, f"chat model {entry.id!r}")
+            options["model"] = common["model"]
+            out.append(ResolvedChatModel(**common, options=ChatOptions.model_validate(options), local=entry.local))
         return out
 
     def embedders(self) -> list[ResolvedEmbeddingModel]:
@@ -622,33 +615,46 @@ class Settings(BaseSettings):
         _check_unique_ids((e.id for e in entries), base_key)
         out: list[ResolvedEmbeddingModel] = []
         for entry in entries:
-            model = entry.options.model or entry.id
-            lowest_e = openai.embedding.options if entry.provider == "openai" else EmbeddingOptions()
-            options = _overlay_embedding(lowest_e, ai.embedding_models.default_options, entry.options)
-            options["model"] = model
-            base_url: str | None = None
-            api_key: SecretStr | None = None
-            if entry.provider == "openai":
-                user = f"embedding model {entry.id!r}"
-                base_url = _require(_first_set(entry.base_url, openai.embedding.base_url, openai.base_url), user)
-                api_key = _require(_first_set(entry.api_key, openai.embedding.api_key, openai.api_key), user)
-            provider_key = _provider_key(entry.group, entry.provider, base_url)
+            lowest = openai.embedding.options if entry.provider == "openai" else EmbeddingOptions()
+            options = _overlay_embedding(lowest, ai.embedding_models.default_options, entry.options)
+            common = self._resolve_common(entry, openai.embedding, f"embedding model {entry.id!r}")
+            options["model"] = common["model"]
             out.append(
-                ResolvedEmbeddingModel(
-                    id=entry.id,
-                    provider=entry.provider,
-                    model=model,
-                    base_url=base_url,
-                    api_key=api_key,
-                    provider_key=provider_key,
-                    options=EmbeddingOptions.model_validate(options),
-                    retry=ai.retry,
-                    limits=self.ragqa.providers.get(provider_key, self.ragqa.default_limits),
-                    price=self.ragqa.prices.get(model, self.ragqa.prices.get(entry.id)),
-                    method=entry.method,
-                )
+                ResolvedEmbeddingModel(**common, options=EmbeddingOptions.model_validate(options), method=entry.method)
             )
         return out
+
+    def _resolve_common(
+        self,
+        entry: ChatModelEntry | EmbeddingModelEntry,
+        client: OpenAIChatSettings | OpenAIEmbeddingSettings,
+        user: str,
+    ) -> _ResolvedCommon:
+        """The fields chat and embedding models resolve alike (see :meth:`judges`).
+
+        ``model`` is ``options.model`` else ``id``; an ``openai`` entry takes ``base-url`` /
+        ``api-key`` from itself, else ``client``, else ``spring.ai.openai`` (``user`` names the
+        model in errors); then the provider key, retry, limits and price follow.
+        """
+        openai = self.spring.ai.openai
+        model = entry.options.model or entry.id
+        base_url: str | None = None
+        api_key: SecretStr | None = None
+        if entry.provider == "openai":
+            base_url = _require(_first_set(entry.base_url, client.base_url, openai.base_url), user)
+            api_key = _require(_first_set(entry.api_key, client.api_key, openai.api_key), user)
+        provider_key = _provider_key(entry.group, entry.provider, base_url)
+        return _ResolvedCommon(
+            id=entry.id,
+            provider=entry.provider,
+            model=model,
+            base_url=base_url,
+            api_key=api_key,
+            provider_key=provider_key,
+            retry=self.spring.ai.retry,
+            limits=self.ragqa.providers.get(provider_key, self.ragqa.default_limits),
+            price=self.ragqa.prices.get(model, self.ragqa.prices.get(entry.id)),
+        )
 
     def check(self) -> None:
         """Resolve the panel once (judges and embedders) so that configuration errors surface at start-up.
