@@ -198,25 +198,21 @@ class _Client:
 
     def __init__(
         self,
-        model_id: str,
-        model_name: str,
-        api_key: SecretStr | None,
-        price: Price | None,
-        policy: RetryPolicy,
-        limiter: ProviderLimiter,
+        model: ResolvedChatModel | ResolvedEmbeddingModel,
+        limiter: ProviderLimiter | None,
         http_client: Any | None,
-        timeout_s: float,
     ) -> None:
-        self._id = model_id
-        self._model_name = model_name
-        self._secret = api_key.get_secret_value() if api_key is not None else ""
-        self._price = price
-        self._policy = policy
-        self.limiter = limiter
+        timeout = model.options.timeout
+        self._id = model.id
+        self._model_name = model.model
+        self._secret = model.api_key.get_secret_value() if model.api_key is not None else ""
+        self._price = model.price
+        self._policy = RetryPolicy(model.retry)
+        self.limiter = limiter or ProviderLimiter(model.provider_key, model.limits)
         self._owns_client = http_client is None
         self._http = http_client if http_client is not None else openai.DefaultAioHttpClient()
-        self._timeout_s = timeout_s
-        self._label = f"{model_id!r} (model {model_name})"
+        self._timeout_s = timeout.total_seconds() if timeout is not None else DEFAULT_TIMEOUT_S
+        self._label = f"{model.id!r} (model {model.model})"
 
     @property
     def id(self) -> str:
@@ -324,17 +320,7 @@ class OpenAIJudge(_Client):
         http_client: Any | None = None,
     ) -> None:
         options = model.options
-        timeout_s = options.timeout.total_seconds() if options.timeout is not None else DEFAULT_TIMEOUT_S
-        super().__init__(
-            model.id,
-            model.model,
-            model.api_key,
-            model.price,
-            RetryPolicy(model.retry),
-            limiter or ProviderLimiter(model.provider_key, model.limits),
-            http_client,
-            timeout_s,
-        )
+        super().__init__(model, limiter, http_client)
         self.model = model
         self.structured_output = options.structured_output or "json_schema"
         self._extra_body: dict[str, Any] = {}
@@ -347,7 +333,7 @@ class OpenAIJudge(_Client):
             temperature=options.temperature,
             top_p=options.top_p,
             seed=options.seed,
-            timeout=timeout_s,
+            timeout=self._timeout_s,
             max_retries=0,
             default_headers=dict(options.headers) or None,
             extra_body=self._extra_body or None,
@@ -485,17 +471,7 @@ class OpenAIEmbedder(_Client):
         http_client: Any | None = None,
     ) -> None:
         options = model.options
-        timeout_s = options.timeout.total_seconds() if options.timeout is not None else DEFAULT_TIMEOUT_S
-        super().__init__(
-            model.id,
-            model.model,
-            model.api_key,
-            model.price,
-            RetryPolicy(model.retry),
-            limiter or ProviderLimiter(model.provider_key, model.limits),
-            http_client,
-            timeout_s,
-        )
+        super().__init__(model, limiter, http_client)
         self.model = model
         self.batch_size = max(1, options.batch_size or DEFAULT_EMBEDDING_BATCH)
         self._lc = OpenAIEmbeddings(
@@ -506,7 +482,7 @@ class OpenAIEmbedder(_Client):
             check_embedding_ctx_length=False,
             chunk_size=self.batch_size,
             max_retries=0,
-            request_timeout=timeout_s,
+            request_timeout=self._timeout_s,
             http_async_client=self._http,
         )
         self._params: dict[str, Any] = {"model": model.model}
