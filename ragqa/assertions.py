@@ -493,6 +493,10 @@ async def assert_metric(
 
 
 _private_loop: asyncio.AbstractEventLoop | None = None
+_IN_RUNNING_LOOP = (
+    "check_metric() cannot run inside a running event loop (an async test or application); "
+    "use `await assert_metric(...)` there instead"
+)
 
 
 def _loop_running() -> bool:
@@ -516,10 +520,7 @@ def run_sync(coro: Coroutine[Any, Any, T]) -> T:
     global _private_loop
     if _loop_running():
         coro.close()
-        raise RuntimeError(
-            "check_metric() cannot run inside a running event loop (an async test or application); "
-            "use `await assert_metric(...)` there instead"
-        )
+        raise RuntimeError(_IN_RUNNING_LOOP)
     if _private_loop is None or _private_loop.is_closed():
         _private_loop = asyncio.new_event_loop()
     return _private_loop.run_until_complete(coro)
@@ -556,10 +557,7 @@ def check_metric(
     """
     __tracebackhide__ = True
     if _loop_running():
-        raise RuntimeError(
-            "check_metric() cannot run inside a running event loop (an async test or application); "
-            "use `await assert_metric(...)` there instead"
-        )
+        raise RuntimeError(_IN_RUNNING_LOOP)
     return run_sync(assert_metric(evaluator, metric, sample, threshold=threshold, policy=policy, thresholds=thresholds))
 
 
