@@ -59,6 +59,14 @@ EXIT_USAGE = 2
 
 _CI_VARIABLES = ("CI", "GITHUB_ACTIONS", "GITLAB_CI", "BUILDKITE", "JENKINS_URL", "TF_BUILD")
 
+_ProfileOption = Annotated[
+    str | None,
+    typer.Option("--profile", "-p", help="Active profiles, comma separated (default: RAGQA_PROFILES_ACTIVE)."),
+]
+_ConfigOption = Annotated[
+    Path | None, typer.Option("--config", "-c", help="The application.yaml (default: ./application.yaml).")
+]
+
 
 def _version(value: bool) -> None:
     if value:
@@ -300,13 +308,8 @@ def evaluate(
             "Default: ragqa.metrics of the settings.",
         ),
     ] = None,
-    profile: Annotated[
-        str | None,
-        typer.Option("--profile", "-p", help="Active profiles, comma separated (default: RAGQA_PROFILES_ACTIVE)."),
-    ] = None,
-    config: Annotated[
-        Path | None, typer.Option("--config", "-c", help="The application.yaml (default: ./application.yaml).")
-    ] = None,
+    profile: _ProfileOption = None,
+    config: _ConfigOption = None,
     out: Annotated[
         Path | None, typer.Option("--out", "-o", help="Write per-sample, per-judge results as JSONL here.")
     ] = None,
@@ -446,13 +449,8 @@ def list_metrics() -> None:
 
 @config_app.command("show")
 def config_show(
-    profile: Annotated[
-        str | None,
-        typer.Option("--profile", "-p", help="Active profiles, comma separated (default: RAGQA_PROFILES_ACTIVE)."),
-    ] = None,
-    config: Annotated[
-        Path | None, typer.Option("--config", "-c", help="The application.yaml (default: ./application.yaml).")
-    ] = None,
+    profile: _ProfileOption = None,
+    config: _ConfigOption = None,
 ) -> None:
     """Print the resolved settings as YAML with every secret masked, then the resolved judge panel."""
     from ragqa.settings import render_settings
