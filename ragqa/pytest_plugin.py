@@ -440,12 +440,13 @@ class RagqaHelper:
         self._results_path = results_path
         self._loop = loop
 
-    async def _verdict(
+    def _score_metric(
         self, metric: Metric | str, sample: Sample, threshold: float | None, policy: Policy | None
-    ) -> MetricVerdict:
+    ) -> Coroutine[Any, Any, MetricVerdict]:
+        """The :func:`ragqa.assertions.score_metric` call with this fixture's policy and thresholds."""
         from ragqa.assertions import score_metric
 
-        coro = score_metric(
+        return score_metric(
             self.evaluator,
             metric,
             sample,
@@ -453,12 +454,17 @@ class RagqaHelper:
             policy=policy if policy is not None else self.policy,
             thresholds=self.thresholds,
         )
+
+    async def _verdict(
+        self, metric: Metric | str, sample: Sample, threshold: float | None, policy: Policy | None
+    ) -> MetricVerdict:
+        coro = self._score_metric(metric, sample, threshold, policy)
         return await (self._loop.arun(coro) if self._loop is not None else coro)
 
     def _verdict_sync(
         self, metric: Metric | str, sample: Sample, threshold: float | None, policy: Policy | None
     ) -> MetricVerdict:
-        from ragqa.assertions import run_sync, score_metric
+        from ragqa.assertions import run_sync
 
         try:
             asyncio.get_running_loop()
@@ -468,14 +474,7 @@ class RagqaHelper:
             raise RuntimeError(
                 "ragqa.check_metric() is for plain tests; in an async test use `await ragqa.assert_metric(...)`"
             )
-        coro = score_metric(
-            self.evaluator,
-            metric,
-            sample,
-            threshold=threshold,
-            policy=policy if policy is not None else self.policy,
-            thresholds=self.thresholds,
-        )
+        coro = self._score_metric(metric, sample, threshold, policy)
         return self._loop.run(coro) if self._loop is not None else run_sync(coro)
 
     async def score(
