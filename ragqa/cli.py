@@ -255,18 +255,14 @@ def _problems_error(problems: Sequence[SampleError]) -> SampleError:
 
 
 def _check_samples(samples: Sequence[Sample], metrics: Sequence[Metric]) -> None:
-    """Check every sample against every metric's required fields (no judge involved).
+    """Check every sample against every metric's required fields before any judge is built.
 
     Raises:
         SampleError: listing the first problems (sample id or line, field, metric, fix).
     """
-    problems: list[SampleError] = []
-    for sample in samples:
-        for metric in metrics:
-            try:
-                metric.validate(sample)
-            except SampleError as exc:
-                problems.append(exc)
+    from ragqa.evaluation import validate_samples
+
+    problems = validate_samples(samples, metrics)
     if problems:
         raise _problems_error(problems)
 

@@ -25,7 +25,7 @@ from ragqa.report import Report, SkippedSample, summarize
 from ragqa.schema import JudgeFailure, JudgeOutcome, Language, PanelResult, Sample
 from ragqa.usage import usage_scope
 
-__all__ = ["PanelEvaluator", "PanelOptions", "ProgressCallback"]
+__all__ = ["PanelEvaluator", "PanelOptions", "ProgressCallback", "validate_samples"]
 
 log = logging.getLogger(__name__)
 
@@ -52,6 +52,27 @@ class PanelOptions:
     language: Language = "en"
     max_concurrent_samples: int = 16
     on_invalid: Literal["raise", "skip"] = "raise"
+
+
+def validate_samples(samples: Sequence[Sample], metrics: Sequence[Metric]) -> list[SampleError]:
+    """Check every sample against every metric's required fields; no judge is involved.
+
+    Args:
+        samples: the samples, in dataset order.
+        metrics: the metrics they will be scored with.
+
+    Returns:
+        Every problem (sample, field, metric, fix), in sample then metric order; empty when all
+        samples are valid.
+    """
+    problems: list[SampleError] = []
+    for sample in samples:
+        for metric in metrics:
+            try:
+                metric.validate(sample)
+            except SampleError as exc:
+                problems.append(exc)
+    return problems
 
 
 class PanelEvaluator:
@@ -84,28 +105,28 @@ class PanelEvaluator:
         self._context = MetricContext(language=self.options.language, embedders=self.embedders)
 
     def validate(self, samples: Sequence[Sample], metrics: Sequence[Metric] | None = None) -> list[SampleError]:
-        """Check every sample against every metric; no judge is called.
+        """Check the panel and every sample against every metric; no judge is called.
 
         Returns:
-            Every problem found (empty when all samples are valid).
+            Every problem found (empty when all samples are valid): first one per metric that
+            needs an embedding model none is configured for (``sample_id`` ``None``), then
+            :func:`validate_samples`'s.
         """
-        problems: list[SampleError] = []
-        for sample in samples:
-            for metric in metrics or self.metrics:
-                try:
-                    metric.validate(sample)
-                except SampleError as exc:
-                    problems.append(exc)
-                if metric.needs_embeddings and not self.embedders:
-                    problems.append(
-                        SampleError(
-                            "needs an embedding model; configure spring.ai.embedding-models.list "
-                            "(or use --profile local with the embeddings extra)",
-                            metric=metric.key,
-                        )
-                    )
-                    break
-        return problems
+        chosen = tuple(metrics) if metrics is not None else self.metrics
+        problems = (
+            []
+            if self.embedders
+            else [
+                SampleError(
+                    "needs an embedding model; configure spring.ai.embedding-models.list "
+                    "(or use --profile local with the embeddings extra)",
+                    metric=metric.key,
+                )
+                for metric in chosen
+                if metric.needs_embeddings
+            ]
+        )
+        return problems + validate_samples(samples, chosen)
 
     async def evaluate(
         self,
@@ -137,6 +158,9 @@ class PanelEvaluator:
                 shown = "\n".join(f"  - {p}" for p in problems[:20])
                 more = f"\n  ... and {len(problems) - 20} more" if len(problems) > 20 else ""
                 raise SampleError(f"{len(problems)} invalid sample(s); nothing was scored:\n{shown}{more}")
+            panel_problems = [p for p in problems if p.sample_id is None]
+            if panel_problems:  # not a sample's fault: skipping samples cannot help
+                raise panel_problems[0]
             bad = {p.sample_id for p in problems}
             skipped = [
                 SkippedSample(sample_id=p.sample_id or "?", metric=p.metric, field=p.field, message=str(p))
