@@ -23,16 +23,18 @@ The flow is one direction::
   the value parsed as a YAML scalar, applied after the profiles; for example
   ``RAGQA__RAGQA__LANGUAGE=ru`` or ``RAGQA__SPRING__AI__CHAT_MODELS__LIST__0__OPTIONS__TEMPERATURE=0.2``.
 
-Modules, one concern each: ``_schema`` (the pydantic models), ``_resolve`` (the panel),
-``_spring_source`` and ``_binding`` (the Spring YAML source), ``_errors`` (validation errors as
-``ConfigError``), ``_render`` (``ragqa config show``), ``_masking`` (what is never shown),
-``_settings`` (the root model and :func:`load_settings`). Import from ``ragqa.settings`` only.
+Modules, one concern each: ``_schema`` (the pydantic models), ``_durations`` (Spring durations),
+``_resolve`` (the panel), ``_spring_source`` and ``_binding`` (the Spring YAML source),
+``_errors`` (validation errors as ``ConfigError``), ``_render`` (``ragqa config show``),
+``_masking`` (what is never shown), ``_settings`` (the root model and :func:`load_settings`).
+Import from ``ragqa.settings`` only.
 
 See ``docs/configuration.md`` for every key with its default.
 """
 
 from __future__ import annotations
 
+from ragqa.settings._durations import Duration, PositiveDuration, parse_duration
 from ragqa.settings._masking import MASK, mask_url
 from ragqa.settings._render import render_model as _render_model  # noqa: F401 - the former private name
 from ragqa.settings._render import render_settings
@@ -49,7 +51,6 @@ from ragqa.settings._schema import (
     ChatOptions,
     CircuitBreakerSettings,
     ConcurrencySettings,
-    Duration,
     EmbeddingModelEntry,
     EmbeddingModelsSettings,
     EmbeddingOptions,
@@ -58,7 +59,6 @@ from ragqa.settings._schema import (
     OpenAIChatSettings,
     OpenAIEmbeddingSettings,
     OpenAISettings,
-    PositiveDuration,
     Price,
     Provider,
     ProviderLimits,
@@ -73,7 +73,6 @@ from ragqa.settings._schema import (
     ThreadsSettings,
     UnresolvedPlaceholder,
     VirtualThreadsSettings,
-    parse_duration,
 )
 from ragqa.settings._settings import PROFILES_ENV, Settings, load_settings
 from ragqa.settings._spring_source import ENV_PREFIX, SpringYamlSource, builtin_profiles

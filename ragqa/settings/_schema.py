@@ -7,16 +7,16 @@ field names by the Spring YAML source (:mod:`ragqa.settings._spring_source`). Th
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping
 from datetime import timedelta
 from pathlib import Path
-from typing import Annotated, Any, Literal, Self, TypedDict
+from typing import Any, Literal, Self, TypedDict
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, SecretStr, model_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
 
 from ragqa.errors import ConfigError
 from ragqa.schema import Language
+from ragqa.settings._durations import Duration, PositiveDuration
 from ragqa.settings._masking import mask_url
 
 __all__ = [
@@ -32,7 +32,6 @@ __all__ = [
     "ChatOptions",
     "CircuitBreakerSettings",
     "ConcurrencySettings",
-    "Duration",
     "EmbeddingModelEntry",
     "EmbeddingModelsSettings",
     "EmbeddingOptions",
@@ -41,7 +40,6 @@ __all__ = [
     "OpenAIChatSettings",
     "OpenAIEmbeddingSettings",
     "OpenAISettings",
-    "PositiveDuration",
     "Price",
     "Provider",
     "ProviderLimits",
@@ -55,7 +53,6 @@ __all__ = [
     "ThreadsSettings",
     "UnresolvedPlaceholder",
     "VirtualThreadsSettings",
-    "parse_duration",
 ]
 
 DEFAULT_CHAT_MODEL = "gpt-4o-mini"
@@ -67,56 +64,6 @@ Provider = Literal["openai", "local"]
 """Who serves a model: ``openai`` (any OpenAI-compatible HTTP server) or ``local`` (ragqa's offline judge)."""
 EmbeddingMethod = Literal["auto", "minilm", "hashing"]
 """How a local embedder embeds: MiniLM when installed (``auto``), ``minilm``, or a hashing bag-of-words."""
-
-# --------------------------------------------------------------------------------------------
-# Durations
-# --------------------------------------------------------------------------------------------
-
-_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ns|us|ms|s|m|h|d)?\s*$", re.IGNORECASE)
-_UNIT_SECONDS: dict[str | None, float] = {
-    "ns": 1e-9,
-    "us": 1e-6,
-    "ms": 1e-3,
-    "s": 1.0,
-    "m": 60.0,
-    "h": 3600.0,
-    "d": 86400.0,
-    None: 1e-3,  # a bare number is milliseconds, as in Spring
-}
-
-
-def parse_duration(value: Any) -> Any:
-    """Parse a Spring-style duration; anything else is left for pydantic (ISO-8601, ``timedelta``).
-
-    Args:
-        value: ``"2000ms"``, ``"2s"``, ``"1m"``, ``"1h"``, ``"1d"`` (also ``ns``, ``us``; unit
-            case-insensitive), or a bare number (``2000``, ``"2000"``) meaning **milliseconds**
-            (Spring's ``DurationStyle.SIMPLE`` with its default unit).
-
-    Returns:
-        A ``timedelta`` for the forms above; other values unchanged (pydantic then accepts
-        ISO-8601 ``"PT2S"``, ``"00:00:02"`` or a ``timedelta``, and rejects the rest).
-    """
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, int | float):
-        return timedelta(milliseconds=value)
-    if isinstance(value, str) and (match := _DURATION.match(value)):
-        unit = match[2].lower() if match[2] else None
-        return timedelta(seconds=float(match[1]) * _UNIT_SECONDS[unit])
-    return value
-
-
-def _positive(value: timedelta) -> timedelta:
-    if value <= timedelta(0):
-        raise ValueError("must be a duration greater than 0, such as 30s (a bare number is milliseconds)")
-    return value
-
-
-Duration = Annotated[timedelta, BeforeValidator(parse_duration)]
-"""A ``timedelta`` that also accepts Spring durations (``2000ms``, ``2s``; bare number = ms)."""
-PositiveDuration = Annotated[timedelta, BeforeValidator(parse_duration), AfterValidator(_positive)]
-"""A :data:`Duration` that must be greater than zero (timeouts, cool-downs, deadlines)."""
 
 # --------------------------------------------------------------------------------------------
 # Building blocks (the contract other modules build against)
