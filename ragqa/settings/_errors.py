@@ -10,6 +10,7 @@ from pydantic import ValidationError
 from ragqa.errors import ConfigError
 from ragqa.settings._binding import join, kebab
 from ragqa.settings._masking import looks_secret, mask_url
+from ragqa.settings._spring_source import describe
 
 __all__ = ["config_error", "dotted"]
 
@@ -60,5 +61,5 @@ def config_error(exc: ValidationError, files: Sequence[Traversable]) -> ConfigEr
             shown = mask_url(value) if isinstance(value, str) else value
             text += f" (got {shown!r})"
         lines.append(text)
-    source = f" (from {', '.join(p.name for p in files)})" if files else ""
+    source = f" (from {', '.join(describe(p) for p in files)})" if files else ""
     return ConfigError(f"invalid settings{source}:\n  " + "\n  ".join(lines), key=first)

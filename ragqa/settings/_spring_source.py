@@ -32,7 +32,7 @@ from ragqa.settings._binding import (
     unknown_key,
 )
 
-__all__ = ["ENV_PREFIX", "SpringYamlSource", "builtin_profiles", "deep_merge", "profile_file"]
+__all__ = ["ENV_PREFIX", "SpringYamlSource", "builtin_profiles", "deep_merge", "describe", "profile_file"]
 
 ENV_PREFIX = "RAGQA__"
 """Prefix of environment variables that override single keys (``RAGQA__RAGQA__LANGUAGE=ru``)."""
@@ -44,8 +44,10 @@ def _builtin_dir() -> Traversable:
     return resources.files("ragqa.settings").joinpath("profiles")
 
 
-def _is_builtin(path: Traversable) -> bool:
-    return not isinstance(path, Path) or str(path).startswith(str(_builtin_dir()))
+def describe(path: Traversable) -> str:
+    """How messages name a settings file: its name, with `` (built-in)`` for a profile shipped in ragqa."""
+    builtin = not isinstance(path, Path) or str(path).startswith(str(_builtin_dir()))
+    return f"{path.name} (built-in)" if builtin else path.name
 
 
 def builtin_profiles() -> list[str]:
@@ -239,7 +241,7 @@ class SpringYamlSource(PydanticBaseSettingsSource):
 
     def _load(self, path: Traversable) -> dict[str, Any]:
         self.files.append(path)
-        where = f"{path.name} (built-in)" if _is_builtin(path) else path.name
+        where = describe(path)
         data = normalise(_read_yaml(path), self.settings_cls, "", where, Expander(self.environ, where))
         return cast(dict[str, Any], data)
 
