@@ -55,6 +55,9 @@ def create_container(
 ) -> Container:
     """Create a container for ``config`` (an ``application.yaml`` path; default ``./application.yaml``).
 
+    An explicit ``config`` must exist; the default may be absent (then the defaults, plus any
+    profile found beside it or built into ragqa, e.g. ``local``).
+
     Settings are loaded and validated on first use (``container.settings()``); call it once at
     start-up to fail fast on configuration errors.
 
@@ -68,7 +71,7 @@ def create_container(
     container.config.from_dict(
         {
             "directory": str(path.parent),
-            "config_file": str(path),
+            "config_file": str(path) if config is not None else None,
             "profiles": list(profiles),
             "environ": dict(environ if environ is not None else os.environ),
         }
