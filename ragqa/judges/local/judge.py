@@ -181,7 +181,8 @@ class LocalJudge:
         :data:`ALGORITHM_VERSION` and the installed ragqa version. The judge id is left out (it
         changes no answer), like the model id of an HTTP judge's fingerprint.
         """
-        embedder = self.embedder.fingerprint if self.embedder is not None and self.settings.use_embeddings else None
+        used = self.embedder is not None and self.settings.use_embeddings
+        embedder = json.loads(self.embedder.fingerprint) if self.embedder is not None and used else None
         return json.dumps(
             {
                 "provider": "local",
