@@ -48,7 +48,8 @@ class Judge(Protocol):
         """Answer ``prompt`` for ``data``.
 
         Returns:
-            A validated instance of ``prompt.output_model``.
+            A validated instance of ``prompt.output_model``, or of a subclass of it (the local
+            judge's graded outputs); an LLM's JSON is parsed into ``prompt.output_model`` itself.
 
         Raises:
             ragqa.errors.JudgeError: on any failure (timeout, HTTP, invalid output, unsupported).
