@@ -68,6 +68,7 @@ ALGORITHM_VERSION = "2"
 Bump it whenever a handler, the text processing or the support scorer changes what the judge
 answers for the same input and settings, so that cached answers of the old algorithm are not
 served (the ragqa version in the fingerprint covers released changes; this covers the rest).
+Version 2: supports summed with ``math.fsum`` (bit-identical across processes).
 """
 
 In = TypeVar("In", bound=BaseModel)
@@ -181,8 +182,9 @@ class LocalJudge:
         :data:`ALGORITHM_VERSION` and the installed ragqa version. The judge id is left out (it
         changes no answer), like the model id of an HTTP judge's fingerprint.
         """
-        used = self.embedder is not None and self.settings.use_embeddings
-        embedder = json.loads(self.embedder.fingerprint) if self.embedder is not None and used else None
+        embedder = None  # an embedder the judge does not use changes no answer
+        if self.embedder is not None and self.settings.use_embeddings:
+            embedder = json.loads(self.embedder.fingerprint)
         return json.dumps(
             {
                 "provider": "local",
