@@ -49,7 +49,7 @@ from pydantic import BaseModel
 
 from ragqa.evaluation import PanelEvaluator, PanelOptions
 from ragqa.judges.base import Judge
-from ragqa.judges.local import LocalJudge
+from ragqa.judges.local import GradedNLIOutput, GradedStatementVerdict, LocalJudge
 from ragqa.judges.local.text import STOP_WORDS
 from ragqa.metrics import Faithfulness
 from ragqa.prompts.base import Prompt
@@ -105,6 +105,10 @@ class YardstickJudge:
     def id(self) -> str:
         return self._id
 
+    @property
+    def fingerprint(self) -> str:
+        return json.dumps({"provider": "yardstick"})
+
     async def ask(self, prompt: Prompt[In, Out], data: In, *, language: Language = "en") -> Out:
         if isinstance(data, StatementsInput):
             out: BaseModel = StatementsOutput(statements=_sentences(data.answer))
@@ -113,9 +117,9 @@ class YardstickJudge:
             for s in data.statements:
                 value = yardstick_support(s, data.context)
                 verdicts.append(
-                    StatementVerdict(statement=s, reason="yardstick", verdict=int(value >= 0.5), support=value)
+                    GradedStatementVerdict(statement=s, reason="yardstick", verdict=int(value >= 0.5), support=value)
                 )
-            out = NLIOutput(verdicts=verdicts)
+            out = GradedNLIOutput(verdicts=verdicts)
         else:  # pragma: no cover - Faithfulness asks only these two
             raise NotImplementedError(prompt.name)
         assert isinstance(out, prompt.output_model)
@@ -133,11 +137,16 @@ class BinaryOnly:
     def id(self) -> str:
         return self._id
 
+    @property
+    def fingerprint(self) -> str:
+        return json.dumps({"binary": self._inner.fingerprint})
+
     async def ask(self, prompt: Prompt[In, Out], data: In, *, language: Language = "en") -> Out:
         out = await self._inner.ask(prompt, data, language=language)
-        if isinstance(out, NLIOutput):
-            for v in out.verdicts:
-                v.support = None
+        if isinstance(out, NLIOutput):  # keep only what an LLM may say: the binary verdicts
+            binary = NLIOutput(verdicts=[StatementVerdict(**v.model_dump(exclude={"support"})) for v in out.verdicts])
+            assert isinstance(binary, prompt.output_model)
+            return binary
         return out
 
 

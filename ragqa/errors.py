@@ -12,7 +12,8 @@ attributes (not only in the message), so callers never branch on message text::
         ├── JudgeHTTPError     the provider answered with an HTTP error after all retries
         ├── JudgeRateLimited   the provider's rate limiter rejected or timed out the call
         ├── JudgeOutputError   the output did not validate against the prompt's schema (raw kept)
-        └── JudgeUnsupported   this judge cannot answer this prompt (e.g. the local judge)
+        ├── JudgeUnsupported   this judge cannot answer this prompt (e.g. the local judge)
+        └── ScoreOutOfRange    a score outside the metric's declared range, or infinite (never NaN)
 
 Programming misuse (wrong types passed by a caller) raises ``TypeError``/``ValueError`` as usual.
 """
@@ -30,6 +31,7 @@ __all__ = [
     "JudgeUnsupported",
     "RagqaError",
     "SampleError",
+    "ScoreOutOfRange",
 ]
 
 
@@ -134,3 +136,31 @@ class JudgeOutputError(JudgeError):
 
 class JudgeUnsupported(JudgeError):
     """This judge cannot answer this prompt (for example the local judge and entity extraction)."""
+
+
+class ScoreOutOfRange(JudgeError):
+    """A metric computed a score outside its declared ``value_range`` (or an infinity).
+
+    Raised by :class:`~ragqa.evaluation.PanelEvaluator` when it checks every score, so it is
+    recorded as that judge's failure and never aggregated. NaN is not out of range: it means
+    "unscored". The cause is a judge whose output slipped past validation or a metric bug.
+
+    Attributes:
+        metric: the metric's key.
+        value: the offending score.
+        value_range: the metric's closed range ``(low, high)``.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        metric: str,
+        value: float,
+        value_range: tuple[float, float],
+        **kwargs: str | None,
+    ) -> None:
+        super().__init__(message, **kwargs)
+        self.metric = metric
+        self.value = value
+        self.value_range = value_range

@@ -5,7 +5,18 @@ import pytest
 from ragqa.errors import JudgeUnsupported
 from ragqa.evaluation import PanelEvaluator
 from ragqa.judges.base import Embedder, Judge
-from ragqa.judges.local import LocalEmbedder, LocalJudge, claims, hashing_vector, minilm_available, split_sentences
+from ragqa.judges.local import (
+    GradedAttributionOutput,
+    GradedContextUsefulnessOutput,
+    GradedNLIOutput,
+    GradedRelevanceOutput,
+    LocalEmbedder,
+    LocalJudge,
+    claims,
+    hashing_vector,
+    minilm_available,
+    split_sentences,
+)
 from ragqa.metrics import Faithfulness, Hallucination
 from ragqa.metrics._math import cosine
 from ragqa.prompts.attribution import ATTRIBUTION, AttributionInput
@@ -194,6 +205,25 @@ async def test_each_call_is_recorded_as_one_free_call() -> None:
 def test_local_judge_and_embedder_satisfy_the_protocols() -> None:
     assert isinstance(LocalJudge("local"), Judge)
     assert isinstance(LocalEmbedder("e", "hashing"), Embedder)
+
+
+async def test_graded_prompts_answer_with_graded_subclasses_whose_value_is_the_support() -> None:
+    judge = LocalJudge("local")
+    answers = [
+        await judge.ask(NLI, NLIInput(context=CONTEXT, statements=["It was completed in 1889, painted gold."])),
+        await judge.ask(ATTRIBUTION, AttributionInput(question="q", context=CONTEXT, answer="It opened in 1889.")),
+        await judge.ask(CONTEXT_USEFULNESS, ContextUsefulnessInput(question="q", context=CONTEXT, answer="1889.")),
+        await judge.ask(STATEMENT_RELEVANCE, StatementRelevanceInput(question="How tall?", statements=["Tall."])),
+    ]
+    graded = [GradedNLIOutput, GradedAttributionOutput, GradedContextUsefulnessOutput, GradedRelevanceOutput]
+    for out, cls in zip(answers, graded, strict=True):
+        assert type(out) is cls
+        items = getattr(out, "verdicts", None) or getattr(out, "classifications", None) or [out]
+        for item in items:
+            assert item.value == item.support and 0.0 <= item.support <= 1.0
+            assert f'"support":{item.support!r}' in item.model_dump_json()
+    (verdict,) = answers[0].verdicts
+    assert 0.0 < verdict.value < 1.0  # graded: "painted gold" is missing, the rest is found
 
 
 # ---- other prompts --------------------------------------------------------------------------

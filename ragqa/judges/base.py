@@ -32,11 +32,24 @@ class Judge(Protocol):
         """The judge's identifier in reports (the chat model id of ``application.yaml``)."""
         ...
 
+    @property
+    def fingerprint(self) -> str:
+        """The judge's identity for caches: covers everything that changes an answer, never a secret.
+
+        Two judges with equal fingerprints must give the same answer to the same prompt version,
+        language and input (the disk cache, :class:`~ragqa.cache.CachingJudge`, serves one's
+        answers to the other). Include provider, endpoint, model, decoding options and any
+        setting or algorithm version that changes an answer; never an API key or a header.
+        Wrappers that do not change answers return their inner judge's fingerprint.
+        """
+        ...
+
     async def ask(self, prompt: Prompt[In, Out], data: In, *, language: Language = "en") -> Out:
         """Answer ``prompt`` for ``data``.
 
         Returns:
-            A validated instance of ``prompt.output_model``.
+            A validated instance of ``prompt.output_model``, or of a subclass of it (the local
+            judge's graded outputs); an LLM's JSON is parsed into ``prompt.output_model`` itself.
 
         Raises:
             ragqa.errors.JudgeError: on any failure (timeout, HTTP, invalid output, unsupported).
@@ -81,6 +94,11 @@ class SharedCallJudge:
     def id(self) -> str:
         """The wrapped judge's id."""
         return self._judge.id
+
+    @property
+    def fingerprint(self) -> str:
+        """The wrapped judge's fingerprint (sharing calls changes no answer)."""
+        return self._judge.fingerprint
 
     @property
     def inner(self) -> Judge:

@@ -7,12 +7,13 @@ lives in pure module-level functions next to it.
 
 from __future__ import annotations
 
+import math
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import ClassVar, Literal
 
-from ragqa.errors import SampleError
+from ragqa.errors import SampleError, ScoreOutOfRange
 from ragqa.judges.base import Embedder, Judge
 from ragqa.schema import Language, MetricScore, Sample
 
@@ -90,6 +91,36 @@ class Metric(ABC):
                     field=name,
                     metric=self.key,
                 )
+
+    def check_score(self, score: MetricScore, *, judge_id: str) -> None:
+        """Check that ``score.value`` is NaN (unscored) or a finite number in :attr:`value_range`.
+
+        The panel evaluator calls this on every score before it is recorded, so a score out of
+        range becomes that judge's failure instead of entering an aggregate.
+
+        Args:
+            score: what :meth:`score` returned.
+            judge_id: the judge that produced it (named in the error).
+
+        Raises:
+            ScoreOutOfRange: (step ``score``) when the value is infinite or outside the range;
+                ``raw`` holds the score with its reason and details, to find the cause.
+        """
+        value = score.value
+        low, high = self.value_range
+        if math.isnan(value) or (math.isfinite(value) and low <= value <= high):
+            return
+        raise ScoreOutOfRange(
+            f"{self.key} with judge {judge_id} scored {value!r}, outside its range [{low:g}, {high:g}]; "
+            "the score is discarded (a judge answer that slipped past validation, or a metric bug; "
+            "the raw field holds the metric's details)",
+            metric=self.key,
+            value=value,
+            value_range=(low, high),
+            judge_id=judge_id,
+            step="score",
+            raw=score.model_dump_json(),
+        )
 
     @abstractmethod
     async def score(self, sample: Sample, judge: Judge, context: MetricContext) -> MetricScore:

@@ -9,7 +9,6 @@ attributed}]}``).
 from __future__ import annotations
 
 from pydantic import BaseModel, Field
-from pydantic.json_schema import SkipJsonSchema
 
 from ragqa.prompts.base import Example, Prompt
 
@@ -25,18 +24,20 @@ class AttributionInput(BaseModel):
 
 
 class Attribution(BaseModel):
-    """The classification of one reference sentence."""
+    """The classification of one reference sentence, as an LLM may give it.
+
+    Only what an LLM is asked for is a field; any other key in its JSON (such as ``support``) is
+    ignored, so an LLM's classification is always binary.
+    """
 
     statement: str = Field(description="The sentence of the reference, copied")
     reason: str = Field(description="Why it can or cannot be attributed to the context")
     attributed: int = Field(ge=0, le=1, description="1 if the sentence can be attributed to the context, else 0")
-    support: SkipJsonSchema[float | None] = Field(default=None, exclude=True)
-    """Graded attribution in [0, 1] from non-LLM judges (the local judge); never asked of an LLM."""
 
     @property
     def value(self) -> float:
-        """The classification as a number in [0, 1]: ``support`` when given, else ``attributed``."""
-        return float(self.attributed) if self.support is None else self.support
+        """The classification as a number, 0.0 or 1.0 (graded subclasses of non-LLM judges return their grade)."""
+        return float(self.attributed)
 
 
 class AttributionOutput(BaseModel):

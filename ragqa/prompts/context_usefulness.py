@@ -9,7 +9,6 @@ with verdict 1 when the context was useful.
 from __future__ import annotations
 
 from pydantic import BaseModel, Field
-from pydantic.json_schema import SkipJsonSchema
 
 from ragqa.prompts.base import Example, Prompt
 
@@ -25,17 +24,19 @@ class ContextUsefulnessInput(BaseModel):
 
 
 class ContextUsefulnessOutput(BaseModel):
-    """The usefulness verdict for one context."""
+    """The usefulness verdict for one context, as an LLM may give it.
+
+    Only what an LLM is asked for is a field; any other key in its JSON (such as ``support``) is
+    ignored, so an LLM's verdict is always binary.
+    """
 
     reason: str = Field(description="Why the context is or is not useful for the answer")
     verdict: int = Field(ge=0, le=1, description="1 if the context was useful in arriving at the answer, else 0")
-    support: SkipJsonSchema[float | None] = Field(default=None, exclude=True)
-    """Graded usefulness in [0, 1] from non-LLM judges (the local judge); never asked of an LLM."""
 
     @property
     def value(self) -> float:
-        """The verdict as a number in [0, 1]: ``support`` when given, else ``verdict``."""
-        return float(self.verdict) if self.support is None else self.support
+        """The verdict as a number, 0.0 or 1.0 (graded subclasses of non-LLM judges return their grade)."""
+        return float(self.verdict)
 
 
 CONTEXT_USEFULNESS: Prompt[ContextUsefulnessInput, ContextUsefulnessOutput] = Prompt(

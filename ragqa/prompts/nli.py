@@ -9,7 +9,6 @@ that their number matches the statements sent.
 from __future__ import annotations
 
 from pydantic import BaseModel, Field
-from pydantic.json_schema import SkipJsonSchema
 
 from ragqa.prompts.base import Example, Prompt
 
@@ -24,21 +23,20 @@ class NLIInput(BaseModel):
 
 
 class StatementVerdict(BaseModel):
-    """The verdict for one statement."""
+    """The verdict for one statement, as an LLM may give it.
+
+    Only what an LLM is asked for is a field; any other key in its JSON (a ``support`` it was
+    talked into emitting, say) is ignored, so an LLM's verdict is always binary.
+    """
 
     statement: str = Field(description="The statement, copied")
     reason: str = Field(description="Why it is or is not supported")
     verdict: int = Field(ge=0, le=1, description="1 if the statement can be directly inferred from the context, else 0")
-    support: SkipJsonSchema[float | None] = Field(default=None, exclude=True)
-    """Graded support in [0, 1] from non-LLM judges (the local judge); never asked of an LLM.
-
-    When set, metrics use it instead of the binary ``verdict`` so offline scores rank finely.
-    """
 
     @property
     def value(self) -> float:
-        """The verdict as a number in [0, 1]: ``support`` when given, else ``verdict``."""
-        return float(self.verdict) if self.support is None else self.support
+        """The verdict as a number, 0.0 or 1.0 (graded subclasses of non-LLM judges return their grade)."""
+        return float(self.verdict)
 
 
 class NLIOutput(BaseModel):

