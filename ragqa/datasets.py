@@ -32,7 +32,7 @@ from typing import Any, Literal
 from pydantic import ValidationError
 
 from ragqa.errors import DatasetError
-from ragqa.report import Report, finite_json
+from ragqa.report import Report
 from ragqa.schema import Sample
 
 __all__ = [
@@ -483,48 +483,11 @@ def _clip(text: str, limit: int) -> str:
 
 
 def result_records(report: Report) -> Iterator[dict[str, Any]]:
-    """One JSON-ready dict per (sample, metric) of ``report``, in report order.
+    """One record per (sample, metric) of ``report``, in report order (:func:`ragqa.render.records.result_record`)."""
+    from ragqa.render.records import result_record
 
-    Shape: ``{sample_id, metric, direction, aggregate: {value, strategy, spread, n_ok, n_nan,
-    n_failed, quorum, quorum_met}, judges: [{judge_id, score, reason, details, latency_s, usage:
-    {calls, prompt_tokens, completion_tokens, latency_s, cost}, failure: {step, error_type,
-    message, raw} | null}]}``. NaN and infinite numbers become ``null`` (NaN = unscored). Judges
-    keep panel order. No settings are included, so no secret can leak here.
-    """
     for result in report.results:
-        judges = []
-        for outcome in result.judges:
-            score = outcome.score
-            failure = outcome.failure
-            judges.append(
-                {
-                    "judge_id": outcome.judge_id,
-                    "score": score.value if score is not None else None,
-                    "reason": score.reason if score is not None else None,
-                    "details": score.details if score is not None else {},
-                    "latency_s": outcome.latency_s,
-                    "usage": outcome.usage.model_dump(mode="json"),
-                    "failure": (
-                        {
-                            "step": failure.step,
-                            "error_type": failure.error_type,
-                            "message": failure.message,
-                            "raw": failure.raw,
-                        }
-                        if failure is not None
-                        else None
-                    ),
-                }
-            )
-        yield finite_json(
-            {
-                "sample_id": result.sample_id,
-                "metric": result.metric,
-                "direction": result.direction,
-                "aggregate": result.aggregate.model_dump(mode="json"),
-                "judges": judges,
-            }
-        )
+        yield result_record(result)
 
 
 def write_results_jsonl(report: Report, path: str | Path) -> int:

@@ -115,3 +115,31 @@ def test_junit_writer_counts_failures_and_errors(tmp_path):
     assert (root.get("tests"), root.get("failures"), root.get("errors")) == ("3", "1", "1")
     assert root.find("testsuite/testcase/properties/property").get("value") == "0.9000"
     assert not (tmp_path / "junit.xml.partial").exists()
+
+
+def test_records_round_trip_with_nan_failures_and_usage():
+    import json
+    import math
+
+    from ragqa.render.records import read_result_record, result_record
+    from ragqa.schema import Aggregate, JudgeFailure, JudgeOutcome, MetricScore, PanelResult, Usage
+
+    result = PanelResult(
+        sample_id="s1",
+        metric="noise_sensitivity(mode=relevant)",
+        direction="lower",
+        judges=[
+            JudgeOutcome(judge_id="a", score=MetricScore(value=0.25, reason="r", details={"v": [1, 0]}),
+                         usage=Usage(calls=2, prompt_tokens=10, cost=0.5), latency_s=0.1),
+            JudgeOutcome(judge_id="b", score=MetricScore(value=math.nan, reason="no statements")),
+            JudgeOutcome(judge_id="c", failure=JudgeFailure(judge_id="c", metric="noise_sensitivity(mode=relevant)",
+                                                           sample_id="s1", step="nli", error_type="JudgeTimeout",
+                                                           message="timed out")),
+        ],
+        aggregate=Aggregate(value=0.25, strategy="mean", spread=0.0, n_ok=1, n_nan=1, n_failed=1, quorum=1,
+                            quorum_met=True),
+    )
+    record = json.loads(json.dumps(result_record(result), allow_nan=False))
+    again = read_result_record(record)
+    assert result_record(again) == record
+    assert math.isnan(again.judges[1].score.value) and again.judges[2].failure.step == "nli"
