@@ -143,3 +143,32 @@ def test_records_round_trip_with_nan_failures_and_usage():
     again = read_result_record(record)
     assert result_record(again) == record
     assert math.isnan(again.judges[1].score.value) and again.judges[2].failure.step == "nli"
+
+
+def test_renderers_are_picked_by_suffix_and_unknown_ones_are_refused(tmp_path):
+    import json
+    import xml.etree.ElementTree as ET
+
+    from ragqa.evaluation import PanelEvaluator
+    from ragqa.metrics import build_metric
+    from ragqa.render import RenderOptions, renderer_for
+    from ragqa.run import run_sync
+    from ragqa.testing import ScriptedJudge, make_sample
+
+    judge = ScriptedJudge(
+        "j",
+        {
+            "statements": [{"statements": ["a", "b"]}],
+            "nli": [{"verdicts": [{"statement": "a", "reason": "r", "verdict": 1},
+                                  {"statement": "b", "reason": "r", "verdict": 0}]}],
+        },
+    )
+    sample = make_sample(id="s1", user_input="q", response="a. b.", retrieved_contexts=["ctx"])
+    report = run_sync(PanelEvaluator([judge], [build_metric("faithfulness")]).evaluate([sample]))
+    for name in ("out.json", "out.jsonl", "out.xml"):
+        renderer_for(tmp_path / name).write(report, tmp_path / name, RenderOptions(thresholds={"faithfulness": 0.8}))
+    assert json.loads((tmp_path / "out.json").read_text())["results"][0]["aggregate"]["value"] == 0.5
+    assert json.loads((tmp_path / "out.jsonl").read_text().splitlines()[0])["metric"] == "faithfulness"
+    assert ET.parse(tmp_path / "out.xml").getroot().get("failures") == "1"
+    with pytest.raises(ConfigError, match=r"no output format writes '\.txt'"):
+        renderer_for(tmp_path / "out.txt")
