@@ -172,3 +172,9 @@ def test_renderers_are_picked_by_suffix_and_unknown_ones_are_refused(tmp_path):
     assert ET.parse(tmp_path / "out.xml").getroot().get("failures") == "1"
     with pytest.raises(ConfigError, match=r"no output format writes '\.txt'"):
         renderer_for(tmp_path / "out.txt")
+
+
+def test_an_unknown_metric_option_names_the_valid_ones():
+    with pytest.raises(ConfigError, match=r"Did you mean mode for 'mod'.*Options: mode, counting") as err:
+        MetricSpec.parse("noise_sensitivity(mod=irrelevant)").build()
+    assert err.value.key == "ragqa.metric-options.noise_sensitivity"

@@ -55,6 +55,7 @@ def build_metric(name: str, options: Mapping[str, Any] | None = None) -> Metric:
         ConfigError: for an unknown name (with the closest names) or options the metric rejects.
     """
     import difflib
+    import inspect
 
     cls = METRICS.get(name)
     if cls is None:
@@ -62,6 +63,23 @@ def build_metric(name: str, options: Mapping[str, Any] | None = None) -> Metric:
         hint = f" Did you mean {', '.join(close)}?" if close else ""
         raise ConfigError(f"unknown metric {name!r}.{hint} Known: {', '.join(METRICS)}", key="ragqa.metrics")
     factory: Callable[..., Metric] = cls
+    accepted = [
+        p.name
+        for p in inspect.signature(cls).parameters.values()
+        if p.kind is p.KEYWORD_ONLY or p.kind is p.POSITIONAL_OR_KEYWORD
+    ]
+    unknown = [k for k in (options or {}) if k not in accepted]
+    if unknown:
+        hints = "".join(
+            f" Did you mean {', '.join(close)} for {k!r}?"
+            for k in unknown
+            if (close := difflib.get_close_matches(k, accepted, n=2))
+        )
+        raise ConfigError(
+            f"unknown option(s) {', '.join(map(repr, unknown))} of metric {name!r}.{hints} "
+            f"Options: {', '.join(accepted) or 'none'}",
+            key=f"ragqa.metric-options.{name}",
+        )
     try:
         return factory(**dict(options or {}))
     except (TypeError, ValueError) as exc:
