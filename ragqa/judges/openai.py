@@ -7,7 +7,8 @@ must be closed with ``aclose()`` on the event loop that used it.
 
 What one :meth:`OpenAIJudge.ask` does:
 
-1. renders the prompt as one user message (``prompt.render(data, language)``, RAGAS-style);
+1. renders the prompt as a system message (rules) and a user message (RAGAS-style task, data
+   blocks): ``prompt.messages(data, language)``;
 2. asks for structured output the way the model's ``structured-output`` option says:
    ``json_schema`` (default: ``response_format={"type": "json_schema", ...}``), ``json_mode``
    (``{"type": "json_object"}``), ``function_calling`` (one forced tool whose parameters are the
@@ -39,7 +40,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any, TypeVar
 
 import openai
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from langchain_openai import ChatOpenAI, OpenAIEmbeddings
 from pydantic import BaseModel, SecretStr, ValidationError
 
@@ -414,7 +415,10 @@ class OpenAIJudge(_Client):
             JudgeTimeout: no answer within the timeout on every attempt.
             JudgeRateLimited: the provider's limiter refused the call.
         """
-        messages: list[BaseMessage] = [HumanMessage(content=prompt.render(data, language))]
+        messages: list[BaseMessage] = [
+            SystemMessage(content=m.content) if m.role == "system" else HumanMessage(content=m.content)
+            for m in prompt.messages(data, language)
+        ]
         raw = await self._complete(messages, prompt)
         try:
             return _validate(prompt, raw)
