@@ -45,6 +45,7 @@ from langchain_openai import ChatOpenAI, OpenAIEmbeddings
 from pydantic import BaseModel, SecretStr, ValidationError
 
 from ragqa.errors import JudgeError, JudgeHTTPError, JudgeOutputError, JudgeTimeout
+from ragqa.judges._guard import check_remote_allowed
 from ragqa.judges.ratelimit import ProviderLimiter, ProviderLimiters
 from ragqa.judges.retry import Failure, RetryPolicy, call_with_retry
 from ragqa.prompts.base import Prompt
@@ -214,6 +215,7 @@ class _Client:
         self._http = http_client if http_client is not None else openai.DefaultAioHttpClient()
         self._timeout_s = timeout.total_seconds() if timeout is not None else DEFAULT_TIMEOUT_S
         self._label = f"{model.id!r} (model {model.model})"
+        self._base_url = openai_base_url(model.base_url)
 
     @property
     def id(self) -> str:
@@ -238,6 +240,7 @@ class _Client:
 
     async def _send(self, call: Any, step: str) -> Any:
         """Run ``call()`` (one request) under the limiter, a deadline and the retry policy."""
+        check_remote_allowed(self._base_url, judge_id=self._id, step=step)  # RAGQA_BLOCK_REMOTE
 
         async def attempt() -> Any:
             async with self.limiter.slot(self._id, step), asyncio.timeout(self._timeout_s):
