@@ -271,3 +271,34 @@ async def test_a_crashing_responder_or_an_empty_hang_is_recorded_not_papered_ove
     assert hang.status == 400 and "hang ended with no answer" in hang.message
     srv.reset()
     assert srv.failures == []
+
+
+@pytest.mark.parametrize("name", sorted(PROMPTS))
+@pytest.mark.parametrize("language", ["en", "ru"])
+def test_every_prompt_gets_an_answer_of_its_own_output_model(name: str, language: Any) -> None:
+    prompt = PROMPTS[name]
+    example = (prompt.examples.get(language) or prompt.examples["en"])[0]
+    answer = ragqa_responder()(request_for(prompt, example.input, language))
+    assert isinstance(answer, dict)
+    prompt.output_model.model_validate(answer)
+
+
+async def test_a_real_repair_turn_is_answered_from_the_original_prompt(srv: FakeOpenAIServer) -> None:
+    rules = ragqa_responder()
+    turns: list[bool] = []
+
+    def garbage_first(request: ChatRequest) -> Any:
+        turns.append(request.is_repair)
+        return rules(request) if request.is_repair else "Sure, the statements are fine."
+
+    srv.script("m", garbage_first)
+    judge = judge_at(srv)
+    try:
+        out = await judge.ask(
+            STATEMENTS, StatementsInput(question="q", answer="Ada wrote programs. She lived in London.")
+        )
+    finally:
+        await judge.aclose()
+    assert turns == [False, True]
+    assert out.statements == ["Ada wrote programs.", "She lived in London."]
+    assert srv.failures == []
