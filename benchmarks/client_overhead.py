@@ -73,12 +73,12 @@ def judge_for(base_url: str, mode: str, concurrency: int) -> OpenAIJudge:
 def raw_call(client: openai.AsyncOpenAI) -> Callable[[], Awaitable[object]]:
     """The floor: the OpenAI SDK alone, json_schema response_format, then validation."""
     fmt = {"type": "json_schema", "json_schema": {"name": "NLIOutput", "schema": NLI.output_schema}}
-    text = NLI.render(DATA)
+    messages = [{"role": m.role, "content": m.content} for m in NLI.messages(DATA)]
 
     async def raw() -> object:
         resp = await client.chat.completions.create(
             model="bench",
-            messages=[{"role": "user", "content": text}],
+            messages=messages,
             response_format=fmt,  # type: ignore[arg-type]
         )
         return NLI.output_model.model_validate_json(resp.choices[0].message.content or "")

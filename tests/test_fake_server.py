@@ -6,6 +6,8 @@ import base64
 import json
 import math
 import struct
+import subprocess
+import sys
 import time
 import urllib.error
 import urllib.request
@@ -14,10 +16,10 @@ from typing import Any
 import openai
 import pytest
 
-from ragqa.prompts.nli import NLI, NLIInput, NLIOutput
+from ragqa.prompts.nli import NLI, NLIOutput
 from ragqa.prompts.statements import STATEMENTS, StatementsInput
-from ragqa.testing import ChatRequest, FakeOpenAIServer, Fault, ragqa_responder
-from ragqa.testing.server import example_from_schema, fake_openai_server_fixture
+from ragqa.testing import ChatRequest, FakeOpenAIServer, Fault
+from ragqa.testing.server import example_from_schema, fake_openai_server_fixture, fake_openai_server_process
 
 pytestmark = pytest.mark.usefixtures("reset_srv")
 
@@ -165,27 +167,26 @@ def test_embeddings_are_deterministic_unit_vectors_in_float_and_base64(srv: Fake
     assert len(json.loads(text)["data"][0]["embedding"]) == 8  # default dimensions
 
 
-def test_ragqa_responder_answers_statements_and_nli_from_rules() -> None:
-    respond = ragqa_responder()
+def test_the_process_runner_serves_ragqa_prompts_from_python_dash_m() -> None:
+    data = StatementsInput(question="q", answer="Ada wrote programs. She lived in London.")
+    messages = [{"role": m.role, "content": m.content} for m in STATEMENTS.messages(data)]
+    fmt = {"type": "json_schema", "json_schema": {"name": "StatementsOutput", "schema": STATEMENTS.output_schema}}
+    with fake_openai_server_process(responder="ragqa") as base_url:
+        assert base_url.startswith("http://127.0.0.1:")
+        client = openai.OpenAI(base_url=base_url + "/v1", api_key="k", max_retries=0, timeout=10)
+        reply = client.chat.completions.create(model="any", messages=messages, response_format=fmt)  # type: ignore[arg-type]
+        client.close()
+    assert json.loads(reply.choices[0].message.content or "") == {
+        "statements": ["Ada wrote programs.", "She lived in London."]
+    }
 
-    def request_for(text: str) -> ChatRequest:
-        return ChatRequest(model="m", messages=[{"role": "user", "content": text}], body={}, headers={})
 
-    statements = respond(
-        request_for(STATEMENTS.render(StatementsInput(question="q?", answer="Paris is in France. It is big!")))
+def test_the_module_entry_point_has_a_help_text() -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "ragqa.testing.server", "--help"], capture_output=True, text=True, timeout=60
     )
-    assert statements == {"statements": ["Paris is in France.", "It is big!"]}
-    nli = respond(
-        request_for(
-            NLI.render(
-                NLIInput(context="Paris is the capital of France.", statements=["Paris is in France.", "Rome is old."])
-            )
-        )
-    )
-    assert isinstance(nli, dict)
-    assert [v["verdict"] for v in nli["verdicts"]] == [1, 0]
-    ru = respond(request_for(STATEMENTS.render(StatementsInput(question="?", answer="Да. Нет."), "ru")))
-    assert ru == {"statements": ["Да.", "Нет."]}
+    assert proc.returncode == 0 and "--responder {default,ragqa}" in proc.stdout
+    assert "RuntimeWarning" not in proc.stderr
 
 
 def test_example_from_schema_follows_refs_enums_and_bounds() -> None:

@@ -94,7 +94,7 @@ async def test_options_headers_and_max_tokens_on_the_wire(srv: FakeOpenAIServer)
     assert body["temperature"] == 0.0 and body["top_p"] == 0.9 and body["seed"] == 7
     assert request.headers["x-title"] == "ragqa-tests"
     assert request.headers["authorization"] == f"Bearer {KEY}"
-    assert body["messages"] == [{"role": "user", "content": STATEMENTS.render(DATA)}]
+    assert body["messages"] == [{"role": m.role, "content": m.content} for m in STATEMENTS.messages(DATA)]
 
 
 async def test_unset_options_are_not_sent(srv: FakeOpenAIServer) -> None:
@@ -153,9 +153,9 @@ async def test_one_repair_attempt_fixes_invalid_output(srv: FakeOpenAIServer) ->
     assert out.statements == ["fixed"]
     first, repair = srv.requests
     messages = repair.body["messages"]
-    assert [m["role"] for m in messages] == ["user", "assistant", "user"]
-    assert messages[1]["content"] == '{"statement": "wrong key"}'
-    assert "statements: Field required" in messages[2]["content"]
+    assert [m["role"] for m in messages] == ["system", "user", "assistant", "user"]
+    assert messages[2]["content"] == '{"statement": "wrong key"}'
+    assert "statements: Field required" in messages[3]["content"]
     assert repair.body["response_format"] == first.body["response_format"]
 
 

@@ -269,8 +269,12 @@ async def test_concurrent_judges_share_one_event_loop_and_close_cleanly(srv: Fak
     srv.script("*", ragqa_responder())
     judges = build_openai_judges([model(srv, f"c{i}") for i in range(3)])
     results = await asyncio.gather(
-        *(j.ask(STATEMENTS, StatementsInput(question="q", answer="One. Two.")) for j in judges for _ in range(5))
+        *(
+            j.ask(STATEMENTS, StatementsInput(question="q", answer="Ada wrote programs. She lived in London."))
+            for j in judges
+            for _ in range(5)
+        )
     )
     await aclose_all(judges)
     await aclose_all(judges)  # idempotent
-    assert all(r.statements == ["One.", "Two."] for r in results)
+    assert all(r.statements == ["Ada wrote programs.", "She lived in London."] for r in results)

@@ -3,7 +3,8 @@
 Skipped unless ``RAGQA_LIVE_API_KEY`` and ``RAGQA_LIVE_BASE_URL`` (Spring style, e.g.
 ``https://openrouter.ai/api``) are set, and never under ``.ci/run`` (which sets ``CI``). Optional:
 ``RAGQA_LIVE_MODEL`` (default ``openai/gpt-4o-mini``), ``RAGQA_LIVE_EMBEDDING_MODEL`` (embedding
-test skipped when unset). Run with ``pytest -m live tests/test_live.py``.
+test skipped when unset). Run with ``pytest -m live tests/test_live.py``. These are the only tests
+that turn the suite's ``RAGQA_BLOCK_REMOTE`` off (see ``tests/conftest.py``).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import pytest
 from pydantic import SecretStr
 
 from ragqa.evaluation import PanelEvaluator
+from ragqa.judges._guard import BLOCK_REMOTE_ENV
 from ragqa.judges.openai import OpenAIEmbedder, OpenAIJudge
 from ragqa.metrics import Faithfulness
 from ragqa.prompts.statements import STATEMENTS, StatementsInput
@@ -37,6 +39,13 @@ pytestmark = [
     pytest.mark.skipif(not (KEY and BASE_URL), reason="set RAGQA_LIVE_API_KEY and RAGQA_LIVE_BASE_URL"),
     pytest.mark.skipif(os.environ.get("CI") == "true", reason="live tests never run in CI"),
 ]
+
+
+@pytest.fixture(autouse=True)
+def allow_remote_calls(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Live tests call the real provider: lift the suite-wide block for each of them."""
+    monkeypatch.setenv(BLOCK_REMOTE_ENV, "0")
+
 
 RETRY = RetrySettings(
     max_attempts=4,

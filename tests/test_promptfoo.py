@@ -21,11 +21,11 @@ from ragqa.promptfoo import arun_suite, load_suite, render_templates, run_prompt
 from ragqa.prompts.base import Prompt
 from ragqa.schema import ContextChunk
 from ragqa.testing import FunctionJudge
-from ragqa.testing.server import ChatRequest, FakeOpenAIServer, example_from_schema, ragqa_responder
+from ragqa.testing.server import ChatRequest, FakeOpenAIServer, ragqa_responder
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples" / "promptfoo"
-STRICTNESS = {"judge-a": 0.8, "judge-b": 0.6, "judge-c": 0.9}
+STRICTNESS = {"judge-a": 0.85, "judge-b": 0.6, "judge-c": 0.88}  # off the local judge's supports 0.8 and 0.9
 
 
 def write(tmp_path: Path, text: str, name: str = "tests.yaml") -> Path:
@@ -256,13 +256,15 @@ QUESTIONS = {"Refunds are accepted within 30 days of purchase.": "How long do I 
 
 
 def responder(judge: str) -> Any:
-    def questions(request: ChatRequest) -> Any:
+    rules = ragqa_responder(support_threshold=STRICTNESS[judge])
+
+    def respond(request: ChatRequest) -> Any:
         data = request.input or {}
         if {"response", "attempt"} <= data.keys():  # question generation (answer relevance)
             return {"question": QUESTIONS.get(str(data["response"]), "What?"), "noncommittal": 0}
-        return example_from_schema(request.schema or {})
+        return rules(request)
 
-    return ragqa_responder(support_threshold=STRICTNESS[judge], fallback=questions)
+    return respond
 
 
 @pytest.fixture(scope="module")

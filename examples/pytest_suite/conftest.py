@@ -7,18 +7,24 @@ from collections.abc import Iterator, Mapping
 
 import pytest
 
-from ragqa.testing.server import FakeOpenAIServer, ragqa_responder
+from ragqa.settings import LocalJudgeSettings
+from ragqa.testing import FakeOpenAIServer, local_judge_responder
 
-# Three judges that disagree on borderline statements: a statement is "supported" when at least
-# this share of its content words occurs in the context.
-STRICTNESS = {"judge-a": 0.8, "judge-b": 0.6, "judge-c": 0.9}
+# Three judges that disagree on borderline statements. Each answers like the offline local judge:
+# a statement is supported when its graded support reaches the threshold; judge-b is lenient and
+# does not check numbers.
+PANEL = {
+    "judge-a": LocalJudgeSettings(support_threshold=0.8),
+    "judge-b": LocalJudgeSettings(support_threshold=0.4, number_check=False),
+    "judge-c": LocalJudgeSettings(support_threshold=0.9),
+}
 
 
 @pytest.fixture(scope="session")
 def fake_server() -> Iterator[FakeOpenAIServer]:
     with FakeOpenAIServer() as server:
-        for judge, share in STRICTNESS.items():
-            server.script(judge, ragqa_responder(support_threshold=share))
+        for judge, settings in PANEL.items():
+            server.script(judge, local_judge_responder(settings))
         yield server
 
 
@@ -33,4 +39,4 @@ def judge_c_answers_garbage(fake_server: FakeOpenAIServer) -> Iterator[None]:
     """For one test, judge-c answers prose instead of JSON (its output fails validation)."""
     fake_server.script("judge-c", lambda request: "Sure! The answer looks fine to me.")
     yield
-    fake_server.script("judge-c", ragqa_responder(support_threshold=STRICTNESS["judge-c"]))
+    fake_server.script("judge-c", local_judge_responder(PANEL["judge-c"]))

@@ -7,7 +7,8 @@ must be closed with ``aclose()`` on the event loop that used it.
 
 What one :meth:`OpenAIJudge.ask` does:
 
-1. renders the prompt as one user message (``prompt.render(data, language)``, RAGAS-style);
+1. renders the prompt as a system message (rules) and a user message (RAGAS-style task, data
+   blocks): ``prompt.messages(data, language)``;
 2. asks for structured output the way the model's ``structured-output`` option says:
    ``json_schema`` (default: ``response_format={"type": "json_schema", ...}``), ``json_mode``
    (``{"type": "json_object"}``), ``function_calling`` (one forced tool whose parameters are the
@@ -39,11 +40,12 @@ from collections.abc import Iterable, Sequence
 from typing import Any, TypeVar
 
 import openai
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from langchain_openai import ChatOpenAI, OpenAIEmbeddings
 from pydantic import BaseModel, SecretStr, ValidationError
 
 from ragqa.errors import JudgeError, JudgeHTTPError, JudgeOutputError, JudgeTimeout
+from ragqa.judges._guard import check_remote_allowed
 from ragqa.judges.ratelimit import ProviderLimiter, ProviderLimiters
 from ragqa.judges.retry import Failure, RetryPolicy, call_with_retry
 from ragqa.prompts.base import Prompt
@@ -213,6 +215,7 @@ class _Client:
         self._http = http_client if http_client is not None else openai.DefaultAioHttpClient()
         self._timeout_s = timeout.total_seconds() if timeout is not None else DEFAULT_TIMEOUT_S
         self._label = f"{model.id!r} (model {model.model})"
+        self._base_url = openai_base_url(model.base_url)
 
     @property
     def id(self) -> str:
@@ -237,6 +240,7 @@ class _Client:
 
     async def _send(self, call: Any, step: str) -> Any:
         """Run ``call()`` (one request) under the limiter, a deadline and the retry policy."""
+        check_remote_allowed(self._base_url, judge_id=self._id, step=step)  # RAGQA_BLOCK_REMOTE
 
         async def attempt() -> Any:
             async with self.limiter.slot(self._id, step), asyncio.timeout(self._timeout_s):
@@ -414,7 +418,10 @@ class OpenAIJudge(_Client):
             JudgeTimeout: no answer within the timeout on every attempt.
             JudgeRateLimited: the provider's limiter refused the call.
         """
-        messages: list[BaseMessage] = [HumanMessage(content=prompt.render(data, language))]
+        messages: list[BaseMessage] = [
+            SystemMessage(content=m.content) if m.role == "system" else HumanMessage(content=m.content)
+            for m in prompt.messages(data, language)
+        ]
         raw = await self._complete(messages, prompt)
         try:
             return _validate(prompt, raw)

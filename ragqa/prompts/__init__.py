@@ -6,7 +6,16 @@ from collections.abc import Mapping
 from typing import Any
 
 from ragqa.prompts.attribution import ATTRIBUTION
-from ragqa.prompts.base import Example, Prompt
+from ragqa.prompts.base import (
+    DATA_CLOSE,
+    DATA_OPEN,
+    Example,
+    Message,
+    Prompt,
+    data_block,
+    read_data_blocks,
+    system_rules,
+)
 from ragqa.prompts.context_usefulness import CONTEXT_USEFULNESS
 from ragqa.prompts.entities import ENTITIES
 from ragqa.prompts.nli import NLI
@@ -14,7 +23,17 @@ from ragqa.prompts.question_generation import QUESTION_GENERATION
 from ragqa.prompts.statement_relevance import STATEMENT_RELEVANCE
 from ragqa.prompts.statements import STATEMENTS
 
-__all__ = ["PROMPTS", "Example", "Prompt"]
+__all__ = [
+    "DATA_CLOSE",
+    "DATA_OPEN",
+    "PROMPTS",
+    "Example",
+    "Message",
+    "Prompt",
+    "data_block",
+    "read_data_blocks",
+    "system_rules",
+]
 
 PROMPTS: Mapping[str, Prompt[Any, Any]] = {
     p.name: p

@@ -48,7 +48,7 @@ class AttributionOutput(BaseModel):
 
 ATTRIBUTION: Prompt[AttributionInput, AttributionOutput] = Prompt(
     name="attribution",
-    version="1",
+    version="2",
     input_model=AttributionInput,
     output_model=AttributionOutput,
     instructions={

@@ -41,7 +41,7 @@ class ContextUsefulnessOutput(BaseModel):
 
 CONTEXT_USEFULNESS: Prompt[ContextUsefulnessInput, ContextUsefulnessOutput] = Prompt(
     name="context_usefulness",
-    version="1",
+    version="2",
     input_model=ContextUsefulnessInput,
     output_model=ContextUsefulnessOutput,
     instructions={

@@ -29,7 +29,7 @@ class EntitiesOutput(BaseModel):
 
 ENTITIES: Prompt[EntitiesInput, EntitiesOutput] = Prompt(
     name="entities",
-    version="1",
+    version="2",
     input_model=EntitiesInput,
     output_model=EntitiesOutput,
     instructions={

@@ -47,7 +47,7 @@ class NLIOutput(BaseModel):
 
 NLI: Prompt[NLIInput, NLIOutput] = Prompt(
     name="nli",
-    version="1",
+    version="2",
     input_model=NLIInput,
     output_model=NLIOutput,
     instructions={

@@ -34,7 +34,7 @@ class QuestionGenerationOutput(BaseModel):
 
 QUESTION_GENERATION: Prompt[QuestionGenerationInput, QuestionGenerationOutput] = Prompt(
     name="question_generation",
-    version="1",
+    version="2",
     input_model=QuestionGenerationInput,
     output_model=QuestionGenerationOutput,
     instructions={

@@ -46,7 +46,7 @@ class StatementRelevanceOutput(BaseModel):
 
 STATEMENT_RELEVANCE: Prompt[StatementRelevanceInput, StatementRelevanceOutput] = Prompt(
     name="statement_relevance",
-    version="1",
+    version="2",
     input_model=StatementRelevanceInput,
     output_model=StatementRelevanceOutput,
     instructions={

@@ -28,7 +28,7 @@ class StatementsOutput(BaseModel):
 
 STATEMENTS: Prompt[StatementsInput, StatementsOutput] = Prompt(
     name="statements",
-    version="1",
+    version="2",
     input_model=StatementsInput,
     output_model=StatementsOutput,
     instructions={

@@ -1,16 +1,15 @@
-"""Test doubles for ragqa's tests and for users' own: scripted judges and the fake server."""
+"""Test doubles for ragqa's tests and for users' own: scripted judges and the fake server.
 
+Judges at the seam (:mod:`ragqa.testing.judges`) test metric logic without HTTP; the fake
+OpenAI-compatible server (:class:`FakeOpenAIServer`, scripted with :func:`ragqa_responder` or
+:func:`local_judge_responder`) tests the real client path. See ``docs/testing.md``.
+"""
+
+from ragqa.testing.app import FakeOpenAIServer
+from ragqa.testing.fixtures import fake_openai_server, fake_openai_server_fixture
 from ragqa.testing.judges import FunctionJudge, RecordedCall, ScriptedJudge, StaticEmbedder, make_sample
-from ragqa.testing.server import (
-    ChatRequest,
-    FakeOpenAIServer,
-    Fault,
-    RecordedRequest,
-    fake_openai_server,
-    fake_openai_server_fixture,
-    local_judge_responder,
-    ragqa_responder,
-)
+from ragqa.testing.responders import local_judge_responder, ragqa_responder
+from ragqa.testing.wire import ChatRequest, Fault, RecordedRequest, Responder, ResponderError, ResponderFailure
 
 __all__ = [
     "ChatRequest",
@@ -19,6 +18,9 @@ __all__ = [
     "FunctionJudge",
     "RecordedCall",
     "RecordedRequest",
+    "Responder",
+    "ResponderError",
+    "ResponderFailure",
     "ScriptedJudge",
     "StaticEmbedder",
     "fake_openai_server",

@@ -1,0 +1,419 @@
+"""A fake OpenAI-compatible HTTP server for testing the real client path offline.
+
+:class:`FakeOpenAIServer` is an aiohttp app on ``127.0.0.1`` with a free port, running in a
+background thread with its own event loop, so it serves sync and async code alike. It answers
+
+- ``POST /v1/chat/completions`` with structured output (``response_format`` ``json_schema`` or
+  ``json_object``), function calling (``tools``) or plain text, every reply with ``usage``;
+- ``POST /v1/embeddings`` with deterministic unit vectors of ``dimensions`` (default 8) for a
+  string, a list of strings or token arrays, as floats or base64 (``encoding_format``).
+
+Answers are scripted per model with :meth:`FakeOpenAIServer.script` (a responder: a function of
+the :class:`~ragqa.testing.wire.ChatRequest`; see :mod:`ragqa.testing.responders`). Unscripted
+models get :func:`~ragqa.testing.responders.default_responder`'s schema-valid placeholder. A
+responder that cannot answer raises :class:`~ragqa.testing.wire.ResponderError`: the request gets
+HTTP 400 with the reason and is listed in :attr:`FakeOpenAIServer.failures` (any other exception
+of a responder: HTTP 500, listed too). Faults come on demand (:meth:`~FakeOpenAIServer.fail`,
+:meth:`~FakeOpenAIServer.hang`, :meth:`~FakeOpenAIServer.malformed`) and every request is
+recorded (:attr:`~FakeOpenAIServer.requests`) so tests can assert on prompts, headers and counts.
+
+Example::
+
+    with FakeOpenAIServer() as srv:
+        srv.script("judge-a", ragqa_responder())
+        srv.fail("judge-a", times=2, status=429, retry_after=0.1)
+        ...  # point a judge's base-url at srv.base_url
+        assert len(srv.requests_for("judge-a")) == 3
+        assert srv.failures == []
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import hashlib
+import json
+import math
+import random
+import socket
+import struct
+import threading
+import time
+from collections import defaultdict, deque
+from collections.abc import Mapping
+from contextlib import suppress
+from dataclasses import dataclass, field
+from typing import Any
+
+from aiohttp import web
+
+from ragqa.testing.responders import default_responder
+from ragqa.testing.wire import (
+    Answer,
+    ChatRequest,
+    Fault,
+    RecordedRequest,
+    Responder,
+    ResponderError,
+    ResponderFailure,
+    content_text,
+    count_tokens,
+)
+
+__all__ = ["FakeOpenAIServer"]
+
+
+def _embedding(text: str, dimensions: int) -> list[float]:
+    seed = int.from_bytes(hashlib.blake2b(text.encode("utf-8"), digest_size=8).digest(), "big")
+    rng = random.Random(seed)
+    vec = [rng.gauss(0.0, 1.0) for _ in range(dimensions)]
+    norm = math.sqrt(sum(v * v for v in vec)) or 1.0
+    return [v / norm for v in vec]
+
+
+@dataclass
+class _State:
+    scripts: dict[str, Responder] = field(default_factory=dict)
+    faults: dict[str, deque[Fault]] = field(default_factory=lambda: defaultdict(deque))
+    latency: dict[str, float] = field(default_factory=dict)
+    requests: list[RecordedRequest] = field(default_factory=list)
+    failures: list[ResponderFailure] = field(default_factory=list)
+
+
+class FakeOpenAIServer:
+    """An OpenAI-compatible server on ``127.0.0.1`` for tests (see the module docstring).
+
+    Args:
+        latency_s: delay before every answer, seconds (per model: :meth:`set_latency`).
+        api_key: when set, requests without ``Authorization: Bearer <api_key>`` get 401.
+        host: the interface to bind (loopback by default).
+        port: the port (0 = a free one).
+        record: keep every request in :attr:`requests` (turn off for long benchmarks).
+
+    Thread-safety: scripting methods may be called from any thread while the server runs.
+    """
+
+    def __init__(
+        self,
+        *,
+        latency_s: float = 0.0,
+        api_key: str | None = None,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        record: bool = True,
+    ) -> None:
+        self.latency_s = latency_s
+        self.api_key = api_key
+        self.record = record
+        self._host = host
+        self._port = port
+        self._state = _State()
+        self._lock = threading.Lock()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._runner: web.AppRunner | None = None
+        self._closing: asyncio.Event | None = None
+
+    # -- lifecycle ---------------------------------------------------------------------------
+
+    def start(self) -> FakeOpenAIServer:
+        """Start serving in a background thread; returns ``self`` (idempotent)."""
+        if self._thread is not None:
+            return self
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((self._host, self._port))
+        self._port = sock.getsockname()[1]
+        loop = asyncio.new_event_loop()
+        self._loop = loop
+        ready = threading.Event()
+
+        def run() -> None:
+            asyncio.set_event_loop(loop)
+            loop.run_until_complete(self._serve(sock))
+            ready.set()
+            loop.run_forever()
+            loop.run_until_complete(loop.shutdown_asyncgens())
+            loop.close()
+
+        self._thread = threading.Thread(target=run, name=f"fake-openai-{self._port}", daemon=True)
+        self._thread.start()
+        if not ready.wait(timeout=10):
+            raise RuntimeError("fake OpenAI server did not start within 10 s")
+        return self
+
+    async def _serve(self, sock: socket.socket) -> None:
+        self._closing = asyncio.Event()
+        app = web.Application(client_max_size=64 * 1024 * 1024)
+        app.router.add_post("/v1/chat/completions", self._chat)
+        app.router.add_post("/v1/embeddings", self._embeddings)
+        app.router.add_post("/chat/completions", self._chat)
+        app.router.add_post("/embeddings", self._embeddings)
+        runner = web.AppRunner(app, access_log=None, shutdown_timeout=0.5)
+        await runner.setup()
+        await web.SockSite(runner, sock).start()
+        self._runner = runner
+
+    def stop(self) -> None:
+        """Stop the server and its thread (idempotent); hanging requests are cut."""
+        loop, thread = self._loop, self._thread
+        if loop is None or thread is None:
+            return
+
+        async def shutdown() -> None:
+            if self._closing is not None:
+                self._closing.set()
+            if self._runner is not None:
+                await self._runner.cleanup()
+
+        asyncio.run_coroutine_threadsafe(shutdown(), loop).result(timeout=10)
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(timeout=10)
+        self._loop = self._thread = self._runner = None
+
+    def __enter__(self) -> FakeOpenAIServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    async def __aenter__(self) -> FakeOpenAIServer:
+        return self.start()
+
+    async def __aexit__(self, *exc: object) -> None:
+        await asyncio.to_thread(self.stop)
+
+    # -- addresses ---------------------------------------------------------------------------
+
+    @property
+    def port(self) -> int:
+        """The bound port (valid after :meth:`start`)."""
+        return self._port
+
+    @property
+    def base_url(self) -> str:
+        """The Spring-style base URL, without ``/v1`` (what ``base-url`` of a model takes)."""
+        return f"http://{self._host}:{self._port}"
+
+    @property
+    def openai_base_url(self) -> str:
+        """The base URL with ``/v1``, for clients that want it (the OpenAI SDK)."""
+        return self.base_url + "/v1"
+
+    # -- scripting ---------------------------------------------------------------------------
+
+    def script(self, model: str, fn: Responder) -> None:
+        """Answer chat requests for ``model`` with ``fn(request)`` (``"*"``: every unscripted model).
+
+        ``fn`` returns a dict (sent as JSON), a string (sent verbatim) or a :class:`~ragqa.testing.wire.Fault`,
+        or raises :class:`~ragqa.testing.wire.ResponderError` when it cannot answer (HTTP 400, see :attr:`failures`).
+        """
+        with self._lock:
+            self._state.scripts[model] = fn
+
+    def fail(
+        self,
+        model: str,
+        *,
+        times: int = 1,
+        status: int = 500,
+        retry_after: float | None = None,
+        retry_after_ms: float | None = None,
+    ) -> None:
+        """Answer the next ``times`` requests for ``model`` (``"*"``: any model) with HTTP ``status``."""
+        self.inject(model, Fault(status=status, retry_after=retry_after, retry_after_ms=retry_after_ms), times=times)
+
+    def hang(self, model: str, *, times: int = 1, seconds: float = 30.0) -> None:
+        """Let the next ``times`` requests for ``model`` hang ``seconds``, then answer normally.
+
+        A hang longer than the client's timeout makes the client time out; stopping the server
+        ends every hang at once.
+        """
+        self.inject(model, Fault(status=200, hang_s=seconds), times=times)
+
+    def malformed(self, model: str, *, times: int = 1, body: str = '{"id": "chatcmpl-x", "choices": [{"mess') -> None:
+        """Answer the next ``times`` requests for ``model`` with a truncated (invalid) JSON body."""
+        self.inject(model, Fault(status=200, body=body), times=times)
+
+    def inject(self, model: str, fault: Fault, *, times: int = 1) -> None:
+        """Queue ``fault`` for the next ``times`` requests of ``model`` (``"*"``: any model)."""
+        with self._lock:
+            self._state.faults[model].extend([fault] * times)
+
+    def set_latency(self, model: str, seconds: float) -> None:
+        """Delay every answer for ``model`` by ``seconds``."""
+        with self._lock:
+            self._state.latency[model] = seconds
+
+    def reset(self) -> None:
+        """Forget scripts, faults, latencies, recorded requests and failures."""
+        with self._lock:
+            self._state = _State()
+
+    @property
+    def requests(self) -> list[RecordedRequest]:
+        """Every request received so far, in arrival order (a copy)."""
+        with self._lock:
+            return list(self._state.requests)
+
+    def requests_for(self, model: str, path: str | None = None) -> list[RecordedRequest]:
+        """The requests for ``model`` (optionally only those to ``path``)."""
+        return [r for r in self.requests if r.model == model and (path is None or r.path == path)]
+
+    @property
+    def failures(self) -> list[ResponderFailure]:
+        """The chat requests refused because a responder could not answer them, in order (a copy).
+
+        Each was answered with an HTTP error naming the problem (400 for a
+        :class:`~ragqa.testing.wire.ResponderError`, 500 for any other exception of a responder).
+        """
+        with self._lock:
+            return list(self._state.failures)
+
+    def clear_requests(self) -> None:
+        """Forget recorded requests."""
+        with self._lock:
+            self._state.requests.clear()
+
+    # -- handlers ----------------------------------------------------------------------------
+
+    async def _receive(self, request: web.Request) -> tuple[dict[str, Any], str, dict[str, str], web.Response | None]:
+        headers = {k.lower(): v for k, v in request.headers.items()}
+        try:
+            body = await request.json()
+            if not isinstance(body, dict):
+                body = {}
+        except ValueError:
+            body = {}
+        model = str(body.get("model", ""))
+        with self._lock:
+            if self.record:
+                self._state.requests.append(
+                    RecordedRequest(path=request.path, model=model, headers=headers, body=body, t=time.monotonic())
+                )
+            queue = self._state.faults.get(model) or self._state.faults.get("*")
+            fault = queue.popleft() if queue else None
+            latency = self._state.latency.get(model, self.latency_s)
+        if self.api_key is not None and headers.get("authorization") != f"Bearer {self.api_key}":
+            return body, model, headers, _error(401, "invalid api key", "invalid_request_error")
+        if latency > 0:
+            await asyncio.sleep(latency)
+        if fault is not None:
+            if fault.hang_s is not None:
+                await self._hang(fault.hang_s)
+                if fault.body is None and fault.status == 200:
+                    return body, model, headers, None  # a slow but normal answer
+            return body, model, headers, await self._fault(fault)
+        return body, model, headers, None
+
+    async def _hang(self, seconds: float) -> None:
+        assert self._closing is not None
+        with suppress(TimeoutError):
+            await asyncio.wait_for(self._closing.wait(), timeout=seconds)
+
+    async def _fault(self, fault: Fault) -> web.Response:
+        headers: dict[str, str] = {}
+        if fault.retry_after is not None:
+            headers["Retry-After"] = f"{fault.retry_after:g}"
+        if fault.retry_after_ms is not None:
+            headers["retry-after-ms"] = f"{fault.retry_after_ms:g}"
+        if fault.body is not None:
+            return web.Response(status=fault.status, text=fault.body, content_type="application/json", headers=headers)
+        kind = "rate_limit_exceeded" if fault.status == 429 else "server_error"
+        return _error(fault.status, f"injected fault {fault.status}", kind, headers)
+
+    def _refuse(self, model: str, status: int, message: str) -> web.Response:
+        with self._lock:
+            self._state.failures.append(
+                ResponderFailure(model=model, status=status, message=message, t=time.monotonic())
+            )
+        kind = "responder_error" if status == 400 else "responder_crashed"
+        return _error(status, f"fake server cannot answer: {message}", kind)
+
+    async def _chat(self, request: web.Request) -> web.Response:
+        body, model, headers, early = await self._receive(request)
+        if early is not None:
+            return early
+        messages = body.get("messages") if isinstance(body.get("messages"), list) else []
+        chat = ChatRequest(model=model, messages=list(messages or []), body=body, headers=headers)
+        with self._lock:
+            responder = self._state.scripts.get(model) or self._state.scripts.get("*") or default_responder
+        try:
+            answer: Answer = responder(chat)
+        except ResponderError as exc:
+            return self._refuse(model, 400, str(exc))
+        except Exception as exc:  # a bug in a test's responder: loud, and the server keeps serving
+            return self._refuse(model, 500, f"the responder raised {type(exc).__name__}: {exc}")
+        if isinstance(answer, Fault):
+            if answer.hang_s is not None:
+                await self._hang(answer.hang_s)
+            if answer.status != 200 or answer.body is not None:
+                return await self._fault(answer)
+            # a hang that ended before the client gave up has nothing to send: say so, make nothing up
+            return self._refuse(model, 400, "the responder's Fault hang ended with no answer to send")
+        text = answer if isinstance(answer, str) else json.dumps(answer, ensure_ascii=False)
+        prompt_tokens = sum(count_tokens(content_text(m.get("content"))) for m in chat.messages)
+        completion_tokens = max(1, count_tokens(text))
+        message: dict[str, Any] = {"role": "assistant", "content": text}
+        finish = "stop"
+        if chat.mode == "tools":
+            tool = body["tools"][0].get("function", {})
+            message = {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {
+                        "id": f"call_{time.monotonic_ns()}",
+                        "type": "function",
+                        "function": {"name": tool.get("name", "tool"), "arguments": text},
+                    }
+                ],
+            }
+            finish = "tool_calls"
+        return web.json_response(
+            {
+                "id": f"chatcmpl-{time.monotonic_ns()}",
+                "object": "chat.completion",
+                "created": int(time.time()),
+                "model": model,
+                "choices": [{"index": 0, "message": message, "finish_reason": finish, "logprobs": None}],
+                "usage": {
+                    "prompt_tokens": prompt_tokens,
+                    "completion_tokens": completion_tokens,
+                    "total_tokens": prompt_tokens + completion_tokens,
+                },
+            }
+        )
+
+    async def _embeddings(self, request: web.Request) -> web.Response:
+        body, model, _, early = await self._receive(request)
+        if early is not None:
+            return early
+        raw = body.get("input", [])
+        if isinstance(raw, str) or (isinstance(raw, list) and raw and isinstance(raw[0], int)):
+            raw = [raw]
+        texts = [t if isinstance(t, str) else " ".join(map(str, t)) for t in raw]
+        dims = int(body.get("dimensions") or 8)
+        b64 = body.get("encoding_format") == "base64"
+        data = []
+        for i, text in enumerate(texts):
+            vec = _embedding(text, dims)
+            emb: Any = base64.b64encode(struct.pack(f"<{dims}f", *vec)).decode("ascii") if b64 else vec
+            data.append({"object": "embedding", "index": i, "embedding": emb})
+        tokens = sum(count_tokens(t) for t in texts)
+        return web.json_response(
+            {
+                "object": "list",
+                "data": data,
+                "model": model,
+                "usage": {"prompt_tokens": tokens, "total_tokens": tokens},
+            }
+        )
+
+
+def _error(status: int, message: str, kind: str, headers: Mapping[str, str] | None = None) -> web.Response:
+    return web.json_response(
+        {"error": {"message": message, "type": kind, "code": kind, "param": None}},
+        status=status,
+        headers=dict(headers or {}),
+    )

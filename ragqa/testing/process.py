@@ -1,0 +1,72 @@
+"""The fake server in a process of its own (its CPU is not the caller's), for benchmarks.
+
+``python -m ragqa.testing.server --latency 0.2 --responder ragqa`` prints ``READY <base_url>``
+once it listens and serves until interrupted or sent SIGTERM; :func:`fake_openai_server_process`
+runs exactly that and yields the base URL.
+"""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+
+from ragqa.testing.app import FakeOpenAIServer
+from ragqa.testing.responders import ragqa_responder
+
+__all__ = ["fake_openai_server_process", "main"]
+
+_ENTRY = "ragqa.testing.server"
+"""The module ``python -m`` runs (the stable import path; it calls :func:`main`)."""
+
+
+@contextmanager
+def fake_openai_server_process(*, latency_s: float = 0.0, responder: str = "default") -> Iterator[str]:
+    """Run a fake server in a child process; yields its base URL (Spring style, no ``/v1``).
+
+    Args:
+        latency_s: delay before every answer, seconds.
+        responder: ``default`` (schema-valid placeholders) or ``ragqa`` (:func:`ragqa_responder`
+            for every model).
+
+    Raises:
+        RuntimeError: the child did not print ``READY <url>`` as its first line.
+    """
+    cmd = [sys.executable, "-m", _ENTRY, "--latency", str(latency_s), "--responder", responder]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline().strip()
+        if not line.startswith("READY "):
+            raise RuntimeError(f"fake server did not start: {line!r}")
+        yield line.split(" ", 1)[1]
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Run a fake server in the foreground (``python -m ragqa.testing.server --help``).
+
+    Prints ``READY <base_url>`` once it listens, then serves until interrupted or sent SIGTERM.
+    """
+    parser = argparse.ArgumentParser(prog=f"python -m {_ENTRY}", description="A fake OpenAI-compatible server.")
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--latency", type=float, default=0.0, help="seconds before every answer")
+    parser.add_argument("--responder", choices=["default", "ragqa"], default="default")
+    parser.add_argument("--record", action="store_true", help="keep every request in memory")
+    args = parser.parse_args(argv)
+    server = FakeOpenAIServer(latency_s=args.latency, host=args.host, port=args.port, record=args.record)
+    if args.responder == "ragqa":
+        server.script("*", ragqa_responder())
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    with server:
+        print(f"READY {server.base_url}", flush=True)
+        with suppress(KeyboardInterrupt):
+            stop.wait()
