@@ -76,7 +76,7 @@ def build_metric(name: str, options: Mapping[str, Any] | None = None) -> Metric:
             if (close := difflib.get_close_matches(k, accepted, n=2))
         )
         raise ConfigError(
-            f"unknown option(s) {', '.join(map(repr, unknown))} of metric {name!r}.{hints} "
+            f"bad options for metric {name!r}: unknown option(s) {', '.join(map(repr, unknown))}.{hints} "
             f"Options: {', '.join(accepted) or 'none'}",
             key=f"ragqa.metric-options.{name}",
         )

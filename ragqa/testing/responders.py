@@ -17,8 +17,6 @@ does not validate) raises :class:`~ragqa.testing.wire.ResponderError`: the serve
 
 from __future__ import annotations
 
-import asyncio
-import concurrent.futures
 import json
 from collections.abc import Mapping
 from typing import Any
@@ -28,6 +26,7 @@ from pydantic import ValidationError
 from ragqa.errors import JudgeError
 from ragqa.prompts import PROMPTS
 from ragqa.prompts.base import DATA_CLOSE, DATA_OPEN, Prompt, system_rules
+from ragqa.run.loop import run_sync
 from ragqa.schema import Language
 from ragqa.settings import LocalJudgeSettings
 from ragqa.testing.schema_examples import example_from_schema
@@ -142,13 +141,13 @@ def local_judge_responder(
             )
         data = _input_of(request, prompt)
         language = language_of(request)
-        # The server's own loop is running in this thread: answer on a short-lived loop beside it.
-        with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
-            try:
-                out = pool.submit(asyncio.run, judge.ask(prompt, data, language=language)).result()
-            except JudgeError as exc:
-                raise ResponderError(f"model {request.model!r}, prompt {prompt.name!r}: {exc}") from exc
-        answer: dict[str, Any] = out.model_dump(mode="json")
+        # The server's loop runs in this thread: the local judge answers on ragqa's own loop thread.
+        try:
+            out = run_sync(judge.ask(prompt, data, language=language))
+        except JudgeError as exc:
+            raise ResponderError(f"model {request.model!r}, prompt {prompt.name!r}: {exc}") from exc
+        # Send what an LLM may say: the prompt's output model, without the local judge's graded support.
+        answer: dict[str, Any] = prompt.output_model.model_validate(out.model_dump(mode="json")).model_dump(mode="json")
         return answer
 
     return respond
