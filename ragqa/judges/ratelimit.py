@@ -208,6 +208,8 @@ class ProviderLimiter:
         """The most requests that held a slot at once."""
         self.rejected = 0
         """Calls refused (strategy ``reject`` or wait timeout)."""
+        self.started = 0
+        """Requests that got a slot (were sent or about to be), in total."""
 
     def register(self, judge_id: str) -> None:
         """Declare a judge or embedder of this provider: it can always get one in-flight slot."""
@@ -234,6 +236,7 @@ class ProviderLimiter:
             self.slots.release(holder)
             raise
         self.in_flight += 1
+        self.started += 1
         self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
         try:
             yield
