@@ -50,6 +50,7 @@ FAULTY = "judge-d"
 KEY = "sk-fault-matrix-0123456789"
 TYPED = {"JudgeTimeout", "JudgeHTTPError", "JudgeRateLimited", "JudgeOutputError", "JudgeUnavailable"}
 FAULTS = ("healthy", "refused", "hang", "429", "5xx", "401", "malformed")
+RESPONDER = local_judge_responder()
 
 YAML = """\
 spring:
@@ -99,11 +100,33 @@ def counting(respond: Callable[[ChatRequest], object], fault: Callable[[int], Fa
     return answer
 
 
+def memoized(respond: Callable[[ChatRequest], object]) -> Callable[[ChatRequest], object]:
+    """``respond`` computed once per distinct prompt: the four judges ask the same prompts.
+
+    Keeps the fake server's CPU (it shares the machine with the client) small against its
+    latency, so wall times reflect waiting, not the server's local-judge work.
+    """
+    answers: dict[tuple[str, str], object] = {}
+    lock = threading.Lock()
+
+    def answer(request: ChatRequest) -> object:
+        key = (json.dumps(request.schema, sort_keys=True), request.prompt)
+        with lock:
+            known = answers.get(key)
+        if known is None:
+            known = respond(request)
+            with lock:
+                answers[key] = known
+        return known
+
+    return answer
+
+
 def prepare(fault: str, srv: FakeOpenAIServer, keyed: FakeOpenAIServer, dead_url: str) -> dict[str, dict[str, str]]:
     """Script the servers for ``fault``; returns per-judge ``base-url`` and ``api-key``."""
     srv.reset()
     keyed.reset()
-    respond = local_judge_responder()
+    respond = memoized(RESPONDER)  # type: ignore[arg-type]
     srv.script("*", respond)
     keyed.script("*", respond)
     judges = {j: {"base-url": srv.base_url, "api-key": KEY} for j in JUDGES}
@@ -182,7 +205,7 @@ def main() -> None:
     parser.add_argument("--samples", type=int, default=50, help="samples of it_helpdesk.jsonl (default 50)")
     parser.add_argument("--metrics", default="faithfulness,hallucination,context_recall")
     parser.add_argument("--faults", default=",".join(FAULTS), help=f"comma-separated, of {', '.join(FAULTS)}")
-    parser.add_argument("--latency", type=float, default=0.05, help="server latency per answer, seconds")
+    parser.add_argument("--latency", type=float, default=0.1, help="server latency per answer, seconds")
     parser.add_argument("--timeout", type=float, default=2.0, help="per-request timeout of the judges, seconds")
     parser.add_argument("--verbose", action="store_true", help="show the CLI's output")
     args = parser.parse_args()
