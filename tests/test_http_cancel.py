@@ -13,11 +13,12 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+import openai
 import pytest
 from pydantic import SecretStr
 
 from ragqa.container import close_container, create_container
-from ragqa.errors import JudgeError
+from ragqa.errors import JudgeError, JudgeHTTPError
 from ragqa.evaluation import PanelEvaluator, PanelOptions
 from ragqa.judges.base import SharedCallJudge
 from ragqa.judges.openai import OpenAIJudge, aclose_all, build_openai_judges
@@ -236,3 +237,13 @@ def test_one_container_serves_two_event_loops(srv: FakeOpenAIServer, tmp_path: P
     assert len(srv.requests) == 2 * 2 * 3 * 2  # two runs x two judges x three samples x (statements, nli)
     unclosed = [str(w.message) for w in caught if issubclass(w.category, ResourceWarning)]
     assert unclosed == []  # each loop's client was closed when its loop shut down
+
+
+async def test_a_closed_client_is_reported_as_a_client_failure_not_invalid_output(srv: FakeOpenAIServer) -> None:
+    http = openai.DefaultAioHttpClient()
+    await http.aclose()
+    judge = OpenAIJudge(chat_model(srv, "closed"), http_client=http)
+    with pytest.raises(JudgeHTTPError, match="the HTTP client failed") as info:
+        await judge.ask(STATEMENTS, StatementsInput(question="q", answer="a"))
+    assert info.value.status is None and info.value.judge_id == "closed"
+    assert srv.requests == []

@@ -391,6 +391,13 @@ class _Client:
                 judge_id=self._id,
                 step=step,
             )
+        if isinstance(exc, RuntimeError):  # e.g. a client used after it was closed: not the answer's fault
+            return JudgeHTTPError(
+                f"{where}: the HTTP client failed ({type(exc).__name__}: {self._redact(str(exc))[:300]})",
+                status=None,
+                judge_id=self._id,
+                step=step,
+            )
         # An answer that is not a valid completion (truncated JSON body, missing choices...).
         body = _response_text(exc)
         return JudgeOutputError(
