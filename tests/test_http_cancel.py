@@ -21,12 +21,19 @@ from ragqa.container import close_container, create_container
 from ragqa.errors import JudgeError, JudgeHTTPError
 from ragqa.evaluation import PanelEvaluator, PanelOptions
 from ragqa.judges.base import SharedCallJudge
-from ragqa.judges.openai import OpenAIJudge, aclose_all, build_openai_judges
+from ragqa.judges.openai import OpenAIEmbedder, OpenAIJudge, aclose_all, build_openai_judges
 from ragqa.judges.ratelimit import ProviderLimiters
 from ragqa.metrics import Faithfulness, Hallucination
 from ragqa.prompts.statements import STATEMENTS, StatementsInput
 from ragqa.schema import Sample
-from ragqa.settings import BackoffSettings, ChatOptions, ResolvedChatModel, RetrySettings
+from ragqa.settings import (
+    BackoffSettings,
+    ChatOptions,
+    EmbeddingOptions,
+    ResolvedChatModel,
+    ResolvedEmbeddingModel,
+    RetrySettings,
+)
 from ragqa.testing import FakeOpenAIServer, make_sample, ragqa_responder
 
 pytestmark = pytest.mark.usefixtures("reset_srv")
@@ -247,3 +254,13 @@ async def test_a_closed_client_is_reported_as_a_client_failure_not_invalid_outpu
         await judge.ask(STATEMENTS, StatementsInput(question="q", answer="a"))
     assert info.value.status is None and info.value.judge_id == "closed"
     assert srv.requests == []
+
+
+def test_an_embedder_serves_two_event_loops(srv: FakeOpenAIServer) -> None:
+    model = ResolvedEmbeddingModel(id="emb", model="emb", base_url=srv.base_url, options=EmbeddingOptions(batch_size=2))
+    embedder = OpenAIEmbedder(model)
+    first = asyncio.run(embedder.embed(["a", "b", "c"]))
+    second = asyncio.run(embedder.embed(["a", "b", "c"]))
+    asyncio.run(embedder.aclose())
+    assert first == second and len(first) == 3 and all(len(v) == 8 for v in first)
+    assert len(srv.requests_for("emb")) == 4  # two batches per run
