@@ -35,10 +35,25 @@ class Container(containers.DeclarativeContainer):
     )
     closer = providers.Singleton(factory.Closer)
     limiters = providers.Singleton(factory.make_limiters)
-    embedders = providers.Singleton(factory.build_embedders, settings.provided.embedders.call(), limiters, closer)
+    breaker = settings.provided.ragqa.circuit_breaker
+    embedders = providers.Singleton(
+        factory.build_embedders,
+        settings.provided.embedders.call(),
+        limiters,
+        closer,
+        failure_threshold=breaker.failure_threshold,
+        cool_down_s=breaker.cool_down.total_seconds.call(),
+    )
     cache = providers.Singleton(factory.open_cache, settings.provided.ragqa.cache, closer)
     judges = providers.Singleton(
-        factory.build_judges, settings.provided.judges.call(), limiters, closer, embedders, cache
+        factory.build_judges,
+        settings.provided.judges.call(),
+        limiters,
+        closer,
+        embedders,
+        cache,
+        failure_threshold=breaker.failure_threshold,
+        cool_down_s=breaker.cool_down.total_seconds.call(),
     )
     metrics = providers.Singleton(
         factory.build_metrics, settings.provided.ragqa.metrics, settings.provided.ragqa.metric_options

@@ -6,6 +6,12 @@ that fails is recorded as a :class:`~ragqa.schema.JudgeFailure` and excluded fro
 it never stops the run. Samples are validated against every metric before the first judge call.
 Provider concurrency and rate limits are enforced by the judges themselves (per provider), so
 this module only bounds how many samples are in flight.
+
+A run may have a deadline (:attr:`PanelOptions.deadline_s`): when it passes, every (metric,
+judge) computation not yet finished is cancelled (its in-flight requests with it) and recorded as
+a :class:`~ragqa.errors.JudgeTimeout` failure naming the deadline, and the report is returned.
+Cancelling :meth:`PanelEvaluator.evaluate` itself (task cancel, ``asyncio.wait_for``, Ctrl-C)
+cancels every in-flight judge call, shared ones included; no request starts afterwards.
 """
 
 from __future__ import annotations
@@ -13,12 +19,12 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal, TypeVar
 
 from ragqa.aggregate import Strategy, aggregate
-from ragqa.errors import JudgeError, SampleError
+from ragqa.errors import JudgeError, JudgeTimeout, SampleError
 from ragqa.judges.base import Embedder, Judge, SharedCallJudge
 from ragqa.metrics.base import Metric, MetricContext
 from ragqa.report import Report, SkippedSample, summarize
@@ -28,6 +34,8 @@ from ragqa.usage import usage_scope
 __all__ = ["PanelEvaluator", "PanelOptions", "ProgressCallback", "validate_samples"]
 
 log = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 ProgressCallback = Callable[[PanelResult], None]
 """Called once per finished (sample, metric) result."""
@@ -45,6 +53,10 @@ class PanelOptions:
             provider by the judges).
         on_invalid: ``raise`` a :class:`~ragqa.errors.SampleError` listing every invalid sample
             before any judge call, or ``skip`` them and list them in the report.
+        deadline_s: the longest a run (:meth:`PanelEvaluator.evaluate`, or one
+            :meth:`~PanelEvaluator.score_sample`) may take, seconds from its start; when it passes,
+            unfinished (metric, judge) computations end as ``JudgeTimeout`` failures naming the
+            deadline and the report is returned. ``None``: no deadline.
     """
 
     strategy: Strategy = "mean"
@@ -52,6 +64,12 @@ class PanelOptions:
     language: Language = "en"
     max_concurrent_samples: int = 16
     on_invalid: Literal["raise", "skip"] = "raise"
+    deadline_s: float | None = None
+
+    def __post_init__(self) -> None:
+        """Reject a deadline that is not positive."""
+        if self.deadline_s is not None and not self.deadline_s > 0:
+            raise ValueError(f"deadline_s must be > 0 seconds or None, got {self.deadline_s}")
 
 
 def validate_samples(samples: Sequence[Sample], metrics: Sequence[Metric]) -> list[SampleError]:
@@ -170,16 +188,17 @@ class PanelEvaluator:
 
         started = time.perf_counter()
         gate = asyncio.Semaphore(self.options.max_concurrent_samples)
+        deadline = self._deadline()
 
         async def one(sample: Sample) -> list[PanelResult]:
             async with gate:
-                rows = await self.score_sample(sample, chosen)
+                rows = await self._score_sample(sample, chosen, deadline)
             if on_result is not None:
                 for row in rows:
                     on_result(row)
             return rows
 
-        per_sample = await asyncio.gather(*(one(s) for s in samples))
+        per_sample = await _gather_or_cancel([one(s) for s in samples])
         results = [row for rows in per_sample for row in rows]
         return Report(
             results=results,
@@ -195,8 +214,21 @@ class PanelEvaluator:
             One panel result per metric, in the order given.
         """
         chosen = tuple(metrics) if metrics is not None else self.metrics
+        return await self._score_sample(sample, chosen, self._deadline())
+
+    def _deadline(self) -> float | None:
+        """The event-loop time at which a run starting now must end, or ``None``."""
+        if self.options.deadline_s is None:
+            return None
+        return asyncio.get_running_loop().time() + self.options.deadline_s
+
+    async def _score_sample(
+        self, sample: Sample, chosen: Sequence[Metric], deadline: float | None
+    ) -> list[PanelResult]:
         shared = [SharedCallJudge(j) for j in self.judges]
-        outcomes = await asyncio.gather(*(self._run(metric, sample, judge) for metric in chosen for judge in shared))
+        outcomes = await _gather_or_cancel(
+            [self._run_by(deadline, metric, sample, judge) for metric in chosen for judge in shared]
+        )
         n = len(shared)
         return [self._panel(metric, sample, list(outcomes[i * n : (i + 1) * n])) for i, metric in enumerate(chosen)]
 
@@ -227,6 +259,31 @@ class PanelEvaluator:
                 quorum=self.options.quorum,
             ),
         )
+
+    async def _run_by(self, deadline: float | None, metric: Metric, sample: Sample, judge: Judge) -> JudgeOutcome:
+        """:meth:`_run`, ended as a ``JudgeTimeout`` failure when the run's deadline passes."""
+        if deadline is None:
+            return await self._run(metric, sample, judge)
+        started = time.perf_counter()
+        if asyncio.get_running_loop().time() < deadline:
+            try:
+                async with asyncio.timeout_at(deadline):
+                    return await self._run(metric, sample, judge)
+            except TimeoutError:
+                pass
+        error = JudgeTimeout(
+            f"judge {judge.id!r}: the run deadline of {self.options.deadline_s:g}s passed before "
+            f"{metric.key} finished on sample {sample.label}",
+            judge_id=judge.id,
+        )
+        failure = JudgeFailure(
+            judge_id=judge.id,
+            metric=metric.key,
+            sample_id=sample.label,
+            error_type=type(error).__name__,
+            message=str(error),
+        )
+        return JudgeOutcome(judge_id=judge.id, failure=failure, latency_s=time.perf_counter() - started)
 
     async def _run(self, metric: Metric, sample: Sample, judge: Judge) -> JudgeOutcome:
         started = time.perf_counter()
@@ -260,3 +317,19 @@ class PanelEvaluator:
                     judge_id=judge.id, failure=failure, latency_s=time.perf_counter() - started, usage=meter.total
                 )
         return JudgeOutcome(judge_id=judge.id, score=score, latency_s=time.perf_counter() - started, usage=meter.total)
+
+
+async def _gather_or_cancel(coroutines: Sequence[Coroutine[Any, Any, T]]) -> list[T]:
+    """Run ``coroutines`` concurrently; results in order.
+
+    If the caller is cancelled (or one of them raises), every other one is cancelled and awaited
+    before this returns, so no judge call outlives the run and nothing is left unretrieved.
+    """
+    tasks = [asyncio.ensure_future(c) for c in coroutines]
+    try:
+        return list(await asyncio.gather(*tasks))
+    except BaseException:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        raise

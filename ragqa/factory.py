@@ -57,13 +57,23 @@ def make_limiters() -> Any:
     return ProviderLimiters()
 
 
-def build_embedders(models: Sequence[ResolvedEmbeddingModel], limiters: Any, closer: Closer) -> list[Embedder]:
+def build_embedders(
+    models: Sequence[ResolvedEmbeddingModel],
+    limiters: Any,
+    closer: Closer,
+    *,
+    failure_threshold: int = 5,
+    cool_down_s: float = 30.0,
+) -> list[Embedder]:
     """One embedder per configured embedding model, in order.
 
     Args:
         models: resolved embedding models (``Settings.embedders()``).
         limiters: the per-provider limiter registry shared by the container's judges and embedders.
         closer: receives every embedder that owns a client.
+        failure_threshold: consecutive transport, timeout or 5xx failures that open an HTTP
+            embedder's circuit breaker.
+        cool_down_s: seconds an open breaker fails fast before one probe request.
 
     Raises:
         ConfigError: when a provider is unknown.
@@ -78,7 +88,12 @@ def build_embedders(models: Sequence[ResolvedEmbeddingModel], limiters: Any, clo
         elif m.provider == "openai":
             from ragqa.judges.openai import OpenAIEmbedder
 
-            embedder = OpenAIEmbedder(m, limiter=limiters.get(m.provider_key, m.limits))
+            embedder = OpenAIEmbedder(
+                m,
+                limiter=limiters.get(m.provider_key, m.limits),
+                failure_threshold=failure_threshold,
+                cool_down_s=cool_down_s,
+            )
         else:  # pragma: no cover - settings validation restricts providers
             raise ConfigError(f"unknown embedding provider {m.provider!r} for {m.id!r}", key="embedding-models.list")
         closer.register(embedder)
@@ -101,6 +116,9 @@ def build_judges(
     closer: Closer,
     embedders: Sequence[Embedder] = (),
     cache: JudgeCache | None = None,
+    *,
+    failure_threshold: int = 5,
+    cool_down_s: float = 30.0,
 ) -> list[Judge]:
     """One judge per configured chat model, in panel order.
 
@@ -110,6 +128,10 @@ def build_judges(
         closer: receives every judge that owns a client.
         embedders: configured embedders; a local judge with ``use-embeddings`` uses the first local one.
         cache: when given, every judge answers repeated calls from it.
+        failure_threshold: consecutive transport, timeout or 5xx failures that open an HTTP
+            judge's circuit breaker (``ragqa.circuit-breaker.failure-threshold``).
+        cool_down_s: seconds an open breaker fails fast before one probe request
+            (``ragqa.circuit-breaker.cool-down``).
 
     Raises:
         ConfigError: when a provider is unknown.
@@ -125,7 +147,12 @@ def build_judges(
         elif m.provider == "openai":
             from ragqa.judges.openai import OpenAIJudge
 
-            judge = OpenAIJudge(m, limiter=limiters.get(m.provider_key, m.limits))
+            judge = OpenAIJudge(
+                m,
+                limiter=limiters.get(m.provider_key, m.limits),
+                failure_threshold=failure_threshold,
+                cool_down_s=cool_down_s,
+            )
         else:  # pragma: no cover - settings validation restricts providers
             raise ConfigError(f"unknown judge provider {m.provider!r} for {m.id!r}", key="chat-models.list")
         closer.register(judge)
@@ -149,4 +176,5 @@ def panel_options(settings: Settings) -> PanelOptions:
         quorum=settings.ragqa.aggregation.quorum,
         language=settings.ragqa.language,
         max_concurrent_samples=settings.ragqa.concurrency.max_concurrent_samples,
+        deadline_s=deadline.total_seconds() if (deadline := settings.ragqa.run.deadline) is not None else None,
     )

@@ -66,3 +66,20 @@ async def test_cache_wraps_judges_when_enabled(tmp_path: Path) -> None:
     assert type(judge).__name__ == "CachingJudge" and judge.id == "j1"
     await close_container(container)
     assert (tmp_path / "cache").is_dir()
+
+
+def test_circuit_breaker_and_deadline_settings_reach_the_judges_and_the_panel(tmp_path):
+    from ragqa.container import create_container
+
+    config = tmp_path / "application.yaml"
+    config.write_text(
+        "spring:\n  ai:\n    openai:\n      base-url: http://127.0.0.1:9\n      api-key: k\n"
+        "    chat-models:\n      list:\n        - {id: a}\n"
+        "ragqa:\n  circuit-breaker: {failure-threshold: 2, cool-down: 7s}\n  run: {deadline: 90s}\n",
+        encoding="utf-8",
+    )
+    container = create_container(config)
+    (judge,) = container.judges()
+    breaker = getattr(judge, "inner", judge).breaker
+    assert (breaker.failure_threshold, breaker.cool_down_s) == (2, 7.0)
+    assert container.panel_options().deadline_s == 90.0

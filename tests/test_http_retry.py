@@ -1,18 +1,29 @@
-"""Spring-style retry and backoff: rules, waits and Retry-After, unit level and over real HTTP."""
+"""Retry and backoff fit for an evaluator: rules, jittered waits and rate-limit headers, unit level and over HTTP.
+
+No wall-clock bounds: waits are checked through an injected random source and sleep.
+"""
 
 from __future__ import annotations
 
+import asyncio
 import email.utils
-import itertools
 import logging
 from datetime import timedelta
 
+import httpx
+import openai
 import pytest
 from pydantic import SecretStr
 
 from ragqa.errors import JudgeHTTPError, JudgeTimeout
-from ragqa.judges.openai import OpenAIJudge
-from ragqa.judges.retry import Failure, RetryPolicy, call_with_retry, parse_retry_after
+from ragqa.judges.openai import OpenAIJudge, classify_error
+from ragqa.judges.retry import (
+    Failure,
+    RetryPolicy,
+    call_with_retry,
+    parse_openai_duration,
+    parse_retry_after,
+)
 from ragqa.prompts.statements import STATEMENTS, StatementsInput
 from ragqa.settings import BackoffSettings, ChatOptions, ResolvedChatModel, RetrySettings
 from ragqa.testing import FakeOpenAIServer
@@ -25,6 +36,17 @@ SPRING_REPO = RetrySettings(
 
 
 pytestmark = pytest.mark.usefixtures("reset_srv")
+
+
+class Sleeps:
+    """An injected sleep: records every wait and yields to the loop without waiting."""
+
+    def __init__(self) -> None:
+        self.waits: list[float] = []
+
+    async def __call__(self, seconds: float) -> None:
+        self.waits.append(seconds)
+        await asyncio.sleep(0)
 
 
 def model(srv: FakeOpenAIServer, name: str, *, retry: RetrySettings, timeout_s: float = 5.0) -> ResolvedChatModel:
@@ -55,9 +77,15 @@ def fast(max_attempts: int = 4, **kwargs: object) -> RetrySettings:
         (SPRING_REPO, 400, True),  # on-client-errors
         (SPRING_REPO, 500, True),
         (SPRING_REPO, 503, True),
-        (RetrySettings(), 429, False),  # Spring default: 4xx not retried unless listed
+        (RetrySettings(), 429, True),  # deviation from Spring AI: rate limits are retried by default
+        (RetrySettings(), 408, True),
+        (RetrySettings(exclude_on_http_codes=[429]), 429, False),
+        (RetrySettings(), 400, False),
         (RetrySettings(on_http_codes=[429]), 429, True),
         (RetrySettings(on_http_codes=[429]), 401, False),
+        (SPRING_REPO, 401, False),  # deviation: a wrong key is never retried, even with on-client-errors
+        (SPRING_REPO, 403, False),
+        (RetrySettings(on_http_codes=[401]), 401, True),  # listed explicitly: retried
         (RetrySettings(on_client_errors=True, exclude_on_http_codes=[401]), 401, False),
         (RetrySettings(on_http_codes=[503], exclude_on_http_codes=[503]), 503, False),  # exclude wins
         (RetrySettings(exclude_on_http_codes=[500]), 500, False),
@@ -83,12 +111,55 @@ def test_spring_backoff_is_exponential_and_capped() -> None:
     assert defaults.max_attempts == 10
 
 
+def test_waits_have_equal_jitter_over_the_backoff() -> None:
+    low, high = RetryPolicy(SPRING_REPO, random=lambda: 0.0), RetryPolicy(SPRING_REPO, random=lambda: 1.0)
+    mid = RetryPolicy(SPRING_REPO, random=lambda: 0.5)
+    for n, base in [(1, 2.0), (2, 4.0), (5, 30.0)]:
+        assert low.wait_for(Failure("timeout"), n) == base / 2
+        assert high.wait_for(Failure("timeout"), n) == base
+        assert mid.wait_for(Failure("transport"), n) == 0.75 * base
+
+
 def test_retry_after_headers_win_over_backoff() -> None:
-    policy = RetryPolicy(SPRING_REPO)
+    policy = RetryPolicy(SPRING_REPO, random=lambda: 0.0)
     assert policy.wait_for(Failure("status", 429, {"retry-after": "1.5"}), 3) == 1.5
     assert policy.wait_for(Failure("status", 429, {"retry-after": "2", "retry-after-ms": "250"}), 1) == 0.25
-    assert policy.wait_for(Failure("status", 429, {"retry-after": "soon"}), 2) == 4.0
-    assert policy.wait_for(Failure("timeout"), 1) == 2.0
+    assert policy.wait_for(Failure("status", 429, {"retry-after": "soon"}), 2) == 2.0  # backoff 4 s, jitter low
+    assert policy.wait_for(Failure("timeout"), 1) == 1.0
+    jittered = RetryPolicy(SPRING_REPO, random=lambda: 1.0)  # never sooner than asked, at most 10% later
+    assert jittered.wait_for(Failure("status", 429, {"retry-after": "2"}), 1) == pytest.approx(2.2)
+
+
+@pytest.mark.parametrize(
+    ("text", "seconds"),
+    [("1s", 1.0), ("6m0s", 360.0), ("20ms", 0.02), ("1h2m3.5s", 3723.5), ("0.5", 0.5), ("250ms", 0.25)],
+)
+def test_openai_durations(text: str, seconds: float) -> None:
+    assert parse_openai_duration(text) == pytest.approx(seconds)
+
+
+@pytest.mark.parametrize("text", ["", "soon", "5x", "s1", "1s garbage"])
+def test_invalid_openai_durations(text: str) -> None:
+    assert parse_openai_duration(text) is None
+
+
+def test_rate_limit_reset_headers_set_the_wait() -> None:
+    both = {"x-ratelimit-reset-requests": "1s", "x-ratelimit-reset-tokens": "6m0s"}
+    assert parse_retry_after(both) == 360.0  # no remaining-* header: the longest
+    exhausted = {**both, "x-ratelimit-remaining-requests": "0", "x-ratelimit-remaining-tokens": "9000"}
+    assert parse_retry_after(exhausted) == 1.0  # only the exhausted limit matters
+    assert parse_retry_after({"x-ratelimit-reset-tokens": "20ms"}) == pytest.approx(0.02)
+    assert parse_retry_after({**both, "retry-after": "3"}) == 3.0  # Retry-After wins
+
+
+def test_reset_headers_of_a_real_sdk_error_reach_the_wait() -> None:
+    request = httpx.Request("POST", "http://127.0.0.1:9/v1/chat/completions")
+    headers = {"x-ratelimit-reset-requests": "1.5s", "x-ratelimit-remaining-requests": "0"}
+    response = httpx.Response(429, headers=headers, request=request, json={"error": {"message": "slow down"}})
+    error = openai.RateLimitError("slow down", response=response, body=None)
+    failure = classify_error(error, endpoint="127.0.0.1:9")
+    assert failure.kind == "status" and failure.status == 429 and failure.cause == "HTTP 429 from 127.0.0.1:9"
+    assert RetryPolicy(RetrySettings(), random=lambda: 0.0).wait_for(failure, 1) == 1.5
 
 
 def test_parse_retry_after_http_date() -> None:
@@ -118,7 +189,11 @@ async def test_call_with_retry_counts_attempts_and_waits() -> None:
         return "done"
 
     result = await call_with_retry(
-        attempt, policy=RetryPolicy(SPRING_REPO), classify=lambda e: Failure("status", 503), label="t", sleep=sleep
+        attempt,
+        policy=RetryPolicy(SPRING_REPO, random=lambda: 1.0),
+        classify=lambda e: Failure("status", 503),
+        label="t",
+        sleep=sleep,
     )
     assert result == "done" and attempts == 4
     assert slept == [2.0, 4.0, 8.0]
@@ -128,7 +203,7 @@ async def test_call_with_retry_counts_attempts_and_waits() -> None:
     with pytest.raises(Boom):
         await call_with_retry(
             attempt,
-            policy=RetryPolicy(RetrySettings(max_attempts=2)),
+            policy=RetryPolicy(RetrySettings(max_attempts=2), random=lambda: 1.0),
             classify=lambda e: Failure("transport"),
             label="t",
             sleep=sleep,
@@ -157,11 +232,6 @@ async def test_retry_after_beyond_the_limit_gives_up_at_once() -> None:
 # -- over HTTP ----------------------------------------------------------------------------------
 
 
-def gaps(srv: FakeOpenAIServer, name: str) -> list[float]:
-    times = [r.t for r in srv.requests_for(name)]
-    return [b - a for a, b in itertools.pairwise(times)]
-
-
 async def test_429_twice_then_success_waits_follow_the_configured_backoff(
     srv: FakeOpenAIServer, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -169,65 +239,66 @@ async def test_429_twice_then_success_waits_follow_the_configured_backoff(
     backoff = BackoffSettings(
         initial_interval=timedelta(milliseconds=100), multiplier=2, max_interval=timedelta(seconds=1)
     )
-    retry = RetrySettings(max_attempts=4, on_http_codes=[429], backoff=backoff)
-    judge = OpenAIJudge(model(srv, "m429", retry=retry))
+    retry = RetrySettings(max_attempts=4, backoff=backoff)  # no on-http-codes: 429 is retried anyway
+    sleeps = Sleeps()
+    judge = OpenAIJudge(model(srv, "m429", retry=retry), retry_random=lambda: 1.0, sleep=sleeps)
     with caplog.at_level(logging.WARNING, logger="ragqa"):
         out = await judge.ask(STATEMENTS, StatementsInput(question="q", answer="a"))
     await judge.aclose()
     assert out.statements == ["ok"]
-    waits = gaps(srv, "m429")
-    assert len(waits) == 2
-    # the wait is a lower bound; request overhead on a busy machine only adds to it
-    assert 0.095 <= waits[0] < 0.19  # initial
-    assert 0.195 <= waits[1] < 0.30  # initial * multiplier
+    assert len(srv.requests_for("m429")) == 3
+    assert sleeps.waits == pytest.approx([0.1, 0.2])  # initial, initial * multiplier (jitter source at 1)
     lines = [r.getMessage() for r in caplog.records if r.name == "ragqa.judges.retry"]
     assert len(lines) == 2
-    assert "'judge-m429' (model m429)" in lines[0] and "HTTP 429" in lines[0] and "retrying in 0.10s" in lines[0]
+    assert f"judge 'judge-m429' (model m429 at 127.0.0.1:{srv.port})" in lines[0]
+    assert f"HTTP 429 from 127.0.0.1:{srv.port}" in lines[0] and "retrying in 0.10s" in lines[0]
     assert "attempt 2/4" in lines[1] and "retrying in 0.20s" in lines[1]
 
 
 async def test_retry_after_header_wins_over_backoff_on_the_wire(srv: FakeOpenAIServer) -> None:
     srv.fail("mra", times=1, status=429, retry_after=0.3)
     srv.fail("mra", times=1, status=503, retry_after_ms=120)
-    judge = OpenAIJudge(model(srv, "mra", retry=fast(on_http_codes=[429])))
+    sleeps = Sleeps()
+    judge = OpenAIJudge(model(srv, "mra", retry=fast()), retry_random=lambda: 0.0, sleep=sleeps)
     await judge.ask(STATEMENTS, StatementsInput(question="q", answer="a"))
     await judge.aclose()
-    waits = gaps(srv, "mra")
-    assert 0.295 <= waits[0] < 0.40  # Retry-After: 0.3 (backoff would be 0.05)
-    assert 0.115 <= waits[1] < 0.22  # retry-after-ms: 120 (backoff would be 0.10)
+    assert len(srv.requests_for("mra")) == 3
+    assert sleeps.waits == pytest.approx([0.3, 0.12])  # Retry-After 0.3, retry-after-ms 120 (backoff: 0.025, 0.05)
 
 
 async def test_500_storm_past_max_attempts_is_a_typed_http_error(srv: FakeOpenAIServer) -> None:
     srv.fail("m500", times=10, status=500)
-    judge = OpenAIJudge(model(srv, "m500", retry=fast(max_attempts=3)))
+    judge = OpenAIJudge(model(srv, "m500", retry=fast(max_attempts=3)), sleep=Sleeps())
     with pytest.raises(JudgeHTTPError) as info:
         await judge.ask(STATEMENTS, StatementsInput(question="q", answer="a"))
     await judge.aclose()
     assert info.value.status == 500
     assert info.value.judge_id == "judge-m500" and info.value.step == "statements"
+    assert f"HTTP 500 from 127.0.0.1:{srv.port} after 3 attempt(s)" in str(info.value)
     assert len(srv.requests_for("m500")) == 3
 
 
-async def test_non_retryable_status_fails_after_one_attempt(srv: FakeOpenAIServer) -> None:
+async def test_a_wrong_key_is_not_retried_even_with_on_client_errors(srv: FakeOpenAIServer) -> None:
     srv.fail("m401", times=5, status=401)
-    judge = OpenAIJudge(
-        model(srv, "m401", retry=fast(on_http_codes=[429], on_client_errors=True, exclude_on_http_codes=[401]))
-    )
+    sleeps = Sleeps()
+    judge = OpenAIJudge(model(srv, "m401", retry=SPRING_REPO), sleep=sleeps)
     with pytest.raises(JudgeHTTPError) as info:
         await judge.ask(STATEMENTS, StatementsInput(question="q", answer="a"))
     await judge.aclose()
     assert info.value.status == 401
-    assert len(srv.requests_for("m401")) == 1
+    assert len(srv.requests_for("m401")) == 1 and sleeps.waits == []
+    assert judge.breaker.state == "closed"  # the endpoint answered: not a reason to open
 
 
 async def test_timeouts_are_retried_then_a_typed_timeout(srv: FakeOpenAIServer) -> None:
     srv.hang("mhang", times=5, seconds=10)
-    judge = OpenAIJudge(model(srv, "mhang", retry=fast(max_attempts=2), timeout_s=0.25))
+    judge = OpenAIJudge(model(srv, "mhang", retry=fast(max_attempts=2), timeout_s=0.25), sleep=Sleeps())
     with pytest.raises(JudgeTimeout) as info:
         await judge.ask(STATEMENTS, StatementsInput(question="q", answer="a"))
     await judge.aclose()
     assert len(srv.requests_for("mhang")) == 2
-    assert "0.25s" in str(info.value) and info.value.judge_id == "judge-mhang"
+    assert f"no answer within 0.25s from 127.0.0.1:{srv.port} after 2 attempt(s)" in str(info.value)
+    assert info.value.judge_id == "judge-mhang"
 
 
 async def test_a_slow_answer_within_the_timeout_succeeds(srv: FakeOpenAIServer) -> None:
@@ -238,13 +309,16 @@ async def test_a_slow_answer_within_the_timeout_succeeds(srv: FakeOpenAIServer) 
     assert out.statements == ["ok"]
 
 
-async def test_connection_refused_is_retried_then_an_http_error_without_status() -> None:
+async def test_connection_refused_is_named_as_such(caplog: pytest.LogCaptureFixture) -> None:
     with FakeOpenAIServer() as dead:
-        url = dead.base_url  # the port is free again once the server stopped
+        url, port = dead.base_url, dead.port  # the port is free again once the server stopped
     m = ResolvedChatModel(id="gone", model="x", base_url=url, retry=fast(max_attempts=2))
-    judge = OpenAIJudge(m)
-    with pytest.raises(JudgeHTTPError) as info:
+    judge = OpenAIJudge(m, sleep=Sleeps())
+    with caplog.at_level(logging.WARNING, logger="ragqa"), pytest.raises(JudgeHTTPError) as info:
         await judge.ask(STATEMENTS, StatementsInput(question="q", answer="a"))
     await judge.aclose()
     assert info.value.status is None
-    assert "after 2 attempt(s)" in str(info.value)
+    assert f"connection refused by 127.0.0.1:{port} after 2 attempt(s)" in str(info.value)
+    (line,) = [r.getMessage() for r in caplog.records if r.name == "ragqa.judges.retry"]
+    assert f"judge 'gone' (model x at 127.0.0.1:{port}): connection refused by 127.0.0.1:{port}" in line
+    assert "timed out" not in line.lower()

@@ -2,7 +2,7 @@
 
 import asyncio
 import math
-import time
+from typing import Any
 
 import pytest
 
@@ -10,6 +10,23 @@ from ragqa.errors import JudgeTimeout, SampleError
 from ragqa.evaluation import PanelEvaluator, PanelOptions
 from ragqa.metrics import Faithfulness, Hallucination
 from ragqa.testing import FunctionJudge, ScriptedJudge, make_sample
+
+
+class PeakCounter:
+    """Counts calls in flight; ``peak`` is the most at once (concurrency shown without a clock)."""
+
+    def __init__(self) -> None:
+        self.now = 0
+        self.peak = 0
+
+    async def hold(self, seconds: float = 0.02) -> None:
+        """Count one call in flight for ``seconds`` (a lower bound on its length, never asserted)."""
+        self.now += 1
+        self.peak = max(self.peak, self.now)
+        try:
+            await asyncio.sleep(seconds)
+        finally:
+            self.now -= 1
 
 
 def _nli(*verdicts: int) -> dict:
@@ -104,14 +121,22 @@ async def test_invalid_samples_skipped_when_asked() -> None:
 
 
 async def test_judges_run_concurrently_and_shared_steps_once() -> None:
-    judges = [_judge(j, (1, 0), delay_s=0.2) for j in "abc"]
+    scripted = [_judge(j, (1, 0)) for j in "abc"]
+    counter = PeakCounter()
+
+    def counted(inner: ScriptedJudge) -> FunctionJudge:
+        async def answer(prompt: Any, data: Any) -> Any:
+            await counter.hold()
+            return await inner.ask(prompt, data)
+
+        return FunctionJudge(inner.id, answer)
+
+    judges = [counted(j) for j in scripted]
     ev = PanelEvaluator(judges, [Faithfulness(), Hallucination()])
-    started = time.perf_counter()
     [faith, hallu] = await ev.score_sample(make_sample())
-    elapsed = time.perf_counter() - started
-    assert elapsed < 0.6  # 2 sequential steps of 0.2 s; serial over 3 judges x 2 metrics would be 2.4 s
+    assert counter.peak == 3  # the three judges at once; their shared statements call is made once each
     assert faith.aggregate.value == 0.5 and hallu.aggregate.value == 0.5
-    assert all(len(j.calls) == 2 for j in judges)
+    assert all(len(j.calls) == 2 for j in judges) and all(len(j.calls) == 2 for j in scripted)
 
 
 async def test_duplicate_judge_ids_rejected() -> None:

@@ -75,6 +75,12 @@ class Embedder(Protocol):
         ...
 
 
+def _retrieve(task: asyncio.Future[Any]) -> None:
+    """Mark a shared call's failure as retrieved (its waiters may all be gone)."""
+    if not task.cancelled():
+        task.exception()
+
+
 class SharedCallJudge:
     """Wraps a judge so that identical calls are made once and shared.
 
@@ -88,7 +94,8 @@ class SharedCallJudge:
     def __init__(self, judge: Judge) -> None:
         """Wrap ``judge``."""
         self._judge = judge
-        self._calls: dict[tuple[str, str, str, str], asyncio.Task[Any]] = {}
+        self._calls: dict[tuple[str, str, str, str], asyncio.Future[Any]] = {}
+        self._waiters: dict[tuple[str, str, str, str], int] = {}
 
     @property
     def id(self) -> str:
@@ -106,13 +113,31 @@ class SharedCallJudge:
         return self._judge
 
     async def ask(self, prompt: Prompt[In, Out], data: In, *, language: Language = "en") -> Out:
-        """Answer like the wrapped judge, making each distinct call once."""
+        """Answer like the wrapped judge, making each distinct call once.
+
+        Cancelling one waiter leaves the shared call running for the others; when its last
+        waiter is cancelled the shared call is cancelled too (and forgotten, so a later identical
+        call starts afresh). A failure nobody waits for any more is retrieved, never reported as
+        "Task exception was never retrieved".
+        """
         key = (prompt.name, prompt.version, language, data.model_dump_json())
         task = self._calls.get(key)
         if task is None:
             task = asyncio.ensure_future(self._judge.ask(prompt, data, language=language))
+            task.add_done_callback(_retrieve)
             self._calls[key] = task
-        result: Out = await asyncio.shield(task)
+            self._waiters[key] = 0
+        self._waiters[key] += 1
+        try:
+            result: Out = await asyncio.shield(task)
+        except asyncio.CancelledError:
+            if not task.done():
+                self._waiters[key] -= 1
+                if self._waiters[key] == 0:
+                    task.cancel()
+                    del self._calls[key], self._waiters[key]
+            raise
+        self._waiters[key] -= 1
         return result
 
     @property

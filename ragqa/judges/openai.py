@@ -1,9 +1,12 @@
 """Judges and embedders over any OpenAI-compatible endpoint (LangChain ``ChatOpenAI`` / ``OpenAIEmbeddings``).
 
 This is the only module of ragqa that imports LangChain model classes. One :class:`OpenAIJudge`
-per configured chat model and one :class:`OpenAIEmbedder` per embedding model; each owns its
-HTTP client (an aiohttp-backed ``openai.DefaultAioHttpClient``, the cheapest client measured) and
-must be closed with ``aclose()`` on the event loop that used it.
+per configured chat model and one :class:`OpenAIEmbedder` per embedding model; each owns one
+HTTP client (an aiohttp-backed ``openai.DefaultAioHttpClient``, the cheapest client measured) per
+event loop: the client and its LangChain object are created on first use in a loop and again
+when the running loop changes (a second ``asyncio.run`` on the same container). A client is
+closed when its loop shuts down (``asyncio.run`` finalizes asynchronous generators, and a
+one-step generator per client closes it) or by ``aclose()`` on the loop that used it.
 
 What one :meth:`OpenAIJudge.ask` does:
 
@@ -13,7 +16,8 @@ What one :meth:`OpenAIJudge.ask` does:
    ``json_schema`` (default: ``response_format={"type": "json_schema", ...}``), ``json_mode``
    (``{"type": "json_object"}``), ``function_calling`` (one forced tool whose parameters are the
    schema) or ``prompt`` (plain text; the schema is already in the rendered prompt);
-3. sends it through the provider's :class:`~ragqa.judges.ratelimit.ProviderLimiter` and
+3. sends it through the provider's :class:`~ragqa.judges.ratelimit.ProviderLimiter`, the
+   judge's :class:`~ragqa.judges.breaker.CircuitBreaker` and
    :func:`~ragqa.judges.retry.call_with_retry` (``spring.ai.retry``; the SDK's own retries are
    off, ``max_retries=0``), recording :class:`~ragqa.schema.Usage` after every answered request;
 4. validates the answer against ``prompt.output_model`` (tolerantly: the first balanced JSON
@@ -25,7 +29,7 @@ Pitfalls handled (measured on this stack): ``ChatOpenAI`` sends ``max_completion
 many OpenAI-compatible backends ignore, so ``max-tokens`` goes on the wire as ``max_tokens`` via
 ``extra_body``; ``OpenAIEmbeddings`` would download a tiktoken file unless
 ``check_embedding_ctx_length=False``; LangChain's default async client is cached per base URL and
-bound to the first event loop, so every judge gets its own client. The API key is a
+bound to the first event loop, so every judge gets its own client per loop. The API key is a
 :class:`~pydantic.SecretStr` and is redacted from every error message and raw output.
 """
 
@@ -34,10 +38,12 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import random
 import re
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
 from typing import Any, TypeVar
+from urllib.parse import urlparse
 
 import openai
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
@@ -46,6 +52,7 @@ from pydantic import BaseModel, SecretStr, ValidationError
 
 from ragqa.errors import JudgeError, JudgeHTTPError, JudgeOutputError, JudgeTimeout
 from ragqa.judges._guard import check_remote_allowed
+from ragqa.judges.breaker import DEFAULT_COOL_DOWN_S, DEFAULT_FAILURE_THRESHOLD, CircuitBreaker
 from ragqa.judges.ratelimit import ProviderLimiter, ProviderLimiters
 from ragqa.judges.retry import Failure, RetryPolicy, call_with_retry
 from ragqa.prompts.base import Prompt
@@ -63,6 +70,7 @@ __all__ = [
     "build_openai_embedders",
     "build_openai_judges",
     "classify_error",
+    "endpoint_of",
     "extract_json",
     "openai_base_url",
     "usage_cost",
@@ -98,6 +106,16 @@ def openai_base_url(base_url: str | None) -> str:
     """
     url = (base_url or _DEFAULT_BASE).rstrip("/")
     return url if url.endswith("/v1") else url + "/v1"
+
+
+def endpoint_of(base_url: str | None) -> str:
+    """``host:port`` of a Spring-style ``base-url`` (for logs and errors; never a path or key).
+
+    Example: ``https://openrouter.ai/api`` -> ``openrouter.ai:443``.
+    """
+    parsed = urlparse(openai_base_url(base_url))
+    port = parsed.port or (443 if parsed.scheme == "https" else 80)
+    return f"{parsed.hostname or '?'}:{port}"
 
 
 def usage_cost(price: Price | None, prompt_tokens: int, completion_tokens: int) -> float | None:
@@ -171,16 +189,40 @@ _REPAIR = (
 )
 
 
-def classify_error(exc: BaseException) -> Failure:
-    """Map an exception of the OpenAI SDK (or a timeout) to a provider-neutral :class:`Failure`."""
+def classify_error(exc: BaseException, *, endpoint: str | None = None, timeout_s: float | None = None) -> Failure:
+    """Map an exception of the OpenAI SDK (or a timeout) to a provider-neutral :class:`Failure`.
+
+    Args:
+        exc: what the request raised.
+        endpoint: ``host:port`` named in the failure's cause.
+        timeout_s: the per-request timeout named in a timeout's cause.
+
+    Returns:
+        The failure; its ``detail`` tells a refused connection (``connection refused by
+        host:port``), another transport error, a timeout (``no answer within 5s from
+        host:port``) and an HTTP status (``HTTP 503 from host:port``) apart.
+    """
+    at = f" {endpoint}" if endpoint else ""
     if isinstance(exc, openai.APITimeoutError | TimeoutError):
         # The aiohttp transport reports a refused connection as a connect *timeout*.
-        return Failure("transport") if _refused(exc) else Failure("timeout")
+        if _refused(exc):
+            return Failure("transport", detail="connection refused" + (f" by{at}" if at else ""))
+        within = f" within {timeout_s:g}s" if timeout_s is not None else ""
+        return Failure("timeout", detail=f"no answer{within}" + (f" from{at}" if at else ""))
     if isinstance(exc, openai.APIStatusError):
         headers = {k.lower(): v for k, v in exc.response.headers.items()}
-        return Failure("status", status=exc.status_code, headers=headers)
+        return Failure(
+            "status",
+            status=exc.status_code,
+            headers=headers,
+            detail=f"HTTP {exc.status_code}" + (f" from{at}" if at else ""),
+        )
     if isinstance(exc, openai.APIConnectionError):
-        return Failure("transport")
+        if _refused(exc):
+            return Failure("transport", detail="connection refused" + (f" by{at}" if at else ""))
+        cause = exc.__cause__ or exc.__context__
+        what = type(cause).__name__ if cause is not None else "connection error"
+        return Failure("transport", detail=f"connection{' to' + at if at else ''} failed ({what})")
     return Failure("other")
 
 
@@ -195,32 +237,97 @@ def _refused(exc: BaseException) -> bool:
     return False
 
 
+async def _close_with_loop(http: Any) -> AsyncIterator[None]:
+    """A one-step async generator that closes ``http`` when finalized.
+
+    Its first step registers it with the running loop, which finalizes it on shutdown
+    (``asyncio.run`` calls ``loop.shutdown_asyncgens()``): the client is closed on its own loop.
+    """
+    try:
+        yield
+    finally:
+        await http.aclose()
+
+
+class _LoopBound:
+    """The HTTP client and LangChain object of one event loop."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, http: Any, model: Any, guard: Any | None) -> None:
+        self.loop = loop
+        self.http = http
+        self.model = model
+        self.guard = guard
+        self.started = False
+
+
 class _Client:
-    """What judges and embedders share: limiter, retry, key redaction, usage and the HTTP client."""
+    """What judges and embedders share: limiter, breaker, retry, key redaction, usage and the per-loop clients."""
 
     def __init__(
         self,
         model: ResolvedChatModel | ResolvedEmbeddingModel,
         limiter: ProviderLimiter | None,
         http_client: Any | None,
+        breaker: CircuitBreaker | None = None,
+        *,
+        failure_threshold: int = DEFAULT_FAILURE_THRESHOLD,
+        cool_down_s: float = DEFAULT_COOL_DOWN_S,
+        clock: Callable[[], float] = time.monotonic,
+        retry_random: Callable[[], float] = random.random,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     ) -> None:
         timeout = model.options.timeout
         self._id = model.id
         self._model_name = model.model
         self._secret = model.api_key.get_secret_value() if model.api_key is not None else ""
         self._price = model.price
-        self._policy = RetryPolicy(model.retry)
+        self._policy = RetryPolicy(model.retry, random=retry_random)
+        self._sleep = sleep
         self.limiter = limiter or ProviderLimiter(model.provider_key, model.limits)
-        self._owns_client = http_client is None
-        self._http = http_client if http_client is not None else openai.DefaultAioHttpClient()
+        self.limiter.register(model.id)
+        self._given_http = http_client
+        self._bound: _LoopBound | None = None
         self._timeout_s = timeout.total_seconds() if timeout is not None else DEFAULT_TIMEOUT_S
-        self._label = f"{model.id!r} (model {model.model})"
         self._base_url = openai_base_url(model.base_url)
+        self.endpoint = endpoint_of(model.base_url)
+        """``host:port`` of the provider (named in logs and errors)."""
+        kind = "judge" if isinstance(model, ResolvedChatModel) else "embedder"
+        self._label = f"{kind} {model.id!r} (model {model.model} at {self.endpoint})"
+        self.breaker = breaker or CircuitBreaker(
+            self._label, judge_id=model.id, failure_threshold=failure_threshold, cool_down_s=cool_down_s, clock=clock
+        )
+        """The circuit breaker of this judge or embedder."""
 
     @property
     def id(self) -> str:
         """The model id of the settings (shown in reports)."""
         return self._id
+
+    def _make_model(self, http: Any) -> Any:
+        """The LangChain object over ``http`` (one per event loop)."""
+        raise NotImplementedError
+
+    def _loop_bound(self) -> _LoopBound:
+        """The client of the running loop, created on first use and again when the loop changed."""
+        loop = asyncio.get_running_loop()
+        bound = self._bound
+        if bound is not None and (bound.loop is loop or self._given_http is not None):
+            return bound
+        if self._given_http is not None:
+            http, guard = self._given_http, None
+        else:
+            http = openai.DefaultAioHttpClient()
+            guard = _close_with_loop(http)
+        self._bound = _LoopBound(loop, http, self._make_model(http), guard)
+        return self._bound
+
+    async def _bind(self) -> _LoopBound:
+        """:meth:`_loop_bound`, registering a new client's closer with the running loop."""
+        bound = self._loop_bound()
+        if bound.guard is not None and not bound.started:
+            bound.started = True
+            await bound.guard.__anext__()
+        return bound
 
     def _redact(self, text: str) -> str:
         if self._secret and len(self._secret) >= 4:
@@ -238,42 +345,59 @@ class _Client:
             )
         )
 
+    def _classify(self, exc: BaseException) -> Failure:
+        return classify_error(exc, endpoint=self.endpoint, timeout_s=self._timeout_s)
+
     async def _send(self, call: Any, step: str) -> Any:
-        """Run ``call()`` (one request) under the limiter, a deadline and the retry policy."""
+        """Run ``call()`` (one request) under the limiter, a deadline, the breaker and the retry policy."""
         check_remote_allowed(self._base_url, judge_id=self._id, step=step)  # RAGQA_BLOCK_REMOTE
+        attempts = 0
 
         async def attempt() -> Any:
+            nonlocal attempts
+            attempts += 1
             async with self.limiter.slot(self._id, step), asyncio.timeout(self._timeout_s):
                 return await call()
 
         try:
-            return await call_with_retry(attempt, policy=self._policy, classify=classify_error, label=self._label)
+            return await call_with_retry(
+                attempt,
+                policy=self._policy,
+                classify=self._classify,
+                label=self._label,
+                breaker=self.breaker,
+                step=step,
+                sleep=self._sleep,
+            )
         except JudgeError:
             raise
         except Exception as exc:
-            error = self._map_error(exc, step)
+            error = self._map_error(exc, step, attempts)
             if self._secret and self._secret in str(exc):
                 raise error from None  # the provider echoed the key: keep it out of tracebacks
             raise error from exc
 
-    def _map_error(self, exc: Exception, step: str) -> JudgeError:
-        failure = classify_error(exc)
+    def _map_error(self, exc: Exception, step: str, attempts: int = 1) -> JudgeError:
+        failure = self._classify(exc)
         where = f"{self._label}, step {step!r}"
+        tries = f"after {attempts} attempt(s)"
         if failure.kind == "timeout":
-            return JudgeTimeout(
-                f"{where}: no answer within {self._timeout_s:g}s after {self._policy.max_attempts} attempt(s)",
-                judge_id=self._id,
-                step=step,
-            )
+            return JudgeTimeout(f"{where}: {failure.cause} {tries}", judge_id=self._id, step=step)
         if failure.kind == "status":
             detail = self._redact(getattr(exc, "message", "") or str(exc))[:300]
             return JudgeHTTPError(
-                f"{where}: HTTP {failure.status}: {detail}", status=failure.status, judge_id=self._id, step=step
+                f"{where}: {failure.cause} {tries}: {detail}", status=failure.status, judge_id=self._id, step=step
             )
         if failure.kind == "transport":
             return JudgeHTTPError(
-                f"{where}: connection failed after {self._policy.max_attempts} attempt(s): "
-                f"{self._redact(str(exc))[:300]}",
+                f"{where}: {failure.cause} {tries}: {self._redact(str(exc))[:300]}",
+                status=None,
+                judge_id=self._id,
+                step=step,
+            )
+        if isinstance(exc, RuntimeError):  # e.g. a client used after it was closed: not the answer's fault
+            return JudgeHTTPError(
+                f"{where}: the HTTP client failed ({type(exc).__name__}: {self._redact(str(exc))[:300]})",
                 status=None,
                 judge_id=self._id,
                 step=step,
@@ -289,9 +413,17 @@ class _Client:
         )
 
     async def aclose(self) -> None:
-        """Close the HTTP client this object created (a client passed in is left open)."""
-        if self._owns_client:
-            await self._http.aclose()
+        """Close the HTTP client this object created for the running loop (a client passed in is left open).
+
+        A client of an earlier loop was closed when that loop shut down.
+        """
+        bound, self._bound = self._bound, None
+        if bound is None or bound.guard is None or bound.loop is not asyncio.get_running_loop():
+            return
+        if bound.started:
+            await bound.guard.aclose()
+        else:
+            await bound.http.aclose()
 
 
 def _response_text(exc: BaseException) -> str | None:
@@ -312,8 +444,15 @@ class OpenAIJudge(_Client):
             ``max_tokens``, top_p, seed, timeout (default 60 s), structured_output (default
             ``json_schema``), headers), ``retry``, ``limits`` and ``price``.
         limiter: the provider's shared limiter (default: a private one from ``model.limits``).
-        http_client: an ``httpx2.AsyncClient`` to use (left open by :meth:`aclose`); default: an
-            own ``openai.DefaultAioHttpClient`` closed by :meth:`aclose`.
+        http_client: an ``httpx.AsyncClient`` to use (left open by :meth:`aclose`; the caller keeps
+            it on one loop); default: an own ``openai.DefaultAioHttpClient`` per event loop,
+            closed by :meth:`aclose` or when its loop shuts down.
+        breaker: the circuit breaker (default: an own one from the next three arguments).
+        failure_threshold: consecutive transport, timeout or 5xx failures that open the breaker.
+        cool_down_s: seconds an open breaker fails fast before one probe request is let through.
+        clock: the breaker's monotonic clock, seconds (injectable for tests).
+        retry_random: the retry jitter's source of uniform numbers in ``[0, 1)`` (for tests).
+        sleep: the sleep between retry attempts (for tests).
     """
 
     def __init__(
@@ -322,15 +461,34 @@ class OpenAIJudge(_Client):
         *,
         limiter: ProviderLimiter | None = None,
         http_client: Any | None = None,
+        breaker: CircuitBreaker | None = None,
+        failure_threshold: int = DEFAULT_FAILURE_THRESHOLD,
+        cool_down_s: float = DEFAULT_COOL_DOWN_S,
+        clock: Callable[[], float] = time.monotonic,
+        retry_random: Callable[[], float] = random.random,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     ) -> None:
         options = model.options
-        super().__init__(model, limiter, http_client)
+        super().__init__(
+            model,
+            limiter,
+            http_client,
+            breaker,
+            failure_threshold=failure_threshold,
+            cool_down_s=cool_down_s,
+            clock=clock,
+            retry_random=retry_random,
+            sleep=sleep,
+        )
         self.model = model
         self.structured_output = options.structured_output or "json_schema"
         self._extra_body: dict[str, Any] = {}
         if options.max_tokens is not None:  # ChatOpenAI would send max_completion_tokens
             self._extra_body["max_tokens"] = options.max_tokens
-        self._llm = ChatOpenAI(
+
+    def _make_model(self, http: Any) -> ChatOpenAI:
+        model, options = self.model, self.model.options
+        return ChatOpenAI(
             model=model.model,
             base_url=openai_base_url(model.base_url),
             api_key=model.api_key or SecretStr(_NO_KEY),
@@ -341,7 +499,7 @@ class OpenAIJudge(_Client):
             max_retries=0,
             default_headers=dict(options.headers) or None,
             extra_body=self._extra_body or None,
-            http_async_client=self._http,
+            http_async_client=http,
             use_responses_api=False,
         )
 
@@ -394,9 +552,11 @@ class OpenAIJudge(_Client):
     async def _complete(self, messages: list[BaseMessage], prompt: Prompt[Any, Any]) -> str:
         kwargs = self._request_kwargs(prompt)
 
+        llm: ChatOpenAI = (await self._bind()).model
+
         async def call() -> AIMessage:
             started = time.perf_counter()
-            message = await self._llm.ainvoke(messages, **kwargs)
+            message = await llm.ainvoke(messages, **kwargs)
             latency = time.perf_counter() - started
             usage = getattr(message, "usage_metadata", None) or {}
             self._record(int(usage.get("input_tokens", 0)), int(usage.get("output_tokens", 0)), latency)
@@ -467,7 +627,8 @@ class OpenAIEmbedder(_Client):
         model: the resolved embedding model (``options.dimensions`` is sent when set;
             ``options.batch_size`` texts per request, default 64; ``options.timeout``, default 60 s).
         limiter: the provider's shared limiter (default: a private one from ``model.limits``).
-        http_client: an ``httpx2.AsyncClient`` to use (left open); default: an own client.
+        http_client: an ``httpx.AsyncClient`` to use (left open); default: an own client per loop.
+        breaker, failure_threshold, cool_down_s, clock, retry_random, sleep: as for :class:`OpenAIJudge`.
     """
 
     def __init__(
@@ -476,12 +637,34 @@ class OpenAIEmbedder(_Client):
         *,
         limiter: ProviderLimiter | None = None,
         http_client: Any | None = None,
+        breaker: CircuitBreaker | None = None,
+        failure_threshold: int = DEFAULT_FAILURE_THRESHOLD,
+        cool_down_s: float = DEFAULT_COOL_DOWN_S,
+        clock: Callable[[], float] = time.monotonic,
+        retry_random: Callable[[], float] = random.random,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     ) -> None:
         options = model.options
-        super().__init__(model, limiter, http_client)
+        super().__init__(
+            model,
+            limiter,
+            http_client,
+            breaker,
+            failure_threshold=failure_threshold,
+            cool_down_s=cool_down_s,
+            clock=clock,
+            retry_random=retry_random,
+            sleep=sleep,
+        )
         self.model = model
         self.batch_size = max(1, options.batch_size or DEFAULT_EMBEDDING_BATCH)
-        self._lc = OpenAIEmbeddings(
+        self._params: dict[str, Any] = {"model": model.model}
+        if options.dimensions is not None:
+            self._params["dimensions"] = options.dimensions
+
+    def _make_model(self, http: Any) -> OpenAIEmbeddings:
+        model, options = self.model, self.model.options
+        return OpenAIEmbeddings(
             model=model.model,
             dimensions=options.dimensions,
             openai_api_base=openai_base_url(model.base_url),
@@ -490,11 +673,8 @@ class OpenAIEmbedder(_Client):
             chunk_size=self.batch_size,
             max_retries=0,
             request_timeout=self._timeout_s,
-            http_async_client=self._http,
+            http_async_client=http,
         )
-        self._params: dict[str, Any] = {"model": model.model}
-        if options.dimensions is not None:
-            self._params["dimensions"] = options.dimensions
 
     async def embed(self, texts: Sequence[str]) -> list[list[float]]:
         """Embed ``texts`` in batches of :attr:`batch_size` (batches run concurrently).
@@ -510,7 +690,14 @@ class OpenAIEmbedder(_Client):
         if not items:
             return []
         batches = [items[i : i + self.batch_size] for i in range(0, len(items), self.batch_size)]
-        parts = await asyncio.gather(*(self._embed_batch(b) for b in batches))
+        await self._bind()
+        tasks = [asyncio.ensure_future(self._embed_batch(b)) for b in batches]
+        try:
+            parts = await asyncio.gather(*tasks)
+        except BaseException:
+            for task in tasks:  # a failed or cancelled call stops its other batches
+                task.cancel()
+            raise
         vectors = [v for part in parts for v in part]
         dims = {len(v) for v in vectors}
         if len(dims) > 1:
@@ -518,7 +705,7 @@ class OpenAIEmbedder(_Client):
         return vectors
 
     async def _embed_batch(self, batch: list[str]) -> list[list[float]]:
-        client = self._lc.async_client
+        client = (await self._bind()).model.async_client
 
         async def call() -> Any:
             started = time.perf_counter()
@@ -541,22 +728,52 @@ class OpenAIEmbedder(_Client):
 
 
 def build_openai_judges(
-    models: Iterable[ResolvedChatModel], limiters: ProviderLimiters | None = None
+    models: Iterable[ResolvedChatModel],
+    limiters: ProviderLimiters | None = None,
+    *,
+    failure_threshold: int = DEFAULT_FAILURE_THRESHOLD,
+    cool_down_s: float = DEFAULT_COOL_DOWN_S,
 ) -> list[OpenAIJudge]:
     """One :class:`OpenAIJudge` per model, sharing one limiter per ``provider_key``.
+
+    Args:
+        models: the resolved chat models.
+        limiters: the registry to share limiters from (default: a new one).
+        failure_threshold: each judge's circuit breaker threshold (consecutive down-failures).
+        cool_down_s: each judge's circuit breaker cool-down, seconds.
 
     Close them with :func:`aclose_all` on the event loop that used them.
     """
     registry = limiters if limiters is not None else ProviderLimiters()
-    return [OpenAIJudge(m, limiter=registry.get(m.provider_key, m.limits)) for m in models]
+    return [
+        OpenAIJudge(
+            m,
+            limiter=registry.get(m.provider_key, m.limits),
+            failure_threshold=failure_threshold,
+            cool_down_s=cool_down_s,
+        )
+        for m in models
+    ]
 
 
 def build_openai_embedders(
-    models: Iterable[ResolvedEmbeddingModel], limiters: ProviderLimiters | None = None
+    models: Iterable[ResolvedEmbeddingModel],
+    limiters: ProviderLimiters | None = None,
+    *,
+    failure_threshold: int = DEFAULT_FAILURE_THRESHOLD,
+    cool_down_s: float = DEFAULT_COOL_DOWN_S,
 ) -> list[OpenAIEmbedder]:
-    """One :class:`OpenAIEmbedder` per model, sharing one limiter per ``provider_key``."""
+    """One :class:`OpenAIEmbedder` per model, sharing one limiter per ``provider_key`` (breaker as for judges)."""
     registry = limiters if limiters is not None else ProviderLimiters()
-    return [OpenAIEmbedder(m, limiter=registry.get(m.provider_key, m.limits)) for m in models]
+    return [
+        OpenAIEmbedder(
+            m,
+            limiter=registry.get(m.provider_key, m.limits),
+            failure_threshold=failure_threshold,
+            cool_down_s=cool_down_s,
+        )
+        for m in models
+    ]
 
 
 async def aclose_all(clients: Iterable[Any]) -> None:

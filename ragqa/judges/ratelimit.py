@@ -1,19 +1,27 @@
 """Per-provider rate limits and concurrency, shared by every judge and embedder of a provider.
 
-A provider (``provider_key`` of the resolved settings: a ``group`` or the base URL's host) gets one
-:class:`ProviderLimiter` per container, from the :class:`ProviderLimiters` registry. Every HTTP
-request of every judge and embedding model of that provider (retries and repair calls included)
-passes through :meth:`ProviderLimiter.slot`:
+A provider (``provider_key`` of the resolved settings) gets one :class:`ProviderLimiter` per
+container, from the :class:`ProviderLimiters` registry. Every HTTP request of every judge and
+embedding model of that provider (retries and repair calls included) passes through
+:meth:`ProviderLimiter.slot`:
 
-1. an :class:`asyncio.Semaphore` of ``max_in_flight`` bounds the requests in flight;
-2. a token bucket of ``rps`` tokens per second (capacity ``max(1, rps)``, so at most one second
-   of burst) bounds the request rate. With strategy ``wait`` a call waits for its token (failing
-   with :class:`~ragqa.errors.JudgeRateLimited` when the wait would exceed ``timeout``); with
+1. :class:`FairSlots`, ``max_in_flight`` permits shared *fairly* by the provider's judges, bound
+   the requests in flight. Every registered judge can always get one permit (the others may not
+   take the last free permits while a judge holds none), and a released permit goes to the
+   waiting judge that holds the fewest. So a judge whose requests hang holds at most
+   ``max_in_flight - (judges - 1)`` permits and never starves another judge; its permits come
+   back when its per-request timeout fires (and its circuit breaker then stops it).
+2. A token bucket of ``rps`` tokens per second bounds the request rate. Its capacity is
+   ``burst`` (default 1: no burst), so starts are spaced ``1 / rps`` apart and no one-second
+   window ``[t, t + 1)`` holds more than ``ceil(rps) + burst - 1`` starts (``rps`` with the
+   default). With strategy ``wait`` a call waits for its token (failing with
+   :class:`~ragqa.errors.JudgeRateLimited` when the wait would exceed ``timeout``); with
    ``reject`` a call that finds no token fails at once.
 
 The bucket uses reservations: a caller takes a token immediately (the balance may go negative)
 and sleeps until its reserved instant, so waiting callers are served first come, first served
 without a lock or a polling loop, and a wait that would exceed the timeout is refused up front.
+Nothing here is bound to an event loop: one limiter serves successive ``asyncio.run`` calls.
 """
 
 from __future__ import annotations
@@ -21,13 +29,14 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections import deque
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 
 from ragqa.errors import JudgeRateLimited
 from ragqa.settings import ProviderLimits
 
-__all__ = ["ProviderLimiter", "ProviderLimiters", "TokenBucket"]
+__all__ = ["FairSlots", "ProviderLimiter", "ProviderLimiters", "TokenBucket"]
 
 log = logging.getLogger(__name__)
 
@@ -37,17 +46,21 @@ class TokenBucket:
 
     Args:
         rate: tokens added per second (> 0).
-        capacity: the most tokens the bucket holds (the largest burst); default ``max(1, rate)``.
+        capacity: the most tokens the bucket holds, i.e. the most starts at one instant (>= 1);
+            default 1 (no burst: starts are spaced ``1 / rate`` apart).
         clock: a monotonic clock in seconds (injectable for tests).
 
-    The bucket starts full.
+    The bucket starts full. Any window ``[t, t + 1)`` seconds long holds at most
+    ``ceil(rate) + capacity - 1`` reservations' start instants.
     """
 
     def __init__(self, rate: float, capacity: float | None = None, *, clock: Callable[[], float] = time.monotonic):
         if rate <= 0:
             raise ValueError(f"rate must be > 0, got {rate}")
         self.rate = float(rate)
-        self.capacity = float(capacity) if capacity is not None else max(1.0, self.rate)
+        self.capacity = float(capacity) if capacity is not None else 1.0
+        if self.capacity < 1:
+            raise ValueError(f"capacity must be >= 1, got {capacity}")
         self._clock = clock
         self._tokens = self.capacity
         self._updated = clock()
@@ -74,6 +87,99 @@ class TokenBucket:
         self._tokens = min(self.capacity, self._tokens + 1.0)
 
 
+class FairSlots:
+    """``capacity`` permits shared fairly by named holders (the judges of one provider).
+
+    Rules (checked whenever a permit is asked for or released):
+
+    - a holder that holds no permit may take any free one;
+    - a holder that holds some may take a free permit only when more remain free than the
+      registered holders (other than itself) that hold none: every registered holder can
+      always get its first permit, so no holder starves another;
+    - waiting holders are served fewest-held first, then first come, first served.
+
+    Unregistered names are served too (they simply reserve nothing for themselves). Not bound
+    to an event loop; not thread-safe (one loop at a time).
+
+    Args:
+        capacity: the number of permits (>= 1).
+    """
+
+    def __init__(self, capacity: int) -> None:
+        if capacity < 1:
+            raise ValueError(f"capacity must be >= 1, got {capacity}")
+        self.capacity = capacity
+        self.held: dict[str, int] = {}
+        """Permits held now, per holder."""
+        self._members: set[str] = set()
+        self._waiters: deque[tuple[str, asyncio.Future[None]]] = deque()
+        self._in_use = 0
+
+    def register(self, name: str) -> None:
+        """Declare a holder that must always be able to get one permit."""
+        self._members.add(name)
+
+    @property
+    def free(self) -> int:
+        """Permits not held now."""
+        return self.capacity - self._in_use
+
+    def _may_take(self, name: str) -> bool:
+        if self.free <= 0:
+            return False
+        if self.held.get(name, 0) == 0:
+            return True
+        reserved = sum(1 for m in self._members if m != name and self.held.get(m, 0) == 0)
+        return self.free > reserved
+
+    def _grant(self, name: str) -> None:
+        self._in_use += 1
+        self.held[name] = self.held.get(name, 0) + 1
+
+    def _wake(self) -> None:
+        if any(f.done() for _, f in self._waiters):
+            self._waiters = deque((n, f) for n, f in self._waiters if not f.done())
+        while self._waiters and self.free > 0:
+            order = sorted(range(len(self._waiters)), key=lambda i: self.held.get(self._waiters[i][0], 0))
+            for i in order:
+                name, future = self._waiters[i]
+                if self._may_take(name):
+                    del self._waiters[i]
+                    self._grant(name)
+                    future.set_result(None)
+                    break
+            else:
+                return
+
+    async def acquire(self, name: str) -> None:
+        """Wait for a permit for ``name`` (cancellation-safe: a cancelled wait takes nothing)."""
+        self._waiters = deque((n, f) for n, f in self._waiters if not f.done())
+        if not self._waiters and self._may_take(name):
+            self._grant(name)
+            return
+        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._waiters.append((name, future))
+        self._wake()
+        try:
+            await future
+        except BaseException:
+            if future.done() and not future.cancelled():
+                self.release(name)  # granted, then cancelled before it could be used
+            else:
+                self._waiters = deque((n, f) for n, f in self._waiters if f is not future)
+            raise
+
+    def release(self, name: str) -> None:
+        """Give back a permit of ``name`` and serve the waiters."""
+        self._in_use -= 1
+        left = self.held.get(name, 0) - 1
+        if left > 0:
+            self.held[name] = left
+        else:
+            self.held.pop(name, None)
+        self._wake()
+
+
 class ProviderLimiter:
     """Rate limit and concurrency bound of one provider.
 
@@ -82,13 +188,18 @@ class ProviderLimiter:
         limits: ``rps`` (``None`` = unlimited), ``strategy`` (``wait`` or ``reject``), ``timeout``
             (longest wait for a slot with ``wait``; ``None`` = forever) and ``max_in_flight``.
         clock: a monotonic clock in seconds (injectable for tests).
+        burst: requests that may start at one instant (the token bucket's capacity, >= 1);
+            default 1: no burst, starts spaced ``1 / rps`` apart.
     """
 
-    def __init__(self, key: str, limits: ProviderLimits, *, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self, key: str, limits: ProviderLimits, *, clock: Callable[[], float] = time.monotonic, burst: int = 1
+    ) -> None:
         self.key = key
         self.limits = limits
-        self._bucket = TokenBucket(limits.rps, clock=clock) if limits.rps else None
-        self._semaphore = asyncio.Semaphore(max(1, limits.max_in_flight))
+        self._bucket = TokenBucket(limits.rps, burst, clock=clock) if limits.rps else None
+        self.slots = FairSlots(max(1, limits.max_in_flight))
+        """The in-flight permits, shared fairly by the registered judges."""
         self._timeout = limits.timeout.total_seconds() if limits.timeout is not None else None
         self._clock = clock
         self.in_flight = 0
@@ -97,6 +208,12 @@ class ProviderLimiter:
         """The most requests that held a slot at once."""
         self.rejected = 0
         """Calls refused (strategy ``reject`` or wait timeout)."""
+        self.started = 0
+        """Requests that got a slot (were sent or about to be), in total."""
+
+    def register(self, judge_id: str) -> None:
+        """Declare a judge or embedder of this provider: it can always get one in-flight slot."""
+        self.slots.register(judge_id)
 
     @asynccontextmanager
     async def slot(self, judge_id: str | None = None, step: str | None = None) -> AsyncIterator[None]:
@@ -110,28 +227,32 @@ class ProviderLimiter:
             JudgeRateLimited: with strategy ``reject`` when no token is free now, or with ``wait``
                 when the slot cannot be had within ``timeout``.
         """
+        holder = judge_id or ""
         deadline = None if self._timeout is None else self._clock() + self._timeout
-        await self._acquire_permit(deadline, judge_id, step)
+        await self._acquire_permit(holder, deadline, judge_id, step)
         try:
             await self._take_token(deadline, judge_id, step)
         except BaseException:
-            self._semaphore.release()
+            self.slots.release(holder)
             raise
         self.in_flight += 1
+        self.started += 1
         self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
         try:
             yield
         finally:
             self.in_flight -= 1
-            self._semaphore.release()
+            self.slots.release(holder)
 
-    async def _acquire_permit(self, deadline: float | None, judge_id: str | None, step: str | None) -> None:
+    async def _acquire_permit(
+        self, holder: str, deadline: float | None, judge_id: str | None, step: str | None
+    ) -> None:
         if deadline is None or self.limits.strategy == "reject":
-            await self._semaphore.acquire()
+            await self.slots.acquire(holder)
             return
         try:
             async with asyncio.timeout(max(0.0, deadline - self._clock())):
-                await self._semaphore.acquire()
+                await self.slots.acquire(holder)
         except TimeoutError:
             self.rejected += 1
             raise self._error(
@@ -176,11 +297,16 @@ class ProviderLimiters:
 
     Every judge and embedder of a provider must share its limiter, so build them all from one
     registry (``limiters.get(model.provider_key, model.limits)``).
+
+    Args:
+        clock: the monotonic clock of every limiter (injectable for tests).
+        burst: the ``burst`` of every limiter (default 1: no burst).
     """
 
-    def __init__(self, *, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(self, *, clock: Callable[[], float] = time.monotonic, burst: int = 1) -> None:
         self._limiters: dict[str, ProviderLimiter] = {}
         self._clock = clock
+        self._burst = burst
 
     def get(self, provider_key: str, limits: ProviderLimits | None = None) -> ProviderLimiter:
         """Return the limiter of ``provider_key``, creating it with ``limits`` on first use.
@@ -190,7 +316,7 @@ class ProviderLimiters:
         """
         limiter = self._limiters.get(provider_key)
         if limiter is None:
-            limiter = ProviderLimiter(provider_key, limits or ProviderLimits(), clock=self._clock)
+            limiter = ProviderLimiter(provider_key, limits or ProviderLimits(), clock=self._clock, burst=self._burst)
             self._limiters[provider_key] = limiter
         elif limits is not None and limits != limiter.limits:
             log.warning(
