@@ -62,7 +62,7 @@ from ragqa.usage import record_usage
 
 __all__ = ["ALGORITHM_VERSION", "HANDLERS", "Handler", "LocalJudge", "extract_entities", "statements_of"]
 
-ALGORITHM_VERSION = "2"
+ALGORITHM_VERSION = "3"
 """Version of the local judge's answers; part of :attr:`LocalJudge.fingerprint`.
 
 Bump it whenever a handler, the text processing or the support scorer changes what the judge

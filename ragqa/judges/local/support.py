@@ -221,7 +221,8 @@ def support(statement: str, context: str, config: SupportConfig | None = None) -
         parts["entities"] = share
         value = min(value, share)
     return SupportResult(
-        value=max(0.0, min(1.0, value)),
+        # rounded to 9 decimals so sums such as 0.7999999999999999 meet the thresholds they print as
+        value=round(max(0.0, min(1.0, value)), 9),
         best_sentence=best_text,
         missing_words=missing,
         missing_numbers=missing_numbers,
