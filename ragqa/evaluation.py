@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
 from ragqa.aggregate import Strategy, aggregate
-from ragqa.errors import JudgeError, JudgeTimeout, SampleError
+from ragqa.errors import ConfigError, JudgeError, JudgeTimeout, SampleError
 from ragqa.judges.base import Embedder, Judge, SharedCallJudge
 from ragqa.metrics.base import Metric, MetricContext
 from ragqa.report import Report, SkippedSample, summarize
@@ -101,6 +101,10 @@ class PanelEvaluator:
         metrics: the default metrics of :meth:`evaluate`.
         embedders: embedding models for metrics that embed.
         options: aggregation and run options.
+
+    Raises:
+        ValueError: when two judges share an id.
+        ConfigError: when the quorum is larger than the panel (no aggregate could exist).
     """
 
     def __init__(
@@ -120,6 +124,12 @@ class PanelEvaluator:
         self.metrics: tuple[Metric, ...] = tuple(metrics)
         self.embedders: tuple[Embedder, ...] = tuple(embedders)
         self.options = options or PanelOptions()
+        if self.judges and self.options.quorum > len(self.judges):
+            raise ConfigError(
+                f"quorum {self.options.quorum} is more than the {len(self.judges)} judge(s) of the panel, so no "
+                f"aggregate could ever exist; lower ragqa.aggregation.quorum (or --quorum) or add judges",
+                key="ragqa.aggregation.quorum",
+            )
         self._context = MetricContext(language=self.options.language, embedders=self.embedders)
 
     def validate(self, samples: Sequence[Sample], metrics: Sequence[Metric] | None = None) -> list[SampleError]:

@@ -159,3 +159,13 @@ async def test_samples_bounded_concurrency() -> None:
     ev = PanelEvaluator([FunctionJudge("a", slow)], [Faithfulness()], options=PanelOptions(max_concurrent_samples=3))
     await ev.evaluate([make_sample(id=str(i)) for i in range(10)])
     assert peak == 3
+
+
+def test_a_quorum_larger_than_the_panel_is_a_config_error():
+    from ragqa.errors import ConfigError
+    from ragqa.evaluation import PanelEvaluator, PanelOptions
+    from ragqa.testing import ScriptedJudge
+
+    with pytest.raises(ConfigError, match="quorum 3 is more than the 2 judge") as err:
+        PanelEvaluator([ScriptedJudge("a", {}), ScriptedJudge("b", {})], options=PanelOptions(quorum=3))
+    assert err.value.key == "ragqa.aggregation.quorum"
