@@ -1,5 +1,8 @@
 """The CSV renderer: one row per (sample, metric), a score and a failure column per judge.
 
+Each row flattens a :func:`~ragqa.render.records.result_record` (the shape the JSON outputs
+write), leaving out reasons and intermediate steps, which are in the JSONL.
+
 Columns (see :mod:`ragqa.render.tables` for their meaning): ``sample_id``, ``metric``,
 ``direction``, ``aggregate``, ``strategy``, ``spread``, ``n_ok``, ``n_nan``, ``n_failed``,
 ``quorum``, ``quorum_met``, then ``score:<judge>`` for each judge of the panel, then

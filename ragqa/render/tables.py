@@ -8,17 +8,20 @@ Two forms, both in report order (sample order, then metric order):
   for it or when it failed (the failure column tells which).
 - **long**: one row per (sample, metric, judge): :data:`LONG_COLUMNS`.
 
-Values stay Python values here: floats (NaN kept), ints, bools, strings and ``None``. Each
-output formats them its own way (the CSV writes NaN and ``None`` as empty cells).
+Rows are flattened :func:`~ragqa.render.records.result_record` records, the one JSON shape of a
+panel result, so the CSV and the DataFrames hold exactly what the JSON outputs hold. Values stay
+Python values here: floats (a record's ``null`` number back to NaN), ints, bools, strings and
+``None``. Each output formats them its own way (the CSV writes NaN and ``None`` as empty cells).
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import Any
 
+from ragqa.render.records import result_record
 from ragqa.report import Report
-from ragqa.schema import JudgeOutcome, PanelResult
 
 __all__ = [
     "LONG_COLUMNS",
@@ -94,33 +97,33 @@ def wide_columns(judge_ids: list[str]) -> list[str]:
     return [*WIDE_COLUMNS, *(score_column(j) for j in judge_ids), *(failure_column(j) for j in judge_ids)]
 
 
-def _score(outcome: JudgeOutcome | None) -> float:
-    if outcome is None or outcome.score is None or outcome.failure is not None:
-        return math.nan
-    return outcome.score.value
+def _number(value: Any) -> float:
+    """A record's number as a float; ``null`` (NaN or unscored) as NaN."""
+    return math.nan if value is None else float(value)
 
 
-def _wide_row(result: PanelResult, judge_ids: list[str]) -> dict[str, Any]:
-    agg = result.aggregate
+def _wide_row(record: Mapping[str, Any], judge_ids: list[str]) -> dict[str, Any]:
+    agg = record["aggregate"]
     row: dict[str, Any] = {
-        "sample_id": result.sample_id,
-        "metric": result.metric,
-        "direction": result.direction,
-        "aggregate": agg.value,
-        "strategy": agg.strategy,
-        "spread": agg.spread,
-        "n_ok": agg.n_ok,
-        "n_nan": agg.n_nan,
-        "n_failed": agg.n_failed,
-        "quorum": agg.quorum,
-        "quorum_met": agg.quorum_met,
+        "sample_id": record["sample_id"],
+        "metric": record["metric"],
+        "direction": record["direction"],
+        "aggregate": _number(agg["value"]),
+        "strategy": agg["strategy"],
+        "spread": _number(agg["spread"]),
+        "n_ok": agg["n_ok"],
+        "n_nan": agg["n_nan"],
+        "n_failed": agg["n_failed"],
+        "quorum": agg["quorum"],
+        "quorum_met": agg["quorum_met"],
     }
-    by_id = {o.judge_id: o for o in result.judges}
+    by_id = {j["judge_id"]: j for j in record["judges"]}
     for judge_id in judge_ids:
-        row[score_column(judge_id)] = _score(by_id.get(judge_id))
+        judge = by_id.get(judge_id)
+        row[score_column(judge_id)] = _number(judge["score"] if judge is not None else None)
     for judge_id in judge_ids:
-        failure = by_id[judge_id].failure if judge_id in by_id else None
-        row[failure_column(judge_id)] = failure.error_type if failure is not None else None
+        failure = by_id[judge_id]["failure"] if judge_id in by_id else None
+        row[failure_column(judge_id)] = failure["error_type"] if failure is not None else None
     return row
 
 
@@ -131,40 +134,41 @@ def wide_rows(report: Report) -> tuple[list[str], list[dict[str, Any]]]:
     result has a NaN score and no failure there.
     """
     judge_ids = report.judge_ids
-    return wide_columns(judge_ids), [_wide_row(r, judge_ids) for r in report.results]
+    return wide_columns(judge_ids), [_wide_row(result_record(r), judge_ids) for r in report.results]
 
 
-def _status(outcome: JudgeOutcome) -> str:
-    if outcome.failure is not None or outcome.score is None:
+def _status(judge: Mapping[str, Any]) -> str:
+    if judge["failure"] is not None:
         return "failed"
-    return "nan" if math.isnan(outcome.score.value) else "scored"
+    return "nan" if judge["score"] is None else "scored"
 
 
 def long_rows(report: Report) -> list[dict[str, Any]]:
     """The long form of ``report``: one row per (sample, metric, judge) with :data:`LONG_COLUMNS`."""
     rows = []
     for result in report.results:
-        for outcome in result.judges:
-            failure, usage = outcome.failure, outcome.usage
+        record = result_record(result)
+        for judge in record["judges"]:
+            failure, usage = judge["failure"], judge["usage"]
             rows.append(
                 {
-                    "sample_id": result.sample_id,
-                    "metric": result.metric,
-                    "direction": result.direction,
-                    "judge_id": outcome.judge_id,
-                    "status": _status(outcome),
-                    "score": _score(outcome),
-                    "reason": outcome.score.reason if outcome.score is not None else None,
-                    "failure_type": failure.error_type if failure is not None else None,
-                    "failure_step": failure.step if failure is not None else None,
-                    "failure_message": failure.message if failure is not None else None,
-                    "latency_s": outcome.latency_s,
-                    "calls": usage.calls,
-                    "prompt_tokens": usage.prompt_tokens,
-                    "completion_tokens": usage.completion_tokens,
-                    "cost": math.nan if usage.cost is None else usage.cost,
-                    "aggregate": result.aggregate.value,
-                    "strategy": result.aggregate.strategy,
+                    "sample_id": record["sample_id"],
+                    "metric": record["metric"],
+                    "direction": record["direction"],
+                    "judge_id": judge["judge_id"],
+                    "status": _status(judge),
+                    "score": _number(judge["score"]),
+                    "reason": judge["reason"],
+                    "failure_type": failure["error_type"] if failure is not None else None,
+                    "failure_step": failure["step"] if failure is not None else None,
+                    "failure_message": failure["message"] if failure is not None else None,
+                    "latency_s": _number(judge["latency_s"]),
+                    "calls": usage["calls"],
+                    "prompt_tokens": usage["prompt_tokens"],
+                    "completion_tokens": usage["completion_tokens"],
+                    "cost": _number(usage["cost"]),
+                    "aggregate": _number(record["aggregate"]["value"]),
+                    "strategy": record["aggregate"]["strategy"],
                 }
             )
     return rows
