@@ -15,9 +15,17 @@ from _reports import quorum_run
 
 from ragqa.errors import ConfigError, MissingExtraError
 from ragqa.render import RENDERERS, CsvRenderer, RenderOptions, read_result_record, renderer_for, result_record
-from ragqa.render.records import ResultRecord, report_record, result_record_schema
+from ragqa.render.records import (
+    AggregateRecord,
+    FailureRecord,
+    ResultRecord,
+    UsageRecord,
+    report_record,
+    result_record_schema,
+)
 from ragqa.report import Report
-from ragqa.schemas import RESULT_RECORD, SCHEMA_DIR, dump, generate, load
+from ragqa.schema import Aggregate, JudgeFailure, Usage
+from ragqa.schemas import RESULT_RECORD, SCHEMA_DIR, dump, generate, load, write_all
 
 WIDE_HEAD = [
     "sample_id",
@@ -52,6 +60,19 @@ def test_shipped_schema_is_up_to_date_with_the_code() -> None:
     """Fails after a change to the record types: regenerate with ``python -m ragqa.schemas``."""
     assert load(RESULT_RECORD) == generate(RESULT_RECORD) == result_record_schema()
     assert (SCHEMA_DIR / RESULT_RECORD).read_text(encoding="utf-8") == dump(result_record_schema())
+
+
+def test_regenerating_writes_the_shipped_file(tmp_path: Path) -> None:
+    [written] = write_all(tmp_path)
+    assert written.name == RESULT_RECORD
+    assert written.read_text(encoding="utf-8") == (SCHEMA_DIR / RESULT_RECORD).read_text(encoding="utf-8")
+
+
+def test_record_types_follow_the_result_models() -> None:
+    """A field added to Usage, Aggregate or JudgeFailure must be added to the record types too."""
+    assert set(UsageRecord.model_fields) == set(Usage.model_fields)
+    assert set(AggregateRecord.model_fields) == set(Aggregate.model_fields)
+    assert set(FailureRecord.model_fields) == set(JudgeFailure.model_fields) - {"judge_id", "metric", "sample_id"}
 
 
 def test_schema_is_a_valid_draft_2020_12_schema() -> None:
