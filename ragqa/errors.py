@@ -5,6 +5,7 @@ attributes (not only in the message), so callers never branch on message text::
 
     RagqaError
     ├── ConfigError            settings the user can fix; raised at start-up, before any judge call
+    ├── MissingExtraError      an optional feature needs an extra that is not installed (also an ImportError)
     ├── SampleError            a sample lacks a field a metric needs (or it is empty / malformed)
     │   └── DatasetError       a dataset file cannot be read (line, column, cause)
     └── JudgeError             a judge call failed; recorded per judge, never turned into a score
@@ -31,6 +32,7 @@ __all__ = [
     "JudgeTimeout",
     "JudgeUnavailable",
     "JudgeUnsupported",
+    "MissingExtraError",
     "RagqaError",
     "SampleError",
     "ScoreOutOfRange",
@@ -174,3 +176,18 @@ class ScoreOutOfRange(JudgeError):
         self.metric = metric
         self.value = value
         self.value_range = value_range
+
+
+class MissingExtraError(RagqaError, ImportError):
+    """An optional feature needs a package from one of ragqa's extras, and it is not installed.
+
+    The message names the feature and the install command (``pip install 'ragqa[pandas]'``). It is
+    also an :class:`ImportError`, so code that guards optional imports catches it as usual.
+
+    Attributes:
+        extra: the extra to install (``pandas``).
+    """
+
+    def __init__(self, message: str, *, extra: str) -> None:
+        super().__init__(message)
+        self.extra = extra

@@ -1,22 +1,28 @@
-"""The report of a run: data only (pydantic, JSON-serialisable). Renderers live elsewhere.
+"""The report of a run: data only (pydantic, JSON-serialisable). Renderers live in :mod:`ragqa.render`.
 
 Per metric the summary gives each judge's mean (NaN-ignoring, over the samples it scored), how
-many samples each judge failed or left unscored, the mean of the per-sample aggregates, and the
-mean spread between judges.
+many samples each judge failed or left unscored, the aggregation strategy and quorum, the mean of
+the per-sample aggregates, the mean spread between judges, how many samples have no aggregate and
+why (below quorum, every judge failed), and the usage. Renderers read these fields; none of them
+recomputes anything from the raw results.
+
+Output helpers (:meth:`Report.to_jsonl`, :meth:`Report.to_csv`, :meth:`Report.to_pandas`) call
+the renderers of :mod:`ragqa.render`, imported when used.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from ragqa.metrics._math import nan_mean
-from ragqa.schema import PanelResult, Usage
+from ragqa.schema import JudgeFailure, PanelResult, Usage
 
-__all__ = ["JudgeSummary", "MetricSummary", "Report", "SkippedSample", "finite_json", "summarize"]
+__all__ = ["CacheStats", "JudgeSummary", "MetricSummary", "Report", "SkippedSample", "finite_json", "summarize"]
 
 
 class JudgeSummary(BaseModel):
@@ -38,23 +44,46 @@ class JudgeSummary(BaseModel):
 
 
 class MetricSummary(BaseModel):
-    """One metric over the run, per judge and aggregated."""
+    """One metric over the run, per judge and aggregated: everything a renderer shows.
+
+    The sample counts partition the metric's samples: ``n_scored + n_nan == n_samples``; the
+    samples without an aggregate (``n_nan``) include those below quorum (``n_below_quorum``), and
+    those where every judge failed (``n_all_failed``) are among them.
+    """
 
     model_config = ConfigDict(extra="forbid")
 
     metric: str
+    """The metric's result key (``faithfulness``, ``noise_sensitivity(mode=relevant)``)."""
     direction: Literal["higher", "lower"]
+    """Whether higher or lower scores are better."""
+    strategy: str
+    """How the judges' scores of a sample were combined (``mean``, ``median``, ``min``, ``max``, ``majority``)."""
+    quorum: int
+    """Minimum judges with a finite score for a sample's aggregate to exist (>= 1)."""
     judges: list[JudgeSummary]
+    """One entry per judge, in panel order."""
     aggregate_mean: float
-    """Mean of the per-sample aggregates (NaN-ignoring)."""
+    """Mean of the per-sample aggregates, NaN-ignoring (NaN when no sample has one); in the metric's range."""
     mean_spread: float
-    """Mean of the per-sample spreads between judges (NaN-ignoring)."""
+    """Mean of the per-sample spreads (max - min between judges' finite scores), NaN-ignoring."""
     n_samples: int
     """Samples scored with this metric."""
-    n_aggregated: int
+    n_scored: int
     """Samples whose aggregate exists (quorum met, finite)."""
+    n_nan: int
+    """Samples without an aggregate (below quorum, or every judge NaN or failed): ``n_samples - n_scored``."""
+    n_below_quorum: int
+    """Samples with fewer than ``quorum`` judges holding a finite score (their aggregate is NaN)."""
+    n_all_failed: int
+    """Samples where every judge failed (none scored, none returned NaN)."""
     usage: Usage = Field(default_factory=Usage)
     """Sum over judges."""
+
+    @property
+    def n_aggregated(self) -> int:
+        """Former name of :attr:`n_scored` (samples whose aggregate exists)."""
+        return self.n_scored
 
 
 class SkippedSample(BaseModel):
@@ -66,6 +95,20 @@ class SkippedSample(BaseModel):
     metric: str | None
     field: str | None
     message: str
+
+
+class CacheStats(BaseModel):
+    """Judge-cache lookups of a run (see :class:`ragqa.cache.JudgeCache`).
+
+    Attributes:
+        hits: lookups answered from the cache (no provider call made).
+        misses: lookups with no usable entry (the judge was asked).
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    hits: int = Field(default=0, ge=0)
+    misses: int = Field(default=0, ge=0)
 
 
 class Report(BaseModel):
@@ -81,6 +124,8 @@ class Report(BaseModel):
     """Samples left out by validation."""
     wall_time_s: float = 0.0
     """Wall time of the run, seconds."""
+    cache: CacheStats | None = None
+    """Judge-cache hits and misses of the run; ``None`` when no cache was used."""
 
     @property
     def usage(self) -> Usage:
@@ -89,6 +134,23 @@ class Report(BaseModel):
         for s in self.summaries:
             total = total + s.usage
         return total
+
+    @property
+    def sample_ids(self) -> list[str]:
+        """The ids of the samples scored, in report order, each once."""
+        return list(dict.fromkeys(r.sample_id for r in self.results))
+
+    @property
+    def judge_ids(self) -> list[str]:
+        """The panel's judge ids in panel order (from the summaries, then any other judge in the results)."""
+        ids = [j.judge_id for s in self.summaries for j in s.judges]
+        ids += [o.judge_id for r in self.results for o in r.judges]
+        return list(dict.fromkeys(ids))
+
+    @property
+    def failures(self) -> list[JudgeFailure]:
+        """Every judge failure of the run, in result order."""
+        return [f for r in self.results for f in r.failures]
 
     def summary(self, metric: str) -> MetricSummary:
         """The summary of ``metric`` (its key, e.g. ``noise_sensitivity(mode=relevant)``).
@@ -101,6 +163,59 @@ class Report(BaseModel):
                 return s
         raise KeyError(metric)
 
+    def to_jsonl(self, path: str | Path) -> Path:
+        """Write one :func:`~ragqa.render.records.result_record` per line to ``path`` (UTF-8, atomically).
+
+        Returns:
+            The path written.
+
+        Raises:
+            ConfigError: when ``path`` cannot be written (a directory, a missing folder, no permission).
+        """
+        from ragqa.render.files import JsonlRenderer
+
+        return _write(self, JsonlRenderer(), path)
+
+    def to_csv(self, path: str | Path) -> Path:
+        """Write the CSV view (one row per sample x metric, a column per judge) to ``path``, atomically.
+
+        See :mod:`ragqa.render.csvfile` for the columns.
+
+        Returns:
+            The path written.
+
+        Raises:
+            ConfigError: when ``path`` cannot be written (a directory, a missing folder, no permission).
+        """
+        from ragqa.render.csvfile import CsvRenderer
+
+        return _write(self, CsvRenderer(), path)
+
+    def to_pandas(self, form: Literal["wide", "long"] = "wide") -> Any:
+        """The results as a :class:`pandas.DataFrame` (needs the ``pandas`` extra).
+
+        ``wide``: one row per (sample, metric) with the aggregate, its strategy, spread and counts,
+        and a ``score:<judge>`` and ``failure:<judge>`` column per judge. ``long``: one row per
+        (sample, metric, judge) with the judge's score, status, reason, failure and usage. NaN
+        stays NaN. See :mod:`ragqa.render.frames` for every column.
+
+        Raises:
+            MissingExtraError: when pandas is not installed (``pip install 'ragqa[pandas]'``).
+            ValueError: for a ``form`` other than ``wide`` or ``long``.
+        """
+        from ragqa.render.frames import report_frame
+
+        return report_frame(self, form)
+
+
+def _write(report: Report, renderer: Any, path: str | Path) -> Path:
+    from ragqa.render.registry import RenderOptions
+    from ragqa.run.outputs import check_output_path
+
+    target = check_output_path(path, option="path")
+    renderer.write(report, target, RenderOptions())
+    return target
+
 
 def summarize(results: Sequence[PanelResult], judge_ids: Sequence[str]) -> list[MetricSummary]:
     """Summarise per metric and judge (pure).
@@ -111,12 +226,21 @@ def summarize(results: Sequence[PanelResult], judge_ids: Sequence[str]) -> list[
 
     Returns:
         One summary per metric, in first-seen order.
+
+    Raises:
+        ValueError: when one metric's results were aggregated with different strategies or
+            quorums (results of different runs mixed): one summary cannot describe them.
     """
     by_metric: dict[str, list[PanelResult]] = {}
     for r in results:
         by_metric.setdefault(r.metric, []).append(r)
     summaries = []
     for metric, rows in by_metric.items():
+        rules = {(r.aggregate.strategy, r.aggregate.quorum) for r in rows}
+        if len(rules) > 1:
+            shown = ", ".join(f"{s} with quorum {q}" for s, q in sorted(rules))
+            raise ValueError(f"results of {metric} were aggregated in different ways ({shown}); summarise one run")
+        [(strategy, quorum)] = rules
         judges = []
         total = Usage()
         for jid in judge_ids:
@@ -146,19 +270,31 @@ def summarize(results: Sequence[PanelResult], judge_ids: Sequence[str]) -> list[
                 )
             )
         aggregates = [r.aggregate.value for r in rows]
+        n_scored = sum(1 for a in aggregates if not math.isnan(a))
         summaries.append(
             MetricSummary(
                 metric=metric,
                 direction=rows[0].direction,
+                strategy=strategy,
+                quorum=quorum,
                 judges=judges,
                 aggregate_mean=nan_mean(aggregates),
                 mean_spread=nan_mean([r.aggregate.spread for r in rows]),
                 n_samples=len(rows),
-                n_aggregated=sum(1 for a in aggregates if not math.isnan(a)),
+                n_scored=n_scored,
+                n_nan=len(rows) - n_scored,
+                n_below_quorum=sum(1 for r in rows if not r.aggregate.quorum_met),
+                n_all_failed=sum(1 for r in rows if _all_failed(r)),
                 usage=total,
             )
         )
     return summaries
+
+
+def _all_failed(result: PanelResult) -> bool:
+    """True when every judge of ``result`` failed (at least one judge, none scored, none NaN)."""
+    agg = result.aggregate
+    return agg.n_failed > 0 and agg.n_ok + agg.n_nan == 0
 
 
 def finite_json(value: Any) -> Any:

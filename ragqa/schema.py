@@ -103,7 +103,8 @@ class Usage(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     calls: int = 0
-    """Number of judge (or embedding) requests that reached a provider (cache hits excluded)."""
+    """Number of judge (or embedding) requests that reached a provider (cache hits excluded; a run's
+    hits and misses are in :attr:`ragqa.report.Report.cache`)."""
     prompt_tokens: int = 0
     """Input tokens reported by the provider."""
     completion_tokens: int = 0
@@ -219,7 +220,12 @@ class Aggregate(BaseModel):
 
 
 class PanelResult(BaseModel):
-    """One metric on one sample across the whole panel."""
+    """One metric on one sample across the whole panel.
+
+    Every output writes it in one JSON shape, :func:`ragqa.render.records.result_record` (schema:
+    ``ragqa/schemas/result-record.schema.json``), read back by
+    :func:`ragqa.render.records.read_result_record`.
+    """
 
     model_config = ConfigDict(extra="forbid")
 

@@ -1,9 +1,13 @@
 import json
+import math
+
+import pytest
+from _reports import quorum_run, readme_run
 
 from ragqa.evaluation import PanelEvaluator, PanelOptions
 from ragqa.metrics import Faithfulness, Hallucination
-from ragqa.render import report_to_json, report_to_text
-from ragqa.report import Report
+from ragqa.render import report_to_json, report_to_text, result_record
+from ragqa.report import CacheStats, Report, summarize
 from ragqa.schema import Usage
 from ragqa.testing import FunctionJudge, ScriptedJudge, make_sample
 from ragqa.usage import record_usage
@@ -88,3 +92,130 @@ async def test_report_to_json_is_strict_json_with_nulls_for_nan() -> None:
     assert data["summaries"][0]["metric"] == "faithfulness"
     assert data["usage"]["calls"] == 0
     assert set(data) >= {"results", "summaries", "skipped", "wall_time_s", "usage"}
+
+
+# The console view, character for character (trailing spaces aside), of the README's shape (two
+# judges, no failures, one judge without usage) and of a quorum-2 run with failures. The tables
+# are drawn from the summaries alone; these pin that the output did not change when they stopped
+# recomputing from the raw results.
+README_SHAPE = """\
+3 sample(s) x 2 metric(s) x 2 judge(s)
+
+faithfulness  ↑ higher is better  aggregate: good (0.7-0.9)
+judge               mean   scored   NaN   failed   spread   tokens     cost
+───────────────────────────────────────────────────────────────────────────
+local-strict       0.667        3     0        0             7,500   0.0750
+local-lenient      1.000        3     0        0                 -        -
+aggregate (mean)   0.833      3/3     0        0    0.333    7,500   0.0750
+
+hallucination  ↓ lower is better
+judge               mean   scored   NaN   failed   spread   tokens   cost
+─────────────────────────────────────────────────────────────────────────
+local-strict       0.333        3     0        0                 -      -
+local-lenient      0.000        3     0        0                 -      -
+aggregate (mean)   0.167      3/3     0        0    0.333        -      -
+
+calls 6 · tokens 7,500 (prompt 6,000, completion 1,500) · cost 0.0750 · wall time 3.5 s
+"""
+
+QUORUM_SHAPE = """\
+4 sample(s) x 2 metric(s) x 3 judge(s)
+
+faithfulness  ↑ higher is better  aggregate: good (0.7-0.9)
+judge               mean   scored   NaN   failed   spread   tokens     cost
+───────────────────────────────────────────────────────────────────────────
+judge-a            0.833        3     0        1               960   0.0080
+judge-b            0.750        2     1        1                 -        -
+flaky              0.000        1     0        3                 -        -
+aggregate (mean)   0.750      2/4     2        1    0.333      960   0.0080
+quorum 2: 2 sample(s) below quorum have no aggregate
+
+hallucination  ↓ lower is better
+judge               mean   scored   NaN   failed   spread   tokens   cost
+─────────────────────────────────────────────────────────────────────────
+judge-a            0.167        3     0        1                 -      -
+judge-b            0.250        2     1        1                 -      -
+flaky              1.000        1     0        3                 -      -
+aggregate (mean)   0.250      2/4     2        1    0.333        -      -
+quorum 2: 2 sample(s) below quorum have no aggregate
+
+judge failures (10), excluded from the aggregate
+judge     metric          sample   step         cause
+───────────────────────────────────────────────────────────────────────────────
+flaky     faithfulness    s2       nli          JudgeTimeout: no answer in 30 s
+flaky     hallucination   s2       nli          JudgeTimeout: no answer in 30 s
+judge-a   faithfulness    s3       nli          JudgeTimeout: no answer in 30 s
+judge-b   faithfulness    s3       statements   JudgeOutputError: not JSON
+flaky     faithfulness    s3       statements   JudgeTimeout: no answer in 30 s
+... and 5 more (every failure is in the results file)
+
+calls 8 · tokens 960 (prompt 800, completion 160) · cost 0.0080 · wall time 1.2 s
+"""
+
+
+def _plain(text: str) -> str:
+    return "\n".join(line.rstrip() for line in text.splitlines()) + "\n"
+
+
+async def test_console_output_of_the_readme_shape_is_unchanged() -> None:
+    assert _plain(report_to_text(await readme_run(), width=120)) == README_SHAPE
+
+
+async def test_console_output_with_quorum_and_failures_is_unchanged() -> None:
+    assert _plain(report_to_text(await quorum_run(), width=120)) == QUORUM_SHAPE
+
+
+async def test_summary_carries_strategy_quorum_and_why_samples_have_no_aggregate() -> None:
+    report = await quorum_run()
+    s = report.summary("faithfulness")
+    assert (s.strategy, s.quorum, s.direction) == ("mean", 2, "higher")
+    # s1: 3 judges scored; s2: one scored, one NaN, one failed (below quorum); s3: all failed; s4: 2 scored
+    assert (s.n_samples, s.n_scored, s.n_nan, s.n_below_quorum, s.n_all_failed) == (4, 2, 2, 2, 1)
+    assert s.n_aggregated == s.n_scored
+    assert s.aggregate_mean == pytest.approx((0.5 + 1.0) / 2)
+    assert s.mean_spread == pytest.approx((1.0 + 0.0 + 0.0) / 3)  # s3 has no spread (NaN, ignored)
+    judges = {j.judge_id: (j.n_scored, j.n_nan, j.n_failed) for j in s.judges}
+    assert judges == {"judge-a": (3, 0, 1), "judge-b": (2, 1, 1), "flaky": (1, 0, 3)}
+    assert [j.judge_id for j in s.judges] == ["judge-a", "judge-b", "flaky"]
+    # judge-a records 100 + 20 tokens per call: statements and nli on 4 samples, billed to faithfulness
+    assert s.usage.calls == 8 and s.usage.total_tokens == 960 and s.usage.cost == pytest.approx(0.008)
+    h = report.summary("hallucination")
+    assert (h.direction, h.n_scored, h.n_below_quorum, h.n_all_failed) == ("lower", 2, 2, 1)
+    assert h.usage.calls == 0  # shared calls are billed to the metric that made them first
+    assert h.aggregate_mean == pytest.approx((0.5 + 0.0) / 2)
+
+
+async def test_summary_of_every_judge_nan_is_not_counted_as_all_failed() -> None:
+    judge = ScriptedJudge("j", {"statements": [{"statements": []}]})
+    report = await PanelEvaluator([judge], [Faithfulness()]).evaluate([make_sample(id="s1")])
+    s = report.summary("faithfulness")
+    assert (s.n_scored, s.n_nan, s.n_below_quorum, s.n_all_failed) == (0, 1, 1, 0)
+    assert math.isnan(s.aggregate_mean)
+
+
+async def test_summarize_refuses_results_aggregated_in_different_ways() -> None:
+    report = await quorum_run()
+    first = report.results[0]
+    other = first.model_copy(update={"aggregate": first.aggregate.model_copy(update={"strategy": "median"})})
+    with pytest.raises(ValueError, match="aggregated in different ways"):
+        summarize([first, other], report.judge_ids)
+
+
+async def test_usage_line_shows_cache_hits_and_misses_when_known() -> None:
+    report = await readme_run()
+    assert "cache:" not in report_to_text(report)
+    cached = report.model_copy(update={"cache": CacheStats(hits=12, misses=3)})
+    text = report_to_text(cached, width=160)
+    assert "cost 0.0750 · cache: 12 hit(s), 3 miss(es) · wall time 3.5 s" in text
+    assert json.loads(report_to_json(cached))["cache"] == {"hits": 12, "misses": 3}
+    assert json.loads(report_to_json(report))["cache"] is None
+
+
+async def test_report_json_holds_results_as_records_and_complete_summaries() -> None:
+    report = await quorum_run()
+    data = json.loads(report_to_json(report))
+    assert data["results"] == [result_record(r) for r in report.results]
+    summary = data["summaries"][0]
+    assert summary["strategy"] == "mean" and summary["quorum"] == 2
+    assert (summary["n_below_quorum"], summary["n_all_failed"], summary["n_scored"]) == (2, 1, 2)
+    assert data["usage"]["calls"] == 8 and data["wall_time_s"] == 1.25

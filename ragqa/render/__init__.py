@@ -1,38 +1,42 @@
 """Renderers: a finished (or streaming) run shown or written in one format each.
 
-- :mod:`ragqa.render.console`: the per-metric tables of ``ragqa evaluate`` (rich), and JSON text;
+- :mod:`ragqa.render.console`: the per-metric tables of ``ragqa evaluate`` (rich) and their plain text;
 - :mod:`ragqa.render.junit`: JUnit XML, one writer for ``ragqa evaluate``, ``ragqa test`` and
   the pytest plugin's properties;
-- :mod:`ragqa.render.records`: the one JSON shape of a panel result;
+- :mod:`ragqa.render.records`: the one JSON shape of a panel result (and its JSON Schema), and
+  the JSON document of a whole report;
+- :mod:`ragqa.render.tables`: results as flat rows (wide and long), the source of
+  :mod:`ragqa.render.csvfile` (the CSV renderer) and :mod:`ragqa.render.frames` (pandas);
 - :mod:`ragqa.render.registry`: the :class:`Renderer` protocol and the format registry
   (:func:`renderer_for` picks a renderer by file suffix); :mod:`ragqa.render.files` registers
-  the JSON, JSONL and JUnit renderers.
+  the JSON, JSONL and JUnit renderers, :mod:`ragqa.render.csvfile` the CSV one.
 """
 
 from __future__ import annotations
 
-from ragqa.render.console import (
-    DIRECTION_LABELS,
-    render_report,
-    report_renderable,
-    report_to_json,
-    report_to_text,
-)
+from ragqa.render.console import DIRECTION_LABELS, render_report, report_renderable, report_to_text
+from ragqa.render.csvfile import CsvRenderer, report_to_csv
 from ragqa.render.files import JsonlRenderer, JsonRenderer, JUnitRenderer
+from ragqa.render.records import read_result_record, report_record, report_to_json, result_record
 from ragqa.render.registry import RENDERERS, Renderer, RenderOptions, register, renderer_for
 
 __all__ = [
     "DIRECTION_LABELS",
     "RENDERERS",
+    "CsvRenderer",
     "JUnitRenderer",
     "JsonRenderer",
     "JsonlRenderer",
     "RenderOptions",
     "Renderer",
+    "read_result_record",
     "register",
     "render_report",
     "renderer_for",
+    "report_record",
     "report_renderable",
+    "report_to_csv",
     "report_to_json",
     "report_to_text",
+    "result_record",
 ]

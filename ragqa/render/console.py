@@ -1,4 +1,4 @@
-"""Render a :class:`~ragqa.report.Report` for people (rich tables) and for machines (JSON).
+"""Render a :class:`~ragqa.report.Report` for people: rich tables on the console, or plain text.
 
 The console view has, per metric, one table with a row per judge (mean, samples scored, NaN,
 failed, tokens, cost) and an ``aggregate (<strategy>)`` row with the mean of the per-sample
@@ -12,7 +12,6 @@ sample, step, cause: the first few, then a count), samples skipped by validation
 from __future__ import annotations
 
 import io
-import json
 import math
 from collections.abc import Callable, Sequence
 
@@ -21,10 +20,10 @@ from rich.console import Console, Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from ragqa.report import MetricSummary, Report, finite_json
+from ragqa.report import MetricSummary, Report
 from ragqa.schema import JudgeFailure, Language, Usage
 
-__all__ = ["DIRECTION_LABELS", "render_report", "report_renderable", "report_to_json", "report_to_text"]
+__all__ = ["DIRECTION_LABELS", "render_report", "report_renderable", "report_to_text"]
 
 DIRECTION_LABELS = {"higher": "↑ higher is better", "lower": "↓ lower is better"}
 """How the direction of a metric is shown."""
@@ -56,25 +55,22 @@ def fmt_tokens(usage: Usage) -> str:
     return "-" if usage.calls == 0 and usage.total_tokens == 0 else f"{usage.total_tokens:,}"
 
 
-def metric_table(report: Report, summary: MetricSummary, *, language: Language = "en") -> Table:
-    """One metric's table: a row per judge plus the aggregate row.
+def metric_table(summary: MetricSummary, *, language: Language = "en") -> Table:
+    """One metric's table: a row per judge plus the aggregate row, read from the summary alone.
 
     Judge rows: the judge's mean over its finite scores, samples scored, NaN (metric undefined),
     failed (excluded). Aggregate row: the mean of per-sample aggregates, samples with an
     aggregate / all, samples without one (NaN: unscored or below quorum), samples where every
-    judge failed, and the mean spread (max - min between judges).
+    judge failed, and the mean spread (max - min between judges). A caption counts the samples
+    below quorum when the quorum is above 1 or any sample missed it.
 
     Args:
-        report: the run (for the aggregation strategy and quorum of the metric's results).
         summary: the metric's summary from ``report.summaries``.
         language: language of the interpretation band.
 
     Returns:
         A rich table titled ``<metric>  <direction>[  aggregate: <band>]``.
     """
-    rows = [r for r in report.results if r.metric == summary.metric]
-    strategy = rows[0].aggregate.strategy if rows else "mean"
-    quorum = rows[0].aggregate.quorum if rows else 1
     title = Text()
     title.append(summary.metric, style="bold")
     title.append(f"  {DIRECTION_LABELS[summary.direction]}", style="dim")
@@ -102,21 +98,20 @@ def metric_table(report: Report, summary: MetricSummary, *, language: Language =
             fmt_tokens(judge.usage),
             fmt_cost(judge.usage.cost),
         )
-    n_below_quorum = sum(1 for r in rows if not r.aggregate.quorum_met)
-    n_all_failed = sum(1 for r in rows if r.aggregate.n_failed > 0 and r.aggregate.n_ok + r.aggregate.n_nan == 0)
+    n_all_failed = summary.n_all_failed
     table.add_row(
-        Text(f"aggregate ({strategy})", style="bold"),
+        Text(f"aggregate ({summary.strategy})", style="bold"),
         Text(fmt_score(summary.aggregate_mean), style="bold"),
-        f"{summary.n_aggregated}/{summary.n_samples}",
-        str(summary.n_samples - summary.n_aggregated),
+        f"{summary.n_scored}/{summary.n_samples}",
+        str(summary.n_nan),
         Text(str(n_all_failed), style="red" if n_all_failed else ""),
         fmt_score(summary.mean_spread),
         fmt_tokens(summary.usage),
         fmt_cost(summary.usage.cost),
         end_section=True,
     )
-    if quorum > 1 or n_below_quorum:
-        table.caption = f"quorum {quorum}: {n_below_quorum} sample(s) below quorum have no aggregate"
+    if summary.quorum > 1 or summary.n_below_quorum:
+        table.caption = f"quorum {summary.quorum}: {summary.n_below_quorum} sample(s) below quorum have no aggregate"
         table.caption_justify = "left"
     return table
 
@@ -141,27 +136,35 @@ def failures_table(failures: Sequence[JudgeFailure], *, limit: int = 5) -> Rende
 
 
 def usage_line(report: Report) -> Text:
-    """``calls N · tokens T (prompt P, completion C) · cost X · wall time W s`` for the whole run."""
+    """The run's usage in one line.
+
+    ``calls N · tokens T (prompt P, completion C) · cost X · [cache: H hit(s), M miss(es) · ]wall
+    time W s``; the cache part appears when the report has :attr:`~ragqa.report.Report.cache`.
+    Calls count provider requests only (cache hits excluded); cost is in the price table's
+    currency; wall time is in seconds with one decimal.
+    """
     usage = report.usage
     parts = [
         f"calls {usage.calls:,}",
         f"tokens {usage.total_tokens:,} (prompt {usage.prompt_tokens:,}, completion {usage.completion_tokens:,})",
         f"cost {fmt_cost(usage.cost)}",
-        f"wall time {report.wall_time_s:.1f} s",
     ]
+    if report.cache is not None:
+        parts.append(f"cache: {report.cache.hits:,} hit(s), {report.cache.misses:,} miss(es)")
+    parts.append(f"wall time {report.wall_time_s:.1f} s")
     return Text(" · ".join(parts), style="dim")
 
 
 def report_renderable(report: Report, *, language: Language = "en", max_failures: int = 5) -> RenderableType:
     """Everything :func:`render_report` prints, as one rich renderable."""
     parts: list[RenderableType] = []
-    n_samples = len({r.sample_id for r in report.results})
+    n_samples = len(report.sample_ids)
     n_judges = max((len(s.judges) for s in report.summaries), default=0)
     parts.append(Text(f"{n_samples} sample(s) x {len(report.summaries)} metric(s) x {n_judges} judge(s)", style="bold"))
     for summary in report.summaries:
         parts.append(Text(""))
-        parts.append(metric_table(report, summary, language=language))
-    failures = [f for r in report.results for f in r.failures]
+        parts.append(metric_table(summary, language=language))
+    failures = report.failures
     if failures:
         parts.append(Text(""))
         parts.append(failures_table(failures, limit=max_failures))
@@ -196,16 +199,6 @@ def report_to_text(report: Report, *, width: int = 120, language: Language = "en
     console = Console(width=width, record=True, color_system=None, force_terminal=False, file=io.StringIO())
     console.print(report_renderable(report, language=language, max_failures=max_failures))
     return console.export_text()
-
-
-def report_to_json(report: Report, *, indent: int | None = 2) -> str:
-    """The whole report as JSON: results, summaries, skipped samples, wall time and total usage.
-
-    NaN and infinite values are written as ``null`` (strict JSON); NaN means "unscored".
-    """
-    data = report.model_dump(mode="json")
-    data["usage"] = report.usage.model_dump(mode="json")
-    return json.dumps(finite_json(data), ensure_ascii=False, indent=indent, allow_nan=False)
 
 
 def _clip(text: str, limit: int) -> str:

@@ -1,4 +1,8 @@
-"""File renderers of a finished report: JSON, JSONL and JUnit XML (registered in :mod:`ragqa.render.registry`)."""
+"""File renderers of a finished report: JSON, JSONL and JUnit XML (registered in :mod:`ragqa.render.registry`).
+
+JSON and JSONL carry every result as :func:`~ragqa.render.records.result_record`, the one JSON
+shape of a panel result (its schema: ``ragqa/schemas/result-record.schema.json``).
+"""
 
 from __future__ import annotations
 
@@ -6,30 +10,24 @@ import json
 import math
 from pathlib import Path
 
-from ragqa.render.console import report_to_json
+from ragqa.render.atomic import replace_text
 from ragqa.render.junit import JUnitCase, JUnitSuite, result_properties, write_junit
-from ragqa.render.records import result_record
+from ragqa.render.records import report_to_json, result_record
 from ragqa.render.registry import RenderOptions, register
 from ragqa.report import Report
 
 __all__ = ["JUnitRenderer", "JsonRenderer", "JsonlRenderer", "report_junit_cases"]
 
 
-def _replace(path: Path, text: str) -> None:
-    partial = path.with_name(path.name + ".partial")
-    partial.write_text(text, encoding="utf-8", newline="\n")
-    partial.replace(path)
-
-
 class JsonRenderer:
-    """The whole report as one JSON document (see :func:`ragqa.render.console.report_to_json`)."""
+    """The whole report as one JSON document (see :func:`ragqa.render.records.report_record`)."""
 
     name = "json"
     suffixes = (".json",)
 
     def write(self, report: Report, path: Path, options: RenderOptions) -> None:
         """Write the report as JSON to ``path`` (atomically)."""
-        _replace(path, report_to_json(report) + "\n")
+        replace_text(path, report_to_json(report) + "\n")
 
 
 class JsonlRenderer:
@@ -41,7 +39,7 @@ class JsonlRenderer:
     def write(self, report: Report, path: Path, options: RenderOptions) -> None:
         """Write one record per (sample, metric) to ``path`` (atomically)."""
         lines = [json.dumps(result_record(r), ensure_ascii=False, allow_nan=False) for r in report.results]
-        _replace(path, "".join(line + "\n" for line in lines))
+        replace_text(path, "".join(line + "\n" for line in lines))
 
 
 def report_junit_cases(report: Report, thresholds: dict[str, float] | None = None) -> list[JUnitSuite]:

@@ -11,18 +11,148 @@ A record is one (sample, metric) across the panel::
 NaN and infinite numbers are written as ``null`` (NaN means "unscored"); a judge that failed has
 ``score: null`` and a ``failure``; a judge that ran but could not score has ``score: null`` and
 ``failure: null``. Judges keep panel order. No settings are included, so no secret can leak here.
+
+:class:`ResultRecord` and its parts describe that shape as types; :func:`result_record_schema`
+turns them into the JSON Schema shipped as ``ragqa/schemas/result-record.schema.json``
+(regenerate with ``python -m ragqa.schemas``). :func:`report_record` is the JSON document of a
+whole report, whose ``results`` are these records.
 """
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Literal
 
-from ragqa.report import finite_json
+from pydantic import BaseModel, ConfigDict, Field
+
+from ragqa.aggregate import Strategy
+from ragqa.report import Report, finite_json
 from ragqa.schema import Aggregate, JudgeFailure, JudgeOutcome, MetricScore, PanelResult, Usage
 
-__all__ = ["read_result_record", "result_record"]
+__all__ = [
+    "AggregateRecord",
+    "FailureRecord",
+    "JudgeRecord",
+    "ResultRecord",
+    "UsageRecord",
+    "read_result_record",
+    "report_record",
+    "report_to_json",
+    "result_record",
+    "result_record_schema",
+]
+
+JSON_SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
+"""The JSON Schema dialect of :func:`result_record_schema`."""
+
+
+class _Record(BaseModel):
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+
+class UsageRecord(_Record):
+    """Tokens, calls and latency of one judge on one sample and metric (:class:`~ragqa.schema.Usage`)."""
+
+    calls: int = Field(ge=0)
+    """Requests that reached a provider (cache hits excluded)."""
+    prompt_tokens: int = Field(ge=0)
+    """Input tokens reported by the provider."""
+    completion_tokens: int = Field(ge=0)
+    """Output tokens reported by the provider."""
+    latency_s: float = Field(ge=0)
+    """Sum of request latencies, seconds (calls may overlap)."""
+    cost: float | None
+    """Cost in the price table's currency; null when no price is configured."""
+
+
+class FailureRecord(_Record):
+    """Why a judge failed; the judge was excluded from the aggregate."""
+
+    step: str | None
+    """The prompt or step that failed (statements, nli, score...), when known."""
+    error_type: str
+    """The ragqa error class name (JudgeTimeout, JudgeOutputError, ScoreOutOfRange...)."""
+    message: str
+    """The cause, without secrets."""
+    raw: str | None
+    """The judge's raw output when it was unparseable, else null."""
+
+
+class JudgeRecord(_Record):
+    """One judge's outcome: a score (null when NaN or failed) or a failure, plus usage."""
+
+    model_config = ConfigDict(
+        json_schema_extra={
+            "if": {"properties": {"failure": {"type": "object"}}},
+            "then": {"properties": {"score": {"type": "null"}}},
+        }
+    )
+
+    judge_id: str
+    """The judge (chat model id)."""
+    score: float | None
+    """The score in the metric's range; null when the metric is undefined for this judge (NaN) or the judge failed."""
+    reason: str | None
+    """A short explanation; null when the judge failed or gave none."""
+    details: dict[str, Any]
+    """The metric's intermediate steps (statements, verdicts...); empty when the judge failed."""
+    latency_s: float = Field(ge=0)
+    """Wall time of this judge's whole metric computation, seconds."""
+    usage: UsageRecord
+    """What this judge spent on this sample and metric."""
+    failure: FailureRecord | None
+    """Why the judge failed (then score is null), or null."""
+
+
+class AggregateRecord(_Record):
+    """The panel's combined score of one sample and metric."""
+
+    value: float | None
+    """The aggregate over judges with a finite score; null when below quorum or none scored."""
+    strategy: Strategy
+    """How the judges' scores were combined."""
+    spread: float | None
+    """max - min of the judges' finite scores (0 with one judge); null with none."""
+    n_ok: int = Field(ge=0)
+    """Judges with a finite score."""
+    n_nan: int = Field(ge=0)
+    """Judges that ran but could not score (NaN)."""
+    n_failed: int = Field(ge=0)
+    """Judges that failed (excluded)."""
+    quorum: int = Field(ge=1)
+    """Minimum judges with a finite score for the aggregate to exist."""
+    quorum_met: bool
+    """Whether n_ok >= quorum."""
+
+
+class ResultRecord(_Record):
+    """One metric on one sample across the panel: the record written by every ragqa output."""
+
+    sample_id: str
+    """The sample's id."""
+    metric: str
+    """The metric's result key, with options (noise_sensitivity(mode=relevant))."""
+    direction: Literal["higher", "lower"]
+    """Whether higher or lower scores are better."""
+    aggregate: AggregateRecord
+    """The combined score."""
+    judges: list[JudgeRecord]
+    """Every judge's outcome, in panel order."""
+
+
+def result_record_schema() -> dict[str, Any]:
+    """The JSON Schema (draft 2020-12) of :func:`result_record`'s output, built from :class:`ResultRecord`.
+
+    The file ``ragqa/schemas/result-record.schema.json`` is this dictionary; a test keeps them equal.
+
+    Returns:
+        A JSON-ready schema dictionary with ``$schema`` set.
+    """
+    schema = ResultRecord.model_json_schema(mode="serialization")
+    schema["title"] = "ragqa result record"
+    return {"$schema": JSON_SCHEMA_DIALECT, **schema}
 
 
 def result_record(result: PanelResult) -> dict[str, Any]:
@@ -108,3 +238,29 @@ def read_result_record(record: Mapping[str, Any]) -> PanelResult:
         judges=outcomes,
         aggregate=Aggregate.model_validate(aggregate),
     )
+
+
+def report_record(report: Report) -> dict[str, Any]:
+    """The JSON document of a whole report, in strict JSON (non-finite numbers as ``null``).
+
+    Keys: ``results`` (one :func:`result_record` per sample and metric), ``summaries`` (the
+    :class:`~ragqa.report.MetricSummary` fields per metric), ``skipped``, ``wall_time_s``,
+    ``cache`` (hits and misses, or ``null``) and ``usage`` (the run's total).
+    """
+    data = report.model_dump(mode="json", exclude={"results"})
+    document: dict[str, Any] = finite_json(
+        {
+            "results": [result_record(r) for r in report.results],
+            **data,
+            "usage": report.usage.model_dump(mode="json"),
+        }
+    )
+    return document
+
+
+def report_to_json(report: Report, *, indent: int | None = 2) -> str:
+    """The whole report as JSON text (:func:`report_record`): results as records, summaries, usage.
+
+    NaN and infinite values are written as ``null`` (strict JSON); NaN means "unscored".
+    """
+    return json.dumps(report_record(report), ensure_ascii=False, indent=indent, allow_nan=False)
