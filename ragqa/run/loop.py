@@ -79,22 +79,35 @@ class LoopThread:
             Exception: whatever the coroutine raises.
         """
         holder: list[asyncio.Task[Any]] = []
+        interrupted = threading.Event()
+        finished = threading.Event()
 
         async def tracked() -> T:
-            task = asyncio.current_task()
-            if task is not None:
-                holder.append(task)
-            return await coro
+            try:
+                task = asyncio.current_task()
+                if task is not None:
+                    holder.append(task)
+                if interrupted.is_set():  # Ctrl-C came before the run even started
+                    coro.close()
+                    raise asyncio.CancelledError
+                return await coro
+            finally:
+                finished.set()
 
-        future = self.submit(tracked())
+        def cancel() -> None:
+            for task in holder:
+                task.cancel()
+
         try:
+            future = self.submit(tracked())
             while not future.done():  # wake now and then so Ctrl-C is handled even if another thread got the signal
                 concurrent.futures.wait([future], timeout=_POLL_S)
             return future.result()
         except KeyboardInterrupt:
-            for task in holder:
-                self.loop.call_soon_threadsafe(task.cancel)
-            concurrent.futures.wait([future], timeout=grace_s)
+            interrupted.set()
+            if self.running:
+                self.loop.call_soon_threadsafe(cancel)
+                finished.wait(timeout=grace_s)
             raise
 
     async def arun(self, coro: Coroutine[Any, Any, T]) -> T:
