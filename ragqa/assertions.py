@@ -135,11 +135,21 @@ def passes(value: float, threshold: float, direction: Literal["higher", "lower"]
     return value >= threshold if direction == "higher" else value <= threshold
 
 
-def format_score(value: float | None) -> str:
-    """Format a score for messages: three decimals, ``unscored`` for NaN, ``-`` for ``None``."""
+def format_score(value: float | None, *, against: float | None = None) -> str:
+    """Format a score for messages: three decimals, ``unscored`` for NaN, ``-`` for ``None``.
+
+    With ``against`` (the threshold it is compared with), a value that differs from the threshold
+    but would print the same with three decimals is printed in full (``0.8999999999999999``), so
+    a message never reads "it is 0.900, needs >= 0.9" without showing why it failed.
+    """
     if value is None:
         return "-"
-    return "unscored" if math.isnan(value) else f"{value:.3f}"
+    if math.isnan(value):
+        return "unscored"
+    shown = f"{value:.3f}"
+    if against is not None and value != against and shown == f"{against:.3f}":
+        return repr(value)
+    return shown
 
 
 def failed_statements(score: MetricScore) -> list[str]:
@@ -258,7 +268,7 @@ def verdict_for(result: PanelResult, *, threshold: float, policy: Policy = "aggr
     agg = result.aggregate
     if parsed.kind == "aggregate":
         ok = passes(agg.value, threshold, direction)
-        shown = format_score(agg.value)
+        shown = format_score(agg.value, against=threshold)
         if math.isnan(agg.value):
             shown += (
                 f" (quorum {agg.quorum} not met: {agg.n_ok} judge(s) scored)" if not agg.quorum_met else " (no score)"
@@ -325,7 +335,8 @@ def _judge_lines(outcome: JudgeOutcome, verdict: MetricVerdict, width: int) -> l
         return [f"  {name}  {'excluded':<9} {'-':<5} {cause}{message}"]
     score = outcome.score
     mark = "pass" if outcome.judge_id in verdict.passing_judges else "FAIL"
-    lines = [f"  {name}  {format_score(score.value):<9} {mark:<5} {score.reason or ''}".rstrip()]
+    shown = format_score(score.value, against=verdict.threshold)
+    lines = [f"  {name}  {shown:<9} {mark:<5} {score.reason or ''}".rstrip()]
     failed = failed_statements(score)
     if failed and not all(s in (score.reason or "") for s in failed):
         lines.append(f"  {' ' * width}  failed statements:")

@@ -364,3 +364,13 @@ async def test_failed_statements_block_shown_when_reason_does_not_name_them() ->
     block = lines.index(next(line for line in lines if "failed statements:" in line))
     assert lines[block + 1].strip() == "- It was held in Florida."
     assert not any("January 15" in line for line in lines[block + 1 :])
+
+
+def test_format_score_shows_full_precision_when_rounding_would_hide_the_verdict() -> None:
+    from ragqa.assertions import format_score
+
+    assert format_score(0.8999999999999999, against=0.9) == "0.8999999999999999"
+    assert format_score(0.9, against=0.9) == "0.900"
+    assert format_score(0.75, against=0.9) == "0.750"
+    assert format_score(math.nan, against=0.9) == "unscored"
+    assert format_score(None) == "-"

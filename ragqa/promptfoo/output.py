@@ -32,7 +32,8 @@ def tally(results: Sequence[CaseResult]) -> str:
 
 def _judges_line(verdict: MetricVerdict) -> str:
     return ", ".join(
-        f"{o.judge_id} {'excluded' if o.score is None else format_score(o.score.value)}" for o in verdict.result.judges
+        f"{o.judge_id} {'excluded' if o.score is None else format_score(o.score.value, against=verdict.threshold)}"
+        for o in verdict.result.judges
     )
 
 
@@ -53,7 +54,8 @@ def print_results(results: Sequence[CaseResult], suite: PromptfooSuite, out: Tex
         cmp = ">=" if v.direction == "higher" else "<="
         print(
             f"{_label(v)}  {r.case.name}  [{v.result.metric}] "
-            f"aggregate {format_score(v.result.aggregate.value)} {cmp} {v.threshold:g}  |  {_judges_line(v)}",
+            f"aggregate {format_score(v.result.aggregate.value, against=v.threshold)} {cmp} {v.threshold:g}  "
+            f"|  {_judges_line(v)}",
             file=out,
         )
         if not v.passed:
