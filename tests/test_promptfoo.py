@@ -7,6 +7,7 @@ import math
 import os
 import subprocess
 import sys
+import threading
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 from pathlib import Path
@@ -449,3 +450,29 @@ tests:
     assert exit_code([passed]) == 0
     assert exit_code([passed, undecided]) == 3
     assert exit_code([undecided, failed, passed]) == 1
+
+
+def test_ctrl_c_while_judges_hang_is_exit_130(tmp_path: Path) -> None:
+    import signal
+
+    with FakeOpenAIServer() as server:
+        server.hang("*", times=100, seconds=60)
+        env = dict(os.environ)
+        env["RAGQA_FAKE_URL"] = server.base_url
+        env["PYTHONPATH"] = os.pathsep.join([str(ROOT), *filter(None, [env.get("PYTHONPATH")])])
+        env.pop("RAGQA_PROFILES_ACTIVE", None)
+        cmd = [sys.executable, "-m", "ragqa", "test", "--config", str(EXAMPLES / "application.yaml")]
+        proc = subprocess.Popen(
+            [*cmd, str(EXAMPLES / "failing.yaml")], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
+        try:
+            while not server.requests:  # wait until a judge call is in flight (the server hangs it)
+                assert proc.poll() is None, proc.communicate()
+                threading.Event().wait(0.05)
+            proc.send_signal(signal.SIGINT)
+            stdout, stderr = proc.communicate(timeout=60)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+    assert proc.returncode == 130, stdout + stderr
+    assert "interrupted" in stderr and "Traceback" not in stderr
