@@ -102,11 +102,12 @@ def parse_policy(policy: Policy, *, key: str = "policy") -> ParsedPolicy:
     Raises:
         ConfigError: for anything else (including ``k < 1`` and booleans), with ``key``.
     """
+    where = "" if key == "policy" else f"{key}: "
     if isinstance(policy, bool):
-        raise ConfigError(f"{key}: policy must be 'aggregate', 'all', an int or 'at_least:k', not {policy!r}", key=key)
+        raise ConfigError(f"{where}policy must be 'aggregate', 'all', an int or 'at_least:k', not {policy!r}", key=key)
     if isinstance(policy, int):
         if policy < 1:
-            raise ConfigError(f"{key}: policy at_least:k needs k >= 1, got {policy}", key=key)
+            raise ConfigError(f"{where}policy at_least:k needs k >= 1, got {policy}", key=key)
         return ParsedPolicy("at_least", policy)
     text = str(policy).strip().lower()
     if text in ("aggregate", "all"):
@@ -115,7 +116,7 @@ def parse_policy(policy: Policy, *, key: str = "policy") -> ParsedPolicy:
     if match and int(match.group(1)) >= 1:
         return ParsedPolicy("at_least", int(match.group(1)))
     raise ConfigError(
-        f"{key}: unknown policy {policy!r}; use 'aggregate', 'all', an int k or 'at_least:k' (k >= 1)", key=key
+        f"{where}unknown policy {policy!r}; use 'aggregate', 'all', an int k or 'at_least:k' (k >= 1)", key=key
     )
 
 

@@ -41,8 +41,8 @@ class CaseResult:
 
 def _sample_problem(case: PromptfooCase, problem: SampleError) -> SampleError:
     """A panel's validation problem, told in the file's terms (where the missing field comes from)."""
-    if problem.field is None:
-        message = str(problem)
+    if problem.field is None:  # the panel's problem (no embedding model): keep its message, not its prefix
+        message = str(problem).removeprefix(f"metric {problem.metric!r}: ")
     else:
         hint = FIELD_HINTS.get(problem.field, problem.field)
         given = " (ragqa scores given outputs and calls no provider)" if problem.field == "response" else ""
