@@ -1,11 +1,13 @@
 """ragqa's pytest plugin (registered through the ``pytest11`` entry point: installing ragqa is enough).
 
-It is import-light (pytest and the standard library only) and does nothing unless a test uses
+It is import-light (pytest, the standard library and :mod:`ragqa.run.loop`; no HTTP client,
+container or renderer is imported until a test uses ragqa) and does nothing unless a test uses
 its fixtures, so suites that never touch ragqa (ragqa's own included) pay nothing.
 
 Command-line options (also settable in the ini file as ``ragqa_config`` / ``ragqa_profile``):
 
-- ``--ragqa-config PATH``: the ``application.yaml`` (default ``./application.yaml``); profile files
+- ``--ragqa-config PATH``: the ``application.yaml`` (default ``./application.yaml``, which may be
+  absent: then ragqa's defaults and the profiles, e.g. the built-in ``local``); profile files
   ``application-<name>.yaml`` are looked up beside it.
 - ``--ragqa-profile a,b``: active profiles (default: ``RAGQA_PROFILES_ACTIVE``).
 - ``--ragqa-results PATH``: write one JSON line per ragqa assertion: the panel result in the one
@@ -17,7 +19,7 @@ Fixtures:
   process environment. Override it to inject e.g. the fake server's URL.
 - ``ragqa_container`` (session): the :class:`~ragqa.container.Container` built with
   ``create_container``; closed at the end of the session.
-- ``ragqa_thresholds`` (session): ``ragqa.thresholds`` from the settings (by metric name).
+- ``ragqa_thresholds`` (session): ``ragqa.thresholds`` from the settings (by metric spec).
 - ``ragqa_evaluator``: the panel evaluator, narrowed by the ``ragqa`` marker.
 - ``ragqa``: a :class:`RagqaHelper` with ``assert_metric`` (async) and ``check_metric`` (sync) bound
   to the evaluator, which also records scores for the reports.
