@@ -15,6 +15,14 @@ Policies decide what must pass:
 - ``"all"``: every judge that was not excluded passes, and the quorum is met.
 - ``k`` (an int) or ``"at_least:k"``: at least ``k`` judges pass.
 
+A failed verdict is *undecided* (:attr:`MetricVerdict.decided` is False) when only judge
+failures stand in its way: had the excluded judges scored, the policy could have passed (e.g.
+every judge failed). It still fails the assertion; ``ragqa test`` reports it as incomplete.
+
+Thresholds are resolved by :func:`ragqa.run.spec.resolve_threshold` and metric strings parsed
+by :class:`ragqa.run.spec.MetricSpec`, as for every entry point; the synchronous helpers run on
+ragqa's loop thread (:mod:`ragqa.run.loop`).
+
 The failure message lists every judge's score, verdict and reason, the statements that failed
 (unsupported / incorrect statements from the metric's details), the judges that were excluded
 with the step and cause, the aggregate, the threshold and the direction.
@@ -22,14 +30,15 @@ with the step and cause, the aggregate, the threshold and the direction.
 
 from __future__ import annotations
 
-import asyncio
 import math
 import re
-from collections.abc import Coroutine, Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Literal
 
 from ragqa.errors import ConfigError
+from ragqa.run.loop import run_sync
+from ragqa.run.spec import MetricSpec, resolve_threshold, spec_of
 from ragqa.schema import JudgeOutcome, MetricScore, PanelResult, Sample
 
 if TYPE_CHECKING:
@@ -43,11 +52,9 @@ __all__ = [
     "Policy",
     "assert_metric",
     "check_metric",
-    "close_private_loop",
     "failed_statements",
     "format_score",
     "format_verdict",
-    "judge_ids",
     "parse_policy",
     "passes",
     "resolve_metric",
@@ -57,13 +64,10 @@ __all__ = [
     "verdict_for",
 ]
 
-T = TypeVar("T")
-
 Policy = Literal["aggregate", "all"] | int | str
 """``"aggregate"``, ``"all"``, an int ``k`` or ``"at_least:k"`` (see the module docstring)."""
 
 _AT_LEAST = re.compile(r"^at[_-]least:(\d+)$")
-_KEY = re.compile(r"^\s*([A-Za-z_][\w]*)\s*\((.*)\)\s*$")
 
 
 @dataclass(frozen=True)
@@ -84,23 +88,26 @@ class ParsedPolicy:
         return f"at_least:{self.k}" if self.kind == "at_least" else self.kind
 
 
-def parse_policy(policy: Policy) -> ParsedPolicy:
+def parse_policy(policy: Policy, *, key: str = "policy") -> ParsedPolicy:
     """Validate a policy.
 
     Args:
         policy: ``"aggregate"``, ``"all"``, an int ``k >= 1`` or ``"at_least:k"``.
+        key: where the policy was given (``policy``, ``tests[0].assert[1].config.policy``), named
+            in the error.
 
     Returns:
         The parsed policy.
 
     Raises:
-        ValueError: for anything else (including ``k < 1`` and booleans).
+        ConfigError: for anything else (including ``k < 1`` and booleans), with ``key``.
     """
+    where = "" if key == "policy" else f"{key}: "
     if isinstance(policy, bool):
-        raise ValueError(f"policy must be 'aggregate', 'all', an int or 'at_least:k', not {policy!r}")
+        raise ConfigError(f"{where}policy must be 'aggregate', 'all', an int or 'at_least:k', not {policy!r}", key=key)
     if isinstance(policy, int):
         if policy < 1:
-            raise ValueError(f"policy at_least:k needs k >= 1, got {policy}")
+            raise ConfigError(f"{where}policy at_least:k needs k >= 1, got {policy}", key=key)
         return ParsedPolicy("at_least", policy)
     text = str(policy).strip().lower()
     if text in ("aggregate", "all"):
@@ -108,7 +115,9 @@ def parse_policy(policy: Policy) -> ParsedPolicy:
     match = _AT_LEAST.match(text)
     if match and int(match.group(1)) >= 1:
         return ParsedPolicy("at_least", int(match.group(1)))
-    raise ValueError(f"unknown policy {policy!r}; use 'aggregate', 'all', an int k or 'at_least:k' (k >= 1)")
+    raise ConfigError(
+        f"{where}unknown policy {policy!r}; use 'aggregate', 'all', an int k or 'at_least:k' (k >= 1)", key=key
+    )
 
 
 def passes(value: float, threshold: float, direction: Literal["higher", "lower"]) -> bool:
@@ -127,11 +136,21 @@ def passes(value: float, threshold: float, direction: Literal["higher", "lower"]
     return value >= threshold if direction == "higher" else value <= threshold
 
 
-def format_score(value: float | None) -> str:
-    """Format a score for messages: three decimals, ``unscored`` for NaN, ``-`` for ``None``."""
+def format_score(value: float | None, *, against: float | None = None) -> str:
+    """Format a score for messages: three decimals, ``unscored`` for NaN, ``-`` for ``None``.
+
+    With ``against`` (the threshold it is compared with), a value that differs from the threshold
+    but would print the same with three decimals is printed in full (``0.8999999999999999``), so
+    a message never reads "it is 0.900, needs >= 0.9" without showing why it failed.
+    """
     if value is None:
         return "-"
-    return "unscored" if math.isnan(value) else f"{value:.3f}"
+    if math.isnan(value):
+        return "unscored"
+    shown = f"{value:.3f}"
+    if against is not None and value != against and shown == f"{against:.3f}":
+        return repr(value)
+    return shown
 
 
 def failed_statements(score: MetricScore) -> list[str]:
@@ -193,6 +212,9 @@ class MetricVerdict:
         failing_judges: judges that scored (or returned NaN) and do not pass.
         excluded_judges: judges that failed (errors) and were excluded.
         why: one line saying what the policy required and what happened.
+        decided: False when the verdict is "fail" only because judges failed: had the excluded
+            judges scored, the policy could have passed. ``ragqa test`` then exits 3 (incomplete)
+            rather than 1, and reports a JUnit ``error`` rather than a ``failure``.
     """
 
     result: PanelResult
@@ -203,6 +225,7 @@ class MetricVerdict:
     failing_judges: list[str] = field(default_factory=list)
     excluded_judges: list[str] = field(default_factory=list)
     why: str = ""
+    decided: bool = True
 
     @property
     def direction(self) -> Literal["higher", "lower"]:
@@ -230,7 +253,7 @@ def verdict_for(result: PanelResult, *, threshold: float, policy: Policy = "aggr
         The verdict with the judges sorted into passing, failing and excluded.
 
     Raises:
-        ValueError: for an invalid policy.
+        ConfigError: for an invalid policy.
     """
     parsed = parse_policy(policy)
     direction = result.direction
@@ -246,7 +269,7 @@ def verdict_for(result: PanelResult, *, threshold: float, policy: Policy = "aggr
     agg = result.aggregate
     if parsed.kind == "aggregate":
         ok = passes(agg.value, threshold, direction)
-        shown = format_score(agg.value)
+        shown = format_score(agg.value, against=threshold)
         if math.isnan(agg.value):
             shown += (
                 f" (quorum {agg.quorum} not met: {agg.n_ok} judge(s) scored)" if not agg.quorum_met else " (no score)"
@@ -270,6 +293,9 @@ def verdict_for(result: PanelResult, *, threshold: float, policy: Policy = "aggr
         )
         if parsed.k > len(result.judges):
             why += f" (the panel has only {len(result.judges)} judge(s))"
+    decided = ok or not _failures_could_pass(parsed, passing, failing, excluded, agg.quorum_met)
+    if not decided:
+        why += f"; undecided: {len(excluded)} judge(s) failed"
     return MetricVerdict(
         result=result,
         threshold=threshold,
@@ -279,7 +305,21 @@ def verdict_for(result: PanelResult, *, threshold: float, policy: Policy = "aggr
         failing_judges=failing,
         excluded_judges=excluded,
         why=why,
+        decided=decided,
     )
+
+
+def _failures_could_pass(
+    policy: ParsedPolicy, passing: list[str], failing: list[str], excluded: list[str], quorum_met: bool
+) -> bool:
+    """Whether a failed verdict could have passed had the excluded judges scored (then it is undecided)."""
+    if not excluded:
+        return False
+    if policy.kind == "aggregate":
+        return not quorum_met
+    if policy.kind == "all":
+        return not failing
+    return len(passing) + len(excluded) >= policy.k
 
 
 def _one_line(text: str, limit: int = 400) -> str:
@@ -296,7 +336,8 @@ def _judge_lines(outcome: JudgeOutcome, verdict: MetricVerdict, width: int) -> l
         return [f"  {name}  {'excluded':<9} {'-':<5} {cause}{message}"]
     score = outcome.score
     mark = "pass" if outcome.judge_id in verdict.passing_judges else "FAIL"
-    lines = [f"  {name}  {format_score(score.value):<9} {mark:<5} {score.reason or ''}".rstrip()]
+    shown = format_score(score.value, against=verdict.threshold)
+    lines = [f"  {name}  {shown:<9} {mark:<5} {score.reason or ''}".rstrip()]
     failed = failed_statements(score)
     if failed and not all(s in (score.reason or "") for s in failed):
         lines.append(f"  {' ' * width}  failed statements:")
@@ -349,76 +390,31 @@ class MetricAssertionError(AssertionError):
         return self.verdict.result
 
 
-def _parse_key(text: str) -> tuple[str, dict[str, Any]]:
-    match = _KEY.match(text)
-    if not match:
-        return text.strip(), {}
-    import yaml
-
-    options: dict[str, Any] = {}
-    for part in filter(None, (p.strip() for p in match.group(2).split(","))):
-        name, sep, raw = part.partition("=")
-        if not sep:
-            raise ConfigError(f"bad metric key {text!r}: expected name(option=value, ...)", key="metric")
-        options[name.strip()] = yaml.safe_load(raw.strip())
-    return match.group(1), options
-
-
 def resolve_metric(evaluator: PanelEvaluator, metric: Metric | str) -> Metric:
-    """Turn a metric or a metric name into a metric.
+    """Turn a metric or a metric spec into a metric.
 
-    A string is looked up among the evaluator's configured metrics first (by key, e.g.
-    ``noise_sensitivity(mode=irrelevant)``, then by name, so configured options apply); otherwise
-    it is built from the registry, with options parsed from a key of the form
-    ``name(option=value, ...)``.
+    A string is parsed as a :class:`~ragqa.run.spec.MetricSpec` (``name`` or
+    ``name(option=value, ...)``) and looked up among the evaluator's configured metrics first (a
+    metric whose spec equals it, then, for a bare name, one of that name), so configured options
+    apply; otherwise it is built from the registry with the spec's options.
 
     Raises:
-        ConfigError: for an unknown metric name or rejected options.
+        ConfigError: for a malformed spec, an unknown metric name (with the closest names) or
+            options the metric rejects.
     """
     from ragqa.metrics.base import Metric
 
     if isinstance(metric, Metric):
         return metric
-    wanted = metric.strip()
+    spec = MetricSpec.parse(metric, source="metric")
     for configured in evaluator.metrics:
-        if configured.key == wanted:
+        if spec_of(configured) == spec:
             return configured
-    for configured in evaluator.metrics:
-        if configured.name == wanted:
-            return configured
-    from ragqa.metrics import build_metric
-
-    name, options = _parse_key(wanted)
-    return build_metric(name, options)
-
-
-def resolve_threshold(
-    metric: Metric, threshold: float | None = None, thresholds: Mapping[str, float] | None = None
-) -> float:
-    """Pick the threshold: explicit, else configured (``ragqa.thresholds``), else the metric's default.
-
-    Args:
-        metric: the metric (its ``key`` is looked up before its ``name`` in ``thresholds``).
-        threshold: an explicit threshold, which wins.
-        thresholds: configured thresholds by metric key or name.
-
-    Returns:
-        The threshold.
-
-    Raises:
-        ConfigError: when no threshold is given, configured or defaulted (key ``ragqa.thresholds``).
-    """
-    if threshold is not None:
-        return float(threshold)
-    for key in (metric.key, metric.name):
-        if thresholds and key in thresholds:
-            return float(thresholds[key])
-    if metric.default_threshold is not None:
-        return float(metric.default_threshold)
-    raise ConfigError(
-        f"no threshold for metric {metric.key!r}: pass threshold=... or set ragqa.thresholds.{metric.name}",
-        key=f"ragqa.thresholds.{metric.name}",
-    )
+    if not spec.options:
+        for configured in evaluator.metrics:
+            if configured.name == spec.name:
+                return configured
+    return spec.build()
 
 
 async def score_metric(
@@ -434,23 +430,25 @@ async def score_metric(
 
     Args:
         evaluator: the panel evaluator.
-        metric: a metric, or a name/key (see :func:`resolve_metric`).
+        metric: a metric, or a spec such as ``"noise_sensitivity(mode=irrelevant)"`` (see
+            :func:`resolve_metric`).
         sample: the sample to score.
-        threshold: the pass threshold (default: see :func:`resolve_threshold`).
+        threshold: the pass threshold; default: the configured one matched by spec, else the
+            metric's default (see :func:`ragqa.run.spec.resolve_threshold`).
         policy: the panel policy.
-        thresholds: configured thresholds by metric key or name (``ragqa.thresholds``).
+        thresholds: configured thresholds by metric spec (``ragqa.thresholds``).
 
     Returns:
         The verdict.
 
     Raises:
-        ValueError: for an invalid policy (raised before any judge call).
-        ConfigError: for an unknown metric or a missing threshold (before any judge call).
+        ConfigError: for an invalid policy, an unknown metric, a bad or missing threshold (before
+            any judge call).
         ragqa.errors.SampleError: when the sample lacks a field the metric needs (before any judge call).
     """
     parse_policy(policy)
     chosen = resolve_metric(evaluator, metric)
-    limit = resolve_threshold(chosen, threshold, thresholds)
+    limit = resolve_threshold(chosen, explicit=threshold, configured=thresholds)
     result = await evaluator.score(sample, chosen)
     return verdict_for(result, threshold=limit, policy=policy)
 
@@ -468,21 +466,20 @@ async def assert_metric(
 
     Args:
         evaluator: the panel evaluator (its judges are the panel).
-        metric: a metric, or a name/key such as ``"faithfulness"`` or ``"noise_sensitivity(mode=irrelevant)"``.
+        metric: a metric, or a spec such as ``"faithfulness"`` or ``"noise_sensitivity(mode=irrelevant)"``.
         sample: the sample to score.
-        threshold: the pass threshold; default ``thresholds[metric]``, else ``metric.default_threshold``.
-            Higher-is-better metrics pass when ``score >= threshold``, lower-is-better ones when
-            ``score <= threshold``; NaN never passes.
+        threshold: the pass threshold in the metric's range; default: ``thresholds`` matched by
+            spec, else ``metric.default_threshold``. Higher-is-better metrics pass when
+            ``score >= threshold``, lower-is-better ones when ``score <= threshold``; NaN never passes.
         policy: ``"aggregate"`` (default), ``"all"``, an int ``k`` or ``"at_least:k"``.
-        thresholds: configured thresholds by metric key or name (``ragqa.thresholds``).
+        thresholds: configured thresholds by metric spec (``ragqa.thresholds``).
 
     Returns:
         The panel result (when the assertion passes).
 
     Raises:
         MetricAssertionError: when the policy's verdict is "fail"; the message lists every judge.
-        ValueError: for an invalid policy.
-        ConfigError: for an unknown metric or a missing threshold.
+        ConfigError: for an invalid policy, an unknown metric, a bad or missing threshold.
         ragqa.errors.SampleError: when the sample lacks a field the metric needs.
     """
     __tracebackhide__ = True
@@ -490,49 +487,6 @@ async def assert_metric(
     if not verdict.passed:
         raise MetricAssertionError(verdict)
     return verdict.result
-
-
-_private_loop: asyncio.AbstractEventLoop | None = None
-_IN_RUNNING_LOOP = (
-    "check_metric() cannot run inside a running event loop (an async test or application); "
-    "use `await assert_metric(...)` there instead"
-)
-
-
-def _loop_running() -> bool:
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return False
-    return True
-
-
-def run_sync(coro: Coroutine[Any, Any, T]) -> T:
-    """Run ``coro`` to completion on ragqa's private event loop (created once, reused).
-
-    The loop is kept between calls so that HTTP clients opened by judges in one synchronous test
-    stay usable in the next.
-
-    Raises:
-        RuntimeError: when called while an event loop is running (the coroutine is closed unrun).
-    """
-    __tracebackhide__ = True
-    global _private_loop
-    if _loop_running():
-        coro.close()
-        raise RuntimeError(_IN_RUNNING_LOOP)
-    if _private_loop is None or _private_loop.is_closed():
-        _private_loop = asyncio.new_event_loop()
-    return _private_loop.run_until_complete(coro)
-
-
-def close_private_loop() -> None:
-    """Close ragqa's private event loop, if one was created (the pytest plugin calls this at session end)."""
-    global _private_loop
-    if _private_loop is not None and not _private_loop.is_closed():
-        _private_loop.run_until_complete(_private_loop.shutdown_asyncgens())
-        _private_loop.close()
-    _private_loop = None
 
 
 def check_metric(
@@ -544,27 +498,21 @@ def check_metric(
     policy: Policy = "aggregate",
     thresholds: Mapping[str, float] | None = None,
 ) -> PanelResult:
-    """Synchronous twin of :func:`assert_metric`, for plain (non-async) tests.
+    """Synchronous twin of :func:`assert_metric`, for plain tests and scripts.
 
-    Runs on a private event loop, and only when no loop is running.
+    The coroutine runs on ragqa's loop thread (:func:`ragqa.run.loop.run_sync`), so this works
+    with or without a running event loop in the caller's thread (a notebook cell, an async test);
+    inside a running loop it blocks that loop until the panel is done, so in async code prefer
+    ``await assert_metric(...)``. Judges' HTTP clients stay bound to ragqa's loop from one call to
+    the next.
 
     Returns:
         The panel result (when the assertion passes).
 
     Raises:
-        RuntimeError: when an event loop is running (use ``await assert_metric(...)``).
         MetricAssertionError: when the assertion fails (see :func:`assert_metric`).
+        ConfigError, ragqa.errors.SampleError: as :func:`assert_metric`, before any judge call.
+        KeyboardInterrupt: when interrupted (the panel's calls were cancelled first).
     """
     __tracebackhide__ = True
-    if _loop_running():
-        raise RuntimeError(_IN_RUNNING_LOOP)
     return run_sync(assert_metric(evaluator, metric, sample, threshold=threshold, policy=policy, thresholds=thresholds))
-
-
-def judge_ids(results: Sequence[PanelResult]) -> list[str]:
-    """Judge ids in first-seen order over ``results`` (for tables of several results)."""
-    seen: dict[str, None] = {}
-    for r in results:
-        for o in r.judges:
-            seen.setdefault(o.judge_id, None)
-    return list(seen)

@@ -1,14 +1,17 @@
 """ragqa's pytest plugin (registered through the ``pytest11`` entry point: installing ragqa is enough).
 
-It is import-light (pytest and the standard library only) and does nothing unless a test uses
+It is import-light (pytest, the standard library and :mod:`ragqa.run.loop`; no HTTP client,
+container or renderer is imported until a test uses ragqa) and does nothing unless a test uses
 its fixtures, so suites that never touch ragqa (ragqa's own included) pay nothing.
 
 Command-line options (also settable in the ini file as ``ragqa_config`` / ``ragqa_profile``):
 
-- ``--ragqa-config PATH``: the ``application.yaml`` (default ``./application.yaml``); profile files
+- ``--ragqa-config PATH``: the ``application.yaml`` (default ``./application.yaml``, which may be
+  absent: then ragqa's defaults and the profiles, e.g. the built-in ``local``); profile files
   ``application-<name>.yaml`` are looked up beside it.
 - ``--ragqa-profile a,b``: active profiles (default: ``RAGQA_PROFILES_ACTIVE``).
-- ``--ragqa-results PATH``: write one JSON line per ragqa assertion (full per-judge results).
+- ``--ragqa-results PATH``: write one JSON line per ragqa assertion: the panel result in the one
+  record shape of :func:`ragqa.render.records.result_record`, plus the test's verdict fields.
 
 Fixtures:
 
@@ -16,7 +19,7 @@ Fixtures:
   process environment. Override it to inject e.g. the fake server's URL.
 - ``ragqa_container`` (session): the :class:`~ragqa.container.Container` built with
   ``create_container``; closed at the end of the session.
-- ``ragqa_thresholds`` (session): ``ragqa.thresholds`` from the settings (by metric name).
+- ``ragqa_thresholds`` (session): ``ragqa.thresholds`` from the settings (by metric spec).
 - ``ragqa_evaluator``: the panel evaluator, narrowed by the ``ragqa`` marker.
 - ``ragqa``: a :class:`RagqaHelper` with ``assert_metric`` (async) and ``check_metric`` (sync) bound
   to the evaluator, which also records scores for the reports.
@@ -26,23 +29,26 @@ Marker: ``@pytest.mark.ragqa(judges=[...], profile="...", policy=...)`` picks ju
 and the default policy of the ``ragqa`` helper for one test.
 
 Reports: a metric x judge table at the end of the session; per-test scores as JUnit XML
-properties (``ragqa:<metric>:aggregate``, ``ragqa:<metric>:judge:<id>``, ...); the JSONL file.
+properties (``ragqa:<metric>:aggregate``, ``ragqa:<metric>:judge:<id>``, ...; the property list of
+:func:`ragqa.render.junit.result_properties`, shared with ``ragqa test``); the JSONL file.
+
+Panel work runs on a :class:`ragqa.run.loop.LoopThread` owned by the session, so plain and async
+tests (on any pytest-asyncio loop scope) share one container.
 """
 
 from __future__ import annotations
 
-import asyncio
-import concurrent.futures
 import fnmatch
 import json
 import math
-import threading
 from collections.abc import Coroutine, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 import pytest
+
+from ragqa.run.loop import LoopThread
 
 if TYPE_CHECKING:
     from ragqa.assertions import MetricVerdict, Policy
@@ -51,12 +57,9 @@ if TYPE_CHECKING:
     from ragqa.metrics.base import Metric
     from ragqa.schema import PanelResult, Sample
 
-__all__ = ["LoopThread", "RagqaHelper", "parse_properties", "select_judges", "summary_table"]
+__all__ = ["RagqaHelper", "parse_properties", "results_line", "select_judges", "summary_table"]
 
-T = TypeVar("T")
-
-PROPERTY_PREFIX = "ragqa:"
-"""Prefix of every JUnit property the plugin records."""
+_PROPERTY_PREFIX = "ragqa:"  # ragqa.render.junit.PROPERTY_PREFIX, without importing the renderers at start-up
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -122,7 +125,14 @@ def pytest_configure(config: pytest.Config) -> None:
     raw = config.getoption("ragqa_results", default=None)
     path = Path(config.invocation_params.dir, raw) if raw else None
     if path is not None and not _is_worker(config):
-        path.parent.mkdir(parents=True, exist_ok=True)
+        from ragqa.errors import ConfigError
+        from ragqa.run.outputs import check_output_path
+
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            check_output_path(path, option="--ragqa-results")
+        except (OSError, ConfigError) as exc:
+            raise pytest.UsageError(f"--ragqa-results {raw}: {exc}") from exc
         path.write_text("", encoding="utf-8")
     state = _State(results_path=path)
     config.stash[_STATE] = state
@@ -147,9 +157,9 @@ def parse_properties(properties: Sequence[tuple[str, object]]) -> list[_Row]:
     """
     rows: list[_Row] = []
     for name, value in properties:
-        if not name.startswith(PROPERTY_PREFIX):
+        if not name.startswith(_PROPERTY_PREFIX):
             continue
-        body = name[len(PROPERTY_PREFIX) :]
+        body = name[len(_PROPERTY_PREFIX) :]
         text = str(value)
         if body.endswith(":sample"):
             rows.append(_Row(metric=body[: -len(":sample")], sample=text))
@@ -257,40 +267,6 @@ def _profiles(config: pytest.Config) -> tuple[str, ...]:
     return _split(config.getoption("ragqa_profile", default=None) or config.getini("ragqa_profile") or None)
 
 
-class LoopThread:
-    """One event loop in a daemon thread: every ragqa call of a session runs on it.
-
-    Judges own HTTP clients bound to the loop that first used them; running all panel work on one
-    loop lets sync tests, async tests and any pytest-asyncio loop scope share one container.
-    """
-
-    def __init__(self) -> None:
-        """Start the loop thread."""
-        self.loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(target=self.loop.run_forever, name="ragqa-loop", daemon=True)
-        self._thread.start()
-
-    def submit(self, coro: Coroutine[Any, Any, T]) -> concurrent.futures.Future[T]:
-        """Schedule ``coro`` on the loop; the future is thread-safe."""
-        return asyncio.run_coroutine_threadsafe(coro, self.loop)
-
-    def run(self, coro: Coroutine[Any, Any, T]) -> T:
-        """Run ``coro`` on the loop and wait for its result (from a thread with no running loop)."""
-        return self.submit(coro).result()
-
-    async def arun(self, coro: Coroutine[Any, Any, T]) -> T:
-        """Await ``coro`` run on the loop, from another event loop (cancellation is forwarded)."""
-        return await asyncio.wrap_future(self.submit(coro))
-
-    def stop(self) -> None:
-        """Stop the loop, join the thread and close the loop."""
-        if self.loop.is_closed():
-            return
-        self.loop.call_soon_threadsafe(self.loop.stop)
-        self._thread.join(timeout=10)
-        self.loop.close()
-
-
 class _Pool:
     """Containers by profile set for one session, and the loop they run on; closed at the end."""
 
@@ -304,7 +280,9 @@ class _Pool:
         if profiles not in self.containers:
             from ragqa.container import create_container
 
-            self.containers[profiles] = create_container(self.path, profiles, environ=self.environ)
+            # the implicit ./application.yaml may be absent (defaults plus profiles, e.g. the built-in local)
+            config = None if self.path == Path("application.yaml") else self.path
+            self.containers[profiles] = create_container(config, profiles, environ=self.environ)
         return self.containers[profiles]
 
     def close(self) -> None:
@@ -354,16 +332,15 @@ def ragqa_container(request: pytest.FixtureRequest, _ragqa_pool: _Pool) -> Conta
 
 @pytest.fixture(scope="session")
 def ragqa_thresholds(request: pytest.FixtureRequest) -> dict[str, float]:
-    """``ragqa.thresholds`` of the settings, by metric name or key.
+    """``ragqa.thresholds`` of the settings, by metric spec (``faithfulness``, ``noise_sensitivity(mode=irrelevant)``).
 
-    Empty when no settings file exists (a suite that overrides ``ragqa_evaluator`` needs none).
+    Empty when no settings file exists and no profile is given (a suite that overrides
+    ``ragqa_evaluator`` needs no settings at all).
     """
-    if not _config_path(request.config).exists():
+    if not _config_path(request.config).exists() and not _profiles(request.config):
         return {}
     container: Container = request.getfixturevalue("ragqa_container")
-    section = getattr(container.settings(), "ragqa", None)
-    thresholds = getattr(section, "thresholds", None) or {}
-    return {str(k): float(v) for k, v in dict(thresholds).items()}
+    return dict(container.settings().ragqa.thresholds)
 
 
 def _marker_kwargs(request: pytest.FixtureRequest) -> dict[str, Any]:
@@ -412,7 +389,7 @@ class RagqaHelper:
 
     Panel work runs on ``loop`` (the session's ragqa loop thread) when given, so the helper works
     in sync tests and in async tests on any event loop; without it, async methods run on the
-    caller's loop and sync ones on ragqa's private loop.
+    caller's loop and sync ones on ragqa's shared loop thread (:func:`ragqa.run.loop.run_sync`).
 
     Attributes:
         evaluator: the panel evaluator (narrowed by the marker).
@@ -464,16 +441,8 @@ class RagqaHelper:
     def _verdict_sync(
         self, metric: Metric | str, sample: Sample, threshold: float | None, policy: Policy | None
     ) -> MetricVerdict:
-        from ragqa.assertions import run_sync
+        from ragqa.run.loop import run_sync
 
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-            pass
-        else:
-            raise RuntimeError(
-                "ragqa.check_metric() is for plain tests; in an async test use `await ragqa.assert_metric(...)`"
-            )
         coro = self._score_metric(metric, sample, threshold, policy)
         return self._loop.run(coro) if self._loop is not None else run_sync(coro)
 
@@ -518,8 +487,10 @@ class RagqaHelper:
     ) -> PanelResult:
         """Synchronous twin of :meth:`assert_metric`, for plain tests.
 
+        The panel runs on the session's loop thread, so this works in async tests too, where it
+        blocks the test's loop until the panel is done (``await ragqa.assert_metric(...)`` does not).
+
         Raises:
-            RuntimeError: inside a running event loop (use ``await ragqa.assert_metric(...)``).
             ragqa.assertions.MetricAssertionError: when the assertion fails.
         """
         __tracebackhide__ = True
@@ -537,33 +508,42 @@ class RagqaHelper:
         return verdict.result
 
     def _record(self, verdict: MetricVerdict) -> None:
+        """Append the verdict's JUnit properties to the test and its line to the results file."""
         self.verdicts.append(verdict)
         result = verdict.result
         if self._node is not None:
-            key = f"{PROPERTY_PREFIX}{result.metric}"
-            props = self._node.user_properties
-            props.append((f"{key}:sample", result.sample_id))
-            props.append((f"{key}:aggregate", _fmt(result.aggregate.value)))
-            props.append((f"{key}:threshold", f"{verdict.threshold:g}"))
-            props.append((f"{key}:direction", result.direction))
-            props.append((f"{key}:policy", verdict.policy.label))
-            props.append((f"{key}:passed", "true" if verdict.passed else "false"))
-            for outcome in result.judges:
-                value = "excluded" if outcome.score is None else _fmt(outcome.score.value)
-                props.append((f"{key}:judge:{outcome.judge_id}", value))
+            from ragqa.render.junit import result_properties
+
+            self._node.user_properties.extend(
+                result_properties(
+                    result, threshold=verdict.threshold, policy=verdict.policy.label, passed=verdict.passed
+                )
+            )
         if self._results_path is not None:
-            line = {
-                "test": self._node.nodeid if self._node is not None else None,
-                "metric": result.metric,
-                "sample_id": result.sample_id,
-                "passed": verdict.passed,
-                "threshold": verdict.threshold,
-                "direction": result.direction,
-                "policy": verdict.policy.label,
-                "result": json.loads(result.model_dump_json()),
-            }
+            line = results_line(verdict, test=self._node.nodeid if self._node is not None else None)
             with self._results_path.open("a", encoding="utf-8") as fh:
                 fh.write(json.dumps(line, ensure_ascii=False) + "\n")
+
+
+def results_line(verdict: MetricVerdict, *, test: str | None) -> dict[str, Any]:
+    """One ``--ragqa-results`` line: the panel result's record plus the test's verdict (pure).
+
+    The shape is :func:`ragqa.render.records.result_record`'s (``sample_id``, ``metric``,
+    ``direction``, ``aggregate``, ``judges``), so :func:`ragqa.render.records.read_result_record`
+    reads a line back, plus ``test`` (the pytest node id, or ``None``), ``threshold``, ``policy``
+    (``aggregate``, ``all``, ``at_least:k``), ``passed`` and ``decided`` (False when only judge
+    failures made it fail).
+    """
+    from ragqa.render.records import result_record
+
+    return {
+        "test": test,
+        **result_record(verdict.result),
+        "threshold": verdict.threshold,
+        "policy": verdict.policy.label,
+        "passed": verdict.passed,
+        "decided": verdict.decided,
+    }
 
 
 @pytest.fixture

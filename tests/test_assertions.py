@@ -12,7 +12,6 @@ from ragqa.assertions import (
     parse_policy,
     passes,
     resolve_metric,
-    resolve_threshold,
     score_metric,
 )
 from ragqa.errors import ConfigError, JudgeOutputError, SampleError
@@ -21,14 +20,15 @@ from ragqa.judges.base import Judge
 from ragqa.metrics import Faithfulness, Hallucination
 from ragqa.metrics.base import Direction, Metric, MetricContext
 from ragqa.prompts.base import Prompt
+from ragqa.run.spec import resolve_threshold
 from ragqa.schema import MetricScore, Sample
 from ragqa.testing import FunctionJudge, make_sample
 
 STATEMENTS = ["The first Super Bowl was held on January 15, 1967.", "It was held in Florida."]
 
 
-def judge(judge_id: str, *verdicts: int, statements: list[str] | None = None) -> FunctionJudge:
-    """A judge that decomposes into ``statements`` and gives ``verdicts`` (garbage when none)."""
+def answers(*verdicts: int, statements: list[str] | None = None) -> Any:
+    """Answers that decompose into ``statements`` and give ``verdicts`` (garbage when none)."""
     stmts = STATEMENTS if statements is None else statements
 
     def answer(prompt: Prompt[Any, Any], data: Any) -> Any:
@@ -43,7 +43,12 @@ def judge(judge_id: str, *verdicts: int, statements: list[str] | None = None) ->
             ]
         }
 
-    return FunctionJudge(judge_id, answer)
+    return answer
+
+
+def judge(judge_id: str, *verdicts: int, statements: list[str] | None = None) -> FunctionJudge:
+    """A judge that decomposes into ``statements`` and gives ``verdicts`` (garbage when none)."""
+    return FunctionJudge(judge_id, answers(*verdicts, statements=statements))
 
 
 SAMPLE = make_sample(response="The first Super Bowl was held on January 15, 1967, in Florida.")
@@ -88,9 +93,10 @@ def test_parse_policy(policy: Any, expected: ParsedPolicy) -> None:
 
 
 @pytest.mark.parametrize("policy", ["most", 0, -1, "at_least:0", "at_least:", True])
-def test_parse_policy_rejects(policy: Any) -> None:
-    with pytest.raises(ValueError, match="policy"):
-        parse_policy(policy)
+def test_parse_policy_rejects_with_a_config_error_naming_the_place(policy: Any) -> None:
+    with pytest.raises(ConfigError, match="policy") as err:
+        parse_policy(policy, key="tests[0].assert[0].config.policy")
+    assert err.value.key == "tests[0].assert[0].config.policy"
 
 
 def test_failed_statements_reads_explicit_lists_and_verdict_pairs() -> None:
@@ -116,12 +122,38 @@ class NoDefault(Metric):
 
 
 def test_threshold_resolution_order() -> None:
-    assert resolve_threshold(Faithfulness(), 0.3, {"faithfulness": 0.9}) == 0.3
-    assert resolve_threshold(Faithfulness(), None, {"faithfulness": 0.9}) == 0.9
-    assert resolve_threshold(Faithfulness(), None, {}) == Faithfulness.default_threshold
+    assert resolve_threshold(Faithfulness(), explicit=0.3, configured={"faithfulness": 0.9}) == 0.3
+    assert resolve_threshold(Faithfulness(), configured={"faithfulness": 0.9}) == 0.9
+    assert resolve_threshold(Faithfulness(), configured={"hallucination": 0.1}, default=0.4) == 0.4
+    assert resolve_threshold(Faithfulness(), configured={}) == Faithfulness.default_threshold
     with pytest.raises(ConfigError) as err:
-        resolve_threshold(NoDefault(), None, None)
+        resolve_threshold(NoDefault())
     assert err.value.key == "ragqa.thresholds.no_default"
+
+
+def test_configured_thresholds_match_by_spec_and_the_more_specific_wins() -> None:
+    from ragqa.metrics import NoiseSensitivity
+
+    irrelevant = NoiseSensitivity(mode="irrelevant")
+    configured = {"noise_sensitivity": 0.3, "noise_sensitivity(mode=irrelevant)": 0.1}
+    assert resolve_threshold(irrelevant, configured=configured) == 0.1
+    assert resolve_threshold(NoiseSensitivity(mode="relevant"), configured=configured) == 0.3
+
+
+@pytest.mark.parametrize(
+    ("explicit", "configured", "match"),
+    [
+        (1.5, None, "outside the metric's range"),
+        (math.nan, None, "finite number"),
+        (None, {"faithfulnes": 0.9}, "Did you mean faithfulness"),
+        (None, {"faithfulness": 2.0}, "outside the metric's range"),
+    ],
+)
+def test_bad_thresholds_are_config_errors(
+    explicit: float | None, configured: dict[str, float] | None, match: str
+) -> None:
+    with pytest.raises(ConfigError, match=match):
+        resolve_threshold(Faithfulness(), explicit=explicit, configured=configured)
 
 
 def test_resolve_metric_prefers_configured_then_registry() -> None:
@@ -133,6 +165,19 @@ def test_resolve_metric_prefers_configured_then_registry() -> None:
         resolve_metric(ev, "faithfulnes")
     with pytest.raises(ConfigError, match="bad options"):
         resolve_metric(ev, "faithfulness(mode=strict)")
+    with pytest.raises(ConfigError, match="write name or name"):
+        resolve_metric(ev, "faithfulness(")
+
+
+def test_resolve_metric_matches_configured_specs_whatever_the_option_order() -> None:
+    from ragqa.metrics import NoiseSensitivity
+
+    configured = NoiseSensitivity(mode="irrelevant", counting="promptfoo")
+    ev = PanelEvaluator([judge("a", 1, 1)], [configured])
+    assert resolve_metric(ev, "noise_sensitivity(counting=promptfoo, mode=irrelevant)") is configured
+    assert resolve_metric(ev, "noise_sensitivity") is configured
+    built = resolve_metric(ev, "noise_sensitivity(mode=relevant)")
+    assert built is not configured and built.key == "noise_sensitivity(mode=relevant)"
 
 
 # --- panel policies -------------------------------------------------------------------------
@@ -229,7 +274,7 @@ async def test_invalid_sample_raises_before_any_judge_call() -> None:
 
 async def test_bad_policy_raises_before_any_judge_call() -> None:
     a = judge("a", 1, 1)
-    with pytest.raises(ValueError, match="unknown policy"):
+    with pytest.raises(ConfigError, match="unknown policy"):
         await assert_metric(panel(a), "faithfulness", SAMPLE, policy="most")
     assert a.calls == []
 
@@ -255,9 +300,56 @@ def test_check_metric_runs_in_sync_tests() -> None:
         check_metric(panel(judge("a", 1, 0)), "faithfulness", SAMPLE)
 
 
-async def test_check_metric_inside_a_running_loop_says_to_await() -> None:
-    with pytest.raises(RuntimeError, match="await assert_metric"):
-        check_metric(panel(judge("a", 1, 1)), "faithfulness", SAMPLE)
+async def test_check_metric_works_inside_a_running_loop_on_ragqas_loop_thread() -> None:
+    import asyncio
+    import threading
+
+    caller = threading.current_thread()
+    seen: list[tuple[threading.Thread, asyncio.AbstractEventLoop]] = []
+
+    def answer(prompt: Prompt[Any, Any], data: Any) -> Any:
+        seen.append((threading.current_thread(), asyncio.get_running_loop()))
+        return answers(1, 1)(prompt, data)
+
+    ev = panel(FunctionJudge("a", answer))
+    result = check_metric(ev, "faithfulness", SAMPLE)
+    assert result.aggregate.value == 1.0
+    assert seen and all(thread is not caller for thread, _ in seen)
+    assert all(loop is not asyncio.get_running_loop() for _, loop in seen)
+    with pytest.raises(MetricAssertionError, match=r"0\.500"):
+        check_metric(panel(judge("a", 1, 0)), "faithfulness", SAMPLE)
+
+
+def test_check_metric_keeps_one_loop_between_calls() -> None:
+    import asyncio
+
+    loops: list[asyncio.AbstractEventLoop] = []
+
+    def answer(prompt: Prompt[Any, Any], data: Any) -> Any:
+        loops.append(asyncio.get_running_loop())
+        return answers(1, 1)(prompt, data)
+
+    check_metric(panel(FunctionJudge("a", answer)), "faithfulness", SAMPLE)
+    check_metric(panel(FunctionJudge("a", answer)), "faithfulness", SAMPLE)
+    assert len(set(map(id, loops))) == 1
+
+
+async def test_a_verdict_is_undecided_only_when_failed_judges_stand_in_its_way() -> None:
+    all_failed = await score_metric(panel(judge("x"), judge("y")), "faithfulness", SAMPLE, threshold=0.0)
+    assert not all_failed.passed and not all_failed.decided
+    assert "undecided: 2 judge(s) failed" in all_failed.why
+    # one judge scored and failed the threshold: the failed judge could not have changed that
+    scored = await score_metric(panel(judge("a", 0, 0), judge("x")), "faithfulness", SAMPLE, threshold=0.5)
+    assert not scored.passed and scored.decided
+    # at least 2 of 3: one passes, one failed -> could have passed
+    maybe = await score_metric(panel(judge("a", 1, 1), judge("b", 0, 0), judge("x")), "faithfulness", SAMPLE, policy=2)
+    assert not maybe.passed and not maybe.decided
+    # all: one judge fails the threshold, so no excluded judge could make it pass
+    no = await score_metric(panel(judge("a", 0, 0), judge("x")), "faithfulness", SAMPLE, policy="all")
+    assert not no.passed and no.decided
+    # unscored (NaN) without any judge failure is a decided fail
+    nan = await score_metric(panel(judge("a", statements=[])), "faithfulness", SAMPLE, threshold=0.0)
+    assert not nan.passed and nan.decided
 
 
 async def test_failed_statements_block_shown_when_reason_does_not_name_them() -> None:
@@ -272,3 +364,13 @@ async def test_failed_statements_block_shown_when_reason_does_not_name_them() ->
     block = lines.index(next(line for line in lines if "failed statements:" in line))
     assert lines[block + 1].strip() == "- It was held in Florida."
     assert not any("January 15" in line for line in lines[block + 1 :])
+
+
+def test_format_score_shows_full_precision_when_rounding_would_hide_the_verdict() -> None:
+    from ragqa.assertions import format_score
+
+    assert format_score(0.8999999999999999, against=0.9) == "0.8999999999999999"
+    assert format_score(0.9, against=0.9) == "0.900"
+    assert format_score(0.75, against=0.9) == "0.750"
+    assert format_score(math.nan, against=0.9) == "unscored"
+    assert format_score(None) == "-"

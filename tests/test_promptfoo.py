@@ -7,6 +7,7 @@ import math
 import os
 import subprocess
 import sys
+import threading
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,8 +18,9 @@ import pytest
 from ragqa.container import create_container
 from ragqa.errors import ConfigError, SampleError
 from ragqa.evaluation import PanelEvaluator
-from ragqa.promptfoo import arun_suite, load_suite, render_templates, run_promptfoo_file, write_junit
+from ragqa.promptfoo import arun_suite, check_suite, junit_suite, load_suite, render_templates, run_promptfoo_file
 from ragqa.prompts.base import Prompt
+from ragqa.render.junit import write_junit
 from ragqa.schema import ContextChunk
 from ragqa.testing import FunctionJudge
 from ragqa.testing.server import ChatRequest, FakeOpenAIServer, ragqa_responder
@@ -133,14 +135,12 @@ def one_test(vars_: str, assertion: str, output: str = "output: o, ") -> str:
         ("tests: []", ConfigError, "has no tests"),
         (one_test(QC, "{type: context-faithfulnes}"), ConfigError, "Did you mean"),
         (one_test(QC, "{type: llm-rubric}"), ConfigError, "not supported"),
-        (one_test(QC, CF, output=""), SampleError, "output"),
-        (one_test("{query: q}", CF), SampleError, "vars.context"),
-        (one_test("{context: c}", CF), SampleError, "vars.query"),
-        (one_test(QC, "{type: noise-sensitivity}"), SampleError, "value"),
         (one_test(QC, "{type: noise-sensitivity, value: r, config: {mode: x}}"), ConfigError, "mode"),
         (one_test("{query: q, contextChunks: [{text: t}]}", CF), ConfigError, "relevant: bool"),
         (one_test(QC, "{type: context-faithfulness, threshold: high}"), ConfigError, "threshold must be a number"),
         (one_test(QC, "{type: context-faithfulness, config: {policy: most}}"), ConfigError, "unknown policy"),
+        (one_test(QC, "{type: 'ragqa:faithfulness('}"), ConfigError, "write name or name"),
+        (one_test(QC, "{type: 'ragqa:faithfulness', config: {mode: x}}"), ConfigError, "bad options"),
         (
             one_test(
                 "{query: q}", "{type: context-faithfulness, contextTransform: 'docs.map(d => d)'}", "output: {a: 1}, "
@@ -159,11 +159,80 @@ def test_invalid_files_are_rejected_with_the_place(
         load_suite(write(tmp_path, text))
 
 
+@pytest.mark.parametrize(
+    ("text", "field", "match"),
+    [
+        (one_test(QC, CF, output=""), "response", "the test's `output`"),
+        (one_test("{query: q}", CF), "retrieved_contexts", "vars.context"),
+        (one_test("{context: c}", CF), "user_input", "vars.query"),
+        (one_test(QC, "{type: noise-sensitivity}"), "reference", "the assertion's `value`"),
+    ],
+)
+def test_missing_data_is_a_sample_error_naming_the_place_before_any_call(
+    tmp_path: Path, text: str, field: str, match: str
+) -> None:
+    suite = load_suite(write(tmp_path, text))
+    judge = sentence_judge("j", {})
+    with pytest.raises(SampleError, match=match) as err:
+        check_suite(PanelEvaluator([judge], []), suite, {})
+    assert err.value.field == field
+    assert str(err.value).startswith("sample tests[0].assert[0] (test 1")
+    assert judge.calls == []
+
+
+def test_every_invalid_case_is_listed_at_once(tmp_path: Path) -> None:
+    text = "tests: [{vars: {query: q}, output: o, assert: [{type: context-faithfulness}, {type: context-recall}]}]"
+    with pytest.raises(SampleError, match="2 assertions cannot be scored") as err:
+        check_suite(PanelEvaluator([sentence_judge("j", {})], []), load_suite(write(tmp_path, text)), {})
+    assert "tests[0].assert[0]" in str(err.value) and "tests[0].assert[1]" in str(err.value)
+
+
+def test_thresholds_resolve_through_the_one_resolver(tmp_path: Path) -> None:
+    text = one_test(
+        QC, "{type: context-faithfulness}, {type: noise-sensitivity, value: r}, {type: 'ragqa:hallucination'}"
+    )
+    suite = load_suite(write(tmp_path, text))
+    ev = PanelEvaluator([sentence_judge("j", {})], [])
+    assert check_suite(ev, suite, {}) == [0.0, 0.2, 0.2]  # promptfoo's defaults, then the metric's own
+    configured = {"faithfulness": 0.7, "noise_sensitivity(mode=relevant)": 0.1, "hallucination": 0.3}
+    assert check_suite(ev, suite, configured) == [0.7, 0.1, 0.3]
+    with pytest.raises(ConfigError, match="Did you mean faithfulness"):
+        check_suite(ev, suite, {"faithfulnes": 0.7})
+    bad = load_suite(write(tmp_path, one_test(QC, "{type: context-faithfulness, threshold: 1.5}")))
+    with pytest.raises(ConfigError, match=r"tests\[0\].assert\[0\] .*outside the metric's range") as err:
+        check_suite(ev, bad, {})
+    assert err.value.key == "tests[0].assert[0].threshold"
+
+
+def test_metric_options_of_the_settings_apply_under_the_assertions_own(tmp_path: Path) -> None:
+    text = one_test(QC, "{type: 'ragqa:noise_sensitivity(mode=irrelevant)', value: r}")
+    (case,) = load_suite(write(tmp_path, text), metric_options={"noise_sensitivity": {"counting": "promptfoo"}}).cases
+    assert case.metric.key == "noise_sensitivity(mode=irrelevant, counting=promptfoo)"
+    (plain,) = load_suite(write(tmp_path, text)).cases
+    assert plain.metric.key == "noise_sensitivity(mode=irrelevant)"
+
+
+async def test_samples_are_validated_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from ragqa.metrics import Faithfulness
+
+    seen: list[str | None] = []
+    original = Faithfulness.validate
+
+    def counting(self: Faithfulness, sample: Any) -> None:
+        seen.append(sample.id)
+        original(self, sample)
+
+    monkeypatch.setattr(Faithfulness, "validate", counting)
+    text = "tests: [{vars: {query: q, context: c}, output: o, assert: [{type: context-faithfulness}]}]"
+    await arun_suite(PanelEvaluator([sentence_judge("j", {})], []), load_suite(write(tmp_path, text)))
+    assert seen == ["test 1: q"]
+
+
 # --- scoring in-process with function judges -----------------------------------------------------
 
 
-def sentence_judge(judge_id: str, support: dict[str, int]) -> FunctionJudge:
-    """Splits answers at '. ' and supports the statements listed in ``support`` (default 1)."""
+def sentence_answers(support: dict[str, int]) -> Any:
+    """Split answers at '. ' and support the statements as listed in ``support`` (default 1)."""
 
     def answer(prompt: Prompt[Any, Any], data: Any) -> Any:
         if prompt.name == "statements":
@@ -174,7 +243,12 @@ def sentence_judge(judge_id: str, support: dict[str, int]) -> FunctionJudge:
             ]
         }
 
-    return FunctionJudge(judge_id, answer)
+    return answer
+
+
+def sentence_judge(judge_id: str, support: dict[str, int]) -> FunctionJudge:
+    """A judge answering with :func:`sentence_answers`."""
+    return FunctionJudge(judge_id, sentence_answers(support))
 
 
 async def test_arun_suite_scores_with_thresholds_direction_and_settings(tmp_path: Path) -> None:
@@ -202,8 +276,8 @@ tests:
     assert halluc.verdict.threshold == 0.3 and halluc.verdict.direction == "lower"
     assert math.isclose(halluc.verdict.result.aggregate.value, 0.25) and halluc.verdict.passed
 
-    junit = tmp_path / "out" / "junit.xml"
-    write_junit([("tests", [strict_fail, default_pass, halluc])], junit)
+    junit = tmp_path / "junit.xml"
+    write_junit(junit, [junit_suite("tests", [strict_fail, default_pass, halluc])])
     root = ET.parse(junit).getroot()
     assert root.get("tests") == "3" and root.get("failures") == "1"
     cases = list(root.iter("testcase"))
@@ -217,8 +291,10 @@ tests:
     assert failure.get("message") == "policy 'aggregate' needs the mean aggregate >= 0.8; it is 0.750"
     assert "strict   0.500     FAIL" in (failure.text or "")
     props = {p.get("name"): p.get("value") for p in cases[0].iter("property")}
-    assert props["ragqa:faithfulness:judge:strict"] == "0.500"
-    assert props["ragqa:faithfulness:judge:lenient"] == "1.000"
+    assert props["ragqa:faithfulness:judge:strict"] == "0.5000"
+    assert props["ragqa:faithfulness:judge:lenient"] == "1.0000"
+    assert props["ragqa:faithfulness:threshold"] == "0.8"
+    assert props["ragqa:faithfulness:policy"] == "aggregate"
     assert props["ragqa:faithfulness:passed"] == "false"
     assert cases[1].find("failure") is None and cases[1].find("system-out") is not None
 
@@ -316,3 +392,89 @@ def test_ragqa_test_failures_exit_1_with_per_judge_scores_and_junit(fake_url: st
     assert "unsupported: It has 2.2 million residents." in out
     cases = list(ET.parse(junit).getroot().iter("testcase"))
     assert len(cases) == 2 and all(c.find("failure") is not None for c in cases)
+
+
+def test_junit_xml_directory_is_exit_2_before_any_judge_call(tmp_path: Path) -> None:
+    with FakeOpenAIServer() as server:
+        for judge in STRICTNESS:
+            server.script(judge, responder(judge))
+        proc = ragqa_test(server.base_url, EXAMPLES / "failing.yaml", "--junit-xml", str(tmp_path))
+        assert server.requests == []
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert lines == [
+        f"error: --junit-xml {tmp_path} is a directory; give a file path such as {tmp_path / 'results.jsonl'}"
+    ]
+    assert proc.stdout == ""
+
+
+def test_every_judge_failing_is_exit_3_undecided_with_junit_errors(tmp_path: Path) -> None:
+    junit = tmp_path / "junit.xml"
+    with FakeOpenAIServer() as server:
+        for judge in STRICTNESS:
+            server.script(judge, lambda request: "Sure! The answer looks fine to me.")
+        proc = ragqa_test(server.base_url, EXAMPLES / "context_faithfulness.yaml", "--junit-xml", str(junit))
+        assert server.requests  # the judges were asked, and answered garbage
+    assert proc.returncode == 3, proc.stdout + proc.stderr
+    out = proc.stdout
+    assert "0 passed, 0 failed, 3 undecided (judges failed) of 3 assertion(s)" in out
+    assert out.count("UNDECIDED  [") == 3
+    assert "judge-a excluded, judge-b excluded, judge-c excluded" in out
+    assert "incomplete: judges failed" in out
+    root = ET.parse(junit).getroot()
+    assert root.get("errors") == "3" and root.get("failures") == "0"
+    assert all(c.find("error") is not None for c in root.iter("testcase"))
+
+
+async def test_a_failure_outranks_an_undecided_assertion(tmp_path: Path) -> None:
+    from ragqa.promptfoo import exit_code
+
+    sentences = sentence_answers({"Berlin is in France": 0})
+
+    def answer(prompt: Prompt[Any, Any], data: Any) -> Any:
+        if "unanswerable" in str(data):
+            return "Sure! The answer looks fine to me."  # not JSON: this judge fails on this sample
+        return sentences(prompt, data)
+
+    path = write(
+        tmp_path,
+        """
+defaultTest: {vars: {query: q, context: c}, assert: [{type: context-faithfulness, threshold: 0.5}]}
+tests:
+  - {description: passes, output: "Paris is in France."}
+  - {description: undecided, output: "unanswerable."}
+  - {description: fails, output: "Berlin is in France."}
+""",
+    )
+    passed, undecided, failed = await arun_suite(PanelEvaluator([FunctionJudge("j", answer)], []), load_suite(path))
+    assert passed.verdict.passed and failed.verdict.decided and not failed.verdict.passed
+    assert not undecided.verdict.decided
+    assert exit_code([passed]) == 0
+    assert exit_code([passed, undecided]) == 3
+    assert exit_code([undecided, failed, passed]) == 1
+
+
+def test_ctrl_c_while_judges_hang_is_exit_130(tmp_path: Path) -> None:
+    import signal
+
+    with FakeOpenAIServer() as server:
+        server.hang("*", times=100, seconds=60)
+        env = dict(os.environ)
+        env["RAGQA_FAKE_URL"] = server.base_url
+        env["PYTHONPATH"] = os.pathsep.join([str(ROOT), *filter(None, [env.get("PYTHONPATH")])])
+        env.pop("RAGQA_PROFILES_ACTIVE", None)
+        cmd = [sys.executable, "-m", "ragqa", "test", "--config", str(EXAMPLES / "application.yaml")]
+        proc = subprocess.Popen(
+            [*cmd, str(EXAMPLES / "failing.yaml")], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
+        try:
+            while not server.requests:  # wait until a judge call is in flight (the server hangs it)
+                assert proc.poll() is None, proc.communicate()
+                threading.Event().wait(0.05)
+            proc.send_signal(signal.SIGINT)
+            stdout, stderr = proc.communicate(timeout=60)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+    assert proc.returncode == 130, stdout + stderr
+    assert "interrupted" in stderr and "Traceback" not in stderr

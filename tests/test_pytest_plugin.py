@@ -19,6 +19,7 @@ import pytest
 
 from ragqa.evaluation import PanelEvaluator
 from ragqa.pytest_plugin import parse_properties, select_judges, summary_table
+from ragqa.render.records import read_result_record, result_record
 from ragqa.testing import ScriptedJudge
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -105,9 +106,10 @@ def test_terminal_summary_table_shows_metric_by_judge(suite_run: SuiteRun) -> No
 
 def test_junit_properties_carry_per_judge_scores(suite_run: SuiteRun) -> None:
     failed = suite_run.props("test_invented_details_are_caught")
-    assert failed["ragqa:faithfulness:aggregate"] == "0.444"
-    assert failed["ragqa:faithfulness:judge:judge-a"] == "0.333"
-    assert failed["ragqa:faithfulness:judge:judge-b"] == "0.667"
+    assert failed["ragqa:faithfulness:sample"] == "What is your refund policy?"
+    assert failed["ragqa:faithfulness:aggregate"] == "0.4444"
+    assert failed["ragqa:faithfulness:judge:judge-a"] == "0.3333"
+    assert failed["ragqa:faithfulness:judge:judge-b"] == "0.6667"
     assert failed["ragqa:faithfulness:passed"] == "false"
     assert failed["ragqa:faithfulness:threshold"] == "0.8"
     assert failed["ragqa:faithfulness:direction"] == "higher"
@@ -133,10 +135,66 @@ def test_results_jsonl_has_one_line_per_assertion_with_failures(suite_run: Suite
     assert len(suite_run.results) == 7
     assert sum(1 for r in suite_run.results if not r["passed"]) == 1
     garbage = next(r for r in suite_run.results if r["test"].endswith("test_panel_survives_a_judge_answering_garbage"))
-    failure = next(j["failure"] for j in garbage["result"]["judges"] if j["judge_id"] == "judge-c")
+    failure = next(j["failure"] for j in garbage["judges"] if j["judge_id"] == "judge-c")
     assert failure["error_type"] == "JudgeOutputError"
     assert failure["step"] == "statements"
-    assert garbage["policy"] == "all"
+    assert garbage["policy"] == "all" and garbage["passed"] is True and garbage["decided"] is True
+
+
+def test_results_lines_are_the_one_record_shape_plus_the_verdict(suite_run: SuiteRun) -> None:
+    verdict_fields = {"test", "threshold", "policy", "passed", "decided"}
+    for line in suite_run.results:
+        record = {k: v for k, v in line.items() if k not in verdict_fields}
+        assert set(line) == set(record) | verdict_fields
+        assert result_record(read_result_record(record)) == record  # exactly the shared shape, nothing else
+    failed = next(r for r in suite_run.results if r["test"].endswith("test_invented_details_are_caught"))
+    assert failed["metric"] == "faithfulness" and failed["sample_id"] == "What is your refund policy?"
+    assert failed["threshold"] == 0.8 and failed["passed"] is False and failed["direction"] == "higher"
+    assert [j["score"] for j in failed["judges"]] == pytest.approx([1 / 3, 2 / 3, 1 / 3])
+    assert failed["aggregate"]["value"] == pytest.approx(4 / 9)
+
+
+def test_results_path_that_is_a_directory_is_a_usage_error(tmp_path: Path) -> None:
+    (tmp_path / "test_plain.py").write_text("def test_plain():\n    pass\n", encoding="utf-8")
+    (tmp_path / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
+    (tmp_path / "out").mkdir()
+    proc = run_pytest(tmp_path, "-q", "--ragqa-results=out")
+    assert proc.returncode == 4, proc.stdout + proc.stderr  # pytest's usage-error exit code
+    assert "--ragqa-results out" in proc.stderr and "is a directory" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+LOCAL_SUITE = """
+from ragqa import Sample
+
+SAMPLE = Sample(
+    id="capital",
+    user_input="What is the capital of France?",
+    response="Paris is the capital of France.",
+    retrieved_contexts=["Paris is the capital and largest city of France."],
+)
+
+
+def test_plain(ragqa):
+    result = ragqa.check_metric("faithfulness", SAMPLE, threshold=0.5)
+    assert [o.judge_id for o in result.judges] == ["local-strict", "local-lenient"]
+
+
+async def test_check_metric_inside_the_tests_running_loop(ragqa):
+    ragqa.check_metric("faithfulness", SAMPLE, threshold=0.5)
+    await ragqa.assert_metric("faithfulness", SAMPLE, threshold=0.5)
+"""
+
+
+def test_local_profile_works_outside_the_repository(tmp_path: Path) -> None:
+    # no application.yaml here: the implicit settings file may be absent; the local profile is built in
+    assert ROOT not in tmp_path.parents
+    (tmp_path / "test_local.py").write_text(LOCAL_SUITE, encoding="utf-8")
+    (tmp_path / "pytest.ini").write_text("[pytest]\nasyncio_mode = auto\n", encoding="utf-8")
+    proc = run_pytest(tmp_path, "-q", "--ragqa-profile", "local")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "2 passed" in proc.stdout
+    assert "ragqa: mean score per metric and judge" in proc.stdout
 
 
 def test_plugin_is_inert_when_unused(tmp_path: Path) -> None:

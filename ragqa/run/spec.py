@@ -22,7 +22,7 @@ from ragqa.errors import ConfigError
 if TYPE_CHECKING:
     from ragqa.metrics.base import Metric
 
-__all__ = ["MetricSpec", "parse_metric_specs", "resolve_thresholds", "spec_of"]
+__all__ = ["MetricSpec", "parse_metric_specs", "resolve_threshold", "resolve_thresholds", "spec_of"]
 
 _SPEC = re.compile(r"\s*([A-Za-z_]\w*)\s*(?:\((.*)\))?\s*", re.DOTALL)
 
@@ -233,3 +233,60 @@ def resolve_thresholds(
             if metric.key not in chosen or rank >= chosen[metric.key][0]:
                 chosen[metric.key] = (rank, value)
     return {k: v for k, (_, v) in chosen.items()}
+
+
+def resolve_threshold(
+    metric: Metric,
+    *,
+    explicit: float | None = None,
+    configured: Mapping[str, float] | None = None,
+    default: float | None = None,
+    source: str = "ragqa.thresholds",
+) -> float:
+    """The pass threshold of one metric: explicit, else configured, else a default.
+
+    The order is: ``explicit`` (a ``threshold=`` argument or an assertion's ``threshold``); else the
+    ``configured`` threshold whose spec matches the metric, as :func:`resolve_thresholds` matches
+    it (a more specific spec wins; thresholds for other metrics are ignored); else ``default`` (an
+    entry point's own default, e.g. promptfoo's for its assertion type); else the metric's
+    :attr:`~ragqa.metrics.base.Metric.default_threshold`.
+
+    Args:
+        metric: the metric to be judged.
+        explicit: a threshold given for this one check, in the metric's range.
+        configured: ``{spec text: value}`` (``ragqa.thresholds``).
+        default: the entry point's default, used before the metric's own.
+        source: where ``configured`` came from, named in errors.
+
+    Returns:
+        The threshold, in the metric's ``value_range``.
+
+    Raises:
+        ConfigError: an explicit value that is not a finite number in the metric's range (key
+            ``threshold``); a configured key that is malformed, names an unknown metric or holds a
+            bad value (see :func:`resolve_thresholds`); or no threshold at all (key
+            ``ragqa.thresholds.<name>``).
+    """
+    if explicit is not None:
+        if isinstance(explicit, bool) or not isinstance(explicit, int | float) or not math.isfinite(explicit):
+            raise ConfigError(
+                f"threshold for {metric.key!r} must be a finite number, got {explicit!r}", key="threshold"
+            )
+        low, high = metric.value_range
+        if not low <= explicit <= high:
+            raise ConfigError(
+                f"threshold {explicit:g} for {metric.key!r} is outside the metric's range {low:g}..{high:g}",
+                key="threshold",
+            )
+        return float(explicit)
+    if configured:
+        found = resolve_thresholds(configured, [metric], source=source, require_in_run=False)
+        if metric.key in found:
+            return found[metric.key]
+    for fallback in (default, metric.default_threshold):
+        if fallback is not None:
+            return float(fallback)
+    raise ConfigError(
+        f"no threshold for metric {metric.key!r}: pass threshold=... or set ragqa.thresholds.{metric.name}",
+        key=f"ragqa.thresholds.{metric.name}",
+    )

@@ -1,0 +1,122 @@
+"""How promptfoo's assertion types map to ragqa metrics (as :class:`~ragqa.run.spec.MetricSpec`)."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ragqa.errors import ConfigError
+from ragqa.run.spec import MetricSpec
+
+__all__ = ["ASSERTION_TYPES", "FIELD_HINTS", "SAMPLE_CONFIG_KEYS", "AssertionType", "spec_for"]
+
+
+@dataclass(frozen=True)
+class AssertionType:
+    """How one promptfoo assertion type maps to a ragqa metric.
+
+    Attributes:
+        type: the promptfoo type (``noise-sensitivity``).
+        metric: the ragqa metric's registry name.
+        default_threshold: promptfoo's default threshold for the type.
+        value_is_reference: whether the assertion's ``value`` is the ground truth (``reference``).
+        note: how ragqa's metric differs from promptfoo's, if at all.
+    """
+
+    type: str
+    metric: str
+    default_threshold: float | None
+    value_is_reference: bool = False
+    note: str = ""
+
+
+ASSERTION_TYPES: Mapping[str, AssertionType] = {
+    t.type: t
+    for t in (
+        AssertionType(
+            "noise-sensitivity",
+            "noise_sensitivity",
+            0.2,
+            value_is_reference=True,
+            note="RAGAS noise sensitivity; relevant mode counts every incorrect claim as promptfoo documents "
+            "(config.counting: ragas for RAGAS's rule: only claims a relevant context entails)",
+        ),
+        AssertionType("context-faithfulness", "faithfulness", 0.0, note="RAGAS faithfulness, same formula"),
+        AssertionType(
+            "context-recall",
+            "context_recall",
+            0.0,
+            value_is_reference=True,
+            note="RAGAS LLM context recall: share of ground-truth statements attributable to the context",
+        ),
+        AssertionType(
+            "context-relevance",
+            "context_relevance",
+            0.0,
+            note="NVIDIA/RAGAS context relevance (the judge rates how relevant the context is to the query, 0..1); "
+            "promptfoo instead counts the share of context sentences it extracts as relevant",
+        ),
+        AssertionType(
+            "answer-relevance",
+            "response_relevancy",
+            0.7,
+            note="RAGAS response relevancy: questions generated from the answer vs the query by embedding "
+            "cosine, 0 when the answer is noncommittal; needs an embedding model",
+        ),
+    )
+}
+"""The supported promptfoo assertion types; ``ragqa:<metric>`` runs any ragqa metric."""
+
+SAMPLE_CONFIG_KEYS = frozenset({"policy", "contextChunks", "noiseContext"})
+"""``config`` keys that describe the sample or the policy, never a metric option."""
+
+FIELD_HINTS: Mapping[str, str] = {
+    "user_input": "vars.query",
+    "response": "the test's `output` (or vars.response / vars.output)",
+    "reference": "the assertion's `value` (the ground truth)",
+    "retrieved_contexts": "vars.context (or vars.contextChunks / config.contextChunks)",
+}
+"""Where in a promptfoo file each sample field comes from, for error messages."""
+
+
+def spec_for(kind: str, config: Mapping[str, Any], where: str) -> tuple[MetricSpec, AssertionType | None]:
+    """The metric spec an assertion runs, and its promptfoo type (``None`` for ``ragqa:<metric>``).
+
+    ``ragqa:<spec>`` (e.g. ``ragqa:hallucination`` or ``ragqa:noise_sensitivity(mode=irrelevant)``)
+    takes its options from the spec, overlaid by ``config`` (less :data:`SAMPLE_CONFIG_KEYS`).
+    ``noise-sensitivity`` reads ``config.mode`` (default ``relevant``) and ``config.counting``
+    (default ``promptfoo``). ``context-relevance`` runs ``context_precision(mode=response)`` until
+    ragqa registers ``context_relevance``.
+
+    Args:
+        kind: the assertion's ``type``.
+        config: the assertion's ``config`` (templates already filled).
+        where: the assertion's place (``tests[0].assert[1]``), named in errors.
+
+    Raises:
+        ConfigError: an unsupported type (with the closest types) or a malformed ``ragqa:`` spec.
+    """
+    if kind.startswith("ragqa:"):
+        parsed = MetricSpec.parse(kind[len("ragqa:") :], source=f"{where}.type")
+        extra = {k: v for k, v in config.items() if k not in SAMPLE_CONFIG_KEYS}
+        return MetricSpec.of(parsed.name, {**parsed.kwargs, **extra}), None
+    mapped = ASSERTION_TYPES.get(kind)
+    if mapped is None:
+        close = difflib.get_close_matches(kind, list(ASSERTION_TYPES), n=2)
+        hint = f" Did you mean {', '.join(close)}?" if close else ""
+        raise ConfigError(
+            f"{where}: assertion type {kind!r} is not supported.{hint} Supported: "
+            f"{', '.join(ASSERTION_TYPES)}, or ragqa:<metric>",
+            key=where,
+        )
+    from ragqa.metrics import METRICS
+
+    if mapped.metric == "noise_sensitivity":
+        options = {"mode": config.get("mode", "relevant"), "counting": config.get("counting", "promptfoo")}
+        return MetricSpec.of(mapped.metric, options), mapped
+    if mapped.metric == "context_relevance" and mapped.metric not in METRICS:
+        # until the NVIDIA-style context relevance ships: how useful each context is for the answer
+        return MetricSpec.of("context_precision", {"mode": "response"}), mapped
+    return MetricSpec.of(mapped.metric), mapped
