@@ -6,6 +6,7 @@ import asyncio
 from typing import Any
 
 import pytest
+from _concurrency import PeakCounter
 
 from ragqa.errors import SampleError
 from ragqa.evaluation import PanelEvaluator
@@ -21,22 +22,6 @@ QC_CONTEXTS = [
     "Quantum computing leverages superposition and entanglement.",
 ]
 
-
-class PeakCounter:
-    """Counts calls in flight; ``peak`` is the most at once (concurrency shown without a clock)."""
-
-    def __init__(self) -> None:
-        self.now = 0
-        self.peak = 0
-
-    async def hold(self, seconds: float = 0.02) -> None:
-        """Count one call in flight for ``seconds`` (a lower bound on its length, never asserted)."""
-        self.now += 1
-        self.peak = max(self.peak, self.now)
-        try:
-            await asyncio.sleep(seconds)
-        finally:
-            self.now -= 1
 
 
 def usefulness_judge(useful: set[str], delay_s: float = 0.0) -> FunctionJudge:

@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pytest
+from _concurrency import PeakCounter
 
 from ragqa.evaluation import PanelEvaluator
 from ragqa.metrics import Faithfulness, Hallucination
@@ -115,22 +116,6 @@ def test_metric_options_and_key() -> None:
 
 # --- a judge that answers from the worked examples ---------------------------------------------
 
-
-class PeakCounter:
-    """Counts calls in flight; ``peak`` is the most at once (concurrency shown without a clock)."""
-
-    def __init__(self) -> None:
-        self.now = 0
-        self.peak = 0
-
-    async def hold(self, seconds: float = 0.02) -> None:
-        """Count one call in flight for ``seconds`` (a lower bound on its length, never asserted)."""
-        self.now += 1
-        self.peak = max(self.peak, self.now)
-        try:
-            await asyncio.sleep(seconds)
-        finally:
-            self.now -= 1
 
 
 def example_judge(

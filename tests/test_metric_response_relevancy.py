@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import asyncio
 import math
 from collections.abc import Sequence
 from typing import Any
 
 import pytest
+from _concurrency import PeakCounter
 
 from ragqa.errors import JudgeError
 from ragqa.evaluation import PanelEvaluator
@@ -121,22 +121,6 @@ def test_strictness_must_be_positive() -> None:
         ResponseRelevancy(strictness=0)
     assert ResponseRelevancy.needs_embeddings
 
-
-class PeakCounter:
-    """Counts calls in flight; ``peak`` is the most at once (concurrency shown without a clock)."""
-
-    def __init__(self) -> None:
-        self.now = 0
-        self.peak = 0
-
-    async def hold(self, seconds: float = 0.02) -> None:
-        """Count one call in flight for ``seconds`` (a lower bound on its length, never asserted)."""
-        self.now += 1
-        self.peak = max(self.peak, self.now)
-        try:
-            await asyncio.sleep(seconds)
-        finally:
-            self.now -= 1
 
 
 async def test_question_generation_calls_are_concurrent() -> None:
