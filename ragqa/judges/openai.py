@@ -41,24 +41,29 @@ import logging
 import random
 import re
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from typing import Any, TypeVar
-from urllib.parse import urlparse
 
-import openai
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from langchain_openai import ChatOpenAI, OpenAIEmbeddings
 from pydantic import BaseModel, SecretStr, ValidationError
 
-from ragqa.errors import JudgeError, JudgeHTTPError, JudgeOutputError, JudgeTimeout
-from ragqa.judges._guard import check_remote_allowed
+from ragqa.errors import JudgeOutputError
+from ragqa.judges._http import (
+    DEFAULT_TIMEOUT_S,
+    NO_KEY,
+    RAW_LIMIT,
+    HttpClientBase,
+    classify_error,
+    endpoint_of,
+    openai_base_url,
+    usage_cost,
+)
 from ragqa.judges.breaker import DEFAULT_COOL_DOWN_S, DEFAULT_FAILURE_THRESHOLD, CircuitBreaker
 from ragqa.judges.ratelimit import ProviderLimiter, ProviderLimiters
-from ragqa.judges.retry import Failure, RetryPolicy, call_with_retry
 from ragqa.prompts.base import Prompt
-from ragqa.schema import Language, Usage
-from ragqa.settings import Price, ResolvedChatModel, ResolvedEmbeddingModel
-from ragqa.usage import record_usage
+from ragqa.schema import Language
+from ragqa.settings import ResolvedChatModel, ResolvedEmbeddingModel
 
 __all__ = [
     "DEFAULT_EMBEDDING_BATCH",
@@ -78,57 +83,11 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-In = TypeVar("In", bound=BaseModel)
-Out = TypeVar("Out", bound=BaseModel)
-
-DEFAULT_TIMEOUT_S = 60.0
-"""Per-request timeout when the model sets none, seconds."""
 DEFAULT_EMBEDDING_BATCH = 64
 """Texts per embedding request when ``batch-size`` is unset."""
-RAW_LIMIT = 4000
-"""The most characters of raw judge output kept in a failure."""
-_NO_KEY = "not-needed"  # local servers (vLLM, Ollama) accept any key; the SDK requires one
-_DEFAULT_BASE = "https://api.openai.com"
 
-
-def openai_base_url(base_url: str | None) -> str:
-    """The SDK base URL for a Spring-style ``base-url``.
-
-    Spring AI's ``base-url`` has no ``/v1``: the client calls ``<base-url>/v1/chat/completions``.
-    A URL that already ends in ``/v1`` is not doubled.
-
-    Args:
-        base_url: the configured ``base-url`` (``None``: OpenAI's).
-
-    Returns:
-        The URL ending in ``/v1`` without a trailing slash, e.g.
-        ``https://openrouter.ai/api`` -> ``https://openrouter.ai/api/v1``.
-    """
-    url = (base_url or _DEFAULT_BASE).rstrip("/")
-    return url if url.endswith("/v1") else url + "/v1"
-
-
-def endpoint_of(base_url: str | None) -> str:
-    """``host:port`` of a Spring-style ``base-url`` (for logs and errors; never a path or key).
-
-    Example: ``https://openrouter.ai/api`` -> ``openrouter.ai:443``.
-    """
-    parsed = urlparse(openai_base_url(base_url))
-    port = parsed.port or (443 if parsed.scheme == "https" else 80)
-    return f"{parsed.hostname or '?'}:{port}"
-
-
-def usage_cost(price: Price | None, prompt_tokens: int, completion_tokens: int) -> float | None:
-    """Cost of one request from a price table given per one million tokens.
-
-    Returns:
-        ``(prompt_tokens * price.prompt + completion_tokens * price.completion) / 1e6`` in the
-        table's currency, or ``None`` when no price is configured.
-    """
-    if price is None:
-        return None
-    return (prompt_tokens * price.prompt + completion_tokens * price.completion) / 1_000_000
-
+In = TypeVar("In", bound=BaseModel)
+Out = TypeVar("Out", bound=BaseModel)
 
 _FENCE = re.compile(r"```(?:json|JSON)?\s*\n?(.*?)```", re.DOTALL)
 
@@ -189,253 +148,7 @@ _REPAIR = (
 )
 
 
-def classify_error(exc: BaseException, *, endpoint: str | None = None, timeout_s: float | None = None) -> Failure:
-    """Map an exception of the OpenAI SDK (or a timeout) to a provider-neutral :class:`Failure`.
-
-    Args:
-        exc: what the request raised.
-        endpoint: ``host:port`` named in the failure's cause.
-        timeout_s: the per-request timeout named in a timeout's cause.
-
-    Returns:
-        The failure; its ``detail`` tells a refused connection (``connection refused by
-        host:port``), another transport error, a timeout (``no answer within 5s from
-        host:port``) and an HTTP status (``HTTP 503 from host:port``) apart.
-    """
-    at = f" {endpoint}" if endpoint else ""
-    if isinstance(exc, openai.APITimeoutError | TimeoutError):
-        # The aiohttp transport reports a refused connection as a connect *timeout*.
-        if _refused(exc):
-            return Failure("transport", detail="connection refused" + (f" by{at}" if at else ""))
-        within = f" within {timeout_s:g}s" if timeout_s is not None else ""
-        return Failure("timeout", detail=f"no answer{within}" + (f" from{at}" if at else ""))
-    if isinstance(exc, openai.APIStatusError):
-        headers = {k.lower(): v for k, v in exc.response.headers.items()}
-        return Failure(
-            "status",
-            status=exc.status_code,
-            headers=headers,
-            detail=f"HTTP {exc.status_code}" + (f" from{at}" if at else ""),
-        )
-    if isinstance(exc, openai.APIConnectionError):
-        if _refused(exc):
-            return Failure("transport", detail="connection refused" + (f" by{at}" if at else ""))
-        cause = exc.__cause__ or exc.__context__
-        what = type(cause).__name__ if cause is not None else "connection error"
-        return Failure("transport", detail=f"connection{' to' + at if at else ''} failed ({what})")
-    return Failure("other")
-
-
-def _refused(exc: BaseException) -> bool:
-    seen: BaseException | None = exc
-    for _ in range(8):
-        if seen is None:
-            return False
-        if isinstance(seen, ConnectionError):
-            return True
-        seen = seen.__cause__ or seen.__context__
-    return False
-
-
-async def _close_with_loop(http: Any) -> AsyncIterator[None]:
-    """A one-step async generator that closes ``http`` when finalized.
-
-    Its first step registers it with the running loop, which finalizes it on shutdown
-    (``asyncio.run`` calls ``loop.shutdown_asyncgens()``): the client is closed on its own loop.
-    """
-    try:
-        yield
-    finally:
-        await http.aclose()
-
-
-class _LoopBound:
-    """The HTTP client and LangChain object of one event loop."""
-
-    def __init__(self, loop: asyncio.AbstractEventLoop, http: Any, model: Any, guard: Any | None) -> None:
-        self.loop = loop
-        self.http = http
-        self.model = model
-        self.guard = guard
-        self.started = False
-
-
-class _Client:
-    """What judges and embedders share: limiter, breaker, retry, key redaction, usage and the per-loop clients."""
-
-    def __init__(
-        self,
-        model: ResolvedChatModel | ResolvedEmbeddingModel,
-        limiter: ProviderLimiter | None,
-        http_client: Any | None,
-        breaker: CircuitBreaker | None = None,
-        *,
-        failure_threshold: int = DEFAULT_FAILURE_THRESHOLD,
-        cool_down_s: float = DEFAULT_COOL_DOWN_S,
-        clock: Callable[[], float] = time.monotonic,
-        retry_random: Callable[[], float] = random.random,
-        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
-    ) -> None:
-        timeout = model.options.timeout
-        self._id = model.id
-        self._model_name = model.model
-        self._secret = model.api_key.get_secret_value() if model.api_key is not None else ""
-        self._price = model.price
-        self._policy = RetryPolicy(model.retry, random=retry_random)
-        self._sleep = sleep
-        self.limiter = limiter or ProviderLimiter(model.provider_key, model.limits)
-        self.limiter.register(model.id)
-        self._given_http = http_client
-        self._bound: _LoopBound | None = None
-        self._timeout_s = timeout.total_seconds() if timeout is not None else DEFAULT_TIMEOUT_S
-        self._base_url = openai_base_url(model.base_url)
-        self.endpoint = endpoint_of(model.base_url)
-        """``host:port`` of the provider (named in logs and errors)."""
-        kind = "judge" if isinstance(model, ResolvedChatModel) else "embedder"
-        self._label = f"{kind} {model.id!r} (model {model.model} at {self.endpoint})"
-        self.breaker = breaker or CircuitBreaker(
-            self._label, judge_id=model.id, failure_threshold=failure_threshold, cool_down_s=cool_down_s, clock=clock
-        )
-        """The circuit breaker of this judge or embedder."""
-
-    @property
-    def id(self) -> str:
-        """The model id of the settings (shown in reports)."""
-        return self._id
-
-    def _make_model(self, http: Any) -> Any:
-        """The LangChain object over ``http`` (one per event loop)."""
-        raise NotImplementedError
-
-    def _loop_bound(self) -> _LoopBound:
-        """The client of the running loop, created on first use and again when the loop changed."""
-        loop = asyncio.get_running_loop()
-        bound = self._bound
-        if bound is not None and (bound.loop is loop or self._given_http is not None):
-            return bound
-        if self._given_http is not None:
-            http, guard = self._given_http, None
-        else:
-            http = openai.DefaultAioHttpClient()
-            guard = _close_with_loop(http)
-        self._bound = _LoopBound(loop, http, self._make_model(http), guard)
-        return self._bound
-
-    async def _bind(self) -> _LoopBound:
-        """:meth:`_loop_bound`, registering a new client's closer with the running loop."""
-        bound = self._loop_bound()
-        if bound.guard is not None and not bound.started:
-            bound.started = True
-            await bound.guard.__anext__()
-        return bound
-
-    def _redact(self, text: str) -> str:
-        if self._secret and len(self._secret) >= 4:
-            text = text.replace(self._secret, "***")
-        return text
-
-    def _record(self, prompt_tokens: int, completion_tokens: int, latency_s: float) -> None:
-        record_usage(
-            Usage(
-                calls=1,
-                prompt_tokens=prompt_tokens,
-                completion_tokens=completion_tokens,
-                latency_s=latency_s,
-                cost=usage_cost(self._price, prompt_tokens, completion_tokens),
-            )
-        )
-
-    def _classify(self, exc: BaseException) -> Failure:
-        return classify_error(exc, endpoint=self.endpoint, timeout_s=self._timeout_s)
-
-    async def _send(self, call: Any, step: str) -> Any:
-        """Run ``call()`` (one request) under the limiter, a deadline, the breaker and the retry policy."""
-        check_remote_allowed(self._base_url, judge_id=self._id, step=step)  # RAGQA_BLOCK_REMOTE
-        attempts = 0
-
-        async def attempt() -> Any:
-            nonlocal attempts
-            attempts += 1
-            async with self.limiter.slot(self._id, step), asyncio.timeout(self._timeout_s):
-                return await call()
-
-        try:
-            return await call_with_retry(
-                attempt,
-                policy=self._policy,
-                classify=self._classify,
-                label=self._label,
-                breaker=self.breaker,
-                step=step,
-                sleep=self._sleep,
-            )
-        except JudgeError:
-            raise
-        except Exception as exc:
-            error = self._map_error(exc, step, attempts)
-            if self._secret and self._secret in str(exc):
-                raise error from None  # the provider echoed the key: keep it out of tracebacks
-            raise error from exc
-
-    def _map_error(self, exc: Exception, step: str, attempts: int = 1) -> JudgeError:
-        failure = self._classify(exc)
-        where = f"{self._label}, step {step!r}"
-        tries = f"after {attempts} attempt(s)"
-        if failure.kind == "timeout":
-            return JudgeTimeout(f"{where}: {failure.cause} {tries}", judge_id=self._id, step=step)
-        if failure.kind == "status":
-            detail = self._redact(getattr(exc, "message", "") or str(exc))[:300]
-            return JudgeHTTPError(
-                f"{where}: {failure.cause} {tries}: {detail}", status=failure.status, judge_id=self._id, step=step
-            )
-        if failure.kind == "transport":
-            return JudgeHTTPError(
-                f"{where}: {failure.cause} {tries}: {self._redact(str(exc))[:300]}",
-                status=None,
-                judge_id=self._id,
-                step=step,
-            )
-        if isinstance(exc, RuntimeError):  # e.g. a client used after it was closed: not the answer's fault
-            return JudgeHTTPError(
-                f"{where}: the HTTP client failed ({type(exc).__name__}: {self._redact(str(exc))[:300]})",
-                status=None,
-                judge_id=self._id,
-                step=step,
-            )
-        # An answer that is not a valid completion (truncated JSON body, missing choices...).
-        body = _response_text(exc)
-        return JudgeOutputError(
-            f"{where}: the provider's answer is not a valid completion ({type(exc).__name__}: "
-            f"{self._redact(str(exc))[:300]})",
-            judge_id=self._id,
-            step=step,
-            raw=self._redact(body)[:RAW_LIMIT] if body else None,
-        )
-
-    async def aclose(self) -> None:
-        """Close the HTTP client this object created for the running loop (a client passed in is left open).
-
-        A client of an earlier loop was closed when that loop shut down.
-        """
-        bound, self._bound = self._bound, None
-        if bound is None or bound.guard is None or bound.loop is not asyncio.get_running_loop():
-            return
-        if bound.started:
-            await bound.guard.aclose()
-        else:
-            await bound.http.aclose()
-
-
-def _response_text(exc: BaseException) -> str | None:
-    response = getattr(exc, "response", None)
-    text = getattr(response, "text", None)
-    if isinstance(text, str):
-        return text
-    doc = getattr(exc, "doc", None)
-    return doc if isinstance(doc, str) else None
-
-
-class OpenAIJudge(_Client):
+class OpenAIJudge(HttpClientBase):
     """A judge over an OpenAI-compatible chat completions endpoint.
 
     Args:
@@ -491,7 +204,7 @@ class OpenAIJudge(_Client):
         return ChatOpenAI(
             model=model.model,
             base_url=openai_base_url(model.base_url),
-            api_key=model.api_key or SecretStr(_NO_KEY),
+            api_key=model.api_key or SecretStr(NO_KEY),
             temperature=options.temperature,
             top_p=options.top_p,
             seed=options.seed,
@@ -620,7 +333,7 @@ def _message_text(message: AIMessage) -> str:
     return "".join(p if isinstance(p, str) else str(p.get("text", "")) for p in content)
 
 
-class OpenAIEmbedder(_Client):
+class OpenAIEmbedder(HttpClientBase):
     """An embedding model over an OpenAI-compatible ``/v1/embeddings`` endpoint.
 
     Args:
@@ -668,7 +381,7 @@ class OpenAIEmbedder(_Client):
             model=model.model,
             dimensions=options.dimensions,
             openai_api_base=openai_base_url(model.base_url),
-            openai_api_key=model.api_key or SecretStr(_NO_KEY),
+            openai_api_key=model.api_key or SecretStr(NO_KEY),
             check_embedding_ctx_length=False,
             chunk_size=self.batch_size,
             max_retries=0,
