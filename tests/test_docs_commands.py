@@ -1,0 +1,181 @@
+"""Every shell command in the docs runs, as a user would, and exits as the docs say: the docs stay true.
+
+The commands come from the fenced ``bash`` / ``sh`` / ``shell`` / ``console`` blocks of
+``README.md``, ``docs/**/*.md`` and ``examples/**/README.md`` (see ``docs_blocks``), one test case
+per command, named ``file:line``. Each runs with ``bash -c`` in a sandbox copy of the repository
+with fixtures for the placeholder files the docs name (see ``docs_sandbox`` for the mapping), with
+this venv's ``ragqa`` and ``python`` first on ``PATH``, and with every non-local judge sent to
+ragqa's fake OpenAI-compatible server, which answers as the offline local judge would. No command
+reaches the network.
+
+A command must exit with the code its block declares (``<!-- docs-test: exit=1 -->``; 0 by
+default) and print no Python traceback. Blocks that cannot run in a test say why with
+``<!-- docs-test: skip=REASON -->``; a benchmark runs with its small-size option
+(``<!-- docs-test: args=... -->``). Identical commands of one sandbox run once.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from docs_blocks import REPO, DocCommand, all_commands, commands_in
+from docs_sandbox import SANDBOX_VARIANT, build_sandbox, command_env, script_for
+
+from ragqa.testing import FakeOpenAIServer, local_judge_responder
+
+COMMANDS = all_commands()
+HANG_GUARD_S = 600  # only stops a hung command from blocking the suite; not a speed check
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What one command did: exit code, output and the requests the fake server answered for it."""
+
+    returncode: int
+    stdout: str
+    stderr: str
+    requests: int
+
+
+class DocsRunner:
+    """Runs docs commands in per-variant sandboxes, once per distinct script."""
+
+    def __init__(self, tmp: pytest.TempPathFactory, server: FakeOpenAIServer) -> None:
+        self._tmp = tmp
+        self._server = server
+        self._env = command_env(server.base_url)
+        self._sandboxes: dict[str, Path] = {}
+        self._done: dict[tuple[str, str], Outcome] = {}
+
+    def sandbox(self, variant: str) -> Path:
+        if variant not in self._sandboxes:
+            self._sandboxes[variant] = build_sandbox(self._tmp.mktemp(f"docs-{variant}"), variant)
+        return self._sandboxes[variant]
+
+    def run(self, command: DocCommand, script: str) -> Outcome:
+        variant = SANDBOX_VARIANT.get(command.path, "default")
+        key = (variant, script)
+        if key not in self._done:
+            before = len(self._server.requests)
+            proc = subprocess.run(
+                ["bash", "-c", script],
+                cwd=self.sandbox(variant),
+                env=self._env,
+                stdin=subprocess.DEVNULL,
+                capture_output=True,
+                text=True,
+                timeout=HANG_GUARD_S,
+            )
+            self._done[key] = Outcome(proc.returncode, proc.stdout, proc.stderr, len(self._server.requests) - before)
+        return self._done[key]
+
+
+@pytest.fixture(scope="module")
+def docs_server() -> Iterator[FakeOpenAIServer]:
+    with FakeOpenAIServer() as server:
+        server.script("*", local_judge_responder())
+        yield server
+
+
+@pytest.fixture(scope="module")
+def runner(tmp_path_factory: pytest.TempPathFactory, docs_server: FakeOpenAIServer) -> DocsRunner:
+    return DocsRunner(tmp_path_factory, docs_server)
+
+
+def _converter_reproduces_the_dataset(sandbox: Path, outcome: Outcome) -> None:
+    # docs: "scripts/convert_trulens.py ... reproduces the file byte for byte"
+    name = "examples/datasets/it_helpdesk.jsonl"
+    assert (sandbox / name).read_bytes() == (REPO / name).read_bytes()
+
+
+def _judges_were_called_over_http(sandbox: Path, outcome: Outcome) -> None:
+    # the OpenRouter panel really went to the fake server (the overrides work), not nowhere
+    assert outcome.requests > 0, "no request reached the fake server"
+
+
+AFTER: dict[str, Callable[[Path, Outcome], None]] = {
+    "scripts/convert_trulens.py": _converter_reproduces_the_dataset,
+    "traces.csv --metrics faithfulness": _judges_were_called_over_http,
+}
+"""Extra checks of a command's effect, keyed by a substring of the command."""
+
+
+@pytest.mark.parametrize("command", COMMANDS, ids=[c.id for c in COMMANDS])
+def test_documented_command_runs(command: DocCommand, runner: DocsRunner) -> None:
+    if command.skip is not None:
+        pytest.skip(f"marked in the docs: {command.skip}")
+    script = script_for(command)
+    if script is None:
+        pytest.skip("only creates or installs into a virtual environment; the test's venv stands in for it")
+    outcome = runner.run(command, script)
+    shown = (
+        f"$ {script}\n--- exit {outcome.returncode}\n"
+        f"--- stdout\n{outcome.stdout[-3000:]}\n--- stderr\n{outcome.stderr[-3000:]}"
+    )
+    assert outcome.returncode == command.exit_code, f"expected exit {command.exit_code}\n{shown}"
+    assert "Traceback (most recent call last)" not in outcome.stdout + outcome.stderr, shown
+    for needle, check in AFTER.items():
+        if needle in command.command:
+            check(runner.sandbox(SANDBOX_VARIANT.get(command.path, "default")), outcome)
+
+
+def test_the_docs_have_commands_and_the_after_checks_match_one() -> None:
+    assert len(COMMANDS) >= 10
+    for needle in AFTER:
+        assert any(needle in c.command for c in COMMANDS), f"no docs command contains {needle!r}"
+
+
+def test_markers_and_blocks_are_parsed(tmp_path: Path) -> None:
+    doc = tmp_path / "doc.md"
+    doc.write_text(
+        "# Title\n\n"
+        "```bash\n"
+        "# a comment line\n"
+        "$ ragqa metrics   # trailing comment\n"
+        "ragqa evaluate a.jsonl \\\n"
+        "  --profile local\n"
+        "```\n\n"
+        "## Failing\n\n"
+        "<!-- docs-test: exit=0,1 -->\n"
+        "<!-- docs-test: args=--calls 5 -->\n"
+        "```sh\n"
+        "python bench.py\n"
+        "ragqa evaluate b.jsonl --threshold faithfulness=0.99\n"
+        "```\n\n"
+        "```console\n"
+        "$ ragqa --version\n"
+        "ragqa 0.1.0\n"
+        "```\n\n"
+        "<!-- docs-test: skip=needs a GPU -->\n"
+        "```text\n"
+        "not a shell block\n"
+        "```\n",
+        encoding="utf-8",
+    )
+    found = commands_in(doc, tmp_path)
+    assert [(c.line, c.command, c.exit_code, c.args, c.section) for c in found] == [
+        (5, "ragqa metrics   # trailing comment", 0, "", "Title"),
+        (6, "ragqa evaluate a.jsonl --profile local", 0, "", "Title"),
+        (15, "python bench.py", 0, "--calls 5", "Failing"),
+        (16, "ragqa evaluate b.jsonl --threshold faithfulness=0.99", 1, "--calls 5", "Failing"),
+        (20, "ragqa --version", 0, "", "Failing"),
+    ]
+    assert script_for(found[0]) == "ragqa metrics"
+    assert script_for(found[2]) == "python bench.py --calls 5"
+
+
+def test_setup_steps_are_dropped_and_unknown_markers_refused(tmp_path: Path) -> None:
+    chain = DocCommand("README.md", 1, "python3 -m venv .venv && . .venv/bin/activate && pip install -e . && ragqa x")
+    assert script_for(chain) == "ragqa x"
+    assert script_for(DocCommand("README.md", 1, "pip install -c constraints.txt -e '.[embeddings]'  # why")) is None
+    doc = tmp_path / "doc.md"
+    doc.write_text("<!-- docs-test: exits=1 -->\n```bash\nragqa metrics\n```\n", encoding="utf-8")
+    with pytest.raises(ValueError, match="unknown docs-test directive 'exits'"):
+        commands_in(doc, tmp_path)
+    doc.write_text("<!-- docs-test: exit=0,1 -->\n```bash\nragqa metrics\n```\n", encoding="utf-8")
+    with pytest.raises(ValueError, match="gives 2 codes for a block of 1"):
+        commands_in(doc, tmp_path)
