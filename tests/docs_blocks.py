@@ -3,8 +3,9 @@
 Collected from fenced blocks tagged ``bash``, ``sh``, ``shell`` or ``console`` in ``README.md``,
 ``docs/**/*.md`` and ``examples/**/README.md``:
 
-- ``\\`` continuations are joined; a leading ``$ `` prompt is dropped; ``#`` comment lines are
-  skipped. In a ``console`` block only ``$ `` lines are commands (the rest is output).
+- ``\\`` continuations are joined, and so are the lines of a quoted string that spans lines
+  (``python -c "..."``); a leading ``$ `` prompt is dropped; ``#`` comment lines are skipped.
+  In a ``console`` block only ``$ `` lines are commands (the rest is output).
 - A block may be preceded by HTML comments (invisible when rendered), one directive each:
 
   - ``<!-- docs-test: exit=1 -->``: the block's commands exit with 1 (default 0);
@@ -12,6 +13,9 @@ Collected from fenced blocks tagged ``bash``, ``sh``, ``shell`` or ``console`` i
   - ``<!-- docs-test: skip=REASON -->``: the block cannot run in a test (REASON says why).
   - ``<!-- docs-test: args=ARGS -->``: append ``ARGS`` to every command of the block (a
     benchmark's small-size option, so the documented command runs in seconds).
+  - ``<!-- docs-test: overrides=off -->``: run without the ``RAGQA__...`` overrides that send
+    the base URLs to the docs test's fake server, for commands that start their own server
+    (the example pytest suite).
 
   An unknown directive is an error, so a typo cannot silently disable a check.
 """
@@ -26,7 +30,7 @@ REPO = Path(__file__).resolve().parents[1]
 SHELL_TAGS = frozenset({"bash", "sh", "shell", "console"})
 _FENCE = re.compile(r"^(?P<indent> *)(?P<fence>`{3,}|~{3,})\s*(?P<info>[^`]*)$")
 _MARKER = re.compile(r"^\s*<!--\s*docs-test:\s*(?P<key>[a-z]+)=(?P<value>.*?)\s*-->\s*$")
-_KEYS = frozenset({"exit", "skip", "args"})
+_KEYS = frozenset({"exit", "skip", "args", "overrides"})
 
 
 @dataclass(frozen=True)
@@ -41,6 +45,7 @@ class DocCommand:
         skip: why it cannot run in a test, or ``None``.
         args: extra arguments the test appends (``""`` when none).
         section: the heading of the section the block is in (``""`` before any heading).
+        overrides: whether the ``RAGQA__...`` overrides pointing at the fake server apply.
     """
 
     path: str
@@ -50,6 +55,7 @@ class DocCommand:
     skip: str | None = None
     args: str = ""
     section: str = ""
+    overrides: bool = True
 
     @property
     def id(self) -> str:
@@ -63,11 +69,14 @@ def doc_files(root: Path = REPO) -> list[Path]:
     return sorted(p for p in files if p.is_file())
 
 
-def strip_comment(command: str) -> str:
-    """``command`` without a trailing ``# comment`` (a ``#`` after whitespace, outside quotes)."""
+def _scan(text: str) -> tuple[list[tuple[int, int]], str | None]:
+    """Shell comments of ``text`` as ``(start, end)`` spans, and the quote left open at its end."""
+    comments: list[tuple[int, int]] = []
     quote: str | None = None
     escaped = False
-    for i, ch in enumerate(command):
+    i = 0
+    while i < len(text):
+        ch = text[i]
         if escaped:
             escaped = False
         elif ch == "\\" and quote != "'":
@@ -77,40 +86,58 @@ def strip_comment(command: str) -> str:
                 quote = None
         elif ch in "'\"":
             quote = ch
-        elif ch == "#" and (i == 0 or command[i - 1].isspace()):
-            return command[:i].rstrip()
-    return command.rstrip()
+        elif ch == "#" and (i == 0 or text[i - 1].isspace()):
+            end = text.find("\n", i)
+            end = len(text) if end < 0 else end
+            comments.append((i, end))
+            i = end
+            continue
+        i += 1
+    return comments, quote
+
+
+def strip_comment(command: str) -> str:
+    """``command`` without its ``# comments`` (a ``#`` after whitespace, outside quotes, to the line's end)."""
+    out, last = [], 0
+    for start, end in _scan(command)[0]:
+        out.append(command[last:start].rstrip(" \t"))
+        last = end
+    out.append(command[last:])
+    return "".join(out).rstrip()
 
 
 def _commands_of_block(lines: list[tuple[int, str]], console: bool) -> list[tuple[int, str]]:
     out: list[tuple[int, str]] = []
-    pending: tuple[int, str] | None = None
+    current: str | None = None  # a command still open: a trailing "\\" or an unclosed quote
+    in_quote = False
+    start = 0
     for number, raw in lines:
         text = raw.rstrip()
-        if pending is not None:
-            start, head = pending
-            joined = head + " " + text.strip()
-            if joined.endswith("\\"):
-                pending = (start, joined[:-1].rstrip())
-            else:
-                out.append((start, joined))
-                pending = None
-            continue
-        stripped = text.strip()
-        if console:
-            if not stripped.startswith("$ "):
-                continue  # output
-            stripped = stripped[2:].strip()
-        elif stripped.startswith("$ "):
-            stripped = stripped[2:].strip()
-        if not stripped or stripped.startswith("#"):
-            continue
-        if stripped.endswith("\\"):
-            pending = (number, stripped[:-1].rstrip())
+        if current is None:
+            stripped = text.strip()
+            if console:
+                if not stripped.startswith("$ "):
+                    continue  # output
+                stripped = stripped[2:].strip()
+            elif stripped.startswith("$ "):
+                stripped = stripped[2:].strip()
+            if not stripped or stripped.startswith("#"):
+                continue
+            current, start = stripped, number
+        elif in_quote:
+            current += "\n" + text  # inside a quoted string, lines are kept as written
         else:
-            out.append((number, stripped))
-    if pending is not None:
-        raise ValueError(f"line {pending[0]}: a '\\' continuation runs past the end of the block")
+            current += " " + text.strip()
+        in_quote = _scan(current)[1] is not None
+        if in_quote:
+            continue
+        if current.endswith("\\"):
+            current = current[:-1].rstrip()
+            continue
+        out.append((start, current))
+        current = None
+    if current is not None:
+        raise ValueError(f"line {start}: a command runs past the end of its block (a '\\' or an open quote)")
     return out
 
 
@@ -177,6 +204,8 @@ def commands_in(path: Path, root: Path = REPO) -> list[DocCommand]:
             marks = _markers(lines, i, rel)
             found = _commands_of_block(body, console=tag == "console")
             codes = _exit_codes(marks.get("exit"), len(found), where)
+            if marks.get("overrides", "on") not in ("on", "off"):
+                raise ValueError(f"{where}: overrides={marks['overrides']}; write overrides=off (or leave it out)")
             result.extend(
                 DocCommand(
                     path=rel,
@@ -186,6 +215,7 @@ def commands_in(path: Path, root: Path = REPO) -> list[DocCommand]:
                     skip=marks.get("skip"),
                     args=marks.get("args", ""),
                     section=section,
+                    overrides=marks.get("overrides", "on") == "on",
                 )
                 for (number, command), code in zip(found, codes, strict=True)
             )

@@ -22,6 +22,9 @@ placeholder in the docs                                    fixture
                                                            (:func:`trulens_csv`), so the converter must
                                                            reproduce the shipped file byte for byte
 ``../shared/data`` (``halueval_qa/``, ``begin/``)          a few synthetic rows in the real formats
+``results.jsonl``                                          ``ragqa evaluate traces.jsonl --profile local
+                                                           --out results.jsonl``, run when the sandbox is
+                                                           built (commands that write it replace it)
 =========================================================  ==================================================
 
 Every non-local judge goes to ragqa's fake OpenAI-compatible server: :func:`command_env` sets
@@ -37,6 +40,7 @@ import json
 import os
 import re
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -215,13 +219,28 @@ def build_sandbox(dest: Path, variant: str = "default") -> Path:
     (repo / "ci-openrouter.yaml").write_text(CI_OPENROUTER_PROFILE, encoding="utf-8")
     trulens_csv(repo / "path" / "to" / "cortex_eval_df_with_trulens_scores.csv")
     _agreement_data(dest / "shared" / "data")
+    if variant == "default":
+        _results_jsonl(repo)
     return repo
 
 
-def command_env(server_url: str) -> dict[str, str]:
-    """The environment of a docs command: this venv first on PATH, this checkout's ragqa, the fake server.
+def _results_jsonl(repo: Path) -> None:
+    subprocess.run(
+        ["ragqa", "evaluate", "traces.jsonl", "--profile", "local", "--out", "results.jsonl", "--no-progress"],
+        cwd=repo,
+        env=command_env(repo, "http://127.0.0.1:9", overrides=False),
+        check=True,
+        capture_output=True,
+    )
 
-    Inherited ``RAGQA...`` and ``OPENROUTER_API_KEY`` variables are dropped, so the user's own
+
+def command_env(sandbox: Path, server_url: str, *, overrides: bool = True) -> dict[str, str]:
+    """The environment of a docs command run in ``sandbox``.
+
+    This venv comes first on ``PATH`` and the sandbox's copy of ragqa is imported (so a command
+    that writes into the package, such as a schema generator, writes into the copy). With
+    ``overrides``, the OpenRouter panel goes to the fake server at ``server_url``. Inherited
+    ``RAGQA...``, ``OPENROUTER...`` and ``PYTEST...`` variables are dropped, so the user's own
     settings cannot leak in.
     """
     env = {k: v for k, v in os.environ.items() if not k.upper().startswith(("RAGQA", "OPENROUTER", "PYTEST"))}
@@ -229,15 +248,16 @@ def command_env(server_url: str) -> dict[str, str]:
     env.update(
         {
             "PATH": os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")]),
-            "PYTHONPATH": str(REPO),
+            "PYTHONPATH": str(sandbox),
             "OPENROUTER_API_KEY": FAKE_KEY,
-            "RAGQA__SPRING__AI__OPENAI__BASE_URL": server_url,
-            "RAGQA__SPRING__AI__OPENAI__EMBEDDING__BASE_URL": server_url,
             "RAGQA_FAKE_URL": server_url,
             "HF_HUB_OFFLINE": "1",
             "PYTHONDONTWRITEBYTECODE": "1",
         }
     )
+    if overrides:
+        env["RAGQA__SPRING__AI__OPENAI__BASE_URL"] = server_url
+        env["RAGQA__SPRING__AI__OPENAI__EMBEDDING__BASE_URL"] = server_url
     return env
 
 

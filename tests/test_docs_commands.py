@@ -47,9 +47,8 @@ class DocsRunner:
     def __init__(self, tmp: pytest.TempPathFactory, server: FakeOpenAIServer) -> None:
         self._tmp = tmp
         self._server = server
-        self._env = command_env(server.base_url)
         self._sandboxes: dict[str, Path] = {}
-        self._done: dict[tuple[str, str], Outcome] = {}
+        self._done: dict[tuple[str, str, bool], Outcome] = {}
 
     def sandbox(self, variant: str) -> Path:
         if variant not in self._sandboxes:
@@ -58,13 +57,13 @@ class DocsRunner:
 
     def run(self, command: DocCommand, script: str) -> Outcome:
         variant = SANDBOX_VARIANT.get(command.path, "default")
-        key = (variant, script)
+        key = (variant, script, command.overrides)
         if key not in self._done:
             before = len(self._server.requests)
             proc = subprocess.run(
                 ["bash", "-c", script],
                 cwd=self.sandbox(variant),
-                env=self._env,
+                env=command_env(self.sandbox(variant), self._server.base_url, overrides=command.overrides),
                 stdin=subprocess.DEVNULL,
                 capture_output=True,
                 text=True,
@@ -165,6 +164,7 @@ def test_markers_and_blocks_are_parsed(tmp_path: Path) -> None:
         (20, "ragqa --version", 0, "", "Failing"),
     ]
     assert script_for(found[0]) == "ragqa metrics"
+    assert all(c.overrides for c in found)
     assert script_for(found[2]) == "python bench.py --calls 5"
 
 
@@ -179,3 +179,25 @@ def test_setup_steps_are_dropped_and_unknown_markers_refused(tmp_path: Path) -> 
     doc.write_text("<!-- docs-test: exit=0,1 -->\n```bash\nragqa metrics\n```\n", encoding="utf-8")
     with pytest.raises(ValueError, match="gives 2 codes for a block of 1"):
         commands_in(doc, tmp_path)
+
+
+def test_a_quoted_string_may_span_lines_and_overrides_can_be_turned_off(tmp_path: Path) -> None:
+    doc = tmp_path / "doc.md"
+    doc.write_text(
+        "<!-- docs-test: overrides=off -->\n"
+        "```bash\n"
+        'python -c "\n'
+        "import sys  # a comment inside the string is code\n"
+        "print('valid')\n"
+        '" results.jsonl   # a real comment\n'
+        "cd examples/pytest_suite && pytest  # don't count this quote\n"
+        "```\n",
+        encoding="utf-8",
+    )
+    first, second = commands_in(doc, tmp_path)
+    assert (first.line, second.line) == (3, 7)
+    code = "\nimport sys  # a comment inside the string is code\nprint('valid')\n"
+    assert first.command == f'python -c "{code}" results.jsonl   # a real comment'
+    assert script_for(first) == f'python -c "{code}" results.jsonl'
+    assert script_for(second) == "cd examples/pytest_suite && pytest"
+    assert not first.overrides and not second.overrides
