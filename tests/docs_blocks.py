@@ -197,7 +197,8 @@ def commands_in(path: Path, root: Path = REPO) -> list[DocCommand]:
             close = _FENCE.match(lines[j])
             if close and close["fence"][0] == fence[0] and len(close["fence"]) >= len(fence) and not close["info"]:
                 break
-            body.append((j + 1, lines[j][indent:] if lines[j][:indent].isspace() else lines[j].lstrip()))
+            prefix = lines[j][:indent]
+            body.append((j + 1, lines[j][indent:] if prefix.strip() == "" else lines[j].lstrip()))
             j += 1
         if tag in SHELL_TAGS:
             where = f"{rel}:{i + 1}"

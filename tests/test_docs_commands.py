@@ -188,15 +188,16 @@ def test_a_quoted_string_may_span_lines_and_overrides_can_be_turned_off(tmp_path
         "```bash\n"
         'python -c "\n'
         "import sys  # a comment inside the string is code\n"
-        "print('valid')\n"
+        "for a in sys.argv:\n"
+        "    print('valid')\n"
         '" results.jsonl   # a real comment\n'
         "cd examples/pytest_suite && pytest  # don't count this quote\n"
         "```\n",
         encoding="utf-8",
     )
     first, second = commands_in(doc, tmp_path)
-    assert (first.line, second.line) == (3, 7)
-    code = "\nimport sys  # a comment inside the string is code\nprint('valid')\n"
+    assert (first.line, second.line) == (3, 8)
+    code = "\nimport sys  # a comment inside the string is code\nfor a in sys.argv:\n    print('valid')\n"
     assert first.command == f'python -c "{code}" results.jsonl   # a real comment'
     assert script_for(first) == f'python -c "{code}" results.jsonl'
     assert script_for(second) == "cd examples/pytest_suite && pytest"
