@@ -234,12 +234,13 @@ def _results_jsonl(repo: Path) -> None:
     )
 
 
-def command_env(sandbox: Path, server_url: str, *, overrides: bool = True) -> dict[str, str]:
+def command_env(sandbox: Path, server_url: str, *, overrides: bool = True, api_key: str = FAKE_KEY) -> dict[str, str]:
     """The environment of a docs command run in ``sandbox``.
 
     This venv comes first on ``PATH`` and the sandbox's copy of ragqa is imported (so a command
     that writes into the package, such as a schema generator, writes into the copy). With
-    ``overrides``, the OpenRouter panel goes to the fake server at ``server_url``. Inherited
+    ``overrides``, the OpenRouter panel goes to the fake server at ``server_url``, sending
+    ``api_key`` as ``OPENROUTER_API_KEY`` (a distinct key per command tells its requests apart). Inherited
     ``RAGQA...``, ``OPENROUTER...`` and ``PYTEST...`` variables are dropped, so the user's own
     settings cannot leak in.
     """
@@ -249,7 +250,7 @@ def command_env(sandbox: Path, server_url: str, *, overrides: bool = True) -> di
         {
             "PATH": os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")]),
             "PYTHONPATH": str(sandbox),
-            "OPENROUTER_API_KEY": FAKE_KEY,
+            "OPENROUTER_API_KEY": api_key,
             "RAGQA_FAKE_URL": server_url,
             "HF_HUB_OFFLINE": "1",
             "PYTHONDONTWRITEBYTECODE": "1",

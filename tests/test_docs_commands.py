@@ -11,13 +11,17 @@ reaches the network.
 A command must exit with the code its block declares (``<!-- docs-test: exit=1 -->``; 0 by
 default) and print no Python traceback. Blocks that cannot run in a test say why with
 ``<!-- docs-test: skip=REASON -->``; a benchmark runs with its small-size option
-(``<!-- docs-test: args=... -->``). Identical commands of one sandbox run once.
+(``<!-- docs-test: args=... -->``). Each doc file runs in its own sandbox, its commands in
+order; files run side by side (see :class:`DocsRunner`).
 """
 
 from __future__ import annotations
 
+import shutil
 import subprocess
+import threading
 from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,6 +33,7 @@ from ragqa.testing import FakeOpenAIServer, local_judge_responder
 
 COMMANDS = all_commands()
 HANG_GUARD_S = 600  # only stops a hung command from blocking the suite; not a speed check
+WORKERS = 2  # doc files run side by side; the commands of one file run in order
 
 
 @dataclass(frozen=True)
@@ -42,35 +47,78 @@ class Outcome:
 
 
 class DocsRunner:
-    """Runs docs commands in per-variant sandboxes, once per distinct script."""
+    """Runs the docs' commands: each doc file in its own sandbox, its commands in order.
 
-    def __init__(self, tmp: pytest.TempPathFactory, server: FakeOpenAIServer) -> None:
+    Doc files run side by side on :data:`WORKERS` threads, each in a fresh copy of a template
+    sandbox, so one page's outputs cannot disturb another's. A command that an earlier file
+    already runs (the same script in the same kind of sandbox) is not run again: it waits for
+    that run. Files start in order and only wait on earlier ones, so the waits cannot deadlock.
+    """
+
+    def __init__(self, tmp: pytest.TempPathFactory, server: FakeOpenAIServer, commands: list[DocCommand]) -> None:
         self._tmp = tmp
         self._server = server
+        self._lock = threading.Lock()
+        self._templates: dict[str, Path] = {}
         self._sandboxes: dict[str, Path] = {}
-        self._done: dict[tuple[str, str, bool], Outcome] = {}
+        self._futures: dict[str, Future[Outcome]] = {}
+        owner: dict[tuple[str, str, bool], str] = {}
+        by_file: dict[str, list[tuple[DocCommand, str, str]]] = {}
+        for command in commands:
+            script = script_for(command)
+            if command.skip is not None or script is None:
+                continue
+            key = (SANDBOX_VARIANT.get(command.path, "default"), script, command.overrides)
+            by_file.setdefault(command.path, []).append((command, script, owner.setdefault(key, command.id)))
+            self._futures[command.id] = Future()
+        self._pool = ThreadPoolExecutor(max_workers=WORKERS, thread_name_prefix="docs-test")
+        for path, jobs in by_file.items():
+            self._pool.submit(self._run_file, path, jobs)
 
-    def sandbox(self, variant: str) -> Path:
-        if variant not in self._sandboxes:
-            self._sandboxes[variant] = build_sandbox(self._tmp.mktemp(f"docs-{variant}"), variant)
-        return self._sandboxes[variant]
+    def close(self) -> None:
+        self._pool.shutdown(wait=True, cancel_futures=True)
 
-    def run(self, command: DocCommand, script: str) -> Outcome:
-        variant = SANDBOX_VARIANT.get(command.path, "default")
-        key = (variant, script, command.overrides)
-        if key not in self._done:
-            before = len(self._server.requests)
-            proc = subprocess.run(
-                ["bash", "-c", script],
-                cwd=self.sandbox(variant),
-                env=command_env(self.sandbox(variant), self._server.base_url, overrides=command.overrides),
-                stdin=subprocess.DEVNULL,
-                capture_output=True,
-                text=True,
-                timeout=HANG_GUARD_S,
-            )
-            self._done[key] = Outcome(proc.returncode, proc.stdout, proc.stderr, len(self._server.requests) - before)
-        return self._done[key]
+    def sandbox(self, path: str) -> Path:
+        """The sandbox of the doc file ``path`` (made on first use)."""
+        variant = SANDBOX_VARIANT.get(path, "default")
+        with self._lock:
+            if variant not in self._templates:
+                self._templates[variant] = build_sandbox(self._tmp.mktemp(f"template-{variant}"), variant).parent
+            if path not in self._sandboxes:
+                dest = self._tmp.mktemp("docs-" + path.replace("/", "-"))
+                shutil.copytree(self._templates[variant], dest, symlinks=True, dirs_exist_ok=True)
+                self._sandboxes[path] = dest / "repo"
+            return self._sandboxes[path]
+
+    def outcome(self, command: DocCommand) -> Outcome:
+        """Wait for ``command``'s run and return what it did."""
+        return self._futures[command.id].result()
+
+    def _run_file(self, path: str, jobs: list[tuple[DocCommand, str, str]]) -> None:
+        for command, script, owner in jobs:
+            future = self._futures[command.id]
+            try:
+                if owner != command.id:
+                    future.set_result(self._futures[owner].result())
+                else:
+                    future.set_result(self._run(self.sandbox(path), command, script))
+            except BaseException as exc:  # handed to the test that waits for it
+                future.set_exception(exc)
+
+    def _run(self, sandbox: Path, command: DocCommand, script: str) -> Outcome:
+        key = "sk-or-docs-test-" + command.id.replace("/", "-").replace(":", "-")
+        env = command_env(sandbox, self._server.base_url, overrides=command.overrides, api_key=key)
+        proc = subprocess.run(
+            ["bash", "-c", script],
+            cwd=sandbox,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=HANG_GUARD_S,
+        )
+        mine = sum(r.headers.get("authorization") == f"Bearer {key}" for r in self._server.requests)
+        return Outcome(proc.returncode, proc.stdout, proc.stderr, mine)
 
 
 @pytest.fixture(scope="module")
@@ -81,8 +129,17 @@ def docs_server() -> Iterator[FakeOpenAIServer]:
 
 
 @pytest.fixture(scope="module")
-def runner(tmp_path_factory: pytest.TempPathFactory, docs_server: FakeOpenAIServer) -> DocsRunner:
-    return DocsRunner(tmp_path_factory, docs_server)
+def runner(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory, docs_server: FakeOpenAIServer
+) -> Iterator[DocsRunner]:
+    selected = [
+        item.callspec.params["command"]
+        for item in request.session.items
+        if isinstance(item, pytest.Function) and item.originalname == "test_documented_command_runs"
+    ]
+    docs_runner = DocsRunner(tmp_path_factory, docs_server, selected)
+    yield docs_runner
+    docs_runner.close()
 
 
 def _converter_reproduces_the_dataset(sandbox: Path, outcome: Outcome) -> None:
@@ -110,7 +167,7 @@ def test_documented_command_runs(command: DocCommand, runner: DocsRunner) -> Non
     script = script_for(command)
     if script is None:
         pytest.skip("only creates or installs into a virtual environment; the test's venv stands in for it")
-    outcome = runner.run(command, script)
+    outcome = runner.outcome(command)
     shown = (
         f"$ {script}\n--- exit {outcome.returncode}\n"
         f"--- stdout\n{outcome.stdout[-3000:]}\n--- stderr\n{outcome.stderr[-3000:]}"
@@ -119,7 +176,7 @@ def test_documented_command_runs(command: DocCommand, runner: DocsRunner) -> Non
     assert "Traceback (most recent call last)" not in outcome.stdout + outcome.stderr, shown
     for needle, check in AFTER.items():
         if needle in command.command:
-            check(runner.sandbox(SANDBOX_VARIANT.get(command.path, "default")), outcome)
+            check(runner.sandbox(command.path), outcome)
 
 
 def test_the_docs_have_commands_and_the_after_checks_match_one() -> None:
