@@ -23,12 +23,12 @@ placeholder in the docs                                    fixture
                                                            reproduce the shipped file byte for byte
 ``../shared/data`` (``halueval_qa/``, ``begin/``)          a few synthetic rows in the real formats
 ``results.jsonl``                                          ``ragqa evaluate traces.jsonl --profile local
-                                                           --out results.jsonl``, run when the sandbox is
-                                                           built (commands that write it replace it)
+                                                           --out results.jsonl``, run when the default
+                                                           sandbox is built (a command may replace it)
 =========================================================  ==================================================
 
 Every non-local judge goes to ragqa's fake OpenAI-compatible server: :func:`command_env` sets
-``OPENROUTER_API_KEY`` to a dummy key and points ``spring.ai.openai.base-url`` (and the embedding
+``OPENROUTER_API_KEY`` to a dummy key (one per command) and points ``spring.ai.openai.base-url`` (and the embedding
 base URL) at the server through ``RAGQA__...`` overrides (see docs/configuration.md), and
 ``RAGQA_FAKE_URL`` (the examples' placeholder) at the server too.
 """
