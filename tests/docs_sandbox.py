@@ -266,7 +266,8 @@ def script_for(command: DocCommand) -> str | None:
     """The shell script that runs ``command`` in the sandbox, or ``None`` when nothing is left to run.
 
     Steps of an ``&&`` chain that create or activate a virtual environment or ``pip install``
-    into it are dropped: the venv running the tests, with ragqa installed, stands in for them.
+    into it are dropped: the venv running the tests, with ragqa installed, stands in for them. A
+    command made only of such steps must be marked ``skip`` in the docs.
     The block's ``args=`` marker is appended (after removing a trailing comment).
     """
     steps = [step.strip() for step in strip_comment(command.command).split("&&")]

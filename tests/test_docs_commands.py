@@ -168,8 +168,10 @@ def test_documented_command_runs(command: DocCommand, runner: DocsRunner) -> Non
     if command.skip is not None:
         pytest.skip(f"marked in the docs: {command.skip}")
     script = script_for(command)
-    if script is None:
-        pytest.skip("only creates or installs into a virtual environment; the test's venv stands in for it")
+    assert script is not None, (
+        f"{command.id} only creates or installs into a virtual environment, which cannot run in a test: "
+        "put <!-- docs-test: skip=REASON --> before its block"
+    )
     outcome = runner.outcome(command)
     shown = (
         f"$ {script}\n--- exit {outcome.returncode}\n"
