@@ -106,6 +106,17 @@ def strip_comment(command: str) -> str:
     return "".join(out).rstrip()
 
 
+def split_chain(command: str) -> list[str]:
+    """The steps of an ``a && b`` chain (an ``&&`` inside quotes does not split), stripped."""
+    steps, start = [], 0
+    for i in range(len(command) - 1):
+        if command[i : i + 2] == "&&" and _scan(command[:i])[1] is None and i >= start:
+            steps.append(command[start:i].strip())
+            start = i + 2
+    steps.append(command[start:].strip())
+    return steps
+
+
 def _commands_of_block(lines: list[tuple[int, str]], console: bool) -> list[tuple[int, str]]:
     out: list[tuple[int, str]] = []
     current: str | None = None  # a command still open: a trailing "\\" or an unclosed quote

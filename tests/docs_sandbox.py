@@ -45,7 +45,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from docs_blocks import REPO, DocCommand, strip_comment
+from docs_blocks import REPO, DocCommand, split_chain, strip_comment
 
 DATASET = REPO / "examples" / "datasets" / "it_helpdesk.jsonl"
 TRACE_SAMPLES = 4
@@ -270,7 +270,7 @@ def script_for(command: DocCommand) -> str | None:
     command made only of such steps must be marked ``skip`` in the docs.
     The block's ``args=`` marker is appended (after removing a trailing comment).
     """
-    steps = [step.strip() for step in strip_comment(command.command).split("&&")]
+    steps = split_chain(strip_comment(command.command))
     kept = [step for step in steps if not _SETUP_STEP.match(step)]
     if not kept:
         return None

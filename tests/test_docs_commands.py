@@ -27,7 +27,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from docs_blocks import REPO, DocCommand, all_commands, commands_in
+from docs_blocks import REPO, DocCommand, all_commands, commands_in, split_chain
 from docs_sandbox import SANDBOX_VARIANT, build_sandbox, command_env, script_for
 
 from ragqa.testing import FakeOpenAIServer, local_judge_responder
@@ -233,6 +233,8 @@ def test_markers_and_blocks_are_parsed(tmp_path: Path) -> None:
 def test_setup_steps_are_dropped_and_unknown_markers_refused(tmp_path: Path) -> None:
     chain = DocCommand("README.md", 1, "python3 -m venv .venv && . .venv/bin/activate && pip install -e . && ragqa x")
     assert script_for(chain) == "ragqa x"
+    quoted = "python -c \"print('x && y')\""
+    assert split_chain(f"cd a && {quoted} && ls") == ["cd a", quoted, "ls"]
     assert script_for(DocCommand("README.md", 1, "pip install -c constraints.txt -e '.[embeddings]'  # why")) is None
     doc = tmp_path / "doc.md"
     doc.write_text("<!-- docs-test: exits=1 -->\n```bash\nragqa metrics\n```\n", encoding="utf-8")
