@@ -1,0 +1,268 @@
+"""Every shell command in the docs runs, as a user would, and exits as the docs say: the docs stay true.
+
+The commands come from the fenced ``bash`` / ``sh`` / ``shell`` / ``console`` blocks of
+``README.md``, ``docs/**/*.md`` and ``examples/**/README.md`` (see ``docs_blocks``), one test case
+per command, named ``file:line``. Each runs with ``bash -c`` in a sandbox copy of the repository
+with fixtures for the placeholder files the docs name (see ``docs_sandbox`` for the mapping), with
+this venv's ``ragqa`` and ``python`` first on ``PATH``, and with every non-local judge sent to
+ragqa's fake OpenAI-compatible server, which answers as the offline local judge would; the one
+command that needs a real provider is skipped, so nothing is meant to leave the machine.
+
+A command must exit with the code its block declares (``<!-- docs-test: exit=1 -->``; 0 by
+default) and print no Python traceback. Blocks that cannot run in a test say why with
+``<!-- docs-test: skip=REASON -->``; a benchmark runs with its small-size option
+(``<!-- docs-test: args=... -->``). Each doc file runs in its own sandbox, its commands in
+order; files run side by side (see :class:`DocsRunner`).
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import threading
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+import yaml
+from docs_blocks import REPO, DocCommand, all_commands, commands_in, split_chain
+from docs_sandbox import SANDBOX_VARIANT, build_sandbox, command_env, script_for
+
+from ragqa.testing import FakeOpenAIServer, local_judge_responder
+
+COMMANDS = all_commands()
+HANG_GUARD_S = 600  # only stops a hung command from blocking the suite; not a speed check
+WORKERS = 2  # doc files run side by side; the commands of one file run in order
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What one command did: exit code, output, and the models it asked on the fake server."""
+
+    returncode: int
+    stdout: str
+    stderr: str
+    models: frozenset[str]
+
+
+class DocsRunner:
+    """Runs the docs' commands: each doc file in its own sandbox, its commands in order.
+
+    Doc files run side by side on :data:`WORKERS` threads, each in a fresh copy of a template
+    sandbox, so one page's outputs cannot disturb another's. A command that an earlier file
+    already runs (the same script in the same kind of sandbox) is not run again: it waits for
+    that run. Files start in order and only wait on earlier ones, so the waits cannot deadlock.
+    """
+
+    def __init__(self, tmp: pytest.TempPathFactory, server: FakeOpenAIServer, commands: list[DocCommand]) -> None:
+        self._tmp = tmp
+        self._server = server
+        self._lock = threading.Lock()
+        self._templates: dict[str, Path] = {}
+        self._sandboxes: dict[str, Path] = {}
+        self._futures: dict[str, Future[Outcome]] = {}
+        owner: dict[tuple[str, str, bool], str] = {}
+        by_file: dict[str, list[tuple[DocCommand, str, str]]] = {}
+        for command in commands:
+            script = script_for(command)
+            if command.skip is not None or script is None:
+                continue
+            key = (SANDBOX_VARIANT.get(command.path, "default"), script, command.overrides)
+            by_file.setdefault(command.path, []).append((command, script, owner.setdefault(key, command.id)))
+            self._futures[command.id] = Future()
+        self._pool = ThreadPoolExecutor(max_workers=WORKERS, thread_name_prefix="docs-test")
+        for path, jobs in by_file.items():
+            self._pool.submit(self._run_file, path, jobs)
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=True, cancel_futures=True)
+
+    def sandbox(self, path: str) -> Path:
+        """The sandbox of the doc file ``path`` (made on first use)."""
+        variant = SANDBOX_VARIANT.get(path, "default")
+        with self._lock:
+            if variant not in self._templates:
+                self._templates[variant] = build_sandbox(self._tmp.mktemp(f"template-{variant}"), variant).parent
+            if path not in self._sandboxes:
+                dest = self._tmp.mktemp("docs-" + path.replace("/", "-"))
+                shutil.copytree(self._templates[variant], dest, symlinks=True, dirs_exist_ok=True)
+                self._sandboxes[path] = dest / "repo"
+            return self._sandboxes[path]
+
+    def outcome(self, command: DocCommand) -> Outcome:
+        """Wait for ``command``'s run and return what it did."""
+        return self._futures[command.id].result()
+
+    def _run_file(self, path: str, jobs: list[tuple[DocCommand, str, str]]) -> None:
+        for command, script, owner in jobs:
+            future = self._futures[command.id]
+            try:
+                if owner != command.id:
+                    future.set_result(self._futures[owner].result())
+                else:
+                    future.set_result(self._run(self.sandbox(path), command, script))
+            except BaseException as exc:  # handed to the test that waits for it
+                future.set_exception(exc)
+
+    def _run(self, sandbox: Path, command: DocCommand, script: str) -> Outcome:
+        key = "sk-or-docs-test-" + command.id.replace("/", "-").replace(":", "-")
+        env = command_env(sandbox, self._server.base_url, overrides=command.overrides, api_key=key)
+        proc = subprocess.run(
+            ["bash", "-c", script],
+            cwd=sandbox,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=HANG_GUARD_S,
+        )
+        mine = frozenset(r.model for r in self._server.requests if r.headers.get("authorization") == f"Bearer {key}")
+        return Outcome(proc.returncode, proc.stdout, proc.stderr, mine)
+
+
+@pytest.fixture(scope="module")
+def docs_server() -> Iterator[FakeOpenAIServer]:
+    with FakeOpenAIServer() as server:
+        server.script("*", local_judge_responder())
+        yield server
+
+
+@pytest.fixture(scope="module")
+def runner(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory, docs_server: FakeOpenAIServer
+) -> Iterator[DocsRunner]:
+    selected = [
+        item.callspec.params["command"]
+        for item in request.session.items
+        if isinstance(item, pytest.Function) and item.originalname == "test_documented_command_runs"
+    ]
+    docs_runner = DocsRunner(tmp_path_factory, docs_server, selected)
+    yield docs_runner
+    docs_runner.close()
+
+
+def _converter_reproduces_the_dataset(sandbox: Path, outcome: Outcome) -> None:
+    # docs: "scripts/convert_trulens.py ... reproduces the file byte for byte"
+    name = "examples/datasets/it_helpdesk.jsonl"
+    assert (sandbox / name).read_bytes() == (REPO / name).read_bytes()
+
+
+def _judges_were_called_over_http(sandbox: Path, outcome: Outcome) -> None:
+    # every judge of the repository's OpenRouter panel went to the fake server (the overrides work)
+    panel = yaml.safe_load((sandbox / "application.yaml").read_text(encoding="utf-8"))
+    judges = {entry["id"] for entry in panel["spring"]["ai"]["chat-models"]["list"]}
+    assert judges and outcome.models == judges
+
+
+AFTER: dict[str, Callable[[Path, Outcome], None]] = {
+    "scripts/convert_trulens.py": _converter_reproduces_the_dataset,
+    "traces.csv --metrics faithfulness": _judges_were_called_over_http,
+}
+"""Extra checks of a command's effect, keyed by a substring of the command."""
+
+
+@pytest.mark.parametrize("command", COMMANDS, ids=[c.id for c in COMMANDS])
+def test_documented_command_runs(command: DocCommand, runner: DocsRunner) -> None:
+    if command.skip is not None:
+        pytest.skip(f"marked in the docs: {command.skip}")
+    script = script_for(command)
+    assert script is not None, (
+        f"{command.id} only creates or installs into a virtual environment, which cannot run in a test: "
+        "put <!-- docs-test: skip=REASON --> before its block"
+    )
+    outcome = runner.outcome(command)
+    shown = (
+        f"$ {script}\n--- exit {outcome.returncode}\n"
+        f"--- stdout\n{outcome.stdout[-3000:]}\n--- stderr\n{outcome.stderr[-3000:]}"
+    )
+    assert outcome.returncode == command.exit_code, f"expected exit {command.exit_code}\n{shown}"
+    assert "Traceback (most recent call last)" not in outcome.stdout + outcome.stderr, shown
+    for needle, check in AFTER.items():
+        if needle in command.command:
+            check(runner.sandbox(command.path), outcome)
+
+
+def test_the_docs_have_commands_and_the_after_checks_match_one() -> None:
+    assert len(COMMANDS) >= 10
+    for needle in AFTER:
+        assert any(needle in c.command for c in COMMANDS), f"no docs command contains {needle!r}"
+
+
+def test_markers_and_blocks_are_parsed(tmp_path: Path) -> None:
+    doc = tmp_path / "doc.md"
+    doc.write_text(
+        "# Title\n\n"
+        "```bash\n"
+        "# a comment line\n"
+        "$ ragqa metrics   # trailing comment\n"
+        "ragqa evaluate a.jsonl \\\n"
+        "  --profile local\n"
+        "```\n\n"
+        "## Failing\n\n"
+        "<!-- docs-test: exit=0,1 -->\n"
+        "<!-- docs-test: args=--calls 5 -->\n"
+        "```sh\n"
+        "python bench.py\n"
+        "ragqa evaluate b.jsonl --threshold faithfulness=0.99\n"
+        "```\n\n"
+        "```console\n"
+        "$ ragqa --version\n"
+        "ragqa 0.1.0\n"
+        "```\n\n"
+        "<!-- docs-test: skip=needs a GPU -->\n"
+        "```text\n"
+        "not a shell block\n"
+        "```\n",
+        encoding="utf-8",
+    )
+    found = commands_in(doc, tmp_path)
+    assert [(c.line, c.command, c.exit_code, c.args, c.section) for c in found] == [
+        (5, "ragqa metrics   # trailing comment", 0, "", "Title"),
+        (6, "ragqa evaluate a.jsonl --profile local", 0, "", "Title"),
+        (15, "python bench.py", 0, "--calls 5", "Failing"),
+        (16, "ragqa evaluate b.jsonl --threshold faithfulness=0.99", 1, "--calls 5", "Failing"),
+        (20, "ragqa --version", 0, "", "Failing"),
+    ]
+    assert script_for(found[0]) == "ragqa metrics"
+    assert all(c.overrides for c in found)
+    assert script_for(found[2]) == "python bench.py --calls 5"
+
+
+def test_setup_steps_are_dropped_and_unknown_markers_refused(tmp_path: Path) -> None:
+    chain = DocCommand("README.md", 1, "python3 -m venv .venv && . .venv/bin/activate && pip install -e . && ragqa x")
+    assert script_for(chain) == "ragqa x"
+    quoted = "python -c \"print('x && y')\""
+    assert split_chain(f"cd a && {quoted} && ls") == ["cd a", quoted, "ls"]
+    assert script_for(DocCommand("README.md", 1, "pip install -c constraints.txt -e '.[embeddings]'  # why")) is None
+    doc = tmp_path / "doc.md"
+    doc.write_text("<!-- docs-test: exits=1 -->\n```bash\nragqa metrics\n```\n", encoding="utf-8")
+    with pytest.raises(ValueError, match="unknown docs-test directive 'exits'"):
+        commands_in(doc, tmp_path)
+    doc.write_text("<!-- docs-test: exit=0,1 -->\n```bash\nragqa metrics\n```\n", encoding="utf-8")
+    with pytest.raises(ValueError, match="gives 2 codes for a block of 1"):
+        commands_in(doc, tmp_path)
+
+
+def test_a_quoted_string_may_span_lines_and_overrides_can_be_turned_off(tmp_path: Path) -> None:
+    doc = tmp_path / "doc.md"
+    doc.write_text(
+        "<!-- docs-test: overrides=off -->\n"
+        "```bash\n"
+        'python -c "\n'
+        "import sys  # a comment inside the string is code\n"
+        "for a in sys.argv:\n"
+        "    print('valid')\n"
+        '" results.jsonl   # a real comment\n'
+        "cd examples/pytest_suite && pytest  # don't count this quote\n"
+        "```\n",
+        encoding="utf-8",
+    )
+    first, second = commands_in(doc, tmp_path)
+    assert (first.line, second.line) == (3, 8)
+    code = "\nimport sys  # a comment inside the string is code\nfor a in sys.argv:\n    print('valid')\n"
+    assert first.command == f'python -c "{code}" results.jsonl   # a real comment'
+    assert script_for(first) == f'python -c "{code}" results.jsonl'
+    assert script_for(second) == "cd examples/pytest_suite && pytest"
+    assert not first.overrides and not second.overrides
