@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from ragqa.metrics._math import nan_mean
 from ragqa.schema import PanelResult, Usage
 
-__all__ = ["JudgeSummary", "MetricSummary", "Report", "SkippedSample", "finite_json", "summarize"]
+__all__ = ["CacheCounts", "JudgeSummary", "MetricSummary", "Report", "SkippedSample", "finite_json", "summarize"]
 
 
 class JudgeSummary(BaseModel):
@@ -68,6 +68,17 @@ class SkippedSample(BaseModel):
     message: str
 
 
+class CacheCounts(BaseModel):
+    """Lookups of the on-disk judge cache during a run (``ragqa.cache.enabled``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    hits: int = 0
+    """Calls answered from the cache (no provider request, no usage)."""
+    misses: int = 0
+    """Calls not in the cache (asked of the judge, then stored)."""
+
+
 class Report(BaseModel):
     """Everything a run produced."""
 
@@ -81,6 +92,8 @@ class Report(BaseModel):
     """Samples left out by validation."""
     wall_time_s: float = 0.0
     """Wall time of the run, seconds."""
+    cache: CacheCounts | None = None
+    """Judge-cache hits and misses of the run; ``None`` when the cache is off."""
 
     @property
     def usage(self) -> Usage:

@@ -234,6 +234,18 @@ class NoiseSensitivity(Metric):
         extra = f", counting={self.counting}" if self.counting != "ragas" else ""
         return f"{self.name}(mode={self.mode}{extra})"
 
+    def estimate_calls(self, sample: Sample) -> int:
+        """Calls with ``N`` chunks (noise chunk included), ``U`` of them unlabelled: ``2 + N + U + (1 if U else 0)``.
+
+        That is ``2N + 3`` without labels (RAGAS), ``N + 2`` with every chunk labelled, and 2 with
+        ``counting="promptfoo"`` in relevant mode (see the class docstring).
+        """
+        if self.counting == "promptfoo" and self.mode == "relevant":
+            return 2
+        chunks = _chunks(sample)
+        unlabelled = sum(1 for _, label in chunks if label is None)
+        return 2 + len(chunks) + unlabelled + (1 if unlabelled else 0)
+
     async def score(self, sample: Sample, judge: Judge, context: MetricContext) -> MetricScore:
         """Score ``sample`` (see the class docstring)."""
         lang = context.language
