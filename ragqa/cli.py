@@ -16,6 +16,7 @@ Exit codes (:class:`ragqa.run.exit_codes.ExitCode`), for ``ragqa evaluate``:
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 import re
@@ -228,12 +229,22 @@ def _resume_command() -> str:
 
 
 async def _run(runner: Runner, samples: Sequence[Sample], container: Container) -> RunResult:
-    """Run on ragqa's loop; close the container's clients there, whatever happens."""
+    """Run on ragqa's loop; on the way out cancel what still runs, then close the container's clients.
+
+    The loop serves only this command, so every other task on it belongs to this run: calls
+    shared between metrics keep running when their awaiters are cancelled (Ctrl-C), and must be
+    cancelled before their HTTP clients close, or they fail noisily after the run.
+    """
     from ragqa.container import close_container
 
     try:
         return await runner.arun(samples)
     finally:
+        current = asyncio.current_task()
+        leftover = [t for t in asyncio.all_tasks() if t is not current and not t.done()]
+        for task in leftover:
+            task.cancel()
+        await asyncio.gather(*leftover, return_exceptions=True)
         await close_container(container)
 
 

@@ -372,10 +372,10 @@ def _to_sample(where: _Where, record: Mapping[str, Any], column_map: Mapping[str
                 f"(--column-map {column}={target}), or move it under 'metadata'. Fields: {', '.join(FIELDS)}",
                 field=column,
             )
+        if _missing(value):  # before the clash check: a DataFrame has a NaN cell in every column a row lacks
+            continue
         if name in fields:
             raise where.error(f"both {origin[name]!r} and {column!r} give {name!r}; keep one of them", field=name)
-        if _missing(value):
-            continue
         _check_text(where, column, value)
         fields[name] = _convert(where, column, name, value)
         origin[name] = column
