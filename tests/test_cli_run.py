@@ -112,6 +112,12 @@ def _untimed(value: Any) -> Any:
     return value
 
 
+def _score_rows(stdout: str) -> list[list[str]]:
+    """Judge and aggregate rows of the report: name, mean, scored, NaN, failed."""
+    rows = [line.split() for line in stdout.splitlines() if line.startswith(("judge-", "aggregate ("))]
+    return [row[:5] if row[0] != "aggregate" else row[:7] for row in rows]
+
+
 def _wait_for_records(partial: Path, proc: subprocess.Popen[str], at_least: int) -> None:
     while proc.poll() is None:
         if partial.exists() and len(partial.read_text(encoding="utf-8").splitlines()) > at_least:
@@ -269,3 +275,31 @@ def test_allow_incomplete_turns_judge_failures_on_some_pairs_into_a_warning(srv:
     allowed = ragqa(srv, work, "--allow-incomplete")
     assert allowed.returncode == 0, allowed.stderr
     assert "warning:" in allowed.stderr
+
+
+def test_a_sample_with_10000_contexts_is_refused_by_the_cap_before_any_request(
+    srv: FakeOpenAIServer, work: Path
+) -> None:
+    huge = {"id": "huge", "user_input": "Q?", "response": "A.", "reference": "A.", "retrieved_contexts": ["c"] * 10_000}
+    (work / "data.jsonl").write_text(json.dumps(huge) + "\n", encoding="utf-8")
+    result = ragqa(srv, work, "-m", "noise_sensitivity")
+    assert result.returncode == 2, result.stderr
+    assert "sample huge, field 'retrieved_contexts': 10000 contexts" in result.stderr
+    assert "ragqa.limits.max-contexts-per-sample (100)" in result.stderr
+    assert chat_requests(srv) == 0
+
+
+def test_judge_cache_counts_and_no_cache(srv: FakeOpenAIServer, work: Path) -> None:
+    app = work / "application.yaml"
+    app.write_text(
+        app.read_text(encoding="utf-8") + f"  cache: {{enabled: true, directory: {work / 'cache'}}}\n", encoding="utf-8"
+    )
+    first = ragqa(srv, work)
+    assert first.returncode == 0, first.stderr
+    assert "judge cache: 0 hit(s), 48 miss(es)" in first.stderr and chat_requests(srv) == 48
+    srv.clear_requests()
+    second = ragqa(srv, work)
+    assert "judge cache: 48 hit(s), 0 miss(es)" in second.stderr and chat_requests(srv) == 0
+    assert _score_rows(second.stdout) == _score_rows(first.stdout)  # the same scores (cache hits record no tokens)
+    without = ragqa(srv, work, "--no-cache", "-q")
+    assert without.returncode == 0 and "judge cache" not in without.stderr and chat_requests(srv) == 48
