@@ -74,8 +74,11 @@ def test_estimate_follows_each_metrics_call_formula() -> None:
     assert NoiseSensitivity().estimate_calls(labelled) == 2 + 2  # N + 2 with every chunk labelled
     assert ResponseRelevancy(strictness=5).estimate_calls(ten) == 5
     estimate = estimate_pairs([(ten, Faithfulness()), (ten, NoiseSensitivity())], judges=3)
-    assert estimate.pairs == 2 and estimate.calls == 3 * (2 + 23) and estimate.tokens > 0
-    assert "at most 75 judge call(s)" in str(estimate)
+    # the response's statements are one call shared by both metrics
+    assert estimate.pairs == 2 and estimate.calls == 3 * (2 + 23 - 1) and estimate.tokens > 0
+    assert "at most 72 judge call(s)" in str(estimate)
+    both = estimate_pairs([(ten, Faithfulness()), (ten, Hallucination())], judges=1)
+    assert both.calls == 2  # hallucination makes exactly faithfulness's two calls
 
 
 def _result(sample_id: str, metric: str, value: float, *, failed: bool = False) -> PanelResult:

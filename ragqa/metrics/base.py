@@ -89,6 +89,19 @@ class Metric(ABC):
         match = re.match(r"\s*(\d+)", self.calls_per_sample)
         return int(match.group(1)) if match else 1
 
+    def shared_steps(self, sample: Sample) -> frozenset[str]:
+        """Steps of :meth:`estimate_calls` (one call each) that other metrics make identically on ``sample``.
+
+        The panel makes an identical call once per judge and sample, so the run's estimate
+        counts each shared step once however many metrics need it. Names are the step and
+        what it reads: ``statements:response`` (the response's statements) and
+        ``nli:response/contexts`` (those statements judged against all contexts joined).
+
+        Returns:
+            The shared step names (default: none).
+        """
+        return frozenset()
+
     def validate(self, sample: Sample) -> None:
         """Check that ``sample`` has every field this metric needs.
 

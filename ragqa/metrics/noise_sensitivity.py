@@ -40,7 +40,7 @@ from typing import ClassVar, Literal, get_args
 from ragqa.interpretation import interpret
 from ragqa.judges.base import Judge
 from ragqa.metrics._math import mean_or_nan
-from ragqa.metrics._steps import extract_statements, judge_statements
+from ragqa.metrics._steps import RESPONSE_STATEMENTS, extract_statements, judge_statements
 from ragqa.metrics.base import Direction, Metric, MetricContext
 from ragqa.prompts.nli import StatementVerdict
 from ragqa.schema import MetricScore, Sample
@@ -245,6 +245,10 @@ class NoiseSensitivity(Metric):
         chunks = _chunks(sample)
         unlabelled = sum(1 for _, label in chunks if label is None)
         return 2 + len(chunks) + unlabelled + (1 if unlabelled else 0)
+
+    def shared_steps(self, sample: Sample) -> frozenset[str]:
+        """The response's statements, shared with other metrics."""
+        return frozenset({RESPONSE_STATEMENTS})
 
     async def score(self, sample: Sample, judge: Judge, context: MetricContext) -> MetricScore:
         """Score ``sample`` (see the class docstring)."""

@@ -1,9 +1,10 @@
 """How many judge calls and tokens a run will spend, computed before the first call.
 
 Calls are each metric's own formula (:meth:`ragqa.metrics.base.Metric.estimate_calls`, the
-``calls_per_sample`` column of ``ragqa metrics``) summed over the (sample, metric) pairs to score
-and multiplied by the judges of the panel. It is an upper bound: steps that metrics share on one
-sample are made once, and a response without statements needs fewer calls.
+``calls_per_sample`` column of ``ragqa metrics``) summed over the (sample, metric) pairs to score,
+with steps that metrics share on one sample (the response's statements, and their verdicts
+against the contexts) counted once, multiplied by the judges of the panel. It is an upper bound:
+a response without statements needs fewer calls.
 
 Tokens are estimated from text length at about 4 characters per token: per call, the size of
 ragqa's prompt text (instructions, output schema and examples, measured from the prompts) plus the
@@ -15,9 +16,11 @@ from __future__ import annotations
 
 import json
 import math
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cache
+from itertools import groupby
 
 from ragqa.metrics.base import Metric
 from ragqa.schema import Sample
@@ -76,18 +79,24 @@ def estimate_pairs(pairs: Iterable[tuple[Sample, Metric]], judges: int) -> RunEs
     """Estimate the calls and tokens of scoring ``pairs`` with a panel of ``judges``.
 
     Args:
-        pairs: the (sample, metric) pairs the run will score (already validated).
+        pairs: the (sample, metric) pairs the run will score (already validated), grouped by
+            sample (a sample's pairs next to each other, as the runner gives them).
         judges: the number of judges of the panel (>= 0).
 
     Returns:
-        The estimate; ``calls = judges * sum(metric.estimate_calls(sample))``.
+        The estimate: per sample, the sum of ``metric.estimate_calls(sample)`` less the calls of
+        shared steps (:meth:`~ragqa.metrics.base.Metric.shared_steps`) counted more than once,
+        times ``judges``.
     """
     overhead = prompt_overhead_chars()
     n_pairs = calls = 0
     chars = 0.0
-    for sample, metric in pairs:
-        n_pairs += 1
-        n = metric.estimate_calls(sample)
+    for _, group in groupby(pairs, key=lambda pair: id(pair[0])):
+        items = list(group)
+        sample = items[0][0]
+        steps = Counter(step for _, metric in items for step in metric.shared_steps(sample))
+        n = sum(metric.estimate_calls(sample) for _, metric in items) - sum(c - 1 for c in steps.values())
+        n_pairs += len(items)
         calls += n
         chars += n * (overhead + _input_chars(sample))
     return RunEstimate(

@@ -147,9 +147,7 @@ def _check_panel(panel: Mapping[str, Any]) -> None:
     if "language" in panel and panel["language"] not in ("en", "ru"):
         raise ConfigError(f"language {panel['language']!r}: use en or ru", key="--language")
     if "strategy" in panel and panel["strategy"] not in STRATEGIES:
-        raise ConfigError(
-            f"aggregation {panel['strategy']!r}: use one of {', '.join(STRATEGIES)}", key="--aggregation"
-        )
+        raise ConfigError(f"aggregation {panel['strategy']!r}: use one of {', '.join(STRATEGIES)}", key="--aggregation")
     quorum = panel.get("quorum")
     if quorum is not None and (isinstance(quorum, bool) or not isinstance(quorum, int) or quorum < 1):
         raise ConfigError(f"quorum {quorum!r}: use an integer >= 1", key="--quorum")
