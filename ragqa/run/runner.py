@@ -217,17 +217,15 @@ class Runner:
             from dependency_injector import providers
 
             self.container.cache.override(providers.Object(None))
-        configured = self.container.evaluator()
-        options = dataclasses.replace(configured.options, **dict(self.plan.panel))
-        if options.quorum > len(configured.judges) and configured.judges:
+        judges = self.container.judges()
+        options = dataclasses.replace(self.container.panel_options(), **dict(self.plan.panel))
+        if options.quorum > len(judges) and judges:
             raise ConfigError(
-                f"quorum {options.quorum} is more than the {len(configured.judges)} judge(s) of the panel; "
+                f"quorum {options.quorum} is more than the {len(judges)} judge(s) of the panel; "
                 "no aggregate could exist",
                 key="ragqa.aggregation.quorum",
             )
-        evaluator = PanelEvaluator(
-            configured.judges, self.plan.metrics, embedders=configured.embedders, options=options
-        )
+        evaluator = PanelEvaluator(judges, self.plan.metrics, embedders=self.container.embedders(), options=options)
         panel_problems = evaluator.validate([], self.plan.metrics)
         if panel_problems:
             raise ConfigError(str(panel_problems[0]), key="spring.ai.embedding-models.list")
