@@ -408,6 +408,8 @@ def _interrupted(runner: Runner) -> NoReturn:
         err.print(
             f"interrupted: {stream.count} result(s) kept in {stream.partial}. Resume with:\n  {_resume_command()}"
         )
+    elif runner.plan.stream is not None:
+        err.print("interrupted before the first judge call; nothing was scored")
     else:
         err.print("interrupted: no .jsonl output was given (--out results.jsonl), so no result was kept")
     raise typer.Exit(ExitCode.INTERRUPTED)

@@ -13,8 +13,9 @@ Field names follow RAGAS (``user_input``, ``response``, ``reference``, ``retriev
 
 Every problem is a :class:`~ragqa.errors.DatasetError` that names the file, the line (JSONL), item
 (JSON) or row (CSV), the sample id when known, the field, and the fix. Nothing is sent to a judge
-here: loading is pure parsing and type checking; which fields each metric needs is checked by
-:meth:`ragqa.evaluation.PanelEvaluator.validate`.
+here: loading is pure parsing and type checking, plus two guards (a lone surrogate is not text,
+a blank context is not a context); which fields each metric needs, and the size limits, are
+checked once per run by :mod:`ragqa.run.validate`.
 """
 
 from __future__ import annotations

@@ -9,6 +9,7 @@ container's HTTP clients stay valid from one call to the next.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -24,6 +25,8 @@ if TYPE_CHECKING:
     from ragqa.report import Report
 
 __all__ = ["aevaluate", "evaluate", "samples_from_data"]
+
+log = logging.getLogger(__name__)
 
 
 def samples_from_data(data: Any, *, column_map: Mapping[str, str] | None = None) -> tuple[list[Sample], str]:
@@ -107,7 +110,7 @@ async def _run(
             panel=panel,
             no_cache=no_cache,
         )
-        result = await Runner(plan, container).arun(samples)
+        result = await Runner(plan, container, on_estimate=lambda estimate: log.info("%s", estimate)).arun(samples)
         return result.report
     finally:
         if owned:
