@@ -11,7 +11,7 @@ Exit codes (:class:`ragqa.run.exit_codes.ExitCode`), for ``ragqa evaluate``:
 - ``2``: bad usage, settings or data, found before any judge call (one message, no traceback);
 - ``3``: the run is incomplete: judges failed so some (sample, metric) has no aggregate, or
   nothing was scored (``--allow-incomplete`` makes the first a warning);
-- ``130``: interrupted (Ctrl-C); finished results were kept and the resume command is printed.
+- ``130``: interrupted (Ctrl-C or SIGTERM); finished results were kept and the resume command is printed.
 """
 
 from __future__ import annotations
@@ -21,7 +21,9 @@ import logging
 import os
 import re
 import shlex
+import signal
 import sys
+import threading
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -388,6 +390,7 @@ def evaluate(
             no_cache=no_cache,
         )
     runner = Runner(plan, container, on_estimate=on_estimate, on_result=progress_bar.advance)
+    _interrupt_on_sigterm()
     try:
         with _clean_errors():
             result = default_loop().run(_run(runner, samples, container))
@@ -398,6 +401,16 @@ def evaluate(
         progress_bar.stop()
     _report(result, max_failures=max_failures)
     raise typer.Exit(result.exit_code)
+
+
+def _interrupt_on_sigterm() -> None:
+    """Treat SIGTERM (a cancelled CI job) like Ctrl-C: cancel the calls, keep the results, print the resume command."""
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, interrupt)
 
 
 def _interrupted(runner: Runner) -> NoReturn:

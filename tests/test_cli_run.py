@@ -141,7 +141,7 @@ def test_uninterrupted_run_streams_header_then_records_in_dataset_order(srv: Fak
     assert chat_requests(srv) == 48
 
 
-@pytest.mark.parametrize("how", ["SIGINT", "SIGKILL"])
+@pytest.mark.parametrize("how", ["SIGINT", "SIGTERM", "SIGKILL"])
 def test_interrupted_run_keeps_results_and_resume_makes_only_the_missing_calls(
     srv: FakeOpenAIServer, work: Path, how: str
 ) -> None:
@@ -163,9 +163,9 @@ def test_interrupted_run_keeps_results_and_resume_makes_only_the_missing_calls(
     )
     _wait_for_records(partial, proc, at_least=3)
     assert not out.exists()  # the old file was removed when the run started
-    proc.send_signal(signal.SIGINT if how == "SIGINT" else signal.SIGKILL)
+    proc.send_signal(getattr(signal, how))
     _, stderr = proc.communicate(timeout=120)
-    if how == "SIGINT":
+    if how != "SIGKILL":  # Ctrl-C, or a cancelled CI job
         assert proc.returncode == 130, stderr
         assert "interrupted:" in stderr and "Resume with:" in stderr
         assert "ragqa evaluate data.jsonl --out results.jsonl --resume" in stderr
@@ -205,6 +205,12 @@ def test_resume_refuses_another_configuration_or_metric_list(srv: FakeOpenAIServ
     assert "written for metrics faithfulness" in other_metrics.stderr
     other_panel = ragqa(srv, work, "--out", "results.jsonl", "--resume", "--aggregation", "min")
     assert other_panel.returncode == 2 and "another configuration" in other_panel.stderr
+    data = work / "data.jsonl"
+    original = data.read_text(encoding="utf-8")
+    data.write_text(original.replace("a garden", "a pond", 1), encoding="utf-8")
+    other_data = ragqa(srv, work, "--out", "results.jsonl", "--resume")
+    assert other_data.returncode == 2 and "made on other samples" in other_data.stderr
+    data.write_text(original, encoding="utf-8")
     assert chat_requests(srv) == 0
     finished = ragqa(srv, work, "--out", "results.jsonl", "--resume")  # a finished run: nothing left to do
     assert finished.returncode == 0, finished.stderr
