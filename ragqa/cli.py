@@ -355,6 +355,8 @@ def evaluate(
         prepared = runner.prepared
         if prepared is not None and prepared.kept:
             err.print(f"resuming: {len(prepared.kept)} result(s) kept from {runner.resumed_from}")
+        elif plan.resume and runner.resumed_from is None and plan.stream is not None:
+            err.print(f"--resume: no results in {plan.stream.path} or its .partial yet; starting a new run")
         err.print(str(estimate))
         progress_bar.start(estimate.pairs)
 
