@@ -302,10 +302,10 @@ def test_judge_cache_counts_and_no_cache(srv: FakeOpenAIServer, work: Path) -> N
     )
     first = ragqa(srv, work)
     assert first.returncode == 0, first.stderr
-    assert "judge cache: 0 hit(s), 48 miss(es)" in first.stderr and chat_requests(srv) == 48
+    assert "0 hit(s), 48 miss(es)" in first.stdout + first.stderr and chat_requests(srv) == 48
     srv.clear_requests()
     second = ragqa(srv, work)
-    assert "judge cache: 48 hit(s), 0 miss(es)" in second.stderr and chat_requests(srv) == 0
+    assert "48 hit(s), 0 miss(es)" in second.stdout + second.stderr and chat_requests(srv) == 0
     assert _score_rows(second.stdout) == _score_rows(first.stdout)  # the same scores (cache hits record no tokens)
     without = ragqa(srv, work, "--no-cache", "-q")
-    assert without.returncode == 0 and "judge cache" not in without.stderr and chat_requests(srv) == 48
+    assert without.returncode == 0 and "hit(s)" not in without.stdout + without.stderr and chat_requests(srv) == 48

@@ -174,6 +174,7 @@ def test_plan_checks_outputs_thresholds_and_metrics_before_any_call(tmp_path: Pa
         settings, metrics=["faithfulness", "noise_sensitivity(mode=irrelevant)"], thresholds={"noise_sensitivity": 0.3}
     )
     assert [m.key for m in plan.metrics] == ["faithfulness", "noise_sensitivity(mode=irrelevant)"]
+    assert [str(s) for s in plan.specs] == ["faithfulness", "noise_sensitivity(mode=irrelevant)"]
     assert plan.thresholds == {"noise_sensitivity(mode=irrelevant)": 0.3}
 
 

@@ -18,7 +18,7 @@ from ragqa.errors import ConfigError
 from ragqa.metrics.base import Metric
 from ragqa.render.registry import RENDERERS, Renderer, renderer_for
 from ragqa.run.outputs import check_output_path
-from ragqa.run.spec import MetricSpec, parse_metric_specs, resolve_thresholds
+from ragqa.run.spec import MetricSpec, parse_metric_specs, resolve_thresholds, spec_of
 from ragqa.run.validate import Limits
 
 if TYPE_CHECKING:
@@ -102,6 +102,11 @@ class RunPlan:
     dataset: str = ""
     panel: Mapping[str, Any] = field(default_factory=dict)
     no_cache: bool = False
+
+    @property
+    def specs(self) -> tuple[MetricSpec, ...]:
+        """The metrics as specs (name and the options that change the score), in order."""
+        return tuple(spec_of(m) for m in self.metrics)
 
     @property
     def stream(self) -> Output | None:
