@@ -177,6 +177,8 @@ def run_cli(workdir: Path, fault: str, judges: dict[str, dict[str, str]], args: 
     if out.exists():
         for line in out.read_text(encoding="utf-8").splitlines():
             record = json.loads(line)
+            if "ragqa_results" in record:  # the header line
+                continue
             for judge in record["judges"]:
                 seen[(record["sample_id"], record["metric"], judge["judge_id"])] += 1
                 failure = judge["failure"]

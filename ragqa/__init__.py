@@ -3,9 +3,13 @@
 Every metric runs once per judge model of the panel configured in ``application.yaml``; the
 report shows each judge's score next to the aggregate. Scores are RAGAS-compatible.
 
-Applications build the panel from settings with :func:`ragqa.container.create_container`
-(kept out of this namespace so that importing ragqa, and its pytest plugin, stays light).
+One call scores a dataset: ``ragqa.evaluate(data, metrics=[...], profile="local")`` (and
+``await ragqa.aevaluate(...)``), the same run layer as ``ragqa evaluate``. Applications build the
+panel from settings with :func:`ragqa.container.create_container` (kept out of this namespace so
+that importing ragqa, and its pytest plugin, stays light; ``evaluate`` is imported on first use).
 """
+
+from typing import TYPE_CHECKING, Any
 
 from ragqa.aggregate import aggregate, combine
 from ragqa.assertions import MetricAssertionError, assert_metric, check_metric
@@ -13,6 +17,7 @@ from ragqa.datasets import load_dataset
 from ragqa.errors import (
     ConfigError,
     DatasetError,
+    InvalidSamples,
     JudgeError,
     JudgeHTTPError,
     JudgeOutputError,
@@ -42,6 +47,12 @@ from ragqa.prompts import Prompt
 from ragqa.report import Report
 from ragqa.schema import Aggregate, ContextChunk, JudgeFailure, JudgeOutcome, MetricScore, PanelResult, Sample, Usage
 
+if TYPE_CHECKING:
+    from ragqa.run.api import aevaluate, evaluate
+    from ragqa.run.spec import MetricSpec
+
+_LAZY = {"aevaluate": "ragqa.run.api", "evaluate": "ragqa.run.api", "MetricSpec": "ragqa.run.spec"}
+
 __all__ = [
     "METRICS",
     "Aggregate",
@@ -54,6 +65,7 @@ __all__ = [
     "Embedder",
     "Faithfulness",
     "Hallucination",
+    "InvalidSamples",
     "Judge",
     "JudgeError",
     "JudgeFailure",
@@ -67,6 +79,7 @@ __all__ = [
     "MetricAssertionError",
     "MetricContext",
     "MetricScore",
+    "MetricSpec",
     "NoiseSensitivity",
     "PanelEvaluator",
     "PanelOptions",
@@ -79,10 +92,24 @@ __all__ = [
     "Sample",
     "SampleError",
     "Usage",
+    "aevaluate",
     "aggregate",
     "assert_metric",
     "build_metric",
     "check_metric",
     "combine",
+    "evaluate",
     "load_dataset",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """Import the run layer's public names on first use (``ragqa.evaluate``), keeping ``import ragqa`` light."""
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'ragqa' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value

@@ -1,25 +1,31 @@
-"""The ``ragqa`` command line: ``evaluate``, ``metrics``, ``config show``, ``--version``.
+"""The ``ragqa`` command line: ``evaluate``, ``metrics``, ``config show``, ``test``, ``--version``.
 
-Exit codes:
+A thin adapter over the run layer (:mod:`ragqa.run`): options become a
+:class:`~ragqa.run.plan.RunPlan`, one :class:`~ragqa.run.runner.Runner` validates, estimates,
+streams, resumes and decides the exit code, and :mod:`ragqa.run.loop` drives the event loop.
 
-- ``0``: the run finished (judge failures are reported, they do not change the exit code);
-- ``1``: a metric missed its threshold (``--threshold`` / ``--fail-under``, or ``ragqa.thresholds``);
-- ``2``: a usage, configuration or dataset error (one clean message on stderr, no traceback).
+Exit codes (:class:`ragqa.run.exit_codes.ExitCode`), for ``ragqa evaluate``:
 
-``evaluate`` reads the settings and the dataset and checks every sample against every metric
-before the first judge call; it runs the whole evaluation under one ``asyncio.run`` and closes the
-container's clients at the end.
+- ``0``: every (sample, metric) was scored and every threshold passed;
+- ``1``: a metric's aggregate missed its threshold (``--threshold`` / ``ragqa.thresholds``);
+- ``2``: bad usage, settings or data, found before any judge call (one message, no traceback);
+- ``3``: the run is incomplete: judges failed so some (sample, metric) has no aggregate, or
+  nothing was scored (``--allow-incomplete`` makes the first a warning);
+- ``130``: interrupted (Ctrl-C or SIGTERM); finished results were kept and the resume command is printed.
 """
 
 from __future__ import annotations
 
 import asyncio
-import dataclasses
+import logging
 import os
 import re
+import shlex
+import signal
 import sys
+import threading
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn
@@ -29,15 +35,21 @@ from rich.console import Console
 from rich.table import Table
 
 from ragqa.errors import ConfigError, SampleError
+from ragqa.run.exit_codes import ExitCode
 
 if TYPE_CHECKING:
     from ragqa.container import Container
-    from ragqa.evaluation import PanelEvaluator
-    from ragqa.metrics.base import Metric
-    from ragqa.report import Report
+    from ragqa.run.estimate import RunEstimate
+    from ragqa.run.outcome import RunResult
+    from ragqa.run.runner import Runner
     from ragqa.schema import PanelResult, Sample
 
-__all__ = ["app", "check_thresholds", "main", "parse_metric_list", "parse_thresholds"]
+__all__ = ["app", "main", "parse_thresholds"]
+
+_EXIT_CODES_HELP = (
+    "Exit codes: 0 all scored and thresholds met; 1 a threshold missed; 2 bad usage, settings or data "
+    "(before any judge call); 3 incomplete (judges failed, or nothing scored); 130 interrupted (results kept)."
+)
 
 app = typer.Typer(
     name="ragqa",
@@ -50,14 +62,8 @@ app = typer.Typer(
 config_app = typer.Typer(help="Inspect the resolved settings.", no_args_is_help=True)
 app.add_typer(config_app, name="config")
 
-EXIT_OK = 0
-"""The run finished; every threshold (if any) passed."""
-EXIT_THRESHOLD = 1
-"""At least one metric's aggregate missed its threshold."""
-EXIT_USAGE = 2
-"""Bad command line, settings or dataset; nothing was scored."""
-
 _CI_VARIABLES = ("CI", "GITHUB_ACTIONS", "GITLAB_CI", "BUILDKITE", "JENKINS_URL", "TF_BUILD")
+_LOG_LEVELS = ("debug", "info", "warning", "error", "critical")
 
 _ProfileOption = Annotated[
     str | None,
@@ -88,10 +94,14 @@ def _root(
     """Score RAG and LLM-agent answers with LLM-as-judge metrics across a panel of judge models."""
 
 
+def _stderr() -> Console:
+    return Console(stderr=True, highlight=False, soft_wrap=True)
+
+
 def _fail(message: str) -> NoReturn:
-    """Print ``error: message`` on stderr and exit with :data:`EXIT_USAGE`."""
-    Console(stderr=True, highlight=False, soft_wrap=True).print(f"[bold red]error:[/] {message}", markup=True)
-    raise typer.Exit(EXIT_USAGE)
+    """Print ``error: message`` on stderr and exit with :attr:`ExitCode.USAGE`."""
+    _stderr().print(f"[bold red]error:[/] {message}", markup=True)
+    raise typer.Exit(ExitCode.USAGE)
 
 
 @contextmanager
@@ -121,54 +131,24 @@ def _container(config: Path | None, profile: str | None) -> Container:
     return create_container(config, _profiles(profile))
 
 
-def parse_metric_list(text: str) -> list[tuple[str, dict[str, Any]]]:
-    """Parse ``--metrics`` text: ``faithfulness,noise_sensitivity(mode=irrelevant)``.
-
-    Commas inside parentheses separate options, not metrics. Option values are read as YAML
-    scalars (``3`` is an int, ``true`` a bool).
-
-    Returns:
-        ``[(name, options), ...]`` in the order given.
-
-    Raises:
-        ConfigError: for an empty list or an option without ``=`` (key ``--metrics``).
-    """
-    import yaml
-
-    items: list[str] = []
-    depth, start = 0, 0
-    for i, ch in enumerate(text):
-        if ch == "(":
-            depth += 1
-        elif ch == ")":
-            depth -= 1
-        elif ch == "," and depth == 0:
-            items.append(text[start:i])
-            start = i + 1
-    items.append(text[start:])
-    out: list[tuple[str, dict[str, Any]]] = []
-    for item in (i.strip() for i in items):
-        if not item:
-            continue
-        match = re.fullmatch(r"([A-Za-z_]\w*)\s*(?:\((.*)\))?", item)
-        if match is None:
-            raise ConfigError(f"bad metric {item!r} in --metrics; write name or name(option=value)", key="--metrics")
-        options: dict[str, Any] = {}
-        for part in filter(None, (p.strip() for p in (match.group(2) or "").split(","))):
-            key, sep, raw = part.partition("=")
-            if not sep:
-                raise ConfigError(
-                    f"bad option {part!r} of metric {match.group(1)!r}; write option=value", key="--metrics"
-                )
-            options[key.strip().replace("-", "_")] = yaml.safe_load(raw.strip())
-        out.append((match.group(1), options))
-    if not out:
-        raise ConfigError("--metrics names no metric; e.g. --metrics faithfulness,hallucination", key="--metrics")
-    return out
+def _configure_logging(verbose: int, quiet: bool, log_level: str | None) -> None:
+    """``-v`` INFO, ``-vv`` DEBUG, ``-q`` ERROR, ``--log-level`` wins; default WARNING, on stderr."""
+    if log_level is not None:
+        if log_level.lower() not in _LOG_LEVELS:
+            _fail(f"--log-level {log_level!r}: use one of {', '.join(_LOG_LEVELS)}")
+        level = getattr(logging, log_level.upper())
+    elif quiet:
+        level = logging.ERROR
+    else:
+        level = {0: logging.WARNING, 1: logging.INFO}.get(verbose, logging.DEBUG)
+    logging.basicConfig(level=level, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s", force=True)
 
 
 def parse_thresholds(values: Sequence[str]) -> dict[str, float]:
     """Parse ``--threshold metric=value`` entries (each may hold several, comma separated).
+
+    The metric part is a spec (``noise_sensitivity(mode=relevant)``), resolved against the run's
+    metrics by :func:`ragqa.run.spec.resolve_thresholds`.
 
     Raises:
         ConfigError: when an entry is not ``metric=number``.
@@ -188,23 +168,18 @@ def parse_thresholds(values: Sequence[str]) -> dict[str, float]:
     return out
 
 
-def _build_metrics(
-    specs: Sequence[tuple[str, dict[str, Any]]], configured: Mapping[str, Mapping[str, Any]]
-) -> list[Metric]:
-    from ragqa.metrics import build_metric
-
-    return [build_metric(name, {**dict(configured.get(name) or {}), **options}) for name, options in specs]
-
-
 def _is_ci() -> bool:
     return any(os.environ.get(name, "").strip().lower() not in ("", "0", "false") for name in _CI_VARIABLES)
 
 
 class _Progress:
-    """A rich progress bar on a terminal; otherwise plain ``scored N/M`` lines on stderr every ~10%."""
+    """A rich progress bar on a terminal; otherwise plain ``scored N/M`` lines on stderr every ~10%.
 
-    def __init__(self, total: int, *, enabled: bool) -> None:
-        self.total = total
+    It starts when the run's estimate is known (:meth:`start`), i.e. just before the first call.
+    """
+
+    def __init__(self, *, enabled: bool) -> None:
+        self.total = 0
         self.done = 0
         self._bar: Any = None
         self._task: Any = None
@@ -213,8 +188,10 @@ class _Progress:
         self._rich = enabled and sys.stderr.isatty() and not _is_ci()
         self._plain = enabled and not self._rich
 
-    def __enter__(self) -> _Progress:
-        if self._rich:
+    def start(self, total: int) -> None:
+        self.total = total
+        self._started = time.perf_counter()
+        if self._rich and total:
             from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
             self._bar = Progress(
@@ -226,13 +203,13 @@ class _Progress:
                 console=Console(stderr=True),
                 transient=True,
             )
-            self._bar.__enter__()
-            self._task = self._bar.add_task("scoring", total=self.total)
-        return self
+            self._bar.start()
+            self._task = self._bar.add_task("scoring", total=total)
 
-    def __exit__(self, *exc: object) -> None:
+    def stop(self) -> None:
         if self._bar is not None:
-            self._bar.__exit__(None, None, None)
+            self._bar.stop()
+            self._bar = None
 
     def advance(self, _result: PanelResult) -> None:
         self.done += 1
@@ -245,54 +222,35 @@ class _Progress:
             print(f"scored {self.done}/{self.total} (sample x metric) in {elapsed:.1f} s", file=sys.stderr, flush=True)
 
 
-def _problems_error(problems: Sequence[SampleError]) -> SampleError:
-    shown = "\n".join(f"  - {p}" for p in problems[:10])
-    more = f"\n  ... and {len(problems) - 10} more" if len(problems) > 10 else ""
-    return SampleError(
-        f"{len(problems)} problem(s) in the dataset; nothing was scored (fix the samples, or pass "
-        f"--on-invalid skip to score only the valid ones):\n{shown}{more}"
-    )
+def _resume_command() -> str:
+    """The command line that continues this run: the same arguments plus ``--resume``."""
+    args = list(sys.argv[1:])
+    if "--resume" not in args:
+        args.append("--resume")
+    return shlex.join(["ragqa", *args])
 
 
-def _check_samples(samples: Sequence[Sample], metrics: Sequence[Metric]) -> None:
-    """Check every sample against every metric's required fields before any judge is built.
+async def _run(runner: Runner, samples: Sequence[Sample], container: Container) -> RunResult:
+    """Run on ragqa's loop; on the way out cancel what still runs, then close the container's clients.
 
-    Raises:
-        SampleError: listing the first problems (sample id or line, field, metric, fix).
+    The loop serves only this command, so every other task on it belongs to this run: calls
+    shared between metrics keep running when their awaiters are cancelled (Ctrl-C), and must be
+    cancelled before their HTTP clients close, or they fail noisily after the run.
     """
-    from ragqa.evaluation import validate_samples
-
-    problems = validate_samples(samples, metrics)
-    if problems:
-        raise _problems_error(problems)
-
-
-async def _run_evaluation(
-    container: Container,
-    samples: Sequence[Sample],
-    metrics: Sequence[Metric],
-    overrides: Mapping[str, Any],
-    progress_enabled: bool,
-) -> tuple[Report, PanelEvaluator]:
-    """Build the judges on the running loop, validate again with the panel, score, and close the container."""
     from ragqa.container import close_container
-    from ragqa.evaluation import PanelEvaluator
 
     try:
-        configured = container.evaluator()
-        options = dataclasses.replace(configured.options, **overrides)
-        evaluator = PanelEvaluator(configured.judges, metrics, embedders=configured.embedders, options=options)
-        problems = evaluator.validate(samples, metrics)
-        if problems and options.on_invalid == "raise":
-            raise _problems_error(problems)
-        with _Progress(len(samples) * len(metrics), enabled=progress_enabled) as progress:
-            report = await evaluator.evaluate(samples, metrics=metrics, on_result=progress.advance)
-        return report, evaluator
+        return await runner.arun(samples)
     finally:
+        current = asyncio.current_task()
+        leftover = [t for t in asyncio.all_tasks() if t is not current and not t.done()]
+        for task in leftover:
+            task.cancel()
+        await asyncio.gather(*leftover, return_exceptions=True)
         await close_container(container)
 
 
-@app.command()
+@app.command(epilog=_EXIT_CODES_HELP)
 def evaluate(
     dataset: Annotated[Path, typer.Argument(help="Samples: .jsonl, .json or .csv (RAGAS field names).")],
     metrics: Annotated[
@@ -307,8 +265,21 @@ def evaluate(
     profile: _ProfileOption = None,
     config: _ConfigOption = None,
     out: Annotated[
-        Path | None, typer.Option("--out", "-o", help="Write per-sample, per-judge results as JSONL here.")
+        list[Path] | None,
+        typer.Option(
+            "--out",
+            "-o",
+            help="Write results here; the suffix picks the format: .jsonl (streamed as results are made, "
+            "resumable), .json, .csv, .xml (JUnit). Repeatable.",
+        ),
     ] = None,
+    junit_xml: Annotated[
+        Path | None, typer.Option("--junit-xml", help="Write JUnit XML here (a testcase per sample and metric).")
+    ] = None,
+    resume: Annotated[
+        bool,
+        typer.Option("--resume", help="Continue the run recorded in the --out .jsonl file: score only missing pairs."),
+    ] = False,
     column_map: Annotated[
         str | None,
         typer.Option("--column-map", help="Rename dataset columns: column=field,... (e.g. q=user_input)."),
@@ -326,9 +297,19 @@ def evaluate(
     quorum: Annotated[
         int | None, typer.Option("--quorum", min=1, help="Judges with a score needed for an aggregate.")
     ] = None,
+    deadline: Annotated[
+        str | None,
+        typer.Option(
+            "--deadline",
+            help="Wall-clock budget of the run, e.g. 10m or 90s (default: ragqa.run.deadline). Calls still "
+            "running then end as JudgeTimeout failures and the run reports what it has.",
+        ),
+    ] = None,
     on_invalid: Annotated[
         str,
-        typer.Option("--on-invalid", help="Invalid samples: raise (stop before any judge call) or skip them."),
+        typer.Option(
+            "--on-invalid", help="Invalid (sample, metric) pairs: raise (stop before any judge call) or skip them."
+        ),
     ] = "raise",
     threshold: Annotated[
         list[str] | None,
@@ -336,17 +317,36 @@ def evaluate(
             "--threshold",
             "--fail-under",
             help="metric=value: exit 1 when the metric's aggregate mean is worse (below for higher-is-better "
-            "metrics, above for lower-is-better). Repeatable. Adds to ragqa.thresholds.",
+            "metrics, above for lower-is-better). Repeatable. Overrides ragqa.thresholds.",
         ),
     ] = None,
+    allow_incomplete: Annotated[
+        bool,
+        typer.Option(
+            "--allow-incomplete", help="Judge failures that leave pairs without an aggregate: warn, not exit 3."
+        ),
+    ] = False,
+    max_calls: Annotated[
+        int | None,
+        typer.Option("--max-calls", min=1, help="Refuse the run (exit 2) when the estimated judge calls exceed N."),
+    ] = None,
+    no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not use the on-disk judge cache.")] = False,
     progress: Annotated[bool, typer.Option("--progress/--no-progress", help="Show progress on stderr.")] = True,
     max_failures: Annotated[int, typer.Option("--max-failures", min=0, help="Judge failures listed in full.")] = 5,
+    verbose: Annotated[int, typer.Option("--verbose", "-v", count=True, help="More log output (-vv: debug).")] = 0,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Only errors in the log output.")] = False,
+    log_level: Annotated[
+        str | None, typer.Option("--log-level", help="Log level: debug, info, warning, error or critical.")
+    ] = None,
 ) -> None:
     """Score DATASET with every metric across the judge panel; print per-judge and aggregate tables."""
     from ragqa.aggregate import STRATEGIES
-    from ragqa.datasets import load_dataset, parse_column_map, write_results_jsonl
-    from ragqa.render import render_report
+    from ragqa.datasets import load_dataset, parse_column_map
+    from ragqa.run.loop import default_loop
+    from ragqa.run.plan import make_plan, plan_output
+    from ragqa.run.runner import Runner
 
+    _configure_logging(verbose, quiet, log_level)
     if fmt not in ("auto", "jsonl", "json", "csv"):
         _fail(f"--format {fmt!r}: use auto, jsonl, json or csv")
     if language is not None and language not in ("en", "ru"):
@@ -356,67 +356,139 @@ def evaluate(
     if on_invalid not in ("raise", "skip"):
         _fail(f"--on-invalid {on_invalid!r}: use raise or skip")
 
+    err = _stderr()
+    progress_bar = _Progress(enabled=progress)
+
+    def on_estimate(estimate: RunEstimate) -> None:
+        prepared = runner.prepared
+        if prepared is not None and prepared.kept:
+            err.print(f"resuming: {len(prepared.kept)} result(s) kept from {runner.resumed_from}")
+        elif plan.resume and runner.resumed_from is None and plan.stream is not None:
+            err.print(f"--resume: no results in {plan.stream.path} or its .partial yet; starting a new run")
+        err.print(str(estimate))
+        progress_bar.start(estimate.pairs)
+
     with _clean_errors():
-        cli_thresholds = parse_thresholds(threshold or [])
-        metric_specs = parse_metric_list(metrics) if metrics is not None else None
+        user_thresholds = parse_thresholds(threshold or [])
+        outputs = [plan_output(p, option="--out") for p in out or []]
+        if junit_xml is not None:
+            outputs.append(plan_output(junit_xml, option="--junit-xml", fmt="junit"))
         samples = load_dataset(
             dataset,
             column_map=parse_column_map(column_map) if column_map else None,
             fmt=fmt,  # type: ignore[arg-type]
         )
         container = _container(config, profile)
-        settings = container.settings()
-        chosen = (
-            _build_metrics(metric_specs, settings.ragqa.metric_options)
-            if metric_specs is not None
-            else list(container.metrics())
-        )
-        if on_invalid == "raise":
-            _check_samples(samples, chosen)
-        overrides: dict[str, Any] = {"on_invalid": on_invalid}
+        panel: dict[str, Any] = {}
         if language is not None:
-            overrides["language"] = language
+            panel["language"] = language
         if aggregation is not None:
-            overrides["strategy"] = aggregation
+            panel["strategy"] = aggregation
         if quorum is not None:
-            overrides["quorum"] = quorum
-        report, evaluator = asyncio.run(_run_evaluation(container, samples, chosen, overrides, progress))
+            panel["quorum"] = quorum
+        if deadline is not None:
+            panel["deadline_s"] = _parse_deadline(deadline)
+        plan = make_plan(
+            container.settings(),
+            metrics=metrics,
+            thresholds=user_thresholds,
+            on_invalid=on_invalid,  # type: ignore[arg-type]
+            allow_incomplete=allow_incomplete,
+            max_calls=max_calls,
+            resume=resume,
+            outputs=outputs,
+            dataset=str(dataset),
+            panel=panel,
+            no_cache=no_cache,
+        )
+    runner = Runner(plan, container, on_estimate=on_estimate, on_result=progress_bar.advance)
+    _interrupt_on_sigterm()
+    try:
+        with _clean_errors():
+            result = default_loop().run(_run(runner, samples, container))
+    except KeyboardInterrupt:
+        progress_bar.stop()
+        _interrupted(runner)
+    finally:
+        progress_bar.stop()
+    _report(result, max_failures=max_failures)
+    raise typer.Exit(result.exit_code)
 
+
+def _interrupt_on_sigterm() -> None:
+    """Treat SIGTERM (a cancelled CI job) like Ctrl-C: cancel the calls, keep the results, print the resume command."""
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, interrupt)
+
+
+def _interrupted(runner: Runner) -> NoReturn:
+    """Say what was kept and how to resume; exit 130."""
+    err = _stderr()
+    stream = runner.stream
+    if stream is not None:
+        err.print(
+            f"interrupted: {stream.count} result(s) kept in {stream.partial}. Resume with:\n  {_resume_command()}"
+        )
+    elif runner.plan.stream is not None:
+        err.print("interrupted before the first judge call; nothing was scored")
+    else:
+        err.print("interrupted: no .jsonl output was given (--out results.jsonl), so no result was kept")
+    raise typer.Exit(ExitCode.INTERRUPTED)
+
+
+def _parse_deadline(text: str) -> float:
+    """``--deadline`` as seconds (Spring duration syntax: ``90s``, ``10m``; a bare number is milliseconds).
+
+    Raises:
+        ConfigError: when the text is not a positive duration (key ``--deadline``).
+    """
+    from pydantic import TypeAdapter, ValidationError
+
+    from ragqa.settings import PositiveDuration
+
+    try:
+        return float(TypeAdapter(PositiveDuration).validate_python(text).total_seconds())
+    except ValidationError:
+        raise ConfigError(
+            f"--deadline {text!r}: give a positive duration such as 90s or 10m", key="--deadline"
+        ) from None
+
+
+def _report(result: RunResult, *, max_failures: int) -> None:
+    """Print the report (cache counts on its usage line), threshold verdicts, outputs and incompleteness."""
+    from ragqa.render import render_report
+
+    report = result.report
     stdout = Console() if sys.stdout.isatty() else Console(width=120)
-    render_report(report, stdout, language=evaluator.options.language, max_failures=max_failures)
-    if out is not None:
-        n = write_results_jsonl(report, out)
-        Console(stderr=True).print(f"wrote {n} result line(s) to {out}", highlight=False)
-    thresholds = {**settings.ragqa.thresholds, **cli_thresholds}
-    if thresholds and check_thresholds(report, thresholds, stdout):
-        raise typer.Exit(EXIT_THRESHOLD)
-
-
-def check_thresholds(report: Report, thresholds: Mapping[str, float], console: Console) -> bool:
-    """Print one line per thresholded metric; return True when any missed its threshold."""
-    from ragqa.assertions import passes
-
-    failed = False
-    known = {s.metric for s in report.summaries} | {s.metric.split("(", 1)[0] for s in report.summaries}
-    unknown = sorted(set(thresholds) - known)
-    if unknown:
-        console.print(f"[yellow]thresholds for metrics not in this run ignored: {', '.join(unknown)}[/]")
-    for summary in report.summaries:
-        limit = thresholds.get(summary.metric, thresholds.get(summary.metric.split("(", 1)[0]))
-        if limit is None:
-            continue
-        ok = passes(summary.aggregate_mean, limit, summary.direction)
-        sign = ">=" if summary.direction == "higher" else "<="
-        shown = "n/a" if summary.aggregate_mean != summary.aggregate_mean else f"{summary.aggregate_mean:.3f}"
-        status = "[green]PASS[/]" if ok else "[bold red]FAIL[/]"
-        console.print(f"{status} {summary.metric}: aggregate mean {shown}, needs {sign} {limit:g}", highlight=False)
-        failed = failed or not ok
-    return failed
+    render_report(report, stdout, language=result.language, max_failures=max_failures)
+    err = _stderr()
+    if result.resumed:
+        err.print(f"{result.resumed} result(s) were kept from the interrupted run, not scored again")
+    for option, path in result.written:
+        err.print(f"wrote {option} {path}")
+    for verdict in result.verdicts:
+        style = "green" if verdict.passed else "bold red"
+        word, rest = str(verdict).split(" ", 1)
+        stdout.print(f"[{style}]{word}[/] {_escape(rest)}", highlight=False)
+    if result.incomplete:
+        kind = "warning" if result.exit_code != ExitCode.INCOMPLETE else "incomplete"
+        err.print(
+            f"[yellow]{kind}:[/] {len(result.incomplete)} (sample, metric) pair(s) have no aggregate because "
+            "judges failed (see the judge failures above)"
+            + ("" if kind == "warning" else "; exit 3 (pass --allow-incomplete to accept)"),
+            markup=True,
+        )
+    elif result.exit_code == ExitCode.INCOMPLETE:
+        err.print("[yellow]incomplete:[/] nothing was scored; exit 3", markup=True)
 
 
 @app.command("metrics")
 def list_metrics() -> None:
-    """List every metric: required fields, range, direction, judge calls per sample, description."""
+    """List every metric: required fields, range, direction, default threshold, judge calls per sample, description."""
     from ragqa.metrics import METRICS
     from ragqa.render import DIRECTION_LABELS
 
@@ -425,6 +497,7 @@ def list_metrics() -> None:
     table.add_column("required fields")
     table.add_column("range", no_wrap=True)
     table.add_column("direction", no_wrap=True)
+    table.add_column("default threshold", justify="right")
     table.add_column("judge calls / sample")
     table.add_column("description")
     for name, cls in METRICS.items():
@@ -437,6 +510,7 @@ def list_metrics() -> None:
             ", ".join(cls.required_fields),
             f"{low:g}..{high:g}",
             DIRECTION_LABELS[cls.direction],
+            "-" if cls.default_threshold is None else f"{cls.default_threshold:g}",
             calls,
             cls.description,
         )

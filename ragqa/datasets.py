@@ -13,8 +13,9 @@ Field names follow RAGAS (``user_input``, ``response``, ``reference``, ``retriev
 
 Every problem is a :class:`~ragqa.errors.DatasetError` that names the file, the line (JSONL), item
 (JSON) or row (CSV), the sample id when known, the field, and the fix. Nothing is sent to a judge
-here: loading is pure parsing and type checking; which fields each metric needs is checked by
-:meth:`ragqa.evaluation.PanelEvaluator.validate`.
+here: loading is pure parsing and type checking, plus two guards (a lone surrogate is not text,
+a blank context is not a context); which fields each metric needs, and the size limits, are
+checked once per run by :mod:`ragqa.run.validate`.
 """
 
 from __future__ import annotations
@@ -372,15 +373,16 @@ def _to_sample(where: _Where, record: Mapping[str, Any], column_map: Mapping[str
                 f"(--column-map {column}={target}), or move it under 'metadata'. Fields: {', '.join(FIELDS)}",
                 field=column,
             )
+        if _missing(value):  # before the clash check: a DataFrame has a NaN cell in every column a row lacks
+            continue
         if name in fields:
             raise where.error(f"both {origin[name]!r} and {column!r} give {name!r}; keep one of them", field=name)
-        if _missing(value):
-            continue
+        _check_text(where, column, value)
         fields[name] = _convert(where, column, name, value)
         origin[name] = column
     fields["id"] = where.sample_id if where.sample_id is not None else where.default_id
     try:
-        return Sample(**fields)
+        sample = Sample(**fields)
     except ValidationError as exc:
         first = exc.errors()[0]
         loc = [str(p) for p in first["loc"]]
@@ -390,6 +392,32 @@ def _to_sample(where: _Where, record: Mapping[str, Any], column_map: Mapping[str
         raise where.error(
             f"wrong type{inner}: {first['msg']} (got {_describe(first.get('input'))})", field=bad_column
         ) from None
+    for i, chunk in enumerate(sample.context_chunks or [], 1):
+        if not chunk.text.strip():
+            raise where.error(
+                f"chunk {i} has blank text; remove it (a blank chunk would be sent to the judge as a context)",
+                field=origin.get("context_chunks", "context_chunks"),
+            )
+    return sample
+
+
+def _check_text(where: _Where, column: str, value: Any) -> None:
+    """Reject a lone surrogate (an unpaired UTF-16 JSON escape) anywhere in ``value``; no judge can take it."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise where.error(
+                f"holds a lone surrogate {value[exc.start]!r} at character {exc.start} (an unpaired \\ud800-\\udfff "
+                "JSON escape), which is not text; fix or remove it at the source",
+                field=column,
+            ) from None
+    elif isinstance(value, Mapping):
+        for item in value.values():
+            _check_text(where, column, item)
+    elif isinstance(value, list | tuple):
+        for item in value:
+            _check_text(where, column, item)
 
 
 def _convert(where: _Where, column: str, name: str, value: Any) -> Any:
@@ -415,6 +443,12 @@ def _convert(where: _Where, column: str, name: str, value: Any) -> Any:
             )
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
             raise where.error(f"expected a list of strings, got {_describe(value)}", field=column)
+        blank = [i for i, v in enumerate(value, 1) if not v.strip()]
+        if blank and name != "reference_topics":
+            raise where.error(
+                f"item {blank[0]} of {len(value)} is blank; remove blank chunks (they would be judged as contexts)",
+                field=column,
+            )
     return value
 
 

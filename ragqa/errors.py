@@ -7,7 +7,8 @@ attributes (not only in the message), so callers never branch on message text::
     ├── ConfigError            settings the user can fix; raised at start-up, before any judge call
     ├── MissingExtraError      an optional feature needs an extra that is not installed (also an ImportError)
     ├── SampleError            a sample lacks a field a metric needs (or it is empty / malformed)
-    │   └── DatasetError       a dataset file cannot be read (line, column, cause)
+    │   ├── DatasetError       a dataset file cannot be read (line, column, cause)
+    │   └── InvalidSamples     every problem of a run's samples at once (``.problems``)
     └── JudgeError             a judge call failed; recorded per judge, never turned into a score
         ├── JudgeTimeout       the call did not finish within its deadline
         ├── JudgeHTTPError     the provider answered with an HTTP error after all retries
@@ -25,6 +26,7 @@ from __future__ import annotations
 __all__ = [
     "ConfigError",
     "DatasetError",
+    "InvalidSamples",
     "JudgeError",
     "JudgeHTTPError",
     "JudgeOutputError",
@@ -89,6 +91,22 @@ class SampleError(RagqaError):
 
 class DatasetError(SampleError):
     """A dataset file (or one of its lines) cannot be read into samples."""
+
+
+class InvalidSamples(SampleError):
+    """Every problem of a run's samples, found before any judge call and raised together.
+
+    Attributes:
+        problems: one :class:`SampleError` per (sample, field, metric) problem, in sample then
+            metric order; each names the sample, the field, the metric and the fix.
+    """
+
+    def __init__(self, problems: list[SampleError], *, hint: str = "", limit: int = 10) -> None:
+        shown = "\n".join(f"  - {p}" for p in problems[:limit])
+        more = f"\n  ... and {len(problems) - limit} more" if len(problems) > limit else ""
+        hint = f" ({hint})" if hint else ""
+        super().__init__(f"{len(problems)} problem(s) in the samples; nothing was scored{hint}:\n{shown}{more}")
+        self.problems = list(problems)
 
 
 class JudgeError(RagqaError):

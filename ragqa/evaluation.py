@@ -93,6 +93,18 @@ def validate_samples(samples: Sequence[Sample], metrics: Sequence[Metric]) -> li
     return problems
 
 
+def _metric_objects(metrics: Sequence[Metric]) -> tuple[Metric, ...]:
+    """``metrics`` as a tuple, refusing names and other non-metrics with a clear TypeError."""
+    bad = [m for m in metrics if not isinstance(m, Metric)]
+    if isinstance(metrics, str) or bad:
+        shown = metrics if isinstance(metrics, str) else bad[0]
+        raise TypeError(
+            f"metrics must be Metric objects, got {shown!r}; build them with ragqa.build_metric(name), "
+            "or call ragqa.evaluate(data, metrics=[...]), which takes names"
+        )
+    return tuple(metrics)
+
+
 class PanelEvaluator:
     """Runs metrics across a panel of judges and aggregates per sample.
 
@@ -162,13 +174,17 @@ class PanelEvaluator:
         *,
         metrics: Sequence[Metric] | None = None,
         on_result: ProgressCallback | None = None,
+        validated: bool = False,
     ) -> Report:
         """Score every sample with every metric across the panel.
 
         Args:
             samples: the samples, each with a unique ``id`` (missing ids become their index).
-            metrics: the metrics (default: the evaluator's own).
+            metrics: the metrics (default: the evaluator's own); metric objects, not names
+                (:func:`ragqa.evaluate` takes names).
             on_result: called after each (sample, metric) result, e.g. for a progress bar.
+            validated: True when the caller (the run layer) already validated these samples
+                against these metrics; they are not checked again.
 
         Returns:
             The report: per-sample panel results and per-metric summaries.
@@ -176,10 +192,11 @@ class PanelEvaluator:
         Raises:
             SampleError: when samples are invalid and ``on_invalid == "raise"``; the message
                 lists every problem. Raised before any judge call.
+            TypeError: when ``metrics`` holds something other than metric objects (e.g. names).
         """
-        chosen = tuple(metrics) if metrics is not None else self.metrics
+        chosen = _metric_objects(metrics) if metrics is not None else self.metrics
         samples = [s if s.id is not None else s.model_copy(update={"id": str(i)}) for i, s in enumerate(samples, 1)]
-        problems = self.validate(samples, chosen)
+        problems = [] if validated else self.validate(samples, chosen)
         skipped: list[SkippedSample] = []
         if problems:
             if self.options.on_invalid == "raise":

@@ -156,9 +156,15 @@ def _judges_were_called_over_http(sandbox: Path, outcome: Outcome) -> None:
     assert judges and outcome.models == judges
 
 
+def _resume_of_a_finished_run_asks_nothing(sandbox: Path, outcome: Outcome) -> None:
+    # docs: --resume scores only what is missing; after the finished run above nothing is
+    assert outcome.models == frozenset()
+
+
 AFTER: dict[str, Callable[[Path, Outcome], None]] = {
     "scripts/convert_trulens.py": _converter_reproduces_the_dataset,
     "traces.csv --metrics faithfulness": _judges_were_called_over_http,
+    "--out results.jsonl --resume": _resume_of_a_finished_run_asks_nothing,
 }
 """Extra checks of a command's effect, keyed by a substring of the command."""
 

@@ -61,7 +61,8 @@ def test_every_metric_runs_across_an_http_panel(server: FakeOpenAIServer, tmp_pa
         capture_output=True, text=True, env=env, timeout=300, check=False,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    header, *rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    assert len(header["metrics"]) == len(metrics)  # the results file starts with its run header
     assert len(rows) == 3 * len(metrics)
     keys = {row["metric"] for row in rows}
     assert "noise_sensitivity(mode=irrelevant)" in keys and "context_precision" in keys

@@ -8,6 +8,7 @@ lives in pure module-level functions next to it.
 from __future__ import annotations
 
 import math
+import re
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -66,6 +67,40 @@ class Metric(ABC):
     def key(self) -> str:
         """The result key: the name, plus parameters that change the score (``name(mode=x)``)."""
         return self.name
+
+    def estimate_calls(self, sample: Sample) -> int:
+        """Judge calls this metric makes on ``sample`` with one judge, at most: :attr:`calls_per_sample` as a number.
+
+        The run layer sums this over samples, metrics and judges to print the estimate and to
+        enforce ``--max-calls`` before any call. It is an upper bound: calls that metrics share
+        on one sample (the response's statements) are made once, and fewer calls are made when a
+        step finds nothing (no statements). The base implementation reads the leading number of
+        :attr:`calls_per_sample` (``"2 (1 if no statements)"`` is 2); metrics whose count
+        depends on the sample (one call per context) override it.
+
+        Args:
+            sample: a sample that passed :meth:`validate`.
+
+        Returns:
+            The number of judge calls (>= 0; 0 for metrics that need no judge).
+        """
+        if not self.needs_judge:
+            return 0
+        match = re.match(r"\s*(\d+)", self.calls_per_sample)
+        return int(match.group(1)) if match else 1
+
+    def shared_steps(self, sample: Sample) -> frozenset[str]:
+        """Steps of :meth:`estimate_calls` (one call each) that other metrics make identically on ``sample``.
+
+        The panel makes an identical call once per judge and sample, so the run's estimate
+        counts each shared step once however many metrics need it. Names are the step and
+        what it reads: ``statements:response`` (the response's statements) and
+        ``nli:response/contexts`` (those statements judged against all contexts joined).
+
+        Returns:
+            The shared step names (default: none).
+        """
+        return frozenset()
 
     def validate(self, sample: Sample) -> None:
         """Check that ``sample`` has every field this metric needs.

@@ -92,6 +92,10 @@ class ContextPrecision(Metric):
         """``context_precision``, or ``context_precision(mode=<mode>)`` for an explicit mode."""
         return self.name if self.mode == "auto" else f"{self.name}(mode={self.mode})"
 
+    def estimate_calls(self, sample: Sample) -> int:
+        """One call per context (``N``), see :attr:`calls_per_sample`."""
+        return len(sample.contexts())
+
     def validate(self, sample: Sample) -> None:
         """Check the common fields, then the answer field the mode needs.
 

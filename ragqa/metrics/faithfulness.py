@@ -12,7 +12,7 @@ from typing import ClassVar
 
 from ragqa.judges.base import Judge
 from ragqa.metrics._math import mean_or_nan
-from ragqa.metrics._steps import extract_statements, judge_statements
+from ragqa.metrics._steps import RESPONSE_NLI, RESPONSE_STATEMENTS, extract_statements, judge_statements
 from ragqa.metrics.base import Direction, Metric, MetricContext
 from ragqa.prompts.nli import StatementVerdict
 from ragqa.schema import MetricScore, Sample
@@ -96,6 +96,10 @@ class Faithfulness(Metric):
     description: ClassVar[str] = "Share of response statements supported by the retrieved contexts"
     calls_per_sample: ClassVar[str] = "2 (1 if no statements)"
     default_threshold: ClassVar[float | None] = 0.8
+
+    def shared_steps(self, sample: Sample) -> frozenset[str]:
+        """The response's statements and their verdicts against the contexts, shared with other metrics."""
+        return frozenset({RESPONSE_STATEMENTS, RESPONSE_NLI})
 
     async def score(self, sample: Sample, judge: Judge, context: MetricContext) -> MetricScore:
         """Score ``sample`` (see the class docstring)."""

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from typing import ClassVar
 
 from ragqa.judges.base import Judge
+from ragqa.metrics._steps import RESPONSE_NLI, RESPONSE_STATEMENTS
 from ragqa.metrics.base import Direction, Metric, MetricContext
 from ragqa.metrics.faithfulness import explain, faithfulness_score, supported_statements
 from ragqa.schema import MetricScore, Sample
@@ -47,6 +48,10 @@ class Hallucination(Metric):
     description: ClassVar[str] = "Share of response statements not supported by the retrieved contexts"
     calls_per_sample: ClassVar[str] = "2 (1 if no statements); shared with faithfulness"
     default_threshold: ClassVar[float | None] = 0.2
+
+    def shared_steps(self, sample: Sample) -> frozenset[str]:
+        """The response's statements and their verdicts against the contexts, shared with other metrics."""
+        return frozenset({RESPONSE_STATEMENTS, RESPONSE_NLI})
 
     async def score(self, sample: Sample, judge: Judge, context: MetricContext) -> MetricScore:
         """Score ``sample`` (see the class docstring)."""

@@ -40,7 +40,7 @@ from typing import ClassVar, Literal, get_args
 from ragqa.interpretation import interpret
 from ragqa.judges.base import Judge
 from ragqa.metrics._math import mean_or_nan
-from ragqa.metrics._steps import extract_statements, judge_statements
+from ragqa.metrics._steps import RESPONSE_STATEMENTS, extract_statements, judge_statements
 from ragqa.metrics.base import Direction, Metric, MetricContext
 from ragqa.prompts.nli import StatementVerdict
 from ragqa.schema import MetricScore, Sample
@@ -233,6 +233,22 @@ class NoiseSensitivity(Metric):
         """``noise_sensitivity(mode=<mode>)`` (RAGAS's column name), plus the counting when not RAGAS's."""
         extra = f", counting={self.counting}" if self.counting != "ragas" else ""
         return f"{self.name}(mode={self.mode}{extra})"
+
+    def estimate_calls(self, sample: Sample) -> int:
+        """Calls with ``N`` chunks (noise chunk included), ``U`` of them unlabelled: ``2 + N + U + (1 if U else 0)``.
+
+        That is ``2N + 3`` without labels (RAGAS), ``N + 2`` with every chunk labelled, and 2 with
+        ``counting="promptfoo"`` in relevant mode (see the class docstring).
+        """
+        if self.counting == "promptfoo" and self.mode == "relevant":
+            return 2
+        chunks = _chunks(sample)
+        unlabelled = sum(1 for _, label in chunks if label is None)
+        return 2 + len(chunks) + unlabelled + (1 if unlabelled else 0)
+
+    def shared_steps(self, sample: Sample) -> frozenset[str]:
+        """The response's statements, shared with other metrics."""
+        return frozenset({RESPONSE_STATEMENTS})
 
     async def score(self, sample: Sample, judge: Judge, context: MetricContext) -> MetricScore:
         """Score ``sample`` (see the class docstring)."""

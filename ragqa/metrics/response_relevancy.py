@@ -119,6 +119,10 @@ class ResponseRelevancy(Metric):
             raise ValueError(f"strictness must be an integer >= 1, not {strictness!r}")
         self.strictness = strictness
 
+    def estimate_calls(self, sample: Sample) -> int:
+        """``strictness`` question generations per sample (embedding requests are not judge calls)."""
+        return self.strictness
+
     async def score(self, sample: Sample, judge: Judge, context: MetricContext) -> MetricScore:
         """Score ``sample`` (see the class docstring)."""
         if not context.embedders:

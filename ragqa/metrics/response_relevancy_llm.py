@@ -17,7 +17,7 @@ from typing import ClassVar
 from ragqa.errors import JudgeOutputError
 from ragqa.judges.base import Judge
 from ragqa.metrics._math import mean_or_nan
-from ragqa.metrics._steps import extract_statements
+from ragqa.metrics._steps import RESPONSE_STATEMENTS, extract_statements
 from ragqa.metrics.base import Direction, Metric, MetricContext
 from ragqa.prompts.statement_relevance import STATEMENT_RELEVANCE, StatementRelevanceInput
 from ragqa.schema import MetricScore, Sample
@@ -56,6 +56,10 @@ class ResponseRelevancyLLM(Metric):
     description: ClassVar[str] = "Share of response statements relevant to the question (LLM verdicts)"
     calls_per_sample: ClassVar[str] = "2 (1 if no statements); statements shared with faithfulness"
     default_threshold: ClassVar[float | None] = 0.7
+
+    def shared_steps(self, sample: Sample) -> frozenset[str]:
+        """The response's statements, shared with other metrics."""
+        return frozenset({RESPONSE_STATEMENTS})
 
     async def score(self, sample: Sample, judge: Judge, context: MetricContext) -> MetricScore:
         """Score ``sample`` (see the class docstring)."""

@@ -1,0 +1,256 @@
+"""The one-call Python API: :func:`evaluate` and :func:`aevaluate` (exported as ``ragqa.evaluate``).
+
+Both run the same :class:`~ragqa.run.runner.Runner` as ``ragqa evaluate``: samples validated once,
+thresholds resolved against the run, outputs checked before the first call, results streamed to a
+``.jsonl`` output and resumable. The coroutine always runs on ragqa's own loop thread
+(:mod:`ragqa.run.loop`), so :func:`evaluate` works in a notebook (inside a running loop) and one
+container's HTTP clients stay valid from one call to the next.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ragqa.errors import ConfigError
+from ragqa.run.loop import default_loop, run_sync
+from ragqa.run.plan import MetricLike, OnInvalid, make_plan, plan_output
+from ragqa.run.runner import Runner
+from ragqa.schema import Sample
+
+if TYPE_CHECKING:
+    from ragqa.container import Container
+    from ragqa.report import Report
+
+__all__ = ["aevaluate", "evaluate", "samples_from_data"]
+
+log = logging.getLogger(__name__)
+
+
+def samples_from_data(data: Any, *, column_map: Mapping[str, str] | None = None) -> tuple[list[Sample], str]:
+    """Turn what a user passes as data into samples, with the guards of :mod:`ragqa.datasets`.
+
+    Args:
+        data: a path (``str`` or :class:`~pathlib.Path`) to a JSONL, JSON or CSV file; a list of
+            dicts and/or :class:`~ragqa.schema.Sample` objects; or a pandas DataFrame (one row per
+            sample, RAGAS column names).
+        column_map: ``{dataset_column: sample_field}`` renames (files, dicts and DataFrames).
+
+    Returns:
+        ``(samples, name)``: the samples in order and how the results header names them.
+
+    Raises:
+        DatasetError: for a bad file, record or field (line / index, field and fix).
+        TypeError: for data of another kind.
+    """
+    from ragqa.datasets import load_dataset, samples_from_records
+
+    if isinstance(data, str | Path):
+        return load_dataset(data, column_map=column_map), str(data)
+    if hasattr(data, "to_dict") and hasattr(data, "columns"):  # a pandas DataFrame, without importing pandas
+        records = data.to_dict("records")
+        return samples_from_records(records, column_map=column_map), f"a DataFrame of {len(records)} row(s)"
+    if isinstance(data, Sequence) and not isinstance(data, bytes):
+        records = []
+        for i, item in enumerate(data):
+            if isinstance(item, Sample):
+                records.append(item.model_dump(mode="python", exclude_none=True))
+            elif isinstance(item, Mapping):
+                records.append(dict(item))
+            else:
+                raise TypeError(f"data item {i} is {type(item).__name__}; give dicts or ragqa.Sample objects")
+        return samples_from_records(records, column_map=column_map), f"{len(records)} record(s) from Python"
+    raise TypeError(
+        f"data is {type(data).__name__}; give a path (.jsonl, .json, .csv), a list of dicts or Samples, "
+        "or a pandas DataFrame"
+    )
+
+
+async def _run(
+    data: Any,
+    metrics: Sequence[MetricLike] | str | None,
+    *,
+    config: str | Path | None,
+    profile: str | Sequence[str] | None,
+    thresholds: Mapping[str, float] | None,
+    out: str | Path | Sequence[str | Path] | None,
+    column_map: Mapping[str, str] | None,
+    on_invalid: OnInvalid,
+    allow_incomplete: bool,
+    max_calls: int | None,
+    resume: bool,
+    no_cache: bool,
+    panel: Mapping[str, Any],
+    container: Container | None,
+) -> Report:
+    from ragqa.container import close_container, create_container
+
+    samples, name = samples_from_data(data, column_map=column_map)
+    owned = container is None
+    if container is None:
+        profiles = [p.strip() for p in profile.split(",")] if isinstance(profile, str) else list(profile or ())
+        if config is not None and not Path(config).is_file():
+            raise ConfigError(f"settings file {config} does not exist", key="config")
+        container = create_container(config, [p for p in profiles if p])
+    try:
+        paths = [] if out is None else [out] if isinstance(out, str | Path) else list(out)
+        plan = make_plan(
+            container.settings(),
+            metrics=metrics,
+            thresholds=thresholds,
+            threshold_source="thresholds",
+            on_invalid=on_invalid,
+            allow_incomplete=allow_incomplete,
+            max_calls=max_calls,
+            resume=resume,
+            outputs=[plan_output(p, option="out") for p in paths],
+            dataset=name,
+            panel=panel,
+            no_cache=no_cache,
+        )
+        result = await Runner(plan, container, on_estimate=lambda estimate: log.info("%s", estimate)).arun(samples)
+        return result.report
+    finally:
+        if owned:
+            await close_container(container)
+
+
+def _panel(language: str | None, aggregation: str | None, quorum: int | None) -> dict[str, Any]:
+    panel: dict[str, Any] = {}
+    if language is not None:
+        panel["language"] = language
+    if aggregation is not None:
+        panel["strategy"] = aggregation
+    if quorum is not None:
+        panel["quorum"] = quorum
+    return panel
+
+
+async def aevaluate(
+    data: Any,
+    metrics: Sequence[MetricLike] | str | None = None,
+    *,
+    config: str | Path | None = None,
+    profile: str | Sequence[str] | None = None,
+    thresholds: Mapping[str, float] | None = None,
+    out: str | Path | Sequence[str | Path] | None = None,
+    column_map: Mapping[str, str] | None = None,
+    on_invalid: OnInvalid = "raise",
+    allow_incomplete: bool = False,
+    max_calls: int | None = None,
+    resume: bool = False,
+    no_cache: bool = False,
+    language: str | None = None,
+    aggregation: str | None = None,
+    quorum: int | None = None,
+    container: Container | None = None,
+) -> Report:
+    """Score ``data`` with ``metrics`` across the judge panel of the settings; the async form of :func:`evaluate`.
+
+    The run happens on ragqa's loop thread; awaiting it from any event loop is safe, and
+    cancelling the await cancels the run (finished results stay in a ``.jsonl`` output).
+    Arguments, return value and errors are those of :func:`evaluate`.
+    """
+    coro = _run(
+        data,
+        metrics,
+        config=config,
+        profile=profile,
+        thresholds=thresholds,
+        out=out,
+        column_map=column_map,
+        on_invalid=on_invalid,
+        allow_incomplete=allow_incomplete,
+        max_calls=max_calls,
+        resume=resume,
+        no_cache=no_cache,
+        panel=_panel(language, aggregation, quorum),
+        container=container,
+    )
+    return await default_loop().arun(coro)
+
+
+def evaluate(
+    data: Any,
+    metrics: Sequence[MetricLike] | str | None = None,
+    *,
+    config: str | Path | None = None,
+    profile: str | Sequence[str] | None = None,
+    thresholds: Mapping[str, float] | None = None,
+    out: str | Path | Sequence[str | Path] | None = None,
+    column_map: Mapping[str, str] | None = None,
+    on_invalid: OnInvalid = "raise",
+    allow_incomplete: bool = False,
+    max_calls: int | None = None,
+    resume: bool = False,
+    no_cache: bool = False,
+    language: str | None = None,
+    aggregation: str | None = None,
+    quorum: int | None = None,
+    container: Container | None = None,
+) -> Report:
+    """Score ``data`` with ``metrics`` across the judge panel of the settings, in one call.
+
+    Example::
+
+        report = ragqa.evaluate("examples/datasets/it_helpdesk.jsonl", metrics=["faithfulness"], profile="local")
+        report.summary("faithfulness").aggregate_mean   # mean of the per-sample panel aggregates, 0..1
+
+    Works in plain scripts and inside a running event loop (a notebook cell).
+
+    Args:
+        data: a path to a ``.jsonl``/``.json``/``.csv`` dataset, a list of dicts or
+            :class:`~ragqa.schema.Sample` objects, or a pandas DataFrame (RAGAS field names).
+        metrics: names (``"faithfulness"``), spec strings (``"noise_sensitivity(mode=irrelevant)"``),
+            :class:`~ragqa.run.spec.MetricSpec` or metric objects; default ``ragqa.metrics``.
+        config: the ``application.yaml`` (default: ``./application.yaml`` when present, else defaults).
+        profile: active profiles (``"local"`` is the offline panel built into ragqa).
+        thresholds: ``{metric: value}``; each must name a metric of the run (did-you-mean on
+            typos). Checked against the aggregate means and written to JUnit outputs.
+        out: one output path or several (``.jsonl`` streams and resumes, ``.json``, ``.xml``
+            JUnit, and any format registered in :mod:`ragqa.render.registry`).
+        column_map: ``{dataset_column: sample_field}`` renames.
+        on_invalid: ``raise`` (stop before any call, listing every problem) or ``skip`` the
+            invalid (sample, metric) pairs (listed in ``report.skipped``).
+        allow_incomplete: accepted for symmetry with the CLI (the report is returned either way).
+        max_calls: refuse the run when the estimated judge calls exceed this (default
+            ``ragqa.limits.max-calls``).
+        resume: continue the run recorded in the ``.jsonl`` output: only missing pairs are scored.
+        no_cache: run without the on-disk judge cache.
+        language: ``en`` or ``ru`` (default ``ragqa.language``).
+        aggregation: ``mean``, ``median``, ``min``, ``max`` or ``majority``.
+        quorum: judges with a score needed for an aggregate.
+        container: a container to use (and not close) instead of one made from ``config`` and ``profile``.
+
+    Returns:
+        The :class:`~ragqa.report.Report`: one result per (sample, metric) in dataset order,
+        per-metric summaries, skipped pairs, wall time and cache counts.
+
+    Raises:
+        InvalidSamples: every problem of the samples (``on_invalid="raise"``), before any call.
+        DatasetError: a bad file or record.
+        ConfigError: bad settings, an unknown metric, a threshold typo, a bad output path or
+            format, a run over ``max_calls`` (:class:`~ragqa.run.runner.TooManyCalls`), or a
+            resume of another run; all before any call.
+        TypeError: data or metrics of the wrong kind.
+        KeyboardInterrupt: when interrupted; finished results stay in the ``.jsonl`` output.
+    """
+    coro = _run(
+        data,
+        metrics,
+        config=config,
+        profile=profile,
+        thresholds=thresholds,
+        out=out,
+        column_map=column_map,
+        on_invalid=on_invalid,
+        allow_incomplete=allow_incomplete,
+        max_calls=max_calls,
+        resume=resume,
+        no_cache=no_cache,
+        panel=_panel(language, aggregation, quorum),
+        container=container,
+    )
+    return run_sync(coro)

@@ -1,0 +1,104 @@
+"""How many judge calls and tokens a run will spend, computed before the first call.
+
+Calls are each metric's own formula (:meth:`ragqa.metrics.base.Metric.estimate_calls`, the
+``calls_per_sample`` column of ``ragqa metrics``) summed over the (sample, metric) pairs to score,
+with steps that metrics share on one sample (the response's statements, and their verdicts
+against the contexts) counted once, multiplied by the judges of the panel. It is an upper bound:
+a response without statements needs fewer calls.
+
+Tokens are estimated from text length at about 4 characters per token: per call, the size of
+ragqa's prompt text (instructions, output schema and examples, measured from the prompts) plus the
+sample's question, response, reference and one average context. It is an order of magnitude, not
+a bill; the usage line of the report shows what was really spent.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import cache
+from itertools import groupby
+
+from ragqa.metrics.base import Metric
+from ragqa.schema import Sample
+
+__all__ = ["CHARS_PER_TOKEN", "RunEstimate", "estimate_pairs", "prompt_overhead_chars"]
+
+CHARS_PER_TOKEN = 4.0
+"""Characters per token used for the estimate (a common rule of thumb for English text)."""
+
+
+@dataclass(frozen=True)
+class RunEstimate:
+    """Judge calls and prompt tokens a run is expected to spend (upper bound for calls).
+
+    Attributes:
+        pairs: (sample, metric) pairs to score.
+        judges: judges in the panel.
+        calls: judge calls, at most.
+        tokens: prompt tokens, roughly (characters / :data:`CHARS_PER_TOKEN`).
+    """
+
+    pairs: int
+    judges: int
+    calls: int
+    tokens: int
+
+    def __str__(self) -> str:
+        """``estimate: 120 (sample, metric) pair(s) x 2 judge(s): at most 480 judge call(s), ~500 prompt tokens``."""
+        return (
+            f"estimate: {self.pairs} (sample, metric) pair(s) x {self.judges} judge(s): "
+            f"at most {self.calls:,} judge call(s), ~{self.tokens:,} prompt tokens"
+        )
+
+
+@cache
+def prompt_overhead_chars() -> int:
+    """Mean length, in characters, of the fixed part of ragqa's prompts (instructions, schema, examples)."""
+    from ragqa.prompts import PROMPTS
+
+    sizes = []
+    for prompt in PROMPTS.values():
+        examples = prompt.examples.get("en") or ()
+        shots = sum(len(ex.input.model_dump_json()) + len(ex.output.model_dump_json()) for ex in examples)
+        sizes.append(len(prompt.instructions["en"]) + len(json.dumps(prompt.output_schema)) + shots)
+    return round(sum(sizes) / len(sizes)) if sizes else 0
+
+
+def _input_chars(sample: Sample) -> int:
+    contexts = sample.contexts()
+    mean_context = sum(len(c) for c in contexts) / len(contexts) if contexts else 0.0
+    texts = (sample.user_input, sample.response, sample.reference)
+    return sum(len(t) for t in texts if t) + round(mean_context)
+
+
+def estimate_pairs(pairs: Iterable[tuple[Sample, Metric]], judges: int) -> RunEstimate:
+    """Estimate the calls and tokens of scoring ``pairs`` with a panel of ``judges``.
+
+    Args:
+        pairs: the (sample, metric) pairs the run will score (already validated), grouped by
+            sample (a sample's pairs next to each other, as the runner gives them).
+        judges: the number of judges of the panel (>= 0).
+
+    Returns:
+        The estimate: per sample, the sum of ``metric.estimate_calls(sample)`` less the calls of
+        shared steps (:meth:`~ragqa.metrics.base.Metric.shared_steps`) counted more than once,
+        times ``judges``.
+    """
+    overhead = prompt_overhead_chars()
+    n_pairs = calls = 0
+    chars = 0.0
+    for _, group in groupby(pairs, key=lambda pair: id(pair[0])):
+        items = list(group)
+        sample = items[0][0]
+        steps = Counter(step for _, metric in items for step in metric.shared_steps(sample))
+        n = sum(metric.estimate_calls(sample) for _, metric in items) - sum(c - 1 for c in steps.values())
+        n_pairs += len(items)
+        calls += n
+        chars += n * (overhead + _input_chars(sample))
+    return RunEstimate(
+        pairs=n_pairs, judges=judges, calls=calls * judges, tokens=math.ceil(chars * judges / CHARS_PER_TOKEN)
+    )

@@ -1,0 +1,372 @@
+"""The one runner behind every entry point: validate once, estimate, stream, resume, decide the exit code.
+
+:class:`Runner` executes a :class:`~ragqa.run.plan.RunPlan` on samples with a container's panel.
+The order never changes, and nothing is paid for before the last check:
+
+1. samples get ids and are validated once against every metric and the size guards
+   (:func:`ragqa.run.validate.validate_run`): ``on_invalid="raise"`` raises
+   :class:`~ragqa.errors.InvalidSamples` listing every problem, ``skip`` leaves out only the
+   invalid (sample, metric) pairs;
+2. with ``resume``, the results file is read back; a different configuration, metric list or
+   dataset is refused (:class:`~ragqa.errors.ConfigError`);
+3. the evaluator is built (once), and the estimate of calls and tokens is reported; a run over
+   ``max_calls`` is refused (:class:`TooManyCalls`);
+4. old output files are removed, the JSON Lines output streams each (sample, metric) as it is
+   made, and only the missing pairs are scored;
+5. the final files are written (JSON Lines in dataset order, atomically) and the exit code is
+   decided (:func:`ragqa.run.outcome.exit_code_for`).
+
+Cancelling the coroutine (Ctrl-C through :mod:`ragqa.run.loop`) stops the calls; every result
+already made stays in ``<out>.partial``, from which ``resume`` continues.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ragqa.errors import ConfigError, SampleError
+from ragqa.render.registry import RenderOptions
+from ragqa.report import CacheStats, Report, SkippedSample, summarize
+from ragqa.run.estimate import RunEstimate, estimate_pairs
+from ragqa.run.outcome import RunResult, exit_code_for, incomplete_results, threshold_verdicts
+from ragqa.run.plan import RunPlan
+from ragqa.run.stream import Pair, ResultsHeader, ResultStream, partial_path, read_results
+from ragqa.run.validate import Validation, validate_run
+from ragqa.schema import PanelResult, Sample
+
+if TYPE_CHECKING:
+    from ragqa.container import Container
+    from ragqa.evaluation import PanelEvaluator
+    from ragqa.metrics.base import Metric
+
+__all__ = ["Prepared", "Runner", "TooManyCalls", "config_fingerprint", "dataset_fingerprint"]
+
+ResultCallback = Callable[[PanelResult], None]
+EstimateCallback = Callable[[RunEstimate], None]
+
+
+class TooManyCalls(ConfigError):
+    """The estimated judge calls exceed ``max_calls`` (``--max-calls``, ``ragqa.limits.max-calls``).
+
+    Attributes:
+        estimate: the estimate that was refused.
+        max_calls: the cap.
+    """
+
+    def __init__(self, estimate: RunEstimate, max_calls: int) -> None:
+        super().__init__(
+            f"{estimate}; more than the cap of {max_calls:,} (--max-calls / ragqa.limits.max-calls). "
+            "Nothing was called: score fewer samples or metrics, or raise the cap",
+            key="ragqa.limits.max-calls",
+        )
+        self.estimate = estimate
+        self.max_calls = max_calls
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("ragqa")
+    except PackageNotFoundError:  # pragma: no cover - a source tree without install
+        return "unknown"
+
+
+def _sha256(data: Any) -> str:
+    text = json.dumps(data, sort_keys=True, ensure_ascii=False, default=str)
+    return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def config_fingerprint(evaluator: PanelEvaluator) -> str:
+    """``sha256:<hex>`` of what decides the scores: each judge's id and identity, the embedders, the panel options.
+
+    A judge's identity (:attr:`ragqa.judges.base.Judge.fingerprint`) is its provider, endpoint,
+    model and decoding options, never its key or headers, so no secret enters the hash.
+    """
+    options = evaluator.options
+    return _sha256(
+        {
+            "judges": [[j.id, j.fingerprint] for j in evaluator.judges],
+            "embedders": [e.id for e in evaluator.embedders],
+            "strategy": options.strategy,
+            "quorum": options.quorum,
+            "language": options.language,
+        }
+    )
+
+
+def dataset_fingerprint(samples: Sequence[Sample]) -> str:
+    """``sha256:<hex>`` of the samples (every field, in order): resume refuses a changed dataset."""
+    return _sha256([s.model_dump(mode="json") for s in samples])
+
+
+@dataclasses.dataclass
+class Prepared:
+    """A run after the checks that need no judge (see :meth:`Runner.prepare`).
+
+    Attributes:
+        samples: the samples, with ids, in dataset order.
+        validation: every problem found (empty unless ``on_invalid="skip"``).
+        kept: records read back for ``resume``, by (sample id, metric key).
+        header: the resumed run's header, if any.
+        todo: per sample, the metrics still to score, in dataset order (empty lists left out).
+    """
+
+    samples: list[Sample]
+    validation: Validation
+    kept: dict[Pair, dict[str, Any]]
+    header: ResultsHeader | None
+    todo: list[tuple[Sample, tuple[Metric, ...]]]
+
+
+class Runner:
+    """Runs one plan on samples with a container's panel (see the module docstring).
+
+    Args:
+        plan: the checked plan.
+        container: where the judges, embedders and panel options come from; the runner builds
+            the evaluator once and never closes the container (its owner does).
+        on_estimate: called once with the estimate before the first judge call.
+        on_result: called after each (sample, metric) result is streamed (a progress bar).
+    """
+
+    def __init__(
+        self,
+        plan: RunPlan,
+        container: Container,
+        *,
+        on_estimate: EstimateCallback | None = None,
+        on_result: ResultCallback | None = None,
+    ) -> None:
+        """Remember the plan and the container; nothing is built yet."""
+        self.plan = plan
+        self.container = container
+        self.on_estimate = on_estimate
+        self.on_result = on_result
+        self.stream: ResultStream | None = None
+        """The JSON Lines sink of the run once it started (its ``count`` survives an interrupt)."""
+        self.prepared: Prepared | None = None
+        """The run after :meth:`prepare`."""
+        self.resumed_from: Path | None = None
+        """The file a resumed run's results were read from."""
+
+    # -- 1-2: checks that need no judge ---------------------------------------------------------
+
+    def prepare(self, samples: Sequence[Sample]) -> Prepared:
+        """Give samples ids, validate them once, and read back a resumed run; no judge is built.
+
+        Raises:
+            InvalidSamples: listing every problem, with ``on_invalid="raise"``.
+            ConfigError: when ``resume`` finds a file of another run (see :meth:`_read_resume`).
+        """
+        plan = self.plan
+        with_ids = [s if s.id is not None else s.model_copy(update={"id": str(i)}) for i, s in enumerate(samples, 1)]
+        validation = validate_run(with_ids, plan.metrics, plan.limits)
+        if plan.on_invalid == "raise":
+            validation.raise_if_any(hint="fix them, or pass --on-invalid skip to score only the valid pairs")
+        header, kept = self._read_resume() if plan.resume else (None, {})
+        todo = []
+        for sample in with_ids:
+            missing = tuple(
+                m
+                for m in plan.metrics
+                if (sample.label, m.key) not in kept and (sample.label, m.key) not in validation.invalid
+            )
+            if missing:
+                todo.append((sample, missing))
+        self.prepared = Prepared(with_ids, validation, kept, header, todo)
+        return self.prepared
+
+    def _read_resume(self) -> tuple[ResultsHeader | None, dict[Pair, dict[str, Any]]]:
+        stream = self.plan.stream
+        assert stream is not None  # make_plan requires a JSON Lines output for resume
+        for source in (partial_path(stream.path), stream.path):
+            if source.is_file():
+                header, records = read_results(source)
+                self.resumed_from = source
+                keys = tuple(m.key for m in self.plan.metrics)
+                if header.metrics != keys:
+                    raise ConfigError(
+                        f"--resume: {source} was written for metrics {', '.join(header.metrics)}, this run has "
+                        f"{', '.join(keys)}; use the same --metrics, or run without --resume",
+                        key="--resume",
+                    )
+                return header, records
+        return None, {}
+
+    # -- 3: the panel and the estimate ----------------------------------------------------------
+
+    def build(self) -> PanelEvaluator:
+        """Build the evaluator once, with the plan's panel overrides; check panel-level problems.
+
+        Raises:
+            ConfigError: settings that cannot build a judge (a missing key), or a metric that
+                needs an embedding model none is configured for.
+        """
+        from ragqa.evaluation import PanelEvaluator
+
+        if self.plan.no_cache:
+            from dependency_injector import providers
+
+            self.container.cache.override(providers.Object(None))
+        judges = self.container.judges()
+        options = dataclasses.replace(self.container.panel_options(), **dict(self.plan.panel))
+        if options.quorum > len(judges) and judges:
+            raise ConfigError(
+                f"quorum {options.quorum} is more than the {len(judges)} judge(s) of the panel; "
+                "no aggregate could exist",
+                key="ragqa.aggregation.quorum",
+            )
+        evaluator = PanelEvaluator(judges, self.plan.metrics, embedders=self.container.embedders(), options=options)
+        panel_problems = evaluator.validate([], self.plan.metrics)
+        if panel_problems:
+            raise ConfigError(str(panel_problems[0]), key="spring.ai.embedding-models.list")
+        return evaluator
+
+    def estimate(self, prepared: Prepared, evaluator: PanelEvaluator) -> RunEstimate:
+        """Estimate calls and tokens of the missing pairs; refuse a run over the cap.
+
+        Raises:
+            TooManyCalls: when the estimated calls exceed ``plan.max_calls``.
+        """
+        pairs = ((sample, metric) for sample, metrics in prepared.todo for metric in metrics)
+        judges = len(evaluator.judges)
+        estimate = estimate_pairs(pairs, judges)
+        if self.on_estimate is not None:
+            self.on_estimate(estimate)
+        if self.plan.max_calls is not None and estimate.calls > self.plan.max_calls:
+            raise TooManyCalls(estimate, self.plan.max_calls)
+        return estimate
+
+    # -- 4-5: scoring and outputs ---------------------------------------------------------------
+
+    async def arun(self, samples: Sequence[Sample]) -> RunResult:
+        """Run the plan on ``samples``: every step of the module docstring, in order.
+
+        Raises:
+            InvalidSamples, ConfigError, TooManyCalls: before any judge call.
+            asyncio.CancelledError: when cancelled; finished results stay in the partial file.
+        """
+        prepared = self.prepare(samples)
+        evaluator = self.build()
+        if prepared.header is not None:
+            self._check_resumed(prepared, evaluator)
+        estimate = self.estimate(prepared, evaluator)
+        return await self.execute(prepared, evaluator, estimate)
+
+    def _header(self, prepared: Prepared, evaluator: PanelEvaluator) -> ResultsHeader:
+        old = prepared.header
+        return ResultsHeader(
+            run_id=old.run_id if old is not None else uuid.uuid4().hex,
+            ragqa_version=old.ragqa_version if old is not None else _version(),
+            config_fingerprint=config_fingerprint(evaluator),
+            dataset=self.plan.dataset,
+            dataset_fingerprint=dataset_fingerprint(prepared.samples),
+            samples=len(prepared.samples),
+            metrics=tuple(m.key for m in self.plan.metrics),
+            judges=tuple(j.id for j in evaluator.judges),
+            started_at=old.started_at if old is not None else datetime.now(UTC).isoformat(timespec="seconds"),
+        )
+
+    def _check_resumed(self, prepared: Prepared, evaluator: PanelEvaluator) -> None:
+        old, new = prepared.header, self._header(prepared, evaluator)
+        assert old is not None
+        if old.config_fingerprint != new.config_fingerprint:
+            raise ConfigError(
+                f"--resume: the results were made with another configuration (judges {', '.join(old.judges)}; "
+                f"fingerprint {old.config_fingerprint[:19]}..., now {new.config_fingerprint[:19]}...). Use the same "
+                "settings, profile and --aggregation/--quorum/--language, or run without --resume",
+                key="--resume",
+            )
+        if old.dataset_fingerprint != new.dataset_fingerprint:
+            raise ConfigError(
+                f"--resume: the results were made on other samples ({old.dataset}, {old.samples} sample(s)); "
+                "use the same dataset, or run without --resume",
+                key="--resume",
+            )
+
+    async def execute(self, prepared: Prepared, evaluator: PanelEvaluator, estimate: RunEstimate) -> RunResult:
+        """Score the missing pairs, streaming each result, then write the outputs and decide the exit code.
+
+        Raises:
+            asyncio.CancelledError: when cancelled; the partial file keeps every finished result.
+        """
+        from ragqa.render.records import read_result_record
+
+        plan = self.plan
+        for output in plan.outputs:  # from here on no old file looks like this run's
+            if not output.streams:
+                output.path.unlink(missing_ok=True)
+        made: dict[Pair, PanelResult] = {}
+        if plan.stream is not None:
+            self.stream = ResultStream(plan.stream.path, self._header(prepared, evaluator), prepared.kept)
+            self.stream.open()
+
+        def record(result: PanelResult) -> None:
+            made[(result.sample_id, result.metric)] = result
+            if self.stream is not None:
+                self.stream.write(result)
+            if self.on_result is not None:
+                self.on_result(result)
+
+        cache = self.container.cache()
+        hits0, misses0 = (cache.hits, cache.misses) if cache is not None else (0, 0)
+        started = time.perf_counter()
+        try:
+            groups: dict[tuple[str, ...], tuple[tuple[Metric, ...], list[Sample]]] = {}
+            for sample, metrics in prepared.todo:
+                groups.setdefault(tuple(m.key for m in metrics), (metrics, []))[1].append(sample)
+            for metrics, group in groups.values():
+                await evaluator.evaluate(group, metrics=metrics, on_result=record, validated=True)
+        finally:
+            if self.stream is not None:
+                self.stream.close()
+        wall = time.perf_counter() - started
+
+        order = [(s.label, m.key) for s in prepared.samples for m in plan.metrics]
+        results = []
+        for pair in order:
+            if pair in made:
+                results.append(made[pair])
+            elif pair in prepared.kept:
+                results.append(read_result_record(prepared.kept[pair]))
+        report = Report(
+            results=results,
+            summaries=summarize(results, [j.id for j in evaluator.judges]),
+            skipped=[_skipped(p) for p in prepared.validation.problems],
+            wall_time_s=wall,
+            cache=CacheStats(hits=cache.hits - hits0, misses=cache.misses - misses0) if cache is not None else None,
+        )
+        written = []
+        options = RenderOptions(language=evaluator.options.language, thresholds=dict(plan.thresholds))
+        for output in plan.outputs:
+            if output.streams and self.stream is not None and output.path == self.stream.path:
+                self.stream.finish(order)
+            else:
+                output.renderer.write(report, output.path, options)
+            written.append((output.option, str(output.path)))
+        verdicts = threshold_verdicts(report, plan.thresholds)
+        return RunResult(
+            report=report,
+            estimate=estimate,
+            verdicts=tuple(verdicts),
+            incomplete=tuple(incomplete_results(results)),
+            resumed=sum(1 for pair in order if pair in prepared.kept and pair not in made),
+            exit_code=exit_code_for(report, verdicts, allow_incomplete=plan.allow_incomplete),
+            written=tuple(written),
+            language=evaluator.options.language,
+        )
+
+
+def _skipped(problem: SampleError) -> SkippedSample:
+    return SkippedSample(
+        sample_id=problem.sample_id or "?", metric=problem.metric, field=problem.field, message=str(problem)
+    )

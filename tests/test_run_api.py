@@ -1,0 +1,108 @@
+"""``ragqa.evaluate`` / ``ragqa.aevaluate``: one call, on a path, a list of dicts or Samples, a DataFrame."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import ragqa
+from ragqa.errors import InvalidSamples
+
+ROOT = Path(__file__).resolve().parent.parent
+IT_HELPDESK = ROOT / "examples" / "datasets" / "it_helpdesk.jsonl"
+
+RECORDS = [
+    {
+        "id": "paris",
+        "question": "Where is the Eiffel Tower?",
+        "answer": "The Eiffel Tower is in Paris. It was built in 1889.",
+        "contexts": ["The Eiffel Tower is a wrought-iron tower in Paris, built in 1889."],
+    },
+    {
+        "id": "moon",
+        "user_input": "When did people land on the Moon?",
+        "response": "People landed on the Moon in 1969. They played golf on Mars.",
+        "retrieved_contexts": ["Apollo 11 landed people on the Moon in July 1969."],
+    },
+]
+
+
+def _scores(report: ragqa.Report) -> dict[tuple[str, str], float]:
+    return {(r.sample_id, r.metric): r.aggregate.value for r in report.results}
+
+
+def test_evaluate_a_list_of_dicts_a_dataframe_and_samples_alike() -> None:
+    pd = pytest.importorskip("pandas")
+    from_dicts = ragqa.evaluate(RECORDS, metrics=["faithfulness", "hallucination"], profile="local")
+    assert [(r.sample_id, r.metric) for r in from_dicts.results] == [
+        ("paris", "faithfulness"),
+        ("paris", "hallucination"),
+        ("moon", "faithfulness"),
+        ("moon", "hallucination"),
+    ]
+    assert [s.metric for s in from_dicts.summaries] == ["faithfulness", "hallucination"]
+    from_frame = ragqa.evaluate(pd.DataFrame(RECORDS), metrics="faithfulness,hallucination", profile="local")
+    assert _scores(from_frame) == _scores(from_dicts)
+    samples = ragqa.load_dataset(IT_HELPDESK)[:2]
+    from_samples = ragqa.evaluate(samples, metrics=[ragqa.Faithfulness()], profile="local")
+    assert [r.sample_id for r in from_samples.results] == ["it-001", "it-002"]
+
+
+def test_evaluate_a_path_writes_streamed_outputs_and_junit(tmp_path: Path) -> None:
+    out, junit = tmp_path / "r.jsonl", tmp_path / "r.xml"
+    report = ragqa.evaluate(
+        IT_HELPDESK, metrics=["faithfulness"], profile="local", out=[out, junit], thresholds={"faithfulness": 0.5}
+    )
+    assert len(report.results) == 60 and report.cache is None
+    header, *rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    assert header["dataset"] == str(IT_HELPDESK) and len(rows) == 60
+    assert "<testsuite" in junit.read_text(encoding="utf-8")
+
+
+def test_evaluate_refuses_bad_input_before_any_call() -> None:
+    with pytest.raises(InvalidSamples) as raised:
+        ragqa.evaluate([{"id": "a", "user_input": "Q"}, {"id": "b", "response": "R"}], metrics=["faithfulness"])
+    # every sample's problem at once
+    assert [(p.sample_id, p.field) for p in raised.value.problems] == [("a", "response"), ("b", "user_input")]
+    with pytest.raises(ragqa.ConfigError, match="Did you mean faithfulness"):
+        ragqa.evaluate(RECORDS, metrics=["faithfulness"], thresholds={"faithfullness": 0.5}, profile="local")
+    with pytest.raises(ragqa.ConfigError, match="Did you mean faithfulness"):
+        ragqa.evaluate(RECORDS, metrics=["faithfullness"], profile="local")
+    with pytest.raises(TypeError, match="give a path"):
+        ragqa.evaluate(42, metrics=["faithfulness"])
+
+
+async def test_evaluate_works_inside_a_running_event_loop() -> None:
+    sync = ragqa.evaluate(RECORDS, metrics=["faithfulness"], profile="local")  # a notebook cell: a loop is running
+    awaited = await ragqa.aevaluate(RECORDS, metrics=["faithfulness"], profile="local")
+    assert _scores(sync) == _scores(awaited)
+
+
+def test_on_invalid_skip_leaves_out_only_the_invalid_pairs() -> None:
+    records = [dict(RECORDS[0]), {**RECORDS[1], "reference": "In 1969."}]
+    report = ragqa.evaluate(records, metrics=["faithfulness", "context_recall"], profile="local", on_invalid="skip")
+    assert [(r.sample_id, r.metric) for r in report.results] == [
+        ("paris", "faithfulness"),
+        ("moon", "faithfulness"),
+        ("moon", "context_recall"),
+    ]
+    assert [(s.sample_id, s.metric, s.field) for s in report.skipped] == [("paris", "context_recall", "reference")]
+
+
+def test_evaluate_from_any_folder(tmp_path: Path) -> None:
+    environ = {k: v for k, v in os.environ.items() if not k.startswith("RAGQA")}
+    environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), environ.get("PYTHONPATH")]))
+    code = (
+        f"import ragqa; r = ragqa.evaluate({str(IT_HELPDESK)!r}, metrics=['faithfulness'], profile='local'); "
+        "print(len(r.results), r.summary('faithfulness').n_aggregated)"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, env=environ, capture_output=True, text=True, timeout=300
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["60", "60"]
