@@ -47,6 +47,7 @@ from typing import Any
 
 from aiohttp import web
 
+from ragqa.run.loop import LoopThread
 from ragqa.testing.responders import default_responder
 from ragqa.testing.wire import (
     Answer,
@@ -109,8 +110,7 @@ class FakeOpenAIServer:
         self._port = port
         self._state = _State()
         self._lock = threading.Lock()
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._thread: threading.Thread | None = None
+        self._loop_thread: LoopThread | None = None
         self._runner: web.AppRunner | None = None
         self._closing: asyncio.Event | None = None
 
@@ -118,28 +118,19 @@ class FakeOpenAIServer:
 
     def start(self) -> FakeOpenAIServer:
         """Start serving in a background thread; returns ``self`` (idempotent)."""
-        if self._thread is not None:
+        if self._loop_thread is not None:
             return self
         sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind((self._host, self._port))
         self._port = sock.getsockname()[1]
-        loop = asyncio.new_event_loop()
-        self._loop = loop
-        ready = threading.Event()
-
-        def run() -> None:
-            asyncio.set_event_loop(loop)
-            loop.run_until_complete(self._serve(sock))
-            ready.set()
-            loop.run_forever()
-            loop.run_until_complete(loop.shutdown_asyncgens())
-            loop.close()
-
-        self._thread = threading.Thread(target=run, name=f"fake-openai-{self._port}", daemon=True)
-        self._thread.start()
-        if not ready.wait(timeout=10):
-            raise RuntimeError("fake OpenAI server did not start within 10 s")
+        loop_thread = LoopThread(name=f"fake-openai-{self._port}")
+        try:
+            loop_thread.run(self._serve(sock))
+        except BaseException:
+            loop_thread.stop()
+            raise
+        self._loop_thread = loop_thread
         return self
 
     async def _serve(self, sock: socket.socket) -> None:
@@ -156,8 +147,8 @@ class FakeOpenAIServer:
 
     def stop(self) -> None:
         """Stop the server and its thread (idempotent); hanging requests are cut."""
-        loop, thread = self._loop, self._thread
-        if loop is None or thread is None:
+        loop_thread = self._loop_thread
+        if loop_thread is None:
             return
 
         async def shutdown() -> None:
@@ -166,10 +157,11 @@ class FakeOpenAIServer:
             if self._runner is not None:
                 await self._runner.cleanup()
 
-        asyncio.run_coroutine_threadsafe(shutdown(), loop).result(timeout=10)
-        loop.call_soon_threadsafe(loop.stop)
-        thread.join(timeout=10)
-        self._loop = self._thread = self._runner = None
+        try:
+            loop_thread.run(shutdown())
+        finally:
+            loop_thread.stop()
+            self._loop_thread = self._runner = None
 
     def __enter__(self) -> FakeOpenAIServer:
         return self.start()
