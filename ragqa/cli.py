@@ -343,7 +343,7 @@ def evaluate(
     from ragqa.aggregate import STRATEGIES
     from ragqa.datasets import load_dataset, parse_column_map
     from ragqa.run.loop import default_loop
-    from ragqa.run.plan import make_plan, plan_output
+    from ragqa.run.plan import make_plan, panel_overrides, plan_output
     from ragqa.run.runner import Runner
 
     _configure_logging(verbose, quiet, log_level)
@@ -379,15 +379,12 @@ def evaluate(
             fmt=fmt,  # type: ignore[arg-type]
         )
         container = _container(config, profile)
-        panel: dict[str, Any] = {}
-        if language is not None:
-            panel["language"] = language
-        if aggregation is not None:
-            panel["strategy"] = aggregation
-        if quorum is not None:
-            panel["quorum"] = quorum
-        if deadline is not None:
-            panel["deadline_s"] = _parse_deadline(deadline)
+        panel = panel_overrides(
+            language=language,
+            aggregation=aggregation,
+            quorum=quorum,
+            deadline_s=_parse_deadline(deadline) if deadline is not None else None,
+        )
         plan = make_plan(
             container.settings(),
             metrics=metrics,

@@ -75,6 +75,14 @@ def test_evaluate_refuses_bad_input_before_any_call() -> None:
         ragqa.evaluate(RECORDS, metrics=["faithfullness"], profile="local")
     with pytest.raises(TypeError, match="give a path"):
         ragqa.evaluate(42, metrics=["faithfulness"])
+    with pytest.raises(ragqa.ConfigError, match="deadline 0"):
+        ragqa.evaluate(RECORDS, metrics=["faithfulness"], profile="local", deadline_s=0)
+
+
+def test_a_generous_deadline_changes_no_score() -> None:
+    plain = ragqa.evaluate(RECORDS, metrics=["faithfulness"], profile="local")
+    bounded = ragqa.evaluate(RECORDS, metrics=["faithfulness"], profile="local", deadline_s=3600)
+    assert _scores(bounded) == _scores(plain)
 
 
 async def test_evaluate_works_inside_a_running_event_loop() -> None:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from ragqa.errors import ConfigError
 from ragqa.run.loop import default_loop, run_sync
-from ragqa.run.plan import MetricLike, OnInvalid, make_plan, plan_output
+from ragqa.run.plan import MetricLike, OnInvalid, make_plan, panel_overrides, plan_output
 from ragqa.run.runner import Runner
 from ragqa.schema import Sample
 
@@ -117,17 +117,6 @@ async def _run(
             await close_container(container)
 
 
-def _panel(language: str | None, aggregation: str | None, quorum: int | None) -> dict[str, Any]:
-    panel: dict[str, Any] = {}
-    if language is not None:
-        panel["language"] = language
-    if aggregation is not None:
-        panel["strategy"] = aggregation
-    if quorum is not None:
-        panel["quorum"] = quorum
-    return panel
-
-
 async def aevaluate(
     data: Any,
     metrics: Sequence[MetricLike] | str | None = None,
@@ -145,6 +134,7 @@ async def aevaluate(
     language: str | None = None,
     aggregation: str | None = None,
     quorum: int | None = None,
+    deadline_s: float | None = None,
     container: Container | None = None,
 ) -> Report:
     """Score ``data`` with ``metrics`` across the judge panel of the settings; the async form of :func:`evaluate`.
@@ -166,7 +156,7 @@ async def aevaluate(
         max_calls=max_calls,
         resume=resume,
         no_cache=no_cache,
-        panel=_panel(language, aggregation, quorum),
+        panel=panel_overrides(language=language, aggregation=aggregation, quorum=quorum, deadline_s=deadline_s),
         container=container,
     )
     return await default_loop().arun(coro)
@@ -189,6 +179,7 @@ def evaluate(
     language: str | None = None,
     aggregation: str | None = None,
     quorum: int | None = None,
+    deadline_s: float | None = None,
     container: Container | None = None,
 ) -> Report:
     """Score ``data`` with ``metrics`` across the judge panel of the settings, in one call.
@@ -222,6 +213,8 @@ def evaluate(
         language: ``en`` or ``ru`` (default ``ragqa.language``).
         aggregation: ``mean``, ``median``, ``min``, ``max`` or ``majority``.
         quorum: judges with a score needed for an aggregate.
+        deadline_s: wall-clock budget of the run in seconds (default ``ragqa.run.deadline``); calls
+            still running then end as ``JudgeTimeout`` failures.
         container: a container to use (and not close) instead of one made from ``config`` and ``profile``.
 
     Returns:
@@ -250,7 +243,7 @@ def evaluate(
         max_calls=max_calls,
         resume=resume,
         no_cache=no_cache,
-        panel=_panel(language, aggregation, quorum),
+        panel=panel_overrides(language=language, aggregation=aggregation, quorum=quorum, deadline_s=deadline_s),
         container=container,
     )
     return run_sync(coro)

@@ -24,7 +24,16 @@ from ragqa.run.validate import Limits
 if TYPE_CHECKING:
     from ragqa.settings import Settings
 
-__all__ = ["MetricLike", "OnInvalid", "Output", "RunPlan", "build_metrics", "make_plan", "plan_output"]
+__all__ = [
+    "MetricLike",
+    "OnInvalid",
+    "Output",
+    "RunPlan",
+    "build_metrics",
+    "make_plan",
+    "panel_overrides",
+    "plan_output",
+]
 
 OnInvalid = Literal["raise", "skip"]
 """What an invalid (sample, metric) does: ``raise`` stops the run before any call, ``skip`` leaves it out."""
@@ -146,6 +155,28 @@ def build_metrics(metrics: Sequence[MetricLike] | str, defaults: Mapping[str, Ma
     return built
 
 
+def panel_overrides(
+    *,
+    language: str | None = None,
+    aggregation: str | None = None,
+    quorum: int | None = None,
+    deadline_s: float | None = None,
+) -> dict[str, Any]:
+    """The :class:`~ragqa.evaluation.PanelOptions` fields a caller overrides (``None`` = the settings' value).
+
+    Args:
+        language: ``en`` or ``ru``.
+        aggregation: the aggregation strategy (``mean``...).
+        quorum: judges with a score needed for an aggregate (>= 1).
+        deadline_s: wall-clock budget of the run in seconds (> 0).
+
+    Returns:
+        ``{field: value}`` for the arguments given; checked by :func:`make_plan`.
+    """
+    given = {"language": language, "strategy": aggregation, "quorum": quorum, "deadline_s": deadline_s}
+    return {k: v for k, v in given.items() if v is not None}
+
+
 def _check_panel(panel: Mapping[str, Any]) -> None:
     from ragqa.aggregate import STRATEGIES
 
@@ -156,6 +187,9 @@ def _check_panel(panel: Mapping[str, Any]) -> None:
     quorum = panel.get("quorum")
     if quorum is not None and (isinstance(quorum, bool) or not isinstance(quorum, int) or quorum < 1):
         raise ConfigError(f"quorum {quorum!r}: use an integer >= 1", key="--quorum")
+    deadline = panel.get("deadline_s")
+    if deadline is not None and (isinstance(deadline, bool) or not isinstance(deadline, int | float) or deadline <= 0):
+        raise ConfigError(f"deadline {deadline!r}: use a number of seconds > 0", key="--deadline")
 
 
 def make_plan(
