@@ -37,8 +37,8 @@ class Container(containers.DeclarativeContainer):
     limiters = providers.Singleton(factory.make_limiters)
     breaker = settings.provided.ragqa.circuit_breaker
     embedders = providers.Singleton(
-        factory.build_embedders,
-        settings.provided.embedders.call(),
+        factory.build_configured_embedders,
+        settings,
         limiters,
         closer,
         failure_threshold=breaker.failure_threshold,

@@ -25,7 +25,7 @@ from typing import Any, Literal, TypeVar
 
 from ragqa.aggregate import Strategy, aggregate
 from ragqa.errors import ConfigError, JudgeError, JudgeTimeout, SampleError
-from ragqa.judges.base import Embedder, Judge, SharedCallJudge
+from ragqa.judges.base import Embedder, Embedders, Judge, SharedCallJudge
 from ragqa.metrics.base import Metric, MetricContext
 from ragqa.report import Report, SkippedSample, summarize
 from ragqa.schema import JudgeFailure, JudgeOutcome, Language, PanelResult, Sample
@@ -135,6 +135,7 @@ class PanelEvaluator:
         self.judges: tuple[Judge, ...] = tuple(judges)
         self.metrics: tuple[Metric, ...] = tuple(metrics)
         self.embedders: tuple[Embedder, ...] = tuple(embedders)
+        self._embedders_unavailable = embedders.unavailable if isinstance(embedders, Embedders) else None
         self.options = options or PanelOptions()
         if self.judges and self.options.quorum > len(self.judges):
             raise ConfigError(
@@ -158,7 +159,9 @@ class PanelEvaluator:
             if self.embedders
             else [
                 SampleError(
-                    "needs an embedding model; configure spring.ai.embedding-models.list "
+                    f"needs an embedding model, but {self._embedders_unavailable}"
+                    if self._embedders_unavailable
+                    else "needs an embedding model; configure spring.ai.embedding-models.list "
                     "(or use --profile local with the embeddings extra)",
                     metric=metric.key,
                 )

@@ -14,12 +14,20 @@ from typing import Any, Protocol
 from ragqa.cache import CachingJudge, JudgeCache
 from ragqa.errors import ConfigError
 from ragqa.evaluation import PanelOptions
-from ragqa.judges.base import Embedder, Judge
+from ragqa.judges.base import Embedder, Embedders, Judge
 from ragqa.metrics import build_metric
 from ragqa.metrics.base import Metric
 from ragqa.settings import CacheSettings, ResolvedChatModel, ResolvedEmbeddingModel, Settings
 
-__all__ = ["Closer", "build_embedders", "build_judges", "build_metrics", "make_limiters", "open_cache", "panel_options"]
+__all__ = [
+    "Closer",
+    "build_configured_embedders",
+    "build_embedders",     "build_judges",
+    "build_metrics",
+    "make_limiters",
+    "open_cache",
+    "panel_options",
+]
 
 log = logging.getLogger(__name__)
 
@@ -99,6 +107,30 @@ def build_embedders(
         closer.register(embedder)
         out.append(embedder)
     return out
+
+
+def build_configured_embedders(
+    settings: Settings,
+    limiters: Any,
+    closer: Closer,
+    *,
+    failure_threshold: int = 5,
+    cool_down_s: float = 30.0,
+) -> Embedders:
+    """The embedders of ``settings``; when the settings cannot resolve them, none, with the reason kept.
+
+    An embedding model whose ``api-key`` / ``base-url`` placeholder is unset does not stop a run
+    that embeds nothing: the error is kept in :attr:`Embedders.unavailable` and reported, before
+    any judge call, for the metrics that need embeddings (see :meth:`PanelEvaluator.validate
+    <ragqa.evaluation.PanelEvaluator.validate>`).
+    """
+    try:
+        models = settings.embedders()
+    except ConfigError as exc:
+        log.debug("no embedder: %s", exc)
+        return Embedders(unavailable=str(exc))
+    built = build_embedders(models, limiters, closer, failure_threshold=failure_threshold, cool_down_s=cool_down_s)
+    return Embedders(built)
 
 
 def open_cache(settings: CacheSettings, closer: Closer) -> JudgeCache | None:

@@ -83,3 +83,24 @@ def test_circuit_breaker_and_deadline_settings_reach_the_judges_and_the_panel(tm
     breaker = getattr(judge, "inner", judge).breaker
     assert (breaker.failure_threshold, breaker.cool_down_s) == (2, 7.0)
     assert container.panel_options().deadline_s == 90.0
+
+
+def test_an_unresolvable_embedding_key_stops_only_the_metrics_that_embed(tmp_path):
+    from ragqa.container import create_container
+    from ragqa.metrics import build_metric
+
+    config = tmp_path / "application.yaml"
+    config.write_text(
+        "spring:\n  ai:\n    openai:\n      base-url: http://127.0.0.1:9\n"
+        "      api-key: ${OPENROUTER_API_KEY}\n"
+        "    chat-models:\n      list:\n        - {id: a, api-key: none}\n"
+        "    embedding-models:\n      list:\n        - {id: e}\n",
+        encoding="utf-8",
+    )
+    container = create_container(config, environ={})
+    assert [j.id for j in container.judges()] == ["a"]  # the panel builds without the embedding key
+    evaluator = container.evaluator()
+    assert evaluator.validate([], [build_metric("faithfulness")]) == []
+    (problem,) = evaluator.validate([], [build_metric("response_relevancy")])
+    assert "needs an embedding model, but environment variable OPENROUTER_API_KEY is not set" in str(problem)
+    assert problem.metric == "response_relevancy"

@@ -17,7 +17,7 @@ from pydantic import BaseModel
 from ragqa.prompts.base import Prompt
 from ragqa.schema import Language
 
-__all__ = ["Embedder", "Judge", "SharedCallJudge"]
+__all__ = ["Embedder", "Embedders", "Judge", "SharedCallJudge"]
 
 In = TypeVar("In", bound=BaseModel)
 Out = TypeVar("Out", bound=BaseModel)
@@ -73,6 +73,24 @@ class Embedder(Protocol):
             ragqa.errors.JudgeError: on any failure.
         """
         ...
+
+
+class Embedders(list[Embedder]):
+    """The configured embedders, and why there are none when the settings could not build them.
+
+    Settings may leave an embedding model unusable (its ``${OPENROUTER_API_KEY}`` unset) while a
+    run needs no embeddings at all (a CI profile that swaps only the judge panel). The container
+    then builds an empty ``Embedders`` whose :attr:`unavailable` keeps the configuration error;
+    the evaluator reports it, before any judge call, only for metrics that embed.
+
+    Args:
+        embedders: the embedders, in settings order.
+        unavailable: why no embedder could be built (a message naming the key and the fix), or ``None``.
+    """
+
+    def __init__(self, embedders: Sequence[Embedder] = (), *, unavailable: str | None = None) -> None:
+        super().__init__(embedders)
+        self.unavailable = unavailable
 
 
 def _retrieve(task: asyncio.Future[Any]) -> None:
