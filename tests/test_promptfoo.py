@@ -478,3 +478,14 @@ def test_ctrl_c_while_judges_hang_is_exit_130(tmp_path: Path) -> None:
                 proc.kill()
     assert proc.returncode == 130, stdout + stderr
     assert "interrupted" in stderr and "Traceback" not in stderr
+
+
+def test_a_settings_file_among_the_test_files_is_skipped_with_a_note(tmp_path):
+    from ragqa.promptfoo.loading import split_settings_files
+
+    settings = tmp_path / "application.yaml"
+    settings.write_text("spring:\n  ai: {}\nragqa:\n  language: en\n", encoding="utf-8")
+    tests = tmp_path / "checks.yaml"
+    tests.write_text("tests:\n  - vars: {query: q}\n", encoding="utf-8")
+    assert split_settings_files([settings, tests]) == ([tests], [settings])
+    assert split_settings_files([settings]) == ([settings], [])  # alone, loading reports it

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from ragqa.metrics.base import Metric
     from ragqa.schema import Sample
 
-__all__ = ["PromptfooCase", "PromptfooSuite", "load_suite", "render_templates"]
+__all__ = ["PromptfooCase", "PromptfooSuite", "load_suite", "render_templates", "split_settings_files"]
 
 _IGNORED_TOP = {
     "providers": "ragqa scores the outputs given in the file and calls no provider",
@@ -379,3 +379,28 @@ def load_suite(path: str | Path, *, metric_options: Mapping[str, Mapping[str, An
                 )
             )
     return PromptfooSuite(path=file, cases=cases, n_tests=len(tests), notes=notes)
+
+
+def split_settings_files(paths: Sequence[str | Path]) -> tuple[list[str | Path], list[str | Path]]:
+    """Separate ragqa settings files from test files, so ``ragqa test *.yaml`` beside an application.yaml works.
+
+    A file is a settings file when its top level has ``spring`` or ``ragqa`` and no ``tests``.
+    When every path is a settings file, none is set aside: loading then reports the missing
+    ``tests`` as usual.
+
+    Returns:
+        ``(test files, settings files)``, each in the order given.
+    """
+    import yaml
+
+    settings: list[str | Path] = []
+    for path in paths:
+        try:
+            doc = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, yaml.YAMLError):
+            continue  # loading reports it
+        if isinstance(doc, dict) and "tests" not in doc and ({"spring", "ragqa"} & set(doc)):
+            settings.append(path)
+    if len(settings) == len(paths):
+        return list(paths), []
+    return [p for p in paths if p not in settings], settings

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from ragqa.errors import ConfigError, RagqaError, SampleError
-from ragqa.promptfoo.loading import PromptfooCase, PromptfooSuite, load_suite
+from ragqa.promptfoo.loading import PromptfooCase, PromptfooSuite, load_suite, split_settings_files
 from ragqa.promptfoo.mapping import FIELD_HINTS
 from ragqa.run.exit_codes import ExitCode
 
@@ -211,7 +211,10 @@ def run_promptfoo_files(
         if junit_xml is not None:
             check_output_path(junit_xml, option="--junit-xml")
         settings = container.settings()
-        suites = [load_suite(p, metric_options=settings.ragqa.metric_options) for p in paths]
+        tests, skipped = split_settings_files(paths)
+        for path in skipped:
+            print(f"note: skipped {path}: a ragqa settings file, not a test file (pass it with --config)", file=errors)
+        suites = [load_suite(p, metric_options=settings.ragqa.metric_options) for p in tests]
         thresholds = dict(settings.ragqa.thresholds)
         evaluator = container.evaluator()
         limits = [check_suite(evaluator, suite, thresholds) for suite in suites]
