@@ -22,7 +22,7 @@ from ragqa.prompts.base import Prompt
 from ragqa.prompts.nli import NLI, NLIInput, NLIOutput, StatementVerdict
 from ragqa.prompts.statements import STATEMENTS, StatementsInput
 from ragqa.settings import LocalJudgeSettings
-from ragqa.testing import FunctionJudge, ScriptedJudge, make_sample
+from ragqa.testing import CountingJudge, FunctionJudge, ScriptedJudge, make_sample
 
 NLI_DATA = NLIInput(context="Maria is a nurse at the city hospital.", statements=["Maria is a nurse.", "Maria is 40."])
 
@@ -48,26 +48,6 @@ def _graded(*supports: float) -> GradedNLIOutput:
             for i, s in enumerate(supports)
         ]
     )
-
-
-class Counting:
-    """A judge wrapper that counts the calls that reach the wrapped judge."""
-
-    def __init__(self, inner: Judge) -> None:
-        self.inner = inner
-        self.calls = 0
-
-    @property
-    def id(self) -> str:
-        return self.inner.id
-
-    @property
-    def fingerprint(self) -> str:
-        return self.inner.fingerprint
-
-    async def ask(self, prompt: Prompt[Any, Any], data: Any, *, language: Any = "en") -> Any:
-        self.calls += 1
-        return await self.inner.ask(prompt, data, language=language)
 
 
 # ---- binary answers ---------------------------------------------------------------------------
@@ -134,9 +114,9 @@ async def test_local_judge_scores_the_same_from_the_cache(tmp_path: Path) -> Non
         response="The first Super Bowl was played in January 1967. "
         "It took place at the Memorial Coliseum in Los Angeles, California."
     )
-    cold_judge = Counting(LocalJudge("local"))
+    cold_judge = CountingJudge(LocalJudge("local"))
     cold = await Faithfulness().score(sample, CachingJudge(cold_judge, JudgeCache(tmp_path)), MetricContext())
-    warm_judge = Counting(LocalJudge("local"))
+    warm_judge = CountingJudge(LocalJudge("local"))
     warm = await Faithfulness().score(sample, CachingJudge(warm_judge, JudgeCache(tmp_path)), MetricContext())
     # graded: neither verdict is 0 or 1 (a binary cache entry would have scored 0.5)
     assert cold.details["verdicts"] == [pytest.approx(0.92), pytest.approx(0.432, abs=1e-3)]
@@ -145,9 +125,9 @@ async def test_local_judge_scores_the_same_from_the_cache(tmp_path: Path) -> Non
 
 
 async def test_changing_a_local_judge_setting_under_the_same_id_misses(tmp_path: Path) -> None:
-    base = Counting(LocalJudge("local", LocalJudgeSettings(support_threshold=0.5)))
+    base = CountingJudge(LocalJudge("local", LocalJudgeSettings(support_threshold=0.5)))
     await CachingJudge(base, JudgeCache(tmp_path)).ask(NLI, NLI_DATA)
-    same = Counting(LocalJudge("local", LocalJudgeSettings(support_threshold=0.5)))
+    same = CountingJudge(LocalJudge("local", LocalJudgeSettings(support_threshold=0.5)))
     await CachingJudge(same, JudgeCache(tmp_path)).ask(NLI, NLI_DATA)
     assert same.calls == 0
     for settings in (
@@ -155,7 +135,7 @@ async def test_changing_a_local_judge_setting_under_the_same_id_misses(tmp_path:
         LocalJudgeSettings(number_check=False),
         LocalJudgeSettings(entity_check=False),
     ):
-        changed = Counting(LocalJudge("local", settings))
+        changed = CountingJudge(LocalJudge("local", settings))
         await CachingJudge(changed, JudgeCache(tmp_path)).ask(NLI, NLI_DATA)
         assert changed.calls == 1, settings
 

@@ -20,7 +20,6 @@ from pydantic import SecretStr
 from ragqa.cache import CachingJudge, JudgeCache
 from ragqa.datasets import load_dataset
 from ragqa.evaluation import PanelEvaluator
-from ragqa.judges.base import Judge
 from ragqa.judges.local import LocalEmbedder, LocalJudge
 from ragqa.judges.openai import OpenAIJudge
 from ragqa.metrics import METRICS, build_metric
@@ -28,33 +27,13 @@ from ragqa.metrics.base import Metric
 from ragqa.prompts.base import Prompt
 from ragqa.report import Report
 from ragqa.settings import ChatOptions, LocalJudgeSettings, ResolvedChatModel, RetrySettings
-from ragqa.testing import FakeOpenAIServer, FunctionJudge, local_judge_responder
+from ragqa.testing import CountingJudge, FakeOpenAIServer, FunctionJudge, local_judge_responder
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = load_dataset(ROOT / "examples/datasets/it_helpdesk.jsonl")[:4]
 CHAT = "/v1/chat/completions"
 
 pytestmark = pytest.mark.usefixtures("reset_srv")
-
-
-class Counting:
-    """Counts the calls that reach the wrapped judge (below the cache)."""
-
-    def __init__(self, inner: Judge) -> None:
-        self.inner = inner
-        self.calls = 0
-
-    @property
-    def id(self) -> str:
-        return self.inner.id
-
-    @property
-    def fingerprint(self) -> str:
-        return self.inner.fingerprint
-
-    async def ask(self, prompt: Prompt[Any, Any], data: Any, *, language: Any = "en") -> Any:
-        self.calls += 1
-        return await self.inner.ask(prompt, data, language=language)
 
 
 def _metrics() -> list[Metric]:
@@ -85,10 +64,10 @@ def _http(srv: FakeOpenAIServer) -> OpenAIJudge:
     )
 
 
-async def _run(srv: FakeOpenAIServer, directory: Path) -> tuple[Report, list[Counting], JudgeCache]:
+async def _run(srv: FakeOpenAIServer, directory: Path) -> tuple[Report, list[CountingJudge], JudgeCache]:
     """One run of the whole panel through a cache on ``directory``, with new judges."""
     http = _http(srv)
-    counted = [Counting(_scripted()), Counting(LocalJudge("local")), Counting(http)]
+    counted = [CountingJudge(_scripted()), CountingJudge(LocalJudge("local")), CountingJudge(http)]
     cache = JudgeCache(directory)
     try:
         evaluator = PanelEvaluator(

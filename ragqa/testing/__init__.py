@@ -7,12 +7,13 @@ OpenAI-compatible server (:class:`FakeOpenAIServer`, scripted with :func:`ragqa_
 
 from ragqa.testing.app import FakeOpenAIServer
 from ragqa.testing.fixtures import fake_openai_server, fake_openai_server_fixture
-from ragqa.testing.judges import FunctionJudge, RecordedCall, ScriptedJudge, StaticEmbedder, make_sample
+from ragqa.testing.judges import CountingJudge, FunctionJudge, RecordedCall, ScriptedJudge, StaticEmbedder, make_sample
 from ragqa.testing.responders import local_judge_responder, ragqa_responder
 from ragqa.testing.wire import ChatRequest, Fault, RecordedRequest, Responder, ResponderError, ResponderFailure
 
 __all__ = [
     "ChatRequest",
+    "CountingJudge",
     "FakeOpenAIServer",
     "Fault",
     "FunctionJudge",

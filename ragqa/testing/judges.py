@@ -15,13 +15,45 @@ from typing import Any, TypeVar
 from pydantic import BaseModel
 
 from ragqa.errors import JudgeError, JudgeOutputError
+from ragqa.judges.base import Judge
 from ragqa.prompts.base import Prompt
 from ragqa.schema import Language, Sample
 
-__all__ = ["FunctionJudge", "RecordedCall", "ScriptedJudge", "StaticEmbedder", "make_sample"]
+__all__ = ["CountingJudge", "FunctionJudge", "RecordedCall", "ScriptedJudge", "StaticEmbedder", "make_sample"]
 
 In = TypeVar("In", bound=BaseModel)
 Out = TypeVar("Out", bound=BaseModel)
+
+
+class CountingJudge:
+    """Wraps a judge and counts the calls that reach it.
+
+    Put it under a cache or shared-call wrapper to prove how many calls got through (a warm
+    cache: 0).
+
+    Args:
+        inner: the judge to forward to; id and fingerprint are the inner judge's.
+    """
+
+    def __init__(self, inner: Judge) -> None:
+        """Wrap ``inner`` with a call count of 0."""
+        self.inner = inner
+        self.calls = 0
+
+    @property
+    def id(self) -> str:
+        """The inner judge's id."""
+        return self.inner.id
+
+    @property
+    def fingerprint(self) -> str:
+        """The inner judge's fingerprint (counting does not change an answer)."""
+        return self.inner.fingerprint
+
+    async def ask(self, prompt: Prompt[In, Out], data: In, *, language: Language = "en") -> Out:
+        """Count the call, then answer like the inner judge."""
+        self.calls += 1
+        return await self.inner.ask(prompt, data, language=language)
 
 
 class RecordedCall(BaseModel):
