@@ -20,9 +20,21 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from ragqa.metrics._math import nan_mean
-from ragqa.schema import JudgeFailure, PanelResult, Usage
+from ragqa.schema import JudgeFailure, PanelResult, Sample, Usage
 
-__all__ = ["CacheStats", "JudgeSummary", "MetricSummary", "Report", "SkippedSample", "finite_json", "summarize"]
+__all__ = [
+    "Agreement",
+    "CacheStats",
+    "ContestedSample",
+    "JudgeBias",
+    "JudgeSummary",
+    "MetricSummary",
+    "PairAgreement",
+    "Report",
+    "SkippedSample",
+    "finite_json",
+    "summarize",
+]
 
 
 class JudgeSummary(BaseModel):
@@ -41,6 +53,74 @@ class JudgeSummary(BaseModel):
     """Samples where the judge failed (excluded)."""
     usage: Usage = Field(default_factory=Usage)
     """Tokens, calls and latency this judge spent on this metric."""
+
+
+class PairAgreement(BaseModel):
+    """How two judges agree on one metric, over the samples both scored (finite values only).
+
+    Attributes:
+        judge_a: the first judge (panel order).
+        judge_b: the second judge.
+        n: samples both judges scored.
+        spearman: Spearman's rank correlation, -1..1 (NaN when undefined: fewer than 2 samples or
+            a constant judge); ``scipy.stats.spearmanr``.
+        mean_abs_diff: mean absolute difference of their scores, in the metric's units (>= 0).
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    judge_a: str
+    judge_b: str
+    n: int
+    spearman: float
+    mean_abs_diff: float
+
+
+class JudgeBias(BaseModel):
+    """One judge's mean signed difference from the panel mean of the other judges' scores, per sample.
+
+    Attributes:
+        judge_id: the judge.
+        n: samples where the judge and at least one other judge scored.
+        bias: mean of (judge's score - mean of the other judges' scores); positive = more lenient
+            for a higher-is-better metric.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    judge_id: str
+    n: int
+    bias: float
+
+
+class ContestedSample(BaseModel):
+    """A sample on which the judges disagree most (largest spread = max - min of their scores)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    sample_id: str
+    spread: float
+
+
+class Agreement(BaseModel):
+    """Judge agreement on one metric across the run (needs two or more judges).
+
+    Attributes:
+        alpha: Krippendorff's alpha, interval level, across judges (samples x judges, NaN =
+            missing); 1 = perfect agreement, 0 = chance, NaN when undefined (``krippendorff``).
+        n_samples: samples with at least two judges' finite scores.
+        pairs: every judge pair, in panel order.
+        bias: every judge's bias against the others.
+        contested: the samples with the largest spread, largest first (at most 5).
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    alpha: float
+    n_samples: int
+    pairs: list[PairAgreement] = Field(default_factory=list)
+    bias: list[JudgeBias] = Field(default_factory=list)
+    contested: list[ContestedSample] = Field(default_factory=list)
 
 
 class MetricSummary(BaseModel):
@@ -78,6 +158,8 @@ class MetricSummary(BaseModel):
     n_all_failed: int
     """Samples where every judge failed (none scored, none returned NaN)."""
     usage: Usage = Field(default_factory=Usage)
+    agreement: Agreement | None = None
+    """Judge agreement (two or more judges; ``None`` otherwise or when not computed)."""
     """Sum over judges."""
 
     @property
@@ -126,6 +208,9 @@ class Report(BaseModel):
     """Wall time of the run, seconds."""
     cache: CacheStats | None = None
     """Judge-cache hits and misses of the run; ``None`` when no cache was used."""
+    samples: list[Sample] = Field(default_factory=list)
+    """The scored samples (inputs: question, response, contexts, reference), in dataset order, when
+    the run kept them (the run layer does; reports rebuilt from a results file may not)."""
 
     @property
     def usage(self) -> Usage:

@@ -344,6 +344,7 @@ class Runner:
             skipped=[_skipped(p) for p in prepared.validation.problems],
             wall_time_s=wall,
             cache=CacheStats(hits=cache.hits - hits0, misses=cache.misses - misses0) if cache is not None else None,
+            samples=list(prepared.samples),
         )
         written = []
         options = RenderOptions(language=evaluator.options.language, thresholds=dict(plan.thresholds))
