@@ -3,7 +3,8 @@
 Per metric the summary gives each judge's mean (NaN-ignoring, over the samples it scored), how
 many samples each judge failed or left unscored, the aggregation strategy and quorum, the mean of
 the per-sample aggregates, the mean spread between judges, how many samples have no aggregate and
-why (below quorum, every judge failed), and the usage. Renderers read these fields; none of them
+why (below quorum, every judge failed), the usage, and, with two or more judges, how far the
+judges agree (:class:`Agreement`, computed by :mod:`ragqa.agreement`). Renderers read these fields; none of them
 recomputes anything from the raw results.
 
 Output helpers (:meth:`Report.to_jsonl`, :meth:`Report.to_csv`, :meth:`Report.to_pandas`) call
@@ -94,7 +95,7 @@ class JudgeBias(BaseModel):
 
 
 class ContestedSample(BaseModel):
-    """A sample on which the judges disagree most (largest spread = max - min of their scores)."""
+    """A sample on which the judges disagree most (largest spread = max - min of their finite scores, > 0)."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -158,9 +159,10 @@ class MetricSummary(BaseModel):
     n_all_failed: int
     """Samples where every judge failed (none scored, none returned NaN)."""
     usage: Usage = Field(default_factory=Usage)
-    agreement: Agreement | None = None
-    """Judge agreement (two or more judges; ``None`` otherwise or when not computed)."""
     """Sum over judges."""
+    agreement: Agreement | None = None
+    """Judge agreement (:func:`ragqa.agreement.metric_agreement`, computed by :func:`summarize` when the
+    panel has two or more judges; ``None`` otherwise or when not computed)."""
 
     @property
     def n_aggregated(self) -> int:
@@ -303,7 +305,7 @@ def _write(report: Report, renderer: Any, path: str | Path) -> Path:
 
 
 def summarize(results: Sequence[PanelResult], judge_ids: Sequence[str]) -> list[MetricSummary]:
-    """Summarise per metric and judge (pure).
+    """Summarise per metric and judge, with the judges' agreement (pure).
 
     Args:
         results: panel results of a run.
@@ -315,7 +317,13 @@ def summarize(results: Sequence[PanelResult], judge_ids: Sequence[str]) -> list[
     Raises:
         ValueError: when one metric's results were aggregated with different strategies or
             quorums (results of different runs mixed): one summary cannot describe them.
+
+    Agreement between judges (:mod:`ragqa.agreement`: Krippendorff's alpha, pairwise Spearman and
+    mean absolute difference, bias, contested samples) is filled in for every metric when the panel
+    has two or more judges, ``None`` otherwise.
     """
+    from ragqa.agreement import metric_agreement
+
     by_metric: dict[str, list[PanelResult]] = {}
     for r in results:
         by_metric.setdefault(r.metric, []).append(r)
@@ -371,6 +379,7 @@ def summarize(results: Sequence[PanelResult], judge_ids: Sequence[str]) -> list[
                 n_below_quorum=sum(1 for r in rows if not r.aggregate.quorum_met),
                 n_all_failed=sum(1 for r in rows if _all_failed(r)),
                 usage=total,
+                agreement=metric_agreement(rows, judge_ids),
             )
         )
     return summaries

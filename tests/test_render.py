@@ -107,6 +107,7 @@ judge               mean   scored   NaN   failed   spread   tokens     cost
 local-strict       0.667        3     0        0             7,500   0.0750
 local-lenient      1.000        3     0        0                 -        -
 aggregate (mean)   0.833      3/3     0        0    0.333    7,500   0.0750
+agreement: alpha -0.67 · spearman n/a · |diff| 0.33 · most contested s1 (0.33)
 
 hallucination  ↓ lower is better
 judge               mean   scored   NaN   failed   spread   tokens   cost
@@ -114,6 +115,7 @@ judge               mean   scored   NaN   failed   spread   tokens   cost
 local-strict       0.333        3     0        0                 -      -
 local-lenient      0.000        3     0        0                 -      -
 aggregate (mean)   0.167      3/3     0        0    0.333        -      -
+agreement: alpha -0.67 · spearman n/a · |diff| 0.33 · most contested s1 (0.33)
 
 calls 6 · tokens 7,500 (prompt 6,000, completion 1,500) · cost 0.0750 · wall time 3.5 s
 """
@@ -129,6 +131,7 @@ judge-b            0.750        2     1        1                 -        -
 flaky              0.000        1     0        3                 -        -
 aggregate (mean)   0.750      2/4     2        1    0.333      960   0.0080
 quorum 2: 2 sample(s) below quorum have no aggregate
+agreement: alpha 0.25 · spearman n/a · |diff| 0.58 (means of 3 pairs) · most contested s1 (1.00)
 
 hallucination  ↓ lower is better
 judge               mean   scored   NaN   failed   spread   tokens   cost
@@ -138,6 +141,7 @@ judge-b            0.250        2     1        1                 -      -
 flaky              1.000        1     0        3                 -      -
 aggregate (mean)   0.250      2/4     2        1    0.333        -      -
 quorum 2: 2 sample(s) below quorum have no aggregate
+agreement: alpha 0.25 · spearman n/a · |diff| 0.58 (means of 3 pairs) · most contested s1 (1.00)
 
 judge failures (10), excluded from the aggregate
 judge     metric          sample   step         cause

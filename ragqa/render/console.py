@@ -6,7 +6,8 @@ aggregates and the mean spread between judges; the title shows the direction (``
 better`` / ``↓ lower is better``) and, where the metric has an interpretation scale
 (:mod:`ragqa.interpretation`), the band of the aggregate. Then the judge failures (judge, metric,
 sample, step, cause: the first few, then a count), samples skipped by validation, and a usage line
-(calls, tokens, cost, wall time).
+(calls, tokens, cost, wall time). Under each metric's table, with two or more judges, one
+agreement line (:func:`agreement_line`).
 """
 
 from __future__ import annotations
@@ -20,10 +21,11 @@ from rich.console import Console, Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from ragqa.metrics._math import nan_mean
 from ragqa.report import MetricSummary, Report
 from ragqa.schema import JudgeFailure, Language, Usage
 
-__all__ = ["DIRECTION_LABELS", "render_report", "report_renderable", "report_to_text"]
+__all__ = ["DIRECTION_LABELS", "agreement_line", "render_report", "report_renderable", "report_to_text"]
 
 DIRECTION_LABELS = {"higher": "↑ higher is better", "lower": "↓ lower is better"}
 """How the direction of a metric is shown."""
@@ -116,6 +118,33 @@ def metric_table(summary: MetricSummary, *, language: Language = "en") -> Table:
     return table
 
 
+def agreement_line(summary: MetricSummary) -> Text | None:
+    """The judges' agreement on one metric in one line, or ``None`` when it was not computed (one judge).
+
+    ``agreement: alpha A · spearman S · |diff| D[ (means of N pairs)] · most contested ID (SPREAD)``:
+    Krippendorff's interval alpha across judges; Spearman's rho and the mean absolute difference
+    of a judge pair (with more than two judges, their means over the pairs, NaN-ignoring); the
+    sample with the largest spread between judges (left out when no sample has a spread). NaN
+    shows as ``n/a``. Two decimals: the line is a glance; the JSON report has every figure.
+    """
+    agreement = summary.agreement
+    if agreement is None:
+        return None
+    spearman = nan_mean([p.spearman for p in agreement.pairs])
+    diff = nan_mean([p.mean_abs_diff for p in agreement.pairs])
+    parts = [f"alpha {_two(agreement.alpha)}", f"spearman {_two(spearman)}", f"|diff| {_two(diff)}"]
+    if len(agreement.pairs) > 1:
+        parts[-1] += f" (means of {len(agreement.pairs)} pairs)"
+    if agreement.contested:
+        top = agreement.contested[0]
+        parts.append(f"most contested {top.sample_id} ({_two(top.spread)})")
+    return Text("agreement: " + " · ".join(parts), style="dim")
+
+
+def _two(value: float) -> str:
+    return "n/a" if math.isnan(value) else f"{value:.2f}"
+
+
 def failures_table(failures: Sequence[JudgeFailure], *, limit: int = 5) -> RenderableType:
     """The first ``limit`` judge failures (judge, metric, sample, step, cause), then a count of the rest."""
     table = Table(
@@ -164,6 +193,9 @@ def report_renderable(report: Report, *, language: Language = "en", max_failures
     for summary in report.summaries:
         parts.append(Text(""))
         parts.append(metric_table(summary, language=language))
+        line = agreement_line(summary)
+        if line is not None:
+            parts.append(line)
     failures = report.failures
     if failures:
         parts.append(Text(""))

@@ -1,0 +1,179 @@
+"""Judge agreement on one metric (pure functions): how far the panel's judges agree with each other.
+
+Input is a score matrix, judges x samples, in the metric's units, with NaN where a judge has no
+finite score for a sample (it failed, the metric was undefined for it, or it did not run). From
+it, :func:`agreement` computes:
+
+- Krippendorff's alpha at the interval level over the whole matrix (NaN = missing), with the
+  ``krippendorff`` package (Krippendorff, *Content Analysis*, 4th ed., ch. 12; ``alpha = 1 -
+  D_o / D_e``): 1 is perfect agreement, 0 agreement at chance level, below 0 systematic
+  disagreement;
+- per judge pair, over the samples both scored: Spearman's rank correlation
+  (``scipy.stats.spearmanr``) and the mean absolute difference of their scores;
+- per judge, the bias: the mean over samples of (its score - the mean of the other judges' finite
+  scores on that sample);
+- the contested samples: those with the largest spread (max - min of the judges' finite scores).
+
+A figure that is undefined is NaN, never a made-up number: alpha with no sample scored by two
+judges or a single distinct value among them (``D_e = 0``); Spearman with fewer than 2 common
+samples or a judge constant over them; a mean over no sample.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+import numpy.typing as npt
+
+from ragqa.report import Agreement, ContestedSample, JudgeBias, PairAgreement
+from ragqa.schema import PanelResult
+
+__all__ = ["MAX_CONTESTED", "agreement", "krippendorff_alpha", "metric_agreement", "score_matrix"]
+
+MAX_CONTESTED = 5
+"""Contested samples kept per metric."""
+
+_Matrix = npt.NDArray[np.float64]
+
+
+def score_matrix(results: Sequence[PanelResult], judge_ids: Sequence[str]) -> tuple[list[str], _Matrix]:
+    """The judges x samples score matrix of one metric's results.
+
+    Args:
+        results: the panel results of one metric, one per sample (sample order is kept).
+        judge_ids: the panel, in display order (the matrix rows).
+
+    Returns:
+        ``(sample ids, matrix)``: the matrix has shape ``(len(judge_ids), len(results))``; a cell
+        holds the judge's finite score, or NaN when it failed, returned NaN or did not score.
+    """
+    row_of = {jid: i for i, jid in enumerate(judge_ids)}
+    matrix = np.full((len(judge_ids), len(results)), np.nan)
+    for col, result in enumerate(results):
+        for outcome in result.judges:
+            row = row_of.get(outcome.judge_id)
+            if row is None or outcome.failure is not None or outcome.score is None:
+                continue
+            if math.isfinite(outcome.score.value):
+                matrix[row, col] = outcome.score.value
+    return [r.sample_id for r in results], matrix
+
+
+def krippendorff_alpha(matrix: _Matrix) -> float:
+    """Krippendorff's alpha, interval level, of a judges x samples matrix (NaN = missing).
+
+    Only samples with two or more finite scores are pairable; the others do not change alpha.
+
+    Args:
+        matrix: shape ``(judges, samples)``, float, NaN where a judge has no score.
+
+    Returns:
+        Alpha (at most 1; 1 = perfect agreement, 0 = chance), or NaN when it is undefined: no
+        pairable sample, or one distinct value among the pairable ones (expected disagreement 0).
+    """
+    import krippendorff
+
+    pairable = matrix[:, np.sum(~np.isnan(matrix), axis=0) >= 2]
+    values = pairable[~np.isnan(pairable)]
+    if values.size == 0 or np.unique(values).size < 2:
+        return math.nan
+    return float(krippendorff.alpha(reliability_data=pairable, level_of_measurement="interval"))
+
+
+def _spearman(a: _Matrix, b: _Matrix) -> float:
+    """Spearman's rho of two equally long finite vectors; NaN for fewer than 2 or a constant one."""
+    if a.size < 2 or np.ptp(a) == 0 or np.ptp(b) == 0:
+        return math.nan
+    from scipy.stats import spearmanr  # type: ignore[import-untyped]
+
+    return float(spearmanr(a, b).statistic)
+
+
+def agreement(
+    sample_ids: Sequence[str], judge_ids: Sequence[str], matrix: _Matrix, *, max_contested: int = MAX_CONTESTED
+) -> Agreement | None:
+    """Agreement figures of one metric from its judges x samples score matrix.
+
+    Args:
+        sample_ids: the matrix columns (sample ids).
+        judge_ids: the matrix rows (judges, in panel order).
+        matrix: shape ``(len(judge_ids), len(sample_ids))``, scores in the metric's units, NaN
+            where a judge has no finite score.
+        max_contested: contested samples kept (largest spread first).
+
+    Returns:
+        The :class:`~ragqa.report.Agreement`, or ``None`` with fewer than two judges (agreement
+        needs a panel). Pairs come in panel order (``(j0, j1), (j0, j2), (j1, j2)``...); undefined
+        figures are NaN (see the module docstring). Contested samples have a spread above 0 and
+        at least two finite scores; ties keep sample order.
+
+    Raises:
+        ValueError: when the matrix shape does not match the ids.
+    """
+    if matrix.shape != (len(judge_ids), len(sample_ids)):
+        raise ValueError(f"score matrix has shape {matrix.shape}, expected ({len(judge_ids)}, {len(sample_ids)})")
+    if len(judge_ids) < 2:
+        return None
+    finite = ~np.isnan(matrix)
+    counts = finite.sum(axis=0)
+    pairable = counts >= 2
+
+    pairs = []
+    for i in range(len(judge_ids)):
+        for j in range(i + 1, len(judge_ids)):
+            both = finite[i] & finite[j]
+            a, b = matrix[i, both], matrix[j, both]
+            pairs.append(
+                PairAgreement(
+                    judge_a=judge_ids[i],
+                    judge_b=judge_ids[j],
+                    n=int(both.sum()),
+                    spearman=_spearman(a, b),
+                    mean_abs_diff=float(np.mean(np.abs(a - b))) if a.size else math.nan,
+                )
+            )
+
+    bias = []
+    sums = np.where(finite, matrix, 0.0).sum(axis=0)
+    for i, jid in enumerate(judge_ids):
+        mask = finite[i] & (counts >= 2)
+        others_mean = (sums[mask] - matrix[i, mask]) / (counts[mask] - 1)
+        diffs = matrix[i, mask] - others_mean
+        bias.append(JudgeBias(judge_id=jid, n=int(mask.sum()), bias=float(np.mean(diffs)) if diffs.size else math.nan))
+
+    contested = []
+    if pairable.any():
+        cols = np.flatnonzero(pairable)
+        sub = matrix[:, cols]
+        spreads = np.nanmax(sub, axis=0) - np.nanmin(sub, axis=0)
+        order = np.argsort(-spreads, kind="stable")
+        for k in order[:max_contested]:
+            if spreads[k] > 0:
+                contested.append(ContestedSample(sample_id=sample_ids[int(cols[k])], spread=float(spreads[k])))
+
+    return Agreement(
+        alpha=krippendorff_alpha(matrix),
+        n_samples=int(pairable.sum()),
+        pairs=pairs,
+        bias=bias,
+        contested=contested,
+    )
+
+
+def metric_agreement(
+    results: Sequence[PanelResult], judge_ids: Sequence[str], *, max_contested: int = MAX_CONTESTED
+) -> Agreement | None:
+    """Agreement of one metric's panel results (:func:`score_matrix` then :func:`agreement`).
+
+    Args:
+        results: the results of one metric, one per sample.
+        judge_ids: the panel, in display order.
+        max_contested: contested samples kept.
+
+    Returns:
+        The agreement, or ``None`` with fewer than two judges.
+    """
+    sample_ids, matrix = score_matrix(results, judge_ids)
+    return agreement(sample_ids, judge_ids, matrix, max_contested=max_contested)
