@@ -30,10 +30,22 @@ import numpy.typing as npt
 from ragqa.report import Agreement, ContestedSample, JudgeBias, PairAgreement
 from ragqa.schema import PanelResult
 
-__all__ = ["MAX_CONTESTED", "agreement", "krippendorff_alpha", "metric_agreement", "score_matrix"]
+__all__ = [
+    "MAX_CONTESTED",
+    "PACKAGE_CELLS",
+    "agreement",
+    "interval_alpha",
+    "krippendorff_alpha",
+    "metric_agreement",
+    "score_matrix",
+]
 
 MAX_CONTESTED = 5
 """Contested samples kept per metric."""
+
+PACKAGE_CELLS = 2_000_000
+"""Largest ``pairable samples x distinct values**2`` handed to the ``krippendorff`` package (its
+coincidence arrays hold about that many floats, 16 MB); beyond it :func:`interval_alpha` is used."""
 
 _Matrix = npt.NDArray[np.float64]
 
@@ -65,6 +77,12 @@ def krippendorff_alpha(matrix: _Matrix) -> float:
     """Krippendorff's alpha, interval level, of a judges x samples matrix (NaN = missing).
 
     Only samples with two or more finite scores are pairable; the others do not change alpha.
+    The ``krippendorff`` package computes it through a coincidence matrix whose memory grows with
+    samples x distinct values squared (continuous scores over thousands of samples need many
+    GiB); past :data:`PACKAGE_CELLS` cells the same alpha is computed in closed form
+    (:func:`interval_alpha`), which is linear in the number of scores. Both give the same number
+    (``tests/test_agreement.py`` checks them against each other and against Krippendorff's
+    published example).
 
     Args:
         matrix: shape ``(judges, samples)``, float, NaN where a judge has no score.
@@ -73,13 +91,48 @@ def krippendorff_alpha(matrix: _Matrix) -> float:
         Alpha (at most 1; 1 = perfect agreement, 0 = chance), or NaN when it is undefined: no
         pairable sample, or one distinct value among the pairable ones (expected disagreement 0).
     """
-    import krippendorff
-
     pairable = matrix[:, np.sum(~np.isnan(matrix), axis=0) >= 2]
     values = pairable[~np.isnan(pairable)]
-    if values.size == 0 or np.unique(values).size < 2:
+    n_distinct = np.unique(values).size
+    if n_distinct < 2:
         return math.nan
+    if pairable.shape[1] * n_distinct**2 > PACKAGE_CELLS:
+        return interval_alpha(pairable)
+    import krippendorff
+
     return float(krippendorff.alpha(reliability_data=pairable, level_of_measurement="interval"))
+
+
+def interval_alpha(matrix: _Matrix) -> float:
+    """Krippendorff's interval alpha in closed form, linear in the number of scores.
+
+    With the interval metric ``(c - k)^2``, the coincidence sums reduce to variances
+    (Krippendorff, "Computing Krippendorff's alpha-reliability", 2011): over the pairable samples
+    ``u`` holding ``m_u >= 2`` scores, ``n = sum m_u``,
+    ``D_o = (1/n) sum_u 2 m_u SS_u / (m_u - 1)`` with ``SS_u`` the sum of squared deviations from
+    the sample's mean, ``D_e = 2 SS / (n - 1)`` with ``SS`` the sum of squared deviations of all
+    pairable scores from their mean, and ``alpha = 1 - D_o / D_e``.
+
+    Args:
+        matrix: shape ``(judges, samples)``, float, NaN = missing.
+
+    Returns:
+        Alpha, or NaN when no sample is pairable or ``D_e`` is 0 (a single distinct value).
+    """
+    m = np.sum(~np.isnan(matrix), axis=0)
+    pairable = matrix[:, m >= 2]
+    m = m[m >= 2]
+    values = pairable[~np.isnan(pairable)]
+    n = values.size
+    if n == 0:
+        return math.nan
+    ss_total = float(np.sum((values - values.mean()) ** 2))
+    if ss_total == 0:
+        return math.nan
+    ss_units = np.nansum((pairable - np.nanmean(pairable, axis=0)) ** 2, axis=0)
+    observed = float(np.sum(2 * m * ss_units / (m - 1))) / n
+    expected = 2 * ss_total / (n - 1)
+    return 1 - observed / expected
 
 
 def _spearman(a: _Matrix, b: _Matrix) -> float:

@@ -244,8 +244,11 @@ def report_record(report: Report) -> dict[str, Any]:
     """The JSON document of a whole report, in strict JSON (non-finite numbers as ``null``).
 
     Keys: ``results`` (one :func:`result_record` per sample and metric), ``summaries`` (the
-    :class:`~ragqa.report.MetricSummary` fields per metric), ``skipped``, ``wall_time_s``,
-    ``cache`` (hits and misses, or ``null``) and ``usage`` (the run's total).
+    :class:`~ragqa.report.MetricSummary` fields per metric, with ``agreement``: the judges'
+    Krippendorff alpha, ``pairs`` with Spearman and mean absolute difference, ``bias`` and
+    ``contested`` samples, or ``null`` for a one-judge panel), ``skipped``, ``wall_time_s``,
+    ``cache`` (hits and misses, or ``null``), ``samples`` and ``usage`` (the run's total).
+    Undefined figures (NaN) are ``null``.
     """
     data = report.model_dump(mode="json", exclude={"results"})
     document: dict[str, Any] = finite_json(
