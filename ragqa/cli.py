@@ -527,6 +527,47 @@ def config_show(
         typer.echo(render_settings(settings), nl=False)
 
 
+@app.command(
+    "compare",
+    epilog="Exit codes: 0 no metric's aggregate regressed beyond --tolerance; 1 one did; 2 bad usage (a file "
+    "that is not a ragqa results file, different metrics, no (sample, metric) pair in common).",
+)
+def compare(
+    a: Annotated[Path, typer.Argument(help="Baseline results file (ragqa evaluate --out a.jsonl).")],
+    b: Annotated[Path, typer.Argument(help="Candidate results file, compared with the baseline.")],
+    threshold: Annotated[
+        list[str] | None,
+        typer.Option("--threshold", help="metric=value for pass/fail flips (default: the metric's default threshold)."),
+    ] = None,
+    tolerance: Annotated[
+        float,
+        typer.Option(
+            "--tolerance",
+            help="Regression when the 95% CI of the aggregate's mean delta lies beyond this, in the bad direction.",
+        ),
+    ] = 0.0,
+    json_path: Annotated[Path | None, typer.Option("--json", help="Also write the comparison as JSON here.")] = None,
+) -> None:
+    """Compare two runs: mean delta per metric and judge with a paired bootstrap CI, flips, judge failures."""
+    import json
+
+    from ragqa.compare import compare_files, exit_code
+    from ragqa.render.atomic import replace_text
+    from ragqa.render.comparison import comparison_renderable
+    from ragqa.run.outputs import check_output_path
+
+    with _clean_errors():
+        if json_path is not None:
+            check_output_path(json_path, option="--json")
+        comparison = compare_files(a, b, thresholds=parse_thresholds(threshold or []), tolerance=tolerance)
+    if json_path is not None:
+        replace_text(json_path, json.dumps(comparison.to_json(), ensure_ascii=False, indent=2) + "\n")
+    (Console() if sys.stdout.isatty() else Console(width=120)).print(comparison_renderable(comparison))
+    if json_path is not None:
+        _stderr().print(f"wrote --json {json_path}")
+    raise typer.Exit(exit_code(comparison))
+
+
 from ragqa.promptfoo import register as _register_test  # noqa: E402 - `ragqa test` lives with its runner
 
 _register_test(app)
