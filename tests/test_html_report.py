@@ -131,6 +131,12 @@ def test_report_shows_agreement_when_present_and_omits_it_otherwise() -> None:
     assert "Krippendorff" not in report_to_html(hand_built(agreement=False))
 
 
+def test_every_label_exists_in_both_languages() -> None:
+    from ragqa.render.html import LABELS
+
+    assert set(LABELS["en"]) == set(LABELS["ru"])
+
+
 def test_labels_follow_the_language() -> None:
     ru = report_to_html(hand_built(), RenderOptions(language="ru"))
     assert 'lang="ru"' in ru and "Согласие судей" in ru and "ниже порога" in ru
