@@ -1,4 +1,4 @@
-"""The ``ragqa`` command line: ``evaluate``, ``metrics``, ``config show``, ``test``, ``--version``.
+"""The ``ragqa`` command line: evaluate, metrics, config show, report, compare, test and ``--version``.
 
 A thin adapter over the run layer (:mod:`ragqa.run`): options become a
 :class:`~ragqa.run.plan.RunPlan`, one :class:`~ragqa.run.runner.Runner` validates, estimates,
@@ -566,6 +566,31 @@ def compare(
     if json_path is not None:
         _stderr().print(f"wrote --json {json_path}")
     raise typer.Exit(exit_code(comparison))
+
+
+@app.command("report")
+def report_command(
+    results: Annotated[Path, typer.Argument(help="A results file written by ragqa evaluate --out results.jsonl.")],
+    output: Annotated[
+        Path, typer.Option("--output", "-o", help="Where to write the report; .html (or .json, .csv...).")
+    ],
+    language: Annotated[str, typer.Option("--language", help="Report language: en or ru.")] = "en",
+    threshold: Annotated[
+        list[str] | None, typer.Option("--threshold", help="metric=value: mark samples below it. Repeatable.")
+    ] = None,
+) -> None:
+    """Rebuild the report of a run from its results file; the drill-down shows inputs when the dataset is readable."""
+    from ragqa.render.html import report_from_results, write_report
+
+    if language not in ("en", "ru"):
+        _fail(f"--language {language!r}: use en or ru")
+    with _clean_errors():
+        report, note = report_from_results(results)
+        written = write_report(report, output, language=language, thresholds=parse_thresholds(threshold or []))  # type: ignore[arg-type]
+    err = _stderr()
+    if note:
+        err.print(note, markup=False, highlight=False)
+    err.print(f"wrote -o {written}", markup=False, highlight=False)
 
 
 from ragqa.promptfoo import register as _register_test  # noqa: E402 - `ragqa test` lives with its runner

@@ -9,7 +9,8 @@
   :mod:`ragqa.render.csvfile` (the CSV renderer) and :mod:`ragqa.render.frames` (pandas);
 - :mod:`ragqa.render.registry`: the :class:`Renderer` protocol and the format registry
   (:func:`renderer_for` picks a renderer by file suffix); :mod:`ragqa.render.files` registers
-  the JSON, JSONL and JUnit renderers, :mod:`ragqa.render.csvfile` the CSV one.
+  the JSON, JSONL and JUnit renderers, :mod:`ragqa.render.csvfile` the CSV one;
+- :mod:`ragqa.render.html`: the self-contained HTML report (Jinja2), registered for ``.html``.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from __future__ import annotations
 from ragqa.render.console import DIRECTION_LABELS, render_report, report_renderable, report_to_text
 from ragqa.render.csvfile import CsvRenderer, report_to_csv
 from ragqa.render.files import JsonlRenderer, JsonRenderer, JUnitRenderer
+from ragqa.render.html import HtmlRenderer, report_to_html
 from ragqa.render.records import read_result_record, report_record, report_to_json, result_record
 from ragqa.render.registry import RENDERERS, Renderer, RenderOptions, register, renderer_for
 
@@ -24,6 +26,7 @@ __all__ = [
     "DIRECTION_LABELS",
     "RENDERERS",
     "CsvRenderer",
+    "HtmlRenderer",
     "JUnitRenderer",
     "JsonRenderer",
     "JsonlRenderer",
@@ -36,6 +39,7 @@ __all__ = [
     "report_record",
     "report_renderable",
     "report_to_csv",
+    "report_to_html",
     "report_to_json",
     "report_to_text",
     "result_record",

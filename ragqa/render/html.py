@@ -1,0 +1,459 @@
+r"""The HTML report: one self-contained file (inline CSS and JS, no network) that opens from disk.
+
+Per metric it shows each judge's mean, the aggregate with its strategy and quorum, the mean
+spread, the interpretation band (:mod:`ragqa.interpretation`), failures and usage, and the judge
+agreement (:attr:`ragqa.report.MetricSummary.agreement`) when the run computed it. Below, a table
+with one row per (sample, metric), sortable by spread and filterable (failed, below threshold,
+contested), and a drill-down per sample: its inputs (question, response, contexts, reference,
+from :attr:`ragqa.report.Report.samples`) and every judge's score, reason, statements and
+verdicts side by side, failures with step and cause, usage and cost.
+
+The page is rendered by Jinja2 (``templates/report.html.j2``) with autoescaping on, so untrusted
+text (responses, reasons, sample ids) is always text, never markup. The few values the script
+needs travel in a ``<script type="application/json">`` block whose ``<``, ``>`` and ``&`` are
+written as ``\u003c``, ``\u003e`` and ``\u0026``, so no string can close the block.
+
+It is a renderer of the run layer (registered for ``.html`` and ``.htm``): ``ragqa evaluate
+--out report.html`` writes it, and ``ragqa report results.jsonl -o report.html`` rebuilds it from
+a results file.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Mapping, Sequence
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
+
+from ragqa.assertions import passes
+from ragqa.interpretation import interpret
+from ragqa.render.atomic import replace_text
+from ragqa.render.console import fmt_cost, fmt_score
+from ragqa.render.registry import RenderOptions, register
+from ragqa.report import Agreement, MetricSummary, Report, finite_json
+from ragqa.schema import JudgeOutcome, Language, PanelResult, Sample, Usage
+
+__all__ = [
+    "LABELS",
+    "HtmlRenderer",
+    "build_view",
+    "json_for_script",
+    "report_from_results",
+    "report_to_html",
+    "write_report",
+]
+
+CONTESTED_TOP = 5
+"""Samples marked contested per metric when the run computed no agreement: the largest spreads
+(above 0), the same rule as :attr:`ragqa.report.Agreement.contested`."""
+
+PER_STATEMENT = ("verdicts", "reasons")
+"""Keys of a score's ``details`` that hold one entry per statement (shown as columns beside ``statements``)."""
+
+LABELS: Mapping[Language, Mapping[str, str]] = json.loads(
+    resources.files("ragqa.render").joinpath("templates/labels.json").read_text(encoding="utf-8")
+)
+"""Every label of the page, per language (``templates/labels.json``; the keys are the same in each)."""
+
+
+def json_for_script(value: Any) -> str:
+    r"""``value`` as JSON that is safe inside an HTML ``<script>`` element.
+
+    NaN and infinities become ``null`` (:func:`ragqa.report.finite_json`); ``<``, ``>`` and ``&``
+    are written as ``\u003c``, ``\u003e`` and ``\u0026`` (still the same JSON strings), so no
+    value can close the element or open a comment.
+
+    Args:
+        value: a JSON-like value.
+
+    Returns:
+        The JSON text, without a raw ``<``, ``>`` or ``&``.
+    """
+    text = json.dumps(finite_json(value), ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+    return text.replace("&", "\\u0026").replace("<", "\\u003c").replace(">", "\\u003e")
+
+
+def _num(value: float | None) -> float | None:
+    return None if value is None or not math.isfinite(value) else value
+
+
+def _usage_view(usage: Usage) -> dict[str, Any]:
+    return {
+        "calls": usage.calls,
+        "prompt_tokens": usage.prompt_tokens,
+        "completion_tokens": usage.completion_tokens,
+        "tokens": usage.total_tokens,
+        "latency": f"{usage.latency_s:.2f} s",
+        "cost": fmt_cost(usage.cost),
+    }
+
+
+def _agreement_view(agreement: Agreement | None) -> dict[str, Any] | None:
+    if agreement is None:
+        return None
+    return {
+        "alpha": fmt_score(agreement.alpha),
+        "n_samples": agreement.n_samples,
+        "pairs": [
+            {
+                "a": p.judge_a,
+                "b": p.judge_b,
+                "n": p.n,
+                "spearman": fmt_score(p.spearman),
+                "mad": fmt_score(p.mean_abs_diff),
+            }
+            for p in agreement.pairs
+        ],
+        "bias": [{"judge": b.judge_id, "n": b.n, "bias": f"{b.bias:+.3f}"} for b in agreement.bias],
+        "contested": [{"sample": c.sample_id, "spread": fmt_score(c.spread)} for c in agreement.contested],
+    }
+
+
+def _contested(summary: MetricSummary, results: Sequence[PanelResult]) -> set[str]:
+    """Sample ids marked contested: the agreement's, else the :data:`CONTESTED_TOP` largest spreads above 0."""
+    if summary.agreement is not None:
+        return {c.sample_id for c in summary.agreement.contested}
+    spreads = [(r.aggregate.spread, r.sample_id) for r in results if math.isfinite(r.aggregate.spread)]
+    ranked = sorted((s for s in spreads if s[0] > 0), key=lambda s: -s[0])
+    return {sid for _, sid in ranked[:CONTESTED_TOP]}
+
+
+def _metric_view(summary: MetricSummary, threshold: float | None, language: Language) -> dict[str, Any]:
+    band = interpret(summary.metric, summary.aggregate_mean, language)
+    verdict = None if threshold is None else passes(summary.aggregate_mean, threshold, summary.direction)
+    return {
+        "key": summary.metric,
+        "direction": summary.direction,
+        "strategy": summary.strategy,
+        "quorum": summary.quorum,
+        "aggregate": fmt_score(summary.aggregate_mean),
+        "band": band,
+        "spread": fmt_score(summary.mean_spread),
+        "n_samples": summary.n_samples,
+        "n_scored": summary.n_scored,
+        "n_nan": summary.n_nan,
+        "n_below_quorum": summary.n_below_quorum,
+        "n_all_failed": summary.n_all_failed,
+        "threshold": None if threshold is None else f"{threshold:g}",
+        "passed": verdict,
+        "judges": [
+            {
+                "id": j.judge_id,
+                "mean": fmt_score(j.mean),
+                "n_scored": j.n_scored,
+                "n_nan": j.n_nan,
+                "n_failed": j.n_failed,
+                "usage": _usage_view(j.usage),
+            }
+            for j in summary.judges
+        ],
+        "usage": _usage_view(summary.usage),
+        "agreement": _agreement_view(summary.agreement),
+    }
+
+
+def _details_view(details: Mapping[str, Any]) -> dict[str, Any]:
+    """Statements with their verdicts and reasons (:data:`PER_STATEMENT`) as rows; other details as text."""
+    statements = details.get("statements")
+    columns: list[str] = []
+    rows: list[list[str]] = []
+    rest: list[tuple[str, str]] = []
+    if isinstance(statements, list) and statements:
+        columns = ["statements"] + [
+            k for k in PER_STATEMENT if isinstance(details.get(k), list) and len(details[k]) == len(statements)
+        ]
+        rows = [[_cell(details[c][i]) for c in columns] for i in range(len(statements))]
+    for key, value in details.items():
+        if key not in columns:
+            rest.append((key, _cell(value)))
+    return {"columns": columns, "rows": rows, "rest": rest}
+
+
+def _cell(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, float):
+        return fmt_score(value)
+    return json.dumps(finite_json(value), ensure_ascii=False)
+
+
+def _judge_view(outcome: JudgeOutcome) -> dict[str, Any]:
+    score = outcome.score
+    failure = outcome.failure
+    return {
+        "id": outcome.judge_id,
+        "score": None if score is None else fmt_score(score.value),
+        "reason": None if score is None else score.reason,
+        "details": _details_view(score.details) if score is not None else None,
+        "failure": None
+        if failure is None
+        else {"step": failure.step or "?", "error_type": failure.error_type, "message": failure.message},
+        "usage": _usage_view(outcome.usage),
+        "latency": f"{outcome.latency_s:.2f} s",
+    }
+
+
+def _inputs_view(sample: Sample | None) -> dict[str, Any] | None:
+    if sample is None:
+        return None
+    return {
+        "question": sample.user_input,
+        "response": sample.response,
+        "contexts": sample.contexts(),
+        "reference": sample.reference,
+    }
+
+
+def build_view(report: Report, options: RenderOptions) -> dict[str, Any]:
+    """Everything the template shows, as plain values (strings already formatted).
+
+    Args:
+        report: the finished report.
+        options: language (labels, bands) and thresholds (``{metric key: value}``: pass/fail per
+            metric and the "below threshold" filter).
+
+    Returns:
+        ``{"t": labels, "lang", "run", "metrics", "rows", "samples", "failures", "skipped", "data"}``;
+        ``data`` is the JSON text for the page's script (:func:`json_for_script`).
+    """
+    language = options.language
+    thresholds = dict(options.thresholds)
+    by_metric: dict[str, list[PanelResult]] = {}
+    for r in report.results:
+        by_metric.setdefault(r.metric, []).append(r)
+    contested = {s.metric: _contested(s, by_metric.get(s.metric, [])) for s in report.summaries}
+    judge_ids = report.judge_ids
+    sample_ids = report.sample_ids
+    index = {sid: i for i, sid in enumerate(sample_ids)}
+    inputs = {s.label: s for s in report.samples}
+
+    rows: list[dict[str, Any]] = []
+    for n, r in enumerate(report.results):
+        limit = thresholds.get(r.metric)
+        value = r.aggregate.value
+        scores = {o.judge_id: o for o in r.judges}
+        rows.append(
+            {
+                "n": n,
+                "sample": index[r.sample_id],
+                "sample_id": r.sample_id,
+                "metric": r.metric,
+                "scores": [_cell_score(scores.get(j)) for j in judge_ids],
+                "aggregate": fmt_score(value),
+                "spread": _num(r.aggregate.spread),
+                "spread_text": fmt_score(r.aggregate.spread),
+                "failed": bool(r.failures) or math.isnan(value),
+                "below": limit is not None and not math.isnan(value) and not passes(value, limit, r.direction),
+                "contested": r.sample_id in contested.get(r.metric, set()),
+            }
+        )
+    samples = []
+    for sid in sample_ids:
+        sample_results = [r for r in report.results if r.sample_id == sid]
+        samples.append(
+            {
+                "n": index[sid],
+                "id": sid,
+                "inputs": _inputs_view(inputs.get(sid)),
+                "metrics": [
+                    {
+                        "key": r.metric,
+                        "aggregate": fmt_score(r.aggregate.value),
+                        "band": interpret(r.metric, r.aggregate.value, language),
+                        "spread": fmt_score(r.aggregate.spread),
+                        "strategy": r.aggregate.strategy,
+                        "judges": [_judge_view(o) for o in r.judges],
+                    }
+                    for r in sample_results
+                ],
+            }
+        )
+    total = report.usage
+    data = {
+        "rows": [{k: row[k] for k in ("n", "sample", "spread", "failed", "below", "contested")} for row in rows],
+        "samples": sample_ids,
+    }
+    return {
+        "t": LABELS[language],
+        "lang": language,
+        "run": {
+            "n_samples": len(sample_ids),
+            "judges": judge_ids,
+            "wall_time": f"{report.wall_time_s:.1f} s",
+            "cache": None if report.cache is None else f"{report.cache.hits} / {report.cache.misses}",
+            "usage": _usage_view(total),
+        },
+        "metrics": [_metric_view(s, thresholds.get(s.metric), language) for s in report.summaries],
+        "judge_ids": judge_ids,
+        "rows": rows,
+        "samples": samples,
+        "failures": [
+            {
+                "judge": f.judge_id,
+                "metric": f.metric,
+                "sample": f.sample_id,
+                "n": index.get(f.sample_id),
+                "step": f.step or "?",
+                "error_type": f.error_type,
+                "message": f.message,
+            }
+            for f in report.failures
+        ],
+        "skipped": [s.model_dump() for s in report.skipped],
+        "data": json_for_script(data),
+    }
+
+
+def _cell_score(outcome: JudgeOutcome | None) -> dict[str, str]:
+    if outcome is None:
+        return {"text": "", "kind": "none"}
+    if outcome.failure is not None:
+        return {"text": "", "kind": "failed"}
+    if outcome.score is None:
+        return {"text": "n/a", "kind": "nan"}
+    return {"text": fmt_score(outcome.score.value), "kind": "nan" if math.isnan(outcome.score.value) else "ok"}
+
+
+def _environment() -> Environment:
+    return Environment(
+        loader=PackageLoader("ragqa.render", "templates"),
+        autoescape=select_autoescape(default=True, default_for_string=True),
+        undefined=StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+
+
+def report_to_html(report: Report, options: RenderOptions | None = None) -> str:
+    """The report as one self-contained HTML page (see the module docstring).
+
+    Args:
+        report: the finished report (its ``samples`` feed the drill-down's inputs; when empty the
+            drill-down says the inputs are not available).
+        options: language and thresholds; defaults to English and no thresholds.
+
+    Returns:
+        The HTML text (UTF-8 when written); it references no external resource.
+    """
+    view = build_view(report, options or RenderOptions())
+    return _environment().get_template("report.html.j2").render(**view)
+
+
+class HtmlRenderer:
+    """The HTML report (:func:`report_to_html`), for ``.html`` and ``.htm``."""
+
+    name = "html"
+    suffixes = (".html", ".htm")
+
+    def write(self, report: Report, path: Path, options: RenderOptions) -> None:
+        """Write the HTML report to ``path`` (atomically)."""
+        replace_text(path, report_to_html(report, options))
+
+
+register(HtmlRenderer())
+
+
+def report_from_results(path: Path) -> tuple[Report, str | None]:
+    """Rebuild the :class:`~ragqa.report.Report` of a finished (or partial) run from its results file.
+
+    The results are read with :func:`ragqa.run.stream.read_results` and summarised with
+    :func:`ragqa.report.summarize` (panel order from the header). The samples (the drill-down's
+    inputs) are loaded from the header's dataset path when that file is readable and still holds
+    the samples that were scored (its :func:`ragqa.run.runner.dataset_fingerprint` matches);
+    otherwise ``report.samples`` stays empty and the note says why.
+
+    Args:
+        path: a results file written by ``ragqa evaluate --out results.jsonl`` (or its ``.partial``).
+
+    Returns:
+        ``(report, note)``: ``note`` is ``None`` when the inputs were loaded, else one sentence for the user.
+
+    Raises:
+        ConfigError: when ``path`` is not a readable ragqa results file, or has no result.
+    """
+    from ragqa.errors import ConfigError
+    from ragqa.render.records import read_result_record
+    from ragqa.report import summarize
+    from ragqa.run.stream import read_results
+
+    try:
+        header, records = read_results(path)
+    except ConfigError as exc:
+        raise ConfigError(
+            re.sub(r"[;,] run without --resume$", "", str(exc).replace("--resume", "ragqa report", 1)), key="results"
+        ) from None
+    if not records:
+        raise ConfigError(f"ragqa report: {path} holds no result yet", key="results")
+    results = [read_result_record(r) for r in records.values()]
+    report = Report(results=results, summaries=summarize(results, header.judges))
+    samples, note = _dataset_samples(header.dataset, header.dataset_fingerprint)
+    if samples is not None:
+        scored = set(report.sample_ids)
+        report.samples = [s for s in samples if s.label in scored]
+    return report, note
+
+
+def _dataset_samples(dataset: str, fingerprint: str) -> tuple[list[Sample] | None, str | None]:
+    """The run's samples from its dataset file, or ``None`` and why not."""
+    from ragqa.datasets import load_dataset
+    from ragqa.errors import RagqaError
+    from ragqa.run.runner import dataset_fingerprint
+
+    source = Path(dataset)
+    if not source.is_file():
+        return None, f"the dataset {dataset} is not readable here, so the drill-down shows no inputs"
+    try:
+        samples = load_dataset(source)
+    except (RagqaError, OSError) as exc:
+        return None, f"the dataset {dataset} could not be loaded ({exc}), so the drill-down shows no inputs"
+    if dataset_fingerprint(samples) != fingerprint:
+        return None, f"the dataset {dataset} changed since the run, so the drill-down shows no inputs"
+    return samples, None
+
+
+def write_report(
+    report: Report, path: Path, *, language: Language = "en", thresholds: Mapping[str, float] | None = None
+) -> Path:
+    """Write ``report`` to ``path`` with the renderer its suffix selects (``.html`` here; any registered one).
+
+    Thresholds are given as the user wrote them (``faithfulness``, or a full key such as
+    ``noise_sensitivity(mode=relevant)``); a full key wins over a bare metric name.
+
+    Args:
+        report: the report (e.g. from :func:`report_from_results`).
+        path: the file to write; its parent folder must exist.
+        language: labels and interpretation bands.
+        thresholds: ``{metric name or key: value}``.
+
+    Returns:
+        The path written.
+
+    Raises:
+        ConfigError: for an unknown suffix or a path that cannot be written (key ``-o``), or a
+            threshold naming no metric of the report (key ``--threshold``).
+    """
+    from ragqa.errors import ConfigError
+    from ragqa.render.registry import renderer_for
+    from ragqa.run.outputs import check_output_path
+
+    renderer = renderer_for(path, option="-o")
+    target = check_output_path(path, option="-o")
+    keys = [s.metric for s in report.summaries]
+    resolved: dict[str, float] = {}
+    for name, value in (thresholds or {}).items():
+        matched = [k for k in keys if k == name or k.split("(", 1)[0] == name]
+        if not matched:
+            raise ConfigError(
+                f"--threshold {name}: no metric of this run is called so; the run has {', '.join(keys)}",
+                key="--threshold",
+            )
+        for key in matched:
+            if key not in resolved or key == name:
+                resolved[key] = value
+    renderer.write(report, target, RenderOptions(language=language, thresholds=resolved))
+    return target
