@@ -297,3 +297,36 @@ def test_the_command_names_a_missing_label_and_exits_2(tmp_path: Path, monkeypat
     result = CliRunner().invoke(app, ["calibrate", str(data), "--profile", "local", "--label-field", "grade"])
     assert result.exit_code == 2
     assert "begin-wow" in result.output and "metadata.grade" in result.output and "no label" in result.output
+
+
+def test_the_begin_converter_draws_a_balanced_seeded_labelled_sample(tmp_path: Path) -> None:
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("convert_begin", ROOT / "scripts" / "convert_begin.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    rows = [
+        {
+            "model_name": "t5",
+            "knowledge": f" snippet {i} ",
+            "message": f"turn {i}",
+            "response": f"reply {i}",
+            "begin_label": "Fully attributable" if i % 3 == 0 else "Not fully attributable",
+        }
+        for i in range(12)
+    ]
+    converted = module.convert(rows, per_class=3, seed=0)
+    assert converted == module.convert(rows, per_class=3, seed=0)
+    assert [s["metadata"]["human_score"] for s in converted].count(1) == 3 and len(converted) == 6
+    assert [s["id"] for s in converted] == sorted(s["id"] for s in converted)
+    first = converted[0]
+    i = int(first["id"].removeprefix("begin-wow-")) - 1
+    assert first["retrieved_contexts"] == [f"snippet {i}"] and first["response"] == f"reply {i}"
+    assert first["metadata"]["begin_label"] == rows[i]["begin_label"]
+    assert read_labels(
+        [make_sample(id=s["id"], response=s["response"], metadata=s["metadata"]) for s in converted], "human_score"
+    )
+    shipped = [json.loads(line) for line in BEGIN.read_text(encoding="utf-8").splitlines()]
+    assert len(shipped) == 200
+    assert sorted(s["metadata"]["human_score"] for s in shipped) == [0] * 100 + [1] * 100

@@ -42,7 +42,7 @@ def calibration_table(calibration: Calibration) -> list[Table]:
             f"({calibration.label_kind}, pass = label >= {calibration.pass_label:g}, {calibration.n_samples} samples)",
             title_justify="left",
             caption=f"CI gate: a sample passes when the {metric.strategy} aggregate is {comparison} "
-            f"{metric.panel.threshold:.3g} (the panel's best-accuracy threshold)",
+            f"{metric.panel.threshold:.4g} (the panel's best-accuracy threshold)",
             caption_justify="left",
         )
         table.add_column("judge", style="bold", no_wrap=True)
@@ -62,7 +62,7 @@ def calibration_table(calibration: Calibration) -> list[Table]:
                 f"{row.n} ({row.n_excluded})",
                 agreement,
                 _figure(row.accuracy, row.accuracy_ci),
-                "n/a" if math.isnan(row.threshold) else f"{comparison} {row.threshold:.3g}",
+                "n/a" if math.isnan(row.threshold) else f"{comparison} {row.threshold:.4g}",
             )
         tables.append(table)
     return tables
