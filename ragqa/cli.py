@@ -555,6 +555,10 @@ def calibrate(
     with _clean_errors():
         if config is not None and not config.is_file():
             raise ConfigError(f"settings file {config} does not exist; pass --config path/to/application.yaml")
+        if json_out is not None:
+            from ragqa.run.outputs import check_output_path
+
+            check_output_path(json_out, option="--json")
         result = run_calibration(
             dataset,
             metrics,

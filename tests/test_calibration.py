@@ -330,3 +330,11 @@ def test_the_begin_converter_draws_a_balanced_seeded_labelled_sample(tmp_path: P
     shipped = [json.loads(line) for line in BEGIN.read_text(encoding="utf-8").splitlines()]
     assert len(shipped) == 200
     assert sorted(s["metadata"]["human_score"] for s in shipped) == [0] * 100 + [1] * 100
+
+
+def test_the_command_checks_its_json_path_before_scoring(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(ROOT)
+    out = tmp_path / "missing" / "calibration.json"
+    result = CliRunner().invoke(app, ["calibrate", str(BEGIN), "--profile", "local", "--json", str(out)])
+    assert result.exit_code == 2
+    assert "--json" in result.output and "does not exist" in result.output
