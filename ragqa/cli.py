@@ -593,6 +593,60 @@ def report_command(
     err.print(f"wrote -o {written}", markup=False, highlight=False)
 
 
+@app.command()
+def calibrate(
+    dataset: Annotated[Path, typer.Argument(help="Labelled samples: .jsonl, .json or .csv; the label in metadata.")],
+    label_field: Annotated[
+        str, typer.Option("--label-field", help="The metadata key of the human label (higher = better).")
+    ] = "human_score",
+    metrics: Annotated[
+        str | None, typer.Option("--metrics", "-m", help="Comma-separated metrics (default: ragqa.metrics).")
+    ] = None,
+    profile: _ProfileOption = None,
+    config: _ConfigOption = None,
+    pass_label: Annotated[
+        float | None,
+        typer.Option("--pass-label", help="Labels >= this pass (default: 1 for 0/1 labels, else the midpoint)."),
+    ] = None,
+    limit: Annotated[int | None, typer.Option("--limit", min=1, help="Use only the first N samples.")] = None,
+    resamples: Annotated[int, typer.Option("--resamples", min=10, help="Bootstrap resamples per interval.")] = 1000,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the bootstrap.")] = 0,
+    json_out: Annotated[Path | None, typer.Option("--json", help="Also write the calibration as JSON here.")] = None,
+    no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not use the on-disk judge cache.")] = False,
+) -> None:
+    """Score DATASET and report each judge's and the panel's agreement with human labels, with 95% CIs."""
+    from ragqa.calibration import calibrate as run_calibration
+    from ragqa.calibration import calibration_table
+
+    with _clean_errors():
+        if config is not None and not config.is_file():
+            raise ConfigError(f"settings file {config} does not exist; pass --config path/to/application.yaml")
+        if json_out is not None:
+            from ragqa.run.outputs import check_output_path
+
+            check_output_path(json_out, option="--json")
+        result = run_calibration(
+            dataset,
+            metrics,
+            label_field=label_field,
+            pass_label=pass_label,
+            limit=limit,
+            config=config,
+            profile=_profiles(profile),
+            no_cache=no_cache,
+            n_resamples=resamples,
+            seed=seed,
+        )
+    stdout = Console() if sys.stdout.isatty() else Console(width=120)
+    for table in calibration_table(result):
+        stdout.print(table)
+    if json_out is not None:
+        from ragqa.render.atomic import replace_text
+
+        replace_text(json_out, result.model_dump_json(indent=2) + "\n")
+        _stderr().print(f"wrote --json {json_out}")
+
+
 from ragqa.promptfoo import register as _register_test  # noqa: E402 - `ragqa test` lives with its runner
 
 _register_test(app)

@@ -523,6 +523,33 @@ class RagqaHelper:
             line = results_line(verdict, test=self._node.nodeid if self._node is not None else None)
             with self._results_path.open("a", encoding="utf-8") as fh:
                 fh.write(json.dumps(line, ensure_ascii=False) + "\n")
+        attach_to_allure(verdict, test=self._node.nodeid if self._node is not None else None)
+
+
+def attach_to_allure(verdict: MetricVerdict, *, test: str | None = None) -> bool:
+    """Attach a verdict to the running test's Allure result, when ``allure-pytest`` is installed.
+
+    Two attachments per verdict, named ``ragqa <metric> on <sample>``: the panel table as text
+    (:func:`ragqa.assertions.format_verdict`: each judge's score, pass/FAIL, reason and failed
+    statements, the aggregate) and the per-judge record as JSON (:func:`results_line`: every
+    judge's score, reason, details and failure, the aggregate, threshold and verdict). Without
+    ``allure-pytest`` nothing happens; with it but without ``--alluredir`` Allure drops them.
+
+    Returns:
+        Whether Allure was there to take them.
+    """
+    try:
+        import allure  # type: ignore[import-not-found, import-untyped, unused-ignore]
+    except ImportError:
+        return False
+    name = f"ragqa {verdict.result.metric} on {verdict.result.sample_id}"
+    allure.attach(verdict.message(), name=f"{name}: panel", attachment_type=allure.attachment_type.TEXT)
+    allure.attach(
+        json.dumps(results_line(verdict, test=test), ensure_ascii=False, indent=2),
+        name=f"{name}: judges",
+        attachment_type=allure.attachment_type.JSON,
+    )
+    return True
 
 
 def results_line(verdict: MetricVerdict, *, test: str | None) -> dict[str, Any]:

@@ -1,0 +1,148 @@
+"""``ragqa.calibrate``: score a labelled dataset through the run layer, then calibrate."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ragqa.calibration.core import Calibration, calibrate_report, read_labels
+
+if TYPE_CHECKING:
+    from ragqa.container import Container
+    from ragqa.schema import Sample
+
+__all__ = ["acalibrate", "calibrate"]
+
+
+def _labelled_samples(
+    data: Any, *, column_map: Mapping[str, str] | None, limit: int | None, label_field: str
+) -> tuple[list[Sample], dict[str, float]]:
+    """The samples to score (the first ``limit``) and their labels, read before any judge call."""
+    from ragqa.run.api import samples_from_data
+
+    samples, _ = samples_from_data(data, column_map=column_map)
+    if limit is not None:
+        if limit < 1:
+            raise ValueError(f"limit must be at least 1, got {limit}")
+        samples = samples[:limit]
+    return samples, read_labels(samples, label_field)
+
+
+async def acalibrate(
+    data: Any,
+    metrics: Sequence[Any] | str | None = None,
+    *,
+    label_field: str = "human_score",
+    pass_label: float | None = None,
+    limit: int | None = None,
+    config: str | Path | None = None,
+    profile: str | Sequence[str] | None = None,
+    column_map: Mapping[str, str] | None = None,
+    out: str | Path | None = None,
+    no_cache: bool = False,
+    container: Container | None = None,
+    confidence: float = 0.95,
+    n_resamples: int = 1000,
+    seed: int = 0,
+) -> Calibration:
+    """Score ``data`` with the panel and compare each judge and the aggregate with the human labels.
+
+    The async form of :func:`calibrate` (the run goes through :func:`ragqa.aevaluate`); arguments
+    and errors are those of :func:`calibrate`.
+    """
+    from ragqa.run.api import aevaluate
+
+    samples, labels = _labelled_samples(data, column_map=column_map, limit=limit, label_field=label_field)
+    report = await aevaluate(
+        samples,
+        metrics,
+        config=config,
+        profile=profile,
+        out=out,
+        no_cache=no_cache,
+        allow_incomplete=True,
+        container=container,
+    )
+    return calibrate_report(
+        report,
+        labels,
+        label_field=label_field,
+        pass_label=pass_label,
+        confidence=confidence,
+        n_resamples=n_resamples,
+        seed=seed,
+    )
+
+
+def calibrate(
+    data: Any,
+    metrics: Sequence[Any] | str | None = None,
+    *,
+    label_field: str = "human_score",
+    pass_label: float | None = None,
+    limit: int | None = None,
+    config: str | Path | None = None,
+    profile: str | Sequence[str] | None = None,
+    column_map: Mapping[str, str] | None = None,
+    out: str | Path | None = None,
+    no_cache: bool = False,
+    container: Container | None = None,
+    confidence: float = 0.95,
+    n_resamples: int = 1000,
+    seed: int = 0,
+) -> Calibration:
+    """Score ``data`` with the panel and compare each judge and the aggregate with the human labels.
+
+    Runs :func:`ragqa.evaluate` (the run layer: validation, cache, resumable ``.jsonl`` output)
+    on the labelled samples, then :func:`calibrate_report`. Judge failures do not stop the run:
+    they are left out of the figures and counted.
+
+    Args:
+        data: a dataset path (``.jsonl``, ``.json``, ``.csv``), a list of dicts or Samples, or a
+            DataFrame; each sample holds its label in ``metadata[label_field]``.
+        metrics: metrics to calibrate (default: ``ragqa.metrics`` of the settings).
+        label_field: the ``metadata`` key of the human label (higher = better; 0/1 or a grade).
+        pass_label: labels ``>=`` this pass (default 1 for binary labels, else the midpoint).
+        limit: calibrate on the first ``limit`` samples only.
+        config: the settings file (default: ``./application.yaml``).
+        profile: settings profile(s), e.g. ``local``.
+        column_map: dataset column renames, as for :func:`ragqa.evaluate`.
+        out: also write the run's results here (``.jsonl``, ``.json``...).
+        no_cache: do not use the judge cache.
+        container: an open container to use (not closed here).
+        confidence: confidence level of the bootstrap intervals.
+        n_resamples: bootstrap resamples per interval.
+        seed: the bootstrap's seed.
+
+    Returns:
+        The :class:`Calibration`: per metric, a row per judge and one for the panel aggregate.
+
+    Raises:
+        DatasetError: when a sample has no label or a non-numeric one (before any judge call), or
+            the data cannot be read.
+        ConfigError, InvalidSamples: as :func:`ragqa.evaluate`.
+        ValueError: when ``limit`` is below 1.
+    """
+    from ragqa.run.api import evaluate
+
+    samples, labels = _labelled_samples(data, column_map=column_map, limit=limit, label_field=label_field)
+    report = evaluate(
+        samples,
+        metrics,
+        config=config,
+        profile=profile,
+        out=out,
+        no_cache=no_cache,
+        allow_incomplete=True,
+        container=container,
+    )
+    return calibrate_report(
+        report,
+        labels,
+        label_field=label_field,
+        pass_label=pass_label,
+        confidence=confidence,
+        n_resamples=n_resamples,
+        seed=seed,
+    )
