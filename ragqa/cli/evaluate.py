@@ -1,40 +1,21 @@
-"""The ``ragqa`` command line: evaluate, metrics, config show, report, compare, test and ``--version``.
-
-A thin adapter over the run layer (:mod:`ragqa.run`): options become a
-:class:`~ragqa.run.plan.RunPlan`, one :class:`~ragqa.run.runner.Runner` validates, estimates,
-streams, resumes and decides the exit code, and :mod:`ragqa.run.loop` drives the event loop.
-
-Exit codes (:class:`ragqa.run.exit_codes.ExitCode`), for ``ragqa evaluate``:
-
-- ``0``: every (sample, metric) was scored and every threshold passed;
-- ``1``: a metric's aggregate missed its threshold (``--threshold`` / ``ragqa.thresholds``);
-- ``2``: bad usage, settings or data, found before any judge call (one message, no traceback);
-- ``3``: the run is incomplete: judges failed so some (sample, metric) has no aggregate, or
-  nothing was scored (``--allow-incomplete`` makes the first a warning);
-- ``130``: interrupted (Ctrl-C or SIGTERM); finished results were kept and the resume command is printed.
-"""
+"""``ragqa evaluate``: options become a run plan; the run layer validates, estimates, streams and resumes it."""
 
 from __future__ import annotations
 
 import asyncio
-import logging
-import os
-import re
 import shlex
 import signal
 import sys
 import threading
 import time
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 from rich.console import Console
-from rich.table import Table
 
-from ragqa.errors import ConfigError, SampleError
+from ragqa.errors import ConfigError
 from ragqa.run.exit_codes import ExitCode
 
 if TYPE_CHECKING:
@@ -43,133 +24,20 @@ if TYPE_CHECKING:
     from ragqa.run.outcome import RunResult
     from ragqa.run.runner import Runner
     from ragqa.schema import PanelResult, Sample
-
-__all__ = ["app", "main", "parse_thresholds"]
-
-_EXIT_CODES_HELP = (
-    "Exit codes: 0 all scored and thresholds met; 1 a threshold missed; 2 bad usage, settings or data "
-    "(before any judge call); 3 incomplete (judges failed, or nothing scored); 130 interrupted (results kept)."
+from ragqa.cli._common import (
+    _EXIT_CODES_HELP,
+    _clean_errors,
+    _ConfigOption,
+    _configure_logging,
+    _container,
+    _escape,
+    _fail,
+    _is_ci,
+    _ProfileOption,
+    _stderr,
+    app,
+    parse_thresholds,
 )
-
-app = typer.Typer(
-    name="ragqa",
-    help="Score RAG and LLM-agent answers with LLM-as-judge metrics across a panel of judge models.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-    rich_markup_mode=None,
-)
-config_app = typer.Typer(help="Inspect the resolved settings.", no_args_is_help=True)
-app.add_typer(config_app, name="config")
-
-_CI_VARIABLES = ("CI", "GITHUB_ACTIONS", "GITLAB_CI", "BUILDKITE", "JENKINS_URL", "TF_BUILD")
-_LOG_LEVELS = ("debug", "info", "warning", "error", "critical")
-
-_ProfileOption = Annotated[
-    str | None,
-    typer.Option("--profile", "-p", help="Active profiles, comma separated (default: RAGQA_PROFILES_ACTIVE)."),
-]
-_ConfigOption = Annotated[
-    Path | None, typer.Option("--config", "-c", help="The application.yaml (default: ./application.yaml).")
-]
-
-
-def _version(value: bool) -> None:
-    if value:
-        from importlib.metadata import PackageNotFoundError, version
-
-        try:
-            typer.echo(f"ragqa {version('ragqa')}")
-        except PackageNotFoundError:  # pragma: no cover - running from a source tree without install
-            typer.echo("ragqa (not installed)")
-        raise typer.Exit()
-
-
-@app.callback()
-def _root(
-    version: Annotated[
-        bool, typer.Option("--version", help="Print the version and exit.", callback=_version, is_eager=True)
-    ] = False,
-) -> None:
-    """Score RAG and LLM-agent answers with LLM-as-judge metrics across a panel of judge models."""
-
-
-def _stderr() -> Console:
-    return Console(stderr=True, highlight=False, soft_wrap=True)
-
-
-def _fail(message: str) -> NoReturn:
-    """Print ``error: message`` on stderr and exit with :attr:`ExitCode.USAGE`."""
-    _stderr().print(f"[bold red]error:[/] {message}", markup=True)
-    raise typer.Exit(ExitCode.USAGE)
-
-
-@contextmanager
-def _clean_errors() -> Iterator[None]:
-    """Turn ragqa's user-fixable errors (settings, samples, datasets) into one message and exit 2."""
-    try:
-        yield
-    except (ConfigError, SampleError) as exc:
-        _fail(_escape(str(exc)))
-
-
-def _escape(text: str) -> str:
-    from rich.markup import escape
-
-    return escape(text)
-
-
-def _profiles(profile: str | None) -> list[str]:
-    return [p.strip() for p in (profile or "").split(",") if p.strip()]
-
-
-def _container(config: Path | None, profile: str | None) -> Container:
-    from ragqa.container import create_container
-
-    if config is not None and not config.is_file():
-        raise ConfigError(f"settings file {config} does not exist; pass --config path/to/application.yaml")
-    return create_container(config, _profiles(profile))
-
-
-def _configure_logging(verbose: int, quiet: bool, log_level: str | None) -> None:
-    """``-v`` INFO, ``-vv`` DEBUG, ``-q`` ERROR, ``--log-level`` wins; default WARNING, on stderr."""
-    if log_level is not None:
-        if log_level.lower() not in _LOG_LEVELS:
-            _fail(f"--log-level {log_level!r}: use one of {', '.join(_LOG_LEVELS)}")
-        level = getattr(logging, log_level.upper())
-    elif quiet:
-        level = logging.ERROR
-    else:
-        level = {0: logging.WARNING, 1: logging.INFO}.get(verbose, logging.DEBUG)
-    logging.basicConfig(level=level, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s", force=True)
-
-
-def parse_thresholds(values: Sequence[str]) -> dict[str, float]:
-    """Parse ``--threshold metric=value`` entries (each may hold several, comma separated).
-
-    The metric part is a spec (``noise_sensitivity(mode=relevant)``), resolved against the run's
-    metrics by :func:`ragqa.run.spec.resolve_thresholds`.
-
-    Raises:
-        ConfigError: when an entry is not ``metric=number``.
-    """
-    out: dict[str, float] = {}
-    for value in values:
-        for part in filter(None, (p.strip() for p in re.split(r",(?![^()]*\))", value))):
-            metric, sep, raw = part.rpartition("=")
-            try:
-                if not sep or not metric.strip():
-                    raise ValueError
-                out[metric.strip()] = float(raw)
-            except ValueError:
-                raise ConfigError(
-                    f"bad threshold {part!r}; write metric=value, e.g. --threshold faithfulness=0.8", key="--threshold"
-                ) from None
-    return out
-
-
-def _is_ci() -> bool:
-    return any(os.environ.get(name, "").strip().lower() not in ("", "0", "false") for name in _CI_VARIABLES)
 
 
 class _Progress:
@@ -481,177 +349,3 @@ def _report(result: RunResult, *, max_failures: int) -> None:
         )
     elif result.exit_code == ExitCode.INCOMPLETE:
         err.print("[yellow]incomplete:[/] nothing was scored; exit 3", markup=True)
-
-
-@app.command("metrics")
-def list_metrics() -> None:
-    """List every metric: required fields, range, direction, default threshold, judge calls per sample, description."""
-    from ragqa.metrics import METRICS
-    from ragqa.render import DIRECTION_LABELS
-
-    table = Table(title="ragqa metrics", title_justify="left", show_lines=False)
-    table.add_column("metric", no_wrap=True, style="bold")
-    table.add_column("required fields")
-    table.add_column("range", no_wrap=True)
-    table.add_column("direction", no_wrap=True)
-    table.add_column("default threshold", justify="right")
-    table.add_column("judge calls / sample")
-    table.add_column("description")
-    for name, cls in METRICS.items():
-        low, high = cls.value_range
-        calls = cls.calls_per_sample if cls.needs_judge else "0 (no judge)"
-        if cls.needs_embeddings:
-            calls += " + embeddings"
-        table.add_row(
-            name,
-            ", ".join(cls.required_fields),
-            f"{low:g}..{high:g}",
-            DIRECTION_LABELS[cls.direction],
-            "-" if cls.default_threshold is None else f"{cls.default_threshold:g}",
-            calls,
-            cls.description,
-        )
-    (Console() if sys.stdout.isatty() else Console(width=160)).print(table)
-
-
-@config_app.command("show")
-def config_show(
-    profile: _ProfileOption = None,
-    config: _ConfigOption = None,
-) -> None:
-    """Print the resolved settings as YAML with every secret masked, then the resolved judge panel."""
-    from ragqa.settings import render_settings
-
-    with _clean_errors():
-        settings = _container(config, profile).settings()
-        typer.echo(render_settings(settings), nl=False)
-
-
-@app.command(
-    "compare",
-    epilog="Exit codes: 0 no metric's aggregate regressed beyond --tolerance; 1 one did; 2 bad usage (a file "
-    "that is not a ragqa results file, different metrics, no (sample, metric) pair in common).",
-)
-def compare(
-    a: Annotated[Path, typer.Argument(help="Baseline results file (ragqa evaluate --out a.jsonl).")],
-    b: Annotated[Path, typer.Argument(help="Candidate results file, compared with the baseline.")],
-    threshold: Annotated[
-        list[str] | None,
-        typer.Option("--threshold", help="metric=value for pass/fail flips (default: the metric's default threshold)."),
-    ] = None,
-    tolerance: Annotated[
-        float,
-        typer.Option(
-            "--tolerance",
-            help="Regression when the 95% CI of the aggregate's mean delta lies beyond this, in the bad direction.",
-        ),
-    ] = 0.0,
-    json_path: Annotated[Path | None, typer.Option("--json", help="Also write the comparison as JSON here.")] = None,
-) -> None:
-    """Compare two runs: mean delta per metric and judge with a paired bootstrap CI, flips, judge failures."""
-    import json
-
-    from ragqa.compare import compare_files, exit_code
-    from ragqa.render.atomic import replace_text
-    from ragqa.render.comparison import comparison_renderable
-    from ragqa.run.outputs import check_output_path
-
-    with _clean_errors():
-        if json_path is not None:
-            check_output_path(json_path, option="--json")
-        comparison = compare_files(a, b, thresholds=parse_thresholds(threshold or []), tolerance=tolerance)
-    if json_path is not None:
-        replace_text(json_path, json.dumps(comparison.to_json(), ensure_ascii=False, indent=2) + "\n")
-    (Console() if sys.stdout.isatty() else Console(width=120)).print(comparison_renderable(comparison))
-    if json_path is not None:
-        _stderr().print(f"wrote --json {json_path}")
-    raise typer.Exit(exit_code(comparison))
-
-
-@app.command("report")
-def report_command(
-    results: Annotated[Path, typer.Argument(help="A results file written by ragqa evaluate --out results.jsonl.")],
-    output: Annotated[
-        Path, typer.Option("--output", "-o", help="Where to write the report; .html (or .json, .csv...).")
-    ],
-    language: Annotated[str, typer.Option("--language", help="Report language: en or ru.")] = "en",
-    threshold: Annotated[
-        list[str] | None, typer.Option("--threshold", help="metric=value: mark samples below it. Repeatable.")
-    ] = None,
-) -> None:
-    """Rebuild the report of a run from its results file; the drill-down shows inputs when the dataset is readable."""
-    from ragqa.render.html import report_from_results, write_report
-
-    if language not in ("en", "ru"):
-        _fail(f"--language {language!r}: use en or ru")
-    with _clean_errors():
-        report, note = report_from_results(results)
-        written = write_report(report, output, language=language, thresholds=parse_thresholds(threshold or []))  # type: ignore[arg-type]
-    err = _stderr()
-    if note:
-        err.print(note, markup=False, highlight=False)
-    err.print(f"wrote -o {written}", markup=False, highlight=False)
-
-
-@app.command()
-def calibrate(
-    dataset: Annotated[Path, typer.Argument(help="Labelled samples: .jsonl, .json or .csv; the label in metadata.")],
-    label_field: Annotated[
-        str, typer.Option("--label-field", help="The metadata key of the human label (higher = better).")
-    ] = "human_score",
-    metrics: Annotated[
-        str | None, typer.Option("--metrics", "-m", help="Comma-separated metrics (default: ragqa.metrics).")
-    ] = None,
-    profile: _ProfileOption = None,
-    config: _ConfigOption = None,
-    pass_label: Annotated[
-        float | None,
-        typer.Option("--pass-label", help="Labels >= this pass (default: 1 for 0/1 labels, else the midpoint)."),
-    ] = None,
-    limit: Annotated[int | None, typer.Option("--limit", min=1, help="Use only the first N samples.")] = None,
-    resamples: Annotated[int, typer.Option("--resamples", min=10, help="Bootstrap resamples per interval.")] = 1000,
-    seed: Annotated[int, typer.Option("--seed", help="Seed of the bootstrap.")] = 0,
-    json_out: Annotated[Path | None, typer.Option("--json", help="Also write the calibration as JSON here.")] = None,
-    no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not use the on-disk judge cache.")] = False,
-) -> None:
-    """Score DATASET and report each judge's and the panel's agreement with human labels, with 95% CIs."""
-    from ragqa.calibration import calibrate as run_calibration
-    from ragqa.calibration import calibration_table
-
-    with _clean_errors():
-        if config is not None and not config.is_file():
-            raise ConfigError(f"settings file {config} does not exist; pass --config path/to/application.yaml")
-        if json_out is not None:
-            from ragqa.run.outputs import check_output_path
-
-            check_output_path(json_out, option="--json")
-        result = run_calibration(
-            dataset,
-            metrics,
-            label_field=label_field,
-            pass_label=pass_label,
-            limit=limit,
-            config=config,
-            profile=_profiles(profile),
-            no_cache=no_cache,
-            n_resamples=resamples,
-            seed=seed,
-        )
-    stdout = Console() if sys.stdout.isatty() else Console(width=120)
-    for table in calibration_table(result):
-        stdout.print(table)
-    if json_out is not None:
-        from ragqa.render.atomic import replace_text
-
-        replace_text(json_out, result.model_dump_json(indent=2) + "\n")
-        _stderr().print(f"wrote --json {json_out}")
-
-
-from ragqa.promptfoo import register as _register_test  # noqa: E402 - `ragqa test` lives with its runner
-
-_register_test(app)
-
-
-def main() -> None:
-    """Run the CLI (the ``ragqa`` console script and ``python -m ragqa``); exits with the exit code."""
-    app()

@@ -1,0 +1,145 @@
+"""Commands over finished runs: ``ragqa report``, ``ragqa compare``, ``ragqa calibrate``."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+from rich.console import Console
+
+from ragqa.errors import ConfigError
+
+if TYPE_CHECKING:
+    pass
+from ragqa.cli._common import (
+    _clean_errors,
+    _ConfigOption,
+    _fail,
+    _ProfileOption,
+    _profiles,
+    _stderr,
+    app,
+    parse_thresholds,
+)
+
+
+@app.command(
+    "compare",
+    epilog="Exit codes: 0 no metric's aggregate regressed beyond --tolerance; 1 one did; 2 bad usage (a file "
+    "that is not a ragqa results file, different metrics, no (sample, metric) pair in common).",
+)
+def compare(
+    a: Annotated[Path, typer.Argument(help="Baseline results file (ragqa evaluate --out a.jsonl).")],
+    b: Annotated[Path, typer.Argument(help="Candidate results file, compared with the baseline.")],
+    threshold: Annotated[
+        list[str] | None,
+        typer.Option("--threshold", help="metric=value for pass/fail flips (default: the metric's default threshold)."),
+    ] = None,
+    tolerance: Annotated[
+        float,
+        typer.Option(
+            "--tolerance",
+            help="Regression when the 95% CI of the aggregate's mean delta lies beyond this, in the bad direction.",
+        ),
+    ] = 0.0,
+    json_path: Annotated[Path | None, typer.Option("--json", help="Also write the comparison as JSON here.")] = None,
+) -> None:
+    """Compare two runs: mean delta per metric and judge with a paired bootstrap CI, flips, judge failures."""
+    import json
+
+    from ragqa.compare import compare_files, exit_code
+    from ragqa.render.atomic import replace_text
+    from ragqa.render.comparison import comparison_renderable
+    from ragqa.run.outputs import check_output_path
+
+    with _clean_errors():
+        if json_path is not None:
+            check_output_path(json_path, option="--json")
+        comparison = compare_files(a, b, thresholds=parse_thresholds(threshold or []), tolerance=tolerance)
+    if json_path is not None:
+        replace_text(json_path, json.dumps(comparison.to_json(), ensure_ascii=False, indent=2) + "\n")
+    (Console() if sys.stdout.isatty() else Console(width=120)).print(comparison_renderable(comparison))
+    if json_path is not None:
+        _stderr().print(f"wrote --json {json_path}")
+    raise typer.Exit(exit_code(comparison))
+
+
+@app.command("report")
+def report_command(
+    results: Annotated[Path, typer.Argument(help="A results file written by ragqa evaluate --out results.jsonl.")],
+    output: Annotated[
+        Path, typer.Option("--output", "-o", help="Where to write the report; .html (or .json, .csv...).")
+    ],
+    language: Annotated[str, typer.Option("--language", help="Report language: en or ru.")] = "en",
+    threshold: Annotated[
+        list[str] | None, typer.Option("--threshold", help="metric=value: mark samples below it. Repeatable.")
+    ] = None,
+) -> None:
+    """Rebuild the report of a run from its results file; the drill-down shows inputs when the dataset is readable."""
+    from ragqa.render.html import report_from_results, write_report
+
+    if language not in ("en", "ru"):
+        _fail(f"--language {language!r}: use en or ru")
+    with _clean_errors():
+        report, note = report_from_results(results)
+        written = write_report(report, output, language=language, thresholds=parse_thresholds(threshold or []))  # type: ignore[arg-type]
+    err = _stderr()
+    if note:
+        err.print(note, markup=False, highlight=False)
+    err.print(f"wrote -o {written}", markup=False, highlight=False)
+
+
+@app.command()
+def calibrate(
+    dataset: Annotated[Path, typer.Argument(help="Labelled samples: .jsonl, .json or .csv; the label in metadata.")],
+    label_field: Annotated[
+        str, typer.Option("--label-field", help="The metadata key of the human label (higher = better).")
+    ] = "human_score",
+    metrics: Annotated[
+        str | None, typer.Option("--metrics", "-m", help="Comma-separated metrics (default: ragqa.metrics).")
+    ] = None,
+    profile: _ProfileOption = None,
+    config: _ConfigOption = None,
+    pass_label: Annotated[
+        float | None,
+        typer.Option("--pass-label", help="Labels >= this pass (default: 1 for 0/1 labels, else the midpoint)."),
+    ] = None,
+    limit: Annotated[int | None, typer.Option("--limit", min=1, help="Use only the first N samples.")] = None,
+    resamples: Annotated[int, typer.Option("--resamples", min=10, help="Bootstrap resamples per interval.")] = 1000,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the bootstrap.")] = 0,
+    json_out: Annotated[Path | None, typer.Option("--json", help="Also write the calibration as JSON here.")] = None,
+    no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not use the on-disk judge cache.")] = False,
+) -> None:
+    """Score DATASET and report each judge's and the panel's agreement with human labels, with 95% CIs."""
+    from ragqa.calibration import calibrate as run_calibration
+    from ragqa.calibration import calibration_table
+
+    with _clean_errors():
+        if config is not None and not config.is_file():
+            raise ConfigError(f"settings file {config} does not exist; pass --config path/to/application.yaml")
+        if json_out is not None:
+            from ragqa.run.outputs import check_output_path
+
+            check_output_path(json_out, option="--json")
+        result = run_calibration(
+            dataset,
+            metrics,
+            label_field=label_field,
+            pass_label=pass_label,
+            limit=limit,
+            config=config,
+            profile=_profiles(profile),
+            no_cache=no_cache,
+            n_resamples=resamples,
+            seed=seed,
+        )
+    stdout = Console() if sys.stdout.isatty() else Console(width=120)
+    for table in calibration_table(result):
+        stdout.print(table)
+    if json_out is not None:
+        from ragqa.render.atomic import replace_text
+
+        replace_text(json_out, result.model_dump_json(indent=2) + "\n")
+        _stderr().print(f"wrote --json {json_out}")

@@ -1,0 +1,58 @@
+"""``ragqa metrics`` and ``ragqa config show``."""
+
+from __future__ import annotations
+
+import sys
+from typing import TYPE_CHECKING
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+if TYPE_CHECKING:
+    pass
+from ragqa.cli._common import _clean_errors, _ConfigOption, _container, _ProfileOption, app, config_app
+
+
+@app.command("metrics")
+def list_metrics() -> None:
+    """List every metric: required fields, range, direction, default threshold, judge calls per sample, description."""
+    from ragqa.metrics import METRICS
+    from ragqa.render import DIRECTION_LABELS
+
+    table = Table(title="ragqa metrics", title_justify="left", show_lines=False)
+    table.add_column("metric", no_wrap=True, style="bold")
+    table.add_column("required fields")
+    table.add_column("range", no_wrap=True)
+    table.add_column("direction", no_wrap=True)
+    table.add_column("default threshold", justify="right")
+    table.add_column("judge calls / sample")
+    table.add_column("description")
+    for name, cls in METRICS.items():
+        low, high = cls.value_range
+        calls = cls.calls_per_sample if cls.needs_judge else "0 (no judge)"
+        if cls.needs_embeddings:
+            calls += " + embeddings"
+        table.add_row(
+            name,
+            ", ".join(cls.required_fields),
+            f"{low:g}..{high:g}",
+            DIRECTION_LABELS[cls.direction],
+            "-" if cls.default_threshold is None else f"{cls.default_threshold:g}",
+            calls,
+            cls.description,
+        )
+    (Console() if sys.stdout.isatty() else Console(width=160)).print(table)
+
+
+@config_app.command("show")
+def config_show(
+    profile: _ProfileOption = None,
+    config: _ConfigOption = None,
+) -> None:
+    """Print the resolved settings as YAML with every secret masked, then the resolved judge panel."""
+    from ragqa.settings import render_settings
+
+    with _clean_errors():
+        settings = _container(config, profile).settings()
+        typer.echo(render_settings(settings), nl=False)
