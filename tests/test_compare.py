@@ -192,6 +192,17 @@ async def test_cli_exit_codes_console_and_json(runs: tuple[Path, Path], tmp_path
     assert _cli(a, b, "--tolerance", "0.5").exit_code == 0
 
 
+async def test_cli_html_page_shows_the_deltas_flips_and_failures(runs: tuple[Path, Path], tmp_path: Path) -> None:
+    a, b = runs
+    page = tmp_path / "cmp.html"
+    assert _cli(a, b, "--html", page).exit_code == 1
+    html = page.read_text(encoding="utf-8")
+    assert "regressed: faithfulness, hallucination" in html
+    assert "pass → fail" in html and "new judge failures" in html and "JudgeTimeout" in html
+    assert "<script" not in html and "http" not in html.split("</head>", 1)[1]  # no script, no outside resource
+    assert _cli(a, b, "--html", tmp_path).exit_code == 2  # a directory: refused before comparing
+
+
 async def test_cli_bad_usage_exits_2(runs: tuple[Path, Path], tmp_path: Path) -> None:
     a, _ = runs
     dataset = tmp_path / "data.jsonl"

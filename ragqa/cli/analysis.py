@@ -45,24 +45,32 @@ def compare(
         ),
     ] = 0.0,
     json_path: Annotated[Path | None, typer.Option("--json", help="Also write the comparison as JSON here.")] = None,
+    html_path: Annotated[
+        Path | None, typer.Option("--html", help="Also write the comparison as a self-contained HTML page here.")
+    ] = None,
 ) -> None:
     """Compare two runs: mean delta per metric and judge with a paired bootstrap CI, flips, judge failures."""
     import json
 
     from ragqa.compare import compare_files, exit_code
     from ragqa.render.atomic import replace_text
-    from ragqa.render.comparison import comparison_renderable
+    from ragqa.render.comparison import comparison_html, comparison_renderable
     from ragqa.run.outputs import check_output_path
 
     with _clean_errors():
         if json_path is not None:
             check_output_path(json_path, option="--json")
+        if html_path is not None:
+            check_output_path(html_path, option="--html")
         comparison = compare_files(a, b, thresholds=parse_thresholds(threshold or []), tolerance=tolerance)
     if json_path is not None:
         replace_text(json_path, json.dumps(comparison.to_json(), ensure_ascii=False, indent=2) + "\n")
+    if html_path is not None:
+        replace_text(html_path, comparison_html(comparison))
     (Console() if sys.stdout.isatty() else Console(width=120)).print(comparison_renderable(comparison))
-    if json_path is not None:
-        _stderr().print(f"wrote --json {json_path}")
+    for option, path in (("--json", json_path), ("--html", html_path)):
+        if path is not None:
+            _stderr().print(f"wrote {option} {path}")
     raise typer.Exit(exit_code(comparison))
 
 

@@ -11,7 +11,7 @@ from rich.text import Text
 
 from ragqa.compare import Comparison, MeanDelta
 
-__all__ = ["comparison_renderable"]
+__all__ = ["comparison_html", "comparison_renderable"]
 
 
 def _num(value: float, *, signed: bool = False) -> str:
@@ -106,3 +106,29 @@ def comparison_renderable(comparison: Comparison, *, limit: int = 5) -> Renderab
     else:
         parts.append(Text(f"no regression beyond tolerance {comparison.tolerance:g}", style="green"))
     return Group(*parts)
+
+
+def _plain_verdict(delta: MeanDelta) -> str:
+    return _verdict(delta).plain
+
+
+def comparison_html(comparison: Comparison) -> str:
+    """The comparison as one self-contained HTML page (no script, no network; text autoescaped).
+
+    Per metric: the aggregate's and each judge's mean in A and B, the delta B - A with its paired
+    bootstrap interval and verdict, pass/fail flips, and new and resolved judge failures.
+    """
+    from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
+
+    env = Environment(
+        loader=PackageLoader("ragqa.render", "templates"),
+        autoescape=select_autoescape(default=True, default_for_string=True),
+        undefined=StrictUndefined,
+    )
+    return env.get_template("compare.html.j2").render(
+        c=comparison,
+        regressed=[m.metric for m in comparison.regressions],
+        fmt=_num,
+        verdict=_plain_verdict,
+    )
+
