@@ -1,4 +1,4 @@
-"""Datasets in and results out: JSONL, JSON and CSV samples; per-judge results as JSONL.
+"""Datasets in: JSONL, JSON and CSV samples (results go out through :mod:`ragqa.render`).
 
 Field names follow RAGAS (``user_input``, ``response``, ``reference``, ``retrieved_contexts``,
 ``reference_contexts``, ...; see :class:`~ragqa.schema.Sample`). Also accepted, and renamed on load:
@@ -33,7 +33,6 @@ from typing import Any, Literal
 from pydantic import ValidationError
 
 from ragqa.errors import DatasetError
-from ragqa.report import Report
 from ragqa.schema import Sample
 
 __all__ = [
@@ -41,9 +40,7 @@ __all__ = [
     "DatasetFormat",
     "load_dataset",
     "parse_column_map",
-    "result_records",
     "samples_from_records",
-    "write_results_jsonl",
 ]
 
 DatasetFormat = Literal["auto", "jsonl", "json", "csv"]
@@ -511,32 +508,3 @@ def _describe(value: Any) -> str:
 
 def _clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-# -- results out ----------------------------------------------------------------------------------
-
-
-def result_records(report: Report) -> Iterator[dict[str, Any]]:
-    """One record per (sample, metric) of ``report``, in report order (:func:`ragqa.render.records.result_record`)."""
-    from ragqa.render.records import result_record
-
-    for result in report.results:
-        yield result_record(result)
-
-
-def write_results_jsonl(report: Report, path: str | Path) -> int:
-    """Write :func:`result_records` of ``report`` to ``path``, one JSON object per line (UTF-8).
-
-    The parent folder is created when missing; an existing file is replaced.
-
-    Returns:
-        The number of lines written (samples x metrics).
-    """
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    n = 0
-    with path.open("w", encoding="utf-8", newline="\n") as f:
-        for record in result_records(report):
-            f.write(json.dumps(record, ensure_ascii=False, allow_nan=False) + "\n")
-            n += 1
-    return n

@@ -4,10 +4,11 @@ from pathlib import Path
 
 import pytest
 
-from ragqa.datasets import load_dataset, parse_column_map, result_records, samples_from_records, write_results_jsonl
+from ragqa.datasets import load_dataset, parse_column_map, samples_from_records
 from ragqa.errors import DatasetError, SampleError
 from ragqa.evaluation import PanelEvaluator
 from ragqa.metrics import Faithfulness, Hallucination
+from ragqa.render.records import result_record
 from ragqa.schema import ContextChunk
 from ragqa.testing import ScriptedJudge, make_sample
 
@@ -288,7 +289,7 @@ def _nli(*verdicts: int) -> dict:
     return {"verdicts": [{"statement": f"s{i}", "reason": "r", "verdict": v} for i, v in enumerate(verdicts)]}
 
 
-async def test_write_results_jsonl_one_line_per_sample_and_metric(tmp_path: Path) -> None:
+async def test_results_jsonl_one_line_per_sample_and_metric(tmp_path: Path) -> None:
     good = ScriptedJudge(
         "good",
         {"statements": [{"statements": ["a", "b"]}, {"statements": []}], "nli": [_nli(1, 0)]},
@@ -297,9 +298,10 @@ async def test_write_results_jsonl_one_line_per_sample_and_metric(tmp_path: Path
     samples = [make_sample(id="s1"), make_sample(id="s2")]
     evaluator = PanelEvaluator([good, bad], [Faithfulness(), Hallucination()])
     report = await evaluator.evaluate(samples)
-    out = tmp_path / "nested" / "results.jsonl"
-    assert write_results_jsonl(report, out) == 4
+    out = tmp_path / "results.jsonl"
+    report.to_jsonl(out)
     lines = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    assert len(lines) == 4
     assert [(r["sample_id"], r["metric"]) for r in lines] == [
         ("s1", "faithfulness"),
         ("s1", "hallucination"),
@@ -318,4 +320,4 @@ async def test_write_results_jsonl_one_line_per_sample_and_metric(tmp_path: Path
     assert lines[2]["judges"][0]["score"] is None and lines[2]["aggregate"]["value"] is None
     assert "NaN" not in out.read_text(encoding="utf-8")
     assert math.isnan(report.results[2].aggregate.value)
-    assert list(result_records(report))[1]["direction"] == "lower"
+    assert result_record(report.results[1])["direction"] == "lower"
