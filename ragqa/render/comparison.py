@@ -118,14 +118,9 @@ def comparison_html(comparison: Comparison) -> str:
     Per metric: the aggregate's and each judge's mean in A and B, the delta B - A with its paired
     bootstrap interval and verdict, pass/fail flips, and new and resolved judge failures.
     """
-    from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
+    from ragqa.render.html import template_environment
 
-    env = Environment(
-        loader=PackageLoader("ragqa.render", "templates"),
-        autoescape=select_autoescape(default=True, default_for_string=True),
-        undefined=StrictUndefined,
-    )
-    return env.get_template("compare.html.j2").render(
+    return template_environment().get_template("compare.html.j2").render(
         c=comparison,
         regressed=[m.metric for m in comparison.regressions],
         fmt=_num,

@@ -45,6 +45,7 @@ __all__ = [
     "json_for_script",
     "report_from_results",
     "report_to_html",
+    "template_environment",
     "write_report",
 ]
 
@@ -319,7 +320,8 @@ def _cell_score(outcome: JudgeOutcome | None) -> dict[str, str]:
     return {"text": fmt_score(outcome.score.value), "kind": "nan" if math.isnan(outcome.score.value) else "ok"}
 
 
-def _environment() -> Environment:
+def template_environment() -> Environment:
+    """The Jinja2 environment of ragqa's HTML pages: package templates, autoescaping on, strict undefined."""
     return Environment(
         loader=PackageLoader("ragqa.render", "templates"),
         autoescape=select_autoescape(default=True, default_for_string=True),
@@ -341,7 +343,7 @@ def report_to_html(report: Report, options: RenderOptions | None = None) -> str:
         The HTML text (UTF-8 when written); it references no external resource.
     """
     view = build_view(report, options or RenderOptions())
-    return _environment().get_template("report.html.j2").render(**view)
+    return template_environment().get_template("report.html.j2").render(**view)
 
 
 class HtmlRenderer:
