@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -36,7 +36,7 @@ from ragqa.render.atomic import replace_text
 from ragqa.render.console import fmt_cost, fmt_score
 from ragqa.render.registry import RenderOptions, register
 from ragqa.report import Agreement, MetricSummary, Report, finite_json
-from ragqa.schema import JudgeOutcome, Language, PanelResult, Sample, Usage
+from ragqa.schema import JudgeOutcome, Language, Sample, Usage
 
 __all__ = [
     "LABELS",
@@ -48,10 +48,6 @@ __all__ = [
     "template_environment",
     "write_report",
 ]
-
-CONTESTED_TOP = 5
-"""Samples marked contested per metric when the run computed no agreement: the largest spreads
-(above 0), the same rule as :attr:`ragqa.report.Agreement.contested`."""
 
 PER_STATEMENT = ("verdicts", "reasons")
 """Keys of a score's ``details`` that hold one entry per statement (shown as columns beside ``statements``)."""
@@ -115,13 +111,9 @@ def _agreement_view(agreement: Agreement | None) -> dict[str, Any] | None:
     }
 
 
-def _contested(summary: MetricSummary, results: Sequence[PanelResult]) -> set[str]:
-    """Sample ids marked contested: the agreement's, else the :data:`CONTESTED_TOP` largest spreads above 0."""
-    if summary.agreement is not None:
-        return {c.sample_id for c in summary.agreement.contested}
-    spreads = [(r.aggregate.spread, r.sample_id) for r in results if math.isfinite(r.aggregate.spread)]
-    ranked = sorted((s for s in spreads if s[0] > 0), key=lambda s: -s[0])
-    return {sid for _, sid in ranked[:CONTESTED_TOP]}
+def _contested(summary: MetricSummary) -> set[str]:
+    """Sample ids marked contested: the agreement's :attr:`~ragqa.report.Agreement.contested`, none without it."""
+    return {c.sample_id for c in summary.agreement.contested} if summary.agreement is not None else set()
 
 
 def _metric_view(summary: MetricSummary, threshold: float | None, language: Language) -> dict[str, Any]:
@@ -224,10 +216,7 @@ def build_view(report: Report, options: RenderOptions) -> dict[str, Any]:
     """
     language = options.language
     thresholds = dict(options.thresholds)
-    by_metric: dict[str, list[PanelResult]] = {}
-    for r in report.results:
-        by_metric.setdefault(r.metric, []).append(r)
-    contested = {s.metric: _contested(s, by_metric.get(s.metric, [])) for s in report.summaries}
+    contested = {s.metric: _contested(s) for s in report.summaries}
     judge_ids = report.judge_ids
     sample_ids = report.sample_ids
     index = {sid: i for i, sid in enumerate(sample_ids)}
