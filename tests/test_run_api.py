@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 import subprocess
 import sys
@@ -114,3 +115,46 @@ def test_evaluate_from_any_folder(tmp_path: Path) -> None:
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.split() == ["60", "60"]
+
+
+def test_the_run_layer_returns_exactly_the_plain_panel_scores(tmp_path: Path) -> None:
+    """ragqa.evaluate (validation, estimate, streaming to a results file, grouping, resume bookkeeping)
+    gives every judge the score the bare PanelEvaluator gives, graded local verdicts included."""
+    from ragqa.container import close_container, create_container
+    from ragqa.datasets import load_dataset
+    from ragqa.evaluation import PanelEvaluator
+    from ragqa.metrics import build_metric
+    from ragqa.run.loop import run_sync
+
+    samples = load_dataset(IT_HELPDESK)[:6]
+    names = ["faithfulness", "hallucination", "context_recall", "noise_sensitivity"]
+    container = create_container(None, ["local"])
+
+    async def plain() -> ragqa.Report:
+        try:
+            evaluator = PanelEvaluator(container.judges(), [build_metric(n) for n in names])
+            return await evaluator.evaluate(samples)
+        finally:
+            await close_container(container)
+
+    def judge_scores(report: ragqa.Report) -> dict[tuple[str, str, str], tuple[float, str | None]]:
+        return {
+            (r.sample_id, r.metric, o.judge_id): (o.score.value, o.score.reason)
+            for r in report.results
+            for o in r.judges
+            if o.score is not None
+        }
+
+    expected = run_sync(plain())
+    through_runner = ragqa.evaluate(samples, metrics=names, profile="local", out=tmp_path / "r.jsonl")
+    assert judge_scores(through_runner) == judge_scores(expected)
+    assert len(judge_scores(expected)) == 6 * 4 * 2
+    assert any(0 < v < 1 and v not in (0.5, 0.25, 0.75) for v, _ in judge_scores(expected).values())  # graded
+    assert _scores(through_runner) == _scores(expected)
+    # the file it streamed reads back to the same scores (what --resume keeps)
+    from ragqa.run.stream import read_results
+
+    _, kept = read_results(tmp_path / "r.jsonl")
+    assert {pair: rec["aggregate"]["value"] for pair, rec in kept.items()} == {
+        pair: (None if math.isnan(v) else v) for pair, v in _scores(expected).items()
+    }
