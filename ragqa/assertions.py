@@ -236,6 +236,30 @@ class MetricVerdict:
         """The full human-readable explanation (the failure message of :class:`MetricAssertionError`)."""
         return format_verdict(self)
 
+    def headline(self) -> str:
+        """One short line for summaries (pytest's short test summary): metric, sample, scores, requirement.
+
+        Under the ``aggregate`` policy it shows the aggregate against the threshold
+        (``faithfulness 0.417 < 0.8 (mean of 3 judges), sample 'q3'``); under ``all`` and
+        ``at_least`` it counts the passing judges. :meth:`message` has every judge's row.
+        """
+        r = self.result
+        a = r.aggregate
+        cmp = _comparator(r.direction)
+        if self.policy.kind == "aggregate":
+            shown = format_score(a.value)
+            relation = cmp if self.passed else {">=": "<", "<=": ">"}[cmp]
+            line = f"{r.metric} {shown} {relation} {self.threshold:g} ({a.strategy} of {a.n_ok} judges)"
+            line += f", sample {r.sample_id!r}"
+        else:
+            line = (
+                f"{r.metric}: {len(self.passing_judges)} of {len(r.judges)} judges {cmp} {self.threshold:g} "
+                f"(policy {self.policy.label}), sample {r.sample_id!r}"
+            )
+        if self.excluded_judges:
+            line += f"; {len(self.excluded_judges)} judges failed"
+        return line
+
 
 def _comparator(direction: Literal["higher", "lower"]) -> str:
     return ">=" if direction == "higher" else "<="

@@ -231,6 +231,28 @@ def summary_table(rows: Sequence[_Row]) -> list[str]:
     return ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in table]
 
 
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+    """Give a failed ragqa assertion a short, readable line in pytest's short test summary.
+
+    pytest shows the exception's qualified name and the first line of its message, cut to the
+    terminal width (``ragqa.assertions.MetricAssertionError: faithfulness FA...``); this replaces
+    that line with the bare :meth:`~ragqa.assertions.MetricVerdict.headline`. The full message with every
+    judge's row stays in the failure's traceback section.
+    """
+    outcome: Any = yield
+    excinfo = call.excinfo
+    if excinfo is None:
+        return
+    from ragqa.assertions import MetricAssertionError
+
+    if not isinstance(excinfo.value, MetricAssertionError):
+        return
+    crash = getattr(outcome.get_result().longrepr, "reprcrash", None)
+    if crash is not None:
+        crash.message = excinfo.value.verdict.headline()
+
+
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
     """Print the metric x judge table when any ragqa assertion ran."""
     state = config.stash.get(_STATE, None)

@@ -203,6 +203,18 @@ async def test_aggregate_failure_message_lists_every_judge_reason_and_failed_sta
     assert isinstance(err.value, AssertionError)
 
 
+async def test_headline_is_one_short_line_with_the_score_and_the_requirement() -> None:
+    with pytest.raises(MetricAssertionError) as err:
+        await assert_metric(panel(judge("judge-a", 1, 0), judge("judge-b", 0, 0)), Faithfulness(), SAMPLE)
+    assert err.value.verdict.headline() == "faithfulness 0.250 < 0.8 (mean of 2 judges), sample 's1'"
+    with pytest.raises(MetricAssertionError) as err:
+        judges = panel(judge("judge-a", 1, 1), judge("judge-b", 0, 0), judge("judge-c"))
+        await assert_metric(judges, Faithfulness(), SAMPLE, policy="all")
+    assert err.value.verdict.headline() == (
+        "faithfulness: 1 of 3 judges >= 0.8 (policy all), sample 's1'; 1 judges failed"
+    )
+
+
 async def test_lower_is_better_metric_uses_le() -> None:
     ev = PanelEvaluator([judge("a", 1, 1), judge("b", 1, 1)], [])
     result = await assert_metric(ev, "hallucination", SAMPLE)  # default threshold 0.2

@@ -80,6 +80,15 @@ def test_example_suite_has_exactly_the_intended_failure(suite_run: SuiteRun) -> 
     assert "FAILED test_rag_service.py::test_invented_details_are_caught" in out
 
 
+def test_short_summary_line_leads_with_metric_score_and_threshold(suite_run: SuiteRun) -> None:
+    # pytest cuts the summary line to the terminal width: the score and threshold come first
+    line = next(ln for ln in suite_run.proc.stdout.splitlines() if ln.startswith("FAILED "))
+    shown = line.split(" - ", 1)[1].removesuffix("...")
+    assert "faithfulness 0.444 < 0.8 (mean of 3 judges), sample 'What is your refund policy?'".startswith(shown)
+    assert shown.startswith("faithfulness 0")
+    assert "ragqa.assertions.MetricAssertionError" not in line
+
+
 def test_failure_message_lists_every_judge_score_and_reason(suite_run: SuiteRun) -> None:
     out = suite_run.proc.stdout
     assert "faithfulness FAILED on sample 'What is your refund policy?'" in out
