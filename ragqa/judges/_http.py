@@ -29,7 +29,7 @@ from ragqa.judges.breaker import DEFAULT_COOL_DOWN_S, DEFAULT_FAILURE_THRESHOLD,
 from ragqa.judges.ratelimit import ProviderLimiter
 from ragqa.judges.retry import Failure, RetryPolicy, call_with_retry
 from ragqa.schema import Usage
-from ragqa.settings import Price, ResolvedChatModel, ResolvedEmbeddingModel
+from ragqa.settings import DEFAULT_TIMEOUT, Price, ResolvedChatModel, ResolvedEmbeddingModel
 from ragqa.usage import record_usage
 
 __all__ = [
@@ -44,7 +44,7 @@ __all__ = [
     "usage_cost",
 ]
 
-DEFAULT_TIMEOUT_S = 60.0
+DEFAULT_TIMEOUT_S = DEFAULT_TIMEOUT.total_seconds()
 """Per-request timeout when the model sets none, seconds."""
 RAW_LIMIT = 4000
 """The most characters of raw judge output kept in a failure."""

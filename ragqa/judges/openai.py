@@ -63,7 +63,12 @@ from ragqa.judges.breaker import DEFAULT_COOL_DOWN_S, DEFAULT_FAILURE_THRESHOLD,
 from ragqa.judges.ratelimit import ProviderLimiter, ProviderLimiters
 from ragqa.prompts.base import Prompt
 from ragqa.schema import Language
-from ragqa.settings import ResolvedChatModel, ResolvedEmbeddingModel
+from ragqa.settings import (
+    DEFAULT_EMBEDDING_BATCH,
+    DEFAULT_STRUCTURED_OUTPUT,
+    ResolvedChatModel,
+    ResolvedEmbeddingModel,
+)
 
 __all__ = [
     "DEFAULT_EMBEDDING_BATCH",
@@ -82,9 +87,6 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
-
-DEFAULT_EMBEDDING_BATCH = 64
-"""Texts per embedding request when ``batch-size`` is unset."""
 
 In = TypeVar("In", bound=BaseModel)
 Out = TypeVar("Out", bound=BaseModel)
@@ -194,7 +196,7 @@ class OpenAIJudge(HttpClientBase):
             sleep=sleep,
         )
         self.model = model
-        self.structured_output = options.structured_output or "json_schema"
+        self.structured_output = options.structured_output or DEFAULT_STRUCTURED_OUTPUT
         self._extra_body: dict[str, Any] = {}
         if options.max_tokens is not None:  # ChatOpenAI would send max_completion_tokens
             self._extra_body["max_tokens"] = options.max_tokens

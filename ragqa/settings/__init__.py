@@ -40,7 +40,10 @@ from ragqa.settings._render import render_model as _render_model  # noqa: F401 -
 from ragqa.settings._render import render_settings
 from ragqa.settings._schema import (
     DEFAULT_CHAT_MODEL,
+    DEFAULT_EMBEDDING_BATCH,
     DEFAULT_OPENAI_BASE_URL,
+    DEFAULT_STRUCTURED_OUTPUT,
+    DEFAULT_TIMEOUT,
     AggregationSettings,
     ApiKey,
     BackoffSettings,
@@ -79,7 +82,10 @@ from ragqa.settings._spring_source import ENV_PREFIX, SpringYamlSource, builtin_
 
 __all__ = [
     "DEFAULT_CHAT_MODEL",
+    "DEFAULT_EMBEDDING_BATCH",
     "DEFAULT_OPENAI_BASE_URL",
+    "DEFAULT_STRUCTURED_OUTPUT",
+    "DEFAULT_TIMEOUT",
     "ENV_PREFIX",
     "MASK",
     "PROFILES_ENV",

@@ -12,12 +12,19 @@ from pydantic import BaseModel, SecretStr
 from ragqa.errors import ConfigError
 from ragqa.settings._binding import kebab
 from ragqa.settings._masking import MASK, looks_secret, mask_url
-from ragqa.settings._schema import UnresolvedPlaceholder
+from ragqa.settings._schema import (
+    DEFAULT_EMBEDDING_BATCH,
+    DEFAULT_STRUCTURED_OUTPUT,
+    DEFAULT_TIMEOUT,
+    ResolvedChatModel,
+    ResolvedEmbeddingModel,
+    UnresolvedPlaceholder,
+)
 
 if TYPE_CHECKING:
     from ragqa.settings._settings import Settings
 
-__all__ = ["render_duration", "render_model", "render_settings"]
+__all__ = ["render_duration", "render_model", "render_resolved", "render_settings"]
 
 _LOCAL_ONLY = frozenset({"local", "method"})
 """Fields that only mean something for ``provider: local`` (hidden for other providers)."""
@@ -66,13 +73,42 @@ def render_duration(value: timedelta) -> str:
     return f"{ms}ms"
 
 
+_REMOTE_ONLY = ("base-url", "api-key", "retry", "limits", "price")
+"""Resolved-model keys that mean nothing for ``provider: local`` (no HTTP, no tokens)."""
+
+
+def render_resolved(model: ResolvedChatModel | ResolvedEmbeddingModel) -> dict[str, Any]:
+    """One resolved judge or embedder as ``config show`` prints it: the values in effect.
+
+    Unset options that have a default show the default (``timeout: 60s``,
+    ``structured-output: json_schema``, ``batch-size: 64``); a local model shows only what
+    applies to it (no URL, key, retry, limits or price, and of its options only ``model``).
+    """
+    data = render_model(model)
+    options: dict[str, Any] = data.get("options", {})
+    if model.provider == "local":
+        for key in _REMOTE_ONLY:
+            data.pop(key, None)
+        data["options"] = {"model": options.get("model")}
+        return data
+    if options.get("timeout") is None:
+        options["timeout"] = render_duration(DEFAULT_TIMEOUT)
+    if isinstance(model, ResolvedChatModel):
+        if options.get("structured-output") is None:
+            options["structured-output"] = DEFAULT_STRUCTURED_OUTPUT
+    elif options.get("batch-size") is None:
+        options["batch-size"] = DEFAULT_EMBEDDING_BATCH
+    return data
+
+
 def render_settings(settings: Settings, *, panel: bool = True) -> str:
     """The settings as YAML with kebab-case keys and every secret masked (``ragqa config show``).
 
     Args:
         settings: loaded settings.
         panel: append a second YAML document with the resolved judges and embedders (what each
-            model inherits). When the panel cannot be resolved, the document is replaced by a
+            model inherits, with the defaults in effect: see :func:`render_resolved`). When the
+            panel cannot be resolved, the document is replaced by a
             comment with the error (which names no secret).
 
     Returns:
@@ -89,8 +125,8 @@ def render_settings(settings: Settings, *, panel: bool = True) -> str:
         return text
     try:
         resolved = {
-            "judges": [render_model(m) for m in settings.judges()],
-            "embedders": [render_model(m) for m in settings.embedders()],
+            "judges": [render_resolved(m) for m in settings.judges()],
+            "embedders": [render_resolved(m) for m in settings.embedders()],
         }
     except ConfigError as exc:
         return text + "---\n# resolved panel: not resolvable\n" + "".join(f"# {ln}\n" for ln in str(exc).splitlines())

@@ -21,7 +21,10 @@ from ragqa.settings._masking import mask_url
 
 __all__ = [
     "DEFAULT_CHAT_MODEL",
+    "DEFAULT_EMBEDDING_BATCH",
     "DEFAULT_OPENAI_BASE_URL",
+    "DEFAULT_STRUCTURED_OUTPUT",
+    "DEFAULT_TIMEOUT",
     "AggregationSettings",
     "ApiKey",
     "BackoffSettings",
@@ -59,6 +62,12 @@ DEFAULT_CHAT_MODEL = "gpt-4o-mini"
 """Spring AI's default chat model, used when neither ``chat-models.list`` nor ``chat.options.model`` names one."""
 DEFAULT_OPENAI_BASE_URL = "https://api.openai.com"
 """Spring AI's default ``spring.ai.openai.base-url`` (without ``/v1``)."""
+DEFAULT_TIMEOUT = timedelta(seconds=60)
+"""Per-request timeout of a chat or embedding model whose ``options.timeout`` is unset."""
+DEFAULT_STRUCTURED_OUTPUT: Literal["json_schema"] = "json_schema"
+"""How structured output is requested when ``options.structured-output`` is unset."""
+DEFAULT_EMBEDDING_BATCH = 64
+"""Texts per embedding request when ``options.batch-size`` is unset."""
 
 Provider = Literal["openai", "local"]
 """Who serves a model: ``openai`` (any OpenAI-compatible HTTP server) or ``local`` (ragqa's offline judge)."""
