@@ -57,21 +57,15 @@ def fmt_tokens(usage: Usage) -> str:
     return "-" if usage.calls == 0 and usage.total_tokens == 0 else f"{usage.total_tokens:,}"
 
 
-def metric_table(summary: MetricSummary, *, language: Language = "en") -> Table:
-    """One metric's table: a row per judge plus the aggregate row, read from the summary alone.
+def metric_title(summary: MetricSummary, *, language: Language = "en") -> Text:
+    """One metric's heading: ``<metric>  <direction>[  aggregate: <band>]``.
 
-    Judge rows: the judge's mean over its finite scores, samples scored, NaN (metric undefined),
-    failed (excluded). Aggregate row: the mean of per-sample aggregates, samples with an
-    aggregate / all, samples without one (NaN: unscored or below quorum), samples where every
-    judge failed, and the mean spread (max - min between judges). A caption counts the samples
-    below quorum when the quorum is above 1 or any sample missed it.
+    Printed as its own line above :func:`metric_table` (a rich table title would wrap at the
+    table's width, about 75 columns, however wide the terminal is).
 
     Args:
         summary: the metric's summary from ``report.summaries``.
         language: language of the interpretation band.
-
-    Returns:
-        A rich table titled ``<metric>  <direction>[  aggregate: <band>]``.
     """
     title = Text()
     title.append(summary.metric, style="bold")
@@ -80,7 +74,26 @@ def metric_table(summary: MetricSummary, *, language: Language = "en") -> Table:
     band = interpret(summary.metric, summary.aggregate_mean, language) if interpret is not None else None
     if band:
         title.append(f"  aggregate: {band}", style="italic")
-    table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
+    return title
+
+
+def metric_table(summary: MetricSummary) -> Table:
+    """One metric's table: a row per judge plus the aggregate row, read from the summary alone.
+
+    Judge rows: the judge's mean over its finite scores, samples scored, NaN (metric undefined),
+    failed (excluded). Aggregate row: the mean of per-sample aggregates, samples with an
+    aggregate / all, samples without one (NaN: unscored or below quorum), samples where every
+    judge failed, and the mean spread (max - min between judges). A caption counts the samples
+    below quorum when the quorum is above 1 or any sample missed it. The heading is
+    :func:`metric_title`.
+
+    Args:
+        summary: the metric's summary from ``report.summaries``.
+
+    Returns:
+        A rich table (untitled).
+    """
+    table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
     table.add_column("judge", no_wrap=True)
     table.add_column("mean", justify="right")
     table.add_column("scored", justify="right")
@@ -192,7 +205,8 @@ def report_renderable(report: Report, *, language: Language = "en", max_failures
     parts.append(Text(f"{n_samples} sample(s) x {len(report.summaries)} metric(s) x {n_judges} judge(s)", style="bold"))
     for summary in report.summaries:
         parts.append(Text(""))
-        parts.append(metric_table(summary, language=language))
+        parts.append(metric_title(summary, language=language))
+        parts.append(metric_table(summary))
         line = agreement_line(summary)
         if line is not None:
             parts.append(line)
