@@ -59,12 +59,13 @@ async def test_tables_show_every_judge_the_aggregate_direction_and_spread() -> N
 
 async def test_failures_are_listed_with_judge_sample_step_and_cause_then_counted() -> None:
     text = report_to_text(await _report(n_samples=4), width=200)
-    assert "judge failures (8), excluded from the aggregate" in text
+    assert "judge failures (8 in 4 calls), excluded from the aggregate" in text
     failure_rows = [line for line in text.splitlines() if line.startswith("judge-broken ") and "statements" in line]
-    assert len(failure_rows) == 5  # first five listed
+    # one statements call per sample failed; it cost both metrics, so it is one row naming both
+    assert len(failure_rows) == 4
     assert "JudgeOutputError: no scripted answer left for prompt 'statements'" in failure_rows[0]
-    assert "s1" in failure_rows[0]
-    assert "... and 3 more" in text
+    assert "s1" in failure_rows[0] and "faithfulness, hallucination" in failure_rows[0]
+    assert "more (every failure" not in text
 
 
 async def test_strategy_band_and_usage_line() -> None:
@@ -143,15 +144,14 @@ aggregate (mean)   0.250      2/4     2        1    0.333        -      -
 quorum 2: 2 sample(s) below quorum have no aggregate
 agreement: alpha 0.25 · spearman n/a · |diff| 0.58 (means of 3 pairs) · most contested s1 (1.00)
 
-judge failures (10), excluded from the aggregate
-judge     metric          sample   step         cause
-───────────────────────────────────────────────────────────────────────────────
-flaky     faithfulness    s2       nli          JudgeTimeout: no answer in 30 s
-flaky     hallucination   s2       nli          JudgeTimeout: no answer in 30 s
-judge-a   faithfulness    s3       nli          JudgeTimeout: no answer in 30 s
-judge-b   faithfulness    s3       statements   JudgeOutputError: not JSON
-flaky     faithfulness    s3       statements   JudgeTimeout: no answer in 30 s
-... and 5 more (every failure is in the results file)
+judge failures (10 in 5 calls), excluded from the aggregate
+judge     metric                        sample   step         cause
+─────────────────────────────────────────────────────────────────────────────────────────────
+flaky     faithfulness, hallucination   s2       nli          JudgeTimeout: no answer in 30 s
+judge-a   faithfulness, hallucination   s3       nli          JudgeTimeout: no answer in 30 s
+judge-b   faithfulness, hallucination   s3       statements   JudgeOutputError: not JSON
+flaky     faithfulness, hallucination   s3       statements   JudgeTimeout: no answer in 30 s
+flaky     faithfulness, hallucination   s4       nli          JudgeTimeout: no answer in 30 s
 
 calls 8 · tokens 960 (prompt 800, completion 160) · cost 0.0080 · wall time 1.2 s
 """
@@ -223,3 +223,23 @@ async def test_report_json_holds_results_as_records_and_complete_summaries() -> 
     assert summary["strategy"] == "mean" and summary["quorum"] == 2
     assert (summary["n_below_quorum"], summary["n_all_failed"], summary["n_scored"]) == (2, 1, 2)
     assert data["usage"]["calls"] == 8 and data["wall_time_s"] == 1.25
+
+
+def test_failures_table_shows_a_shared_step_failure_once_with_every_metric_it_cost() -> None:
+    from rich.console import Console
+
+    from ragqa.render.console import failures_table
+    from ragqa.schema import JudgeFailure
+
+    def failure(metric: str, sample: str) -> JudgeFailure:
+        return JudgeFailure(
+            judge_id="a", metric=metric, sample_id=sample, step="statements", error_type="JudgeHTTPError", message="503"
+        )
+
+    failures = [failure("faithfulness", "s1"), failure("hallucination", "s1"), failure("faithfulness", "s2")]
+    console = Console(width=200, record=True)
+    console.print(failures_table(failures))
+    text = console.export_text()
+    assert "judge failures (3 in 2 calls)" in text
+    assert text.count("JudgeHTTPError: 503") == 2
+    assert "faithfulness, hallucination" in text

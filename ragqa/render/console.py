@@ -159,9 +159,18 @@ def _two(value: float) -> str:
 
 
 def failures_table(failures: Sequence[JudgeFailure], *, limit: int = 5) -> RenderableType:
-    """The first ``limit`` judge failures (judge, metric, sample, step, cause), then a count of the rest."""
+    """The first ``limit`` distinct judge failures (judge, metrics, sample, step, cause), then a count of the rest.
+
+    A failure of a step that several metrics share (the response's statements, asked once for
+    faithfulness and hallucination) is one row naming every metric it cost, not one row per
+    metric; the title counts both (``judge failures (18 in 9 calls)``).
+    """
+    groups: dict[tuple[str, str, str | None, str, str], list[str]] = {}
+    for f in failures:
+        groups.setdefault((f.judge_id, f.sample_id, f.step, f.error_type, f.message), []).append(f.metric)
+    count = f"{len(failures)}" if len(groups) == len(failures) else f"{len(failures)} in {len(groups)} calls"
     table = Table(
-        title=Text(f"judge failures ({len(failures)}), excluded from the aggregate", style="bold red"),
+        title=Text(f"judge failures ({count}), excluded from the aggregate", style="bold red"),
         title_justify="left",
         box=box.SIMPLE_HEAD,
         show_edge=False,
@@ -170,10 +179,11 @@ def failures_table(failures: Sequence[JudgeFailure], *, limit: int = 5) -> Rende
     for column in ("judge", "metric", "sample", "step"):
         table.add_column(column, no_wrap=True)
     table.add_column("cause", overflow="fold")
-    for f in failures[:limit]:
-        table.add_row(f.judge_id, f.metric, f.sample_id, f.step or "-", _clip(f"{f.error_type}: {f.message}", 200))
-    if len(failures) > limit:
-        return Group(table, Text(f"... and {len(failures) - limit} more (every failure is in the results file)"))
+    rows = list(groups.items())
+    for (judge_id, sample_id, step, error_type, message), metrics in rows[:limit]:
+        table.add_row(judge_id, ", ".join(metrics), sample_id, step or "-", _clip(f"{error_type}: {message}", 200))
+    if len(rows) > limit:
+        return Group(table, Text(f"... and {len(rows) - limit} more (every failure is in the results file)"))
     return table
 
 
