@@ -120,3 +120,30 @@ def test_interpret_unknown_and_nan() -> None:
     assert band is not None and band.level == "excellent"
     low = band_for("response_relevancy", -0.2)
     assert low is not None and low.level == "poor"
+
+
+def test_count_of_counts_binary_verdicts_and_sums_graded_ones() -> None:
+    from ragqa.metrics._math import count_of
+
+    assert count_of([1.0, 0.0, 1.0]) == "2"
+    assert count_of([]) == "0"
+    # a graded support of 0.19 is not "0 of 1": the reason must agree with the score
+    assert count_of([0.19]) == "0.19 (graded)"
+    assert count_of([0.79, 1.0]) == "1.79 (graded)"
+
+
+async def test_graded_reasons_agree_with_graded_scores() -> None:
+    from ragqa.judges.local.graded import GradedAttribution, GradedAttributionOutput
+    from ragqa.metrics import ContextRecall
+    from ragqa.metrics.base import MetricContext
+    from ragqa.testing import FunctionJudge, make_sample
+
+    def answer(value: float) -> GradedAttributionOutput:
+        graded = GradedAttribution(statement="s", reason="r", attributed=int(value >= 0.5), support=value)
+        return GradedAttributionOutput(classifications=[graded])
+
+    for value, said in ((0.19, "0.19 (graded) of 1"), (1.0, "1 of 1")):
+        judge = FunctionJudge("j", lambda prompt, data, v=value: answer(v))
+        score = await ContextRecall().score(make_sample(reference="s"), judge, MetricContext())
+        assert score.value == value
+        assert score.reason is not None and score.reason.startswith(f"{said} reference sentences attributed")

@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-__all__ = ["average_precision", "cosine", "fbeta", "mean_or_nan", "nan_mean", "ratio"]
+__all__ = ["average_precision", "cosine", "count_of", "fbeta", "mean_or_nan", "nan_mean", "ratio"]
 
 NAN = float("nan")
 
@@ -92,3 +92,21 @@ def cosine(a: Sequence[float], b: Sequence[float]) -> float:
     if na == 0 or nb == 0:
         return NAN
     return dot / (na * nb)
+
+
+def count_of(values: Sequence[float]) -> str:
+    """How many of ``values`` count, as a reason states it: ``"2"``, or ``"1.58 (graded)"``.
+
+    With 0/1 verdicts (LLM judges) it is the number of ones. With graded values (the local
+    judge's supports in [0, 1]) a count of values >= 0.5 would contradict the score (``0 of 1
+    attributed`` beside a score of 0.19), so it is their sum with two decimals, marked graded.
+
+    Args:
+        values: ``float[n]`` in [0, 1].
+
+    Returns:
+        The count as text for "<count> of <n> ..." reasons.
+    """
+    if all(v in (0.0, 1.0) for v in values):
+        return str(int(math.fsum(values)))
+    return f"{math.fsum(values):.2f} (graded)"

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from typing import ClassVar
 
 from ragqa.judges.base import Judge
-from ragqa.metrics._math import mean_or_nan
+from ragqa.metrics._math import count_of, mean_or_nan
 from ragqa.metrics.base import Direction, Metric, MetricContext
 from ragqa.prompts.attribution import ATTRIBUTION, AttributionInput
 from ragqa.schema import MetricScore, Sample
@@ -66,7 +66,7 @@ class ContextRecall(Metric):
         if math.isnan(value):
             reason = "the judge returned no classification of the reference"
         else:
-            reason = f"{len(values) - len(missing)} of {len(values)} reference sentences attributed to the contexts"
+            reason = f"{count_of(values)} of {len(values)} reference sentences attributed to the contexts"
             if missing:
                 reason += f"; not found: {'; '.join(missing)}"
         return MetricScore(

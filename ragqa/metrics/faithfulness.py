@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from typing import ClassVar
 
 from ragqa.judges.base import Judge
-from ragqa.metrics._math import mean_or_nan
+from ragqa.metrics._math import count_of, mean_or_nan
 from ragqa.metrics._steps import RESPONSE_NLI, RESPONSE_STATEMENTS, extract_statements, judge_statements
 from ragqa.metrics.base import Direction, Metric, MetricContext
 from ragqa.prompts.nli import StatementVerdict
@@ -65,9 +65,9 @@ def explain(
     if not statements:
         reason = "the response makes no statement"
     elif unsupported_first:
-        reason = f"{len(unsupported)} of {len(statements)} statements unsupported"
+        reason = f"{count_of([1.0 - v.value for v in verdicts])} of {len(statements)} statements unsupported"
     else:
-        reason = f"{len(statements) - len(unsupported)} of {len(statements)} statements supported"
+        reason = f"{count_of([v.value for v in verdicts])} of {len(statements)} statements supported"
     if unsupported:
         reason += f"; unsupported: {'; '.join(unsupported)}"
     details: dict[str, object] = {

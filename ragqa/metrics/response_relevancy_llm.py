@@ -16,7 +16,7 @@ from typing import ClassVar
 
 from ragqa.errors import JudgeOutputError
 from ragqa.judges.base import Judge
-from ragqa.metrics._math import mean_or_nan
+from ragqa.metrics._math import count_of, mean_or_nan
 from ragqa.metrics._steps import RESPONSE_STATEMENTS, extract_statements
 from ragqa.metrics.base import Direction, Metric, MetricContext
 from ragqa.prompts.statement_relevance import STATEMENT_RELEVANCE, StatementRelevanceInput
@@ -82,7 +82,7 @@ class ResponseRelevancyLLM(Metric):
         values = [v.value for v in out.verdicts]
         value = statement_relevancy_score(values)
         off_topic = [s for s, v in zip(statements, values, strict=True) if v < 0.5]
-        reason = f"{len(statements) - len(off_topic)} of {len(statements)} statements relevant to the question"
+        reason = f"{count_of(values)} of {len(statements)} statements relevant to the question"
         if off_topic:
             reason += f"; off-topic: {'; '.join(off_topic)}"
         return MetricScore(
