@@ -13,6 +13,9 @@ in the input (``definition``, ``rubrics``): one prompt per metric, which the loc
 fake server can answer, and whose cache and shared-call keys differ whenever the criterion does.
 The ``attempt`` number makes the ``strictness`` self-consistency calls distinct, as
 ``question_generation`` does.
+
+Versions start at 2: version 1 named the one-user-message rendering of ragqa's first prompts,
+whose cached answers must never be served to these.
 """
 
 from __future__ import annotations
@@ -103,7 +106,7 @@ _SUBMISSION_RU = (
 
 ASPECT_CRITIC: Prompt[AspectCriticInput, AspectCriticOutput] = Prompt(
     name="aspect_critic",
-    version="1",
+    version="2",
     input_model=AspectCriticInput,
     output_model=AspectCriticOutput,
     instructions={
@@ -150,7 +153,7 @@ ASPECT_CRITIC: Prompt[AspectCriticInput, AspectCriticOutput] = Prompt(
 
 SIMPLE_CRITERIA: Prompt[SimpleCriteriaInput, SimpleCriteriaOutput] = Prompt(
     name="simple_criteria",
-    version="1",
+    version="2",
     input_model=SimpleCriteriaInput,
     output_model=SimpleCriteriaOutput,
     instructions={
@@ -183,7 +186,7 @@ SIMPLE_CRITERIA: Prompt[SimpleCriteriaInput, SimpleCriteriaOutput] = Prompt(
 
 RUBRICS_SCORE: Prompt[RubricsScoreInput, RubricsScoreOutput] = Prompt(
     name="rubrics_score",
-    version="1",
+    version="2",
     input_model=RubricsScoreInput,
     output_model=RubricsScoreOutput,
     instructions={

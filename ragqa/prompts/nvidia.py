@@ -15,6 +15,9 @@ the input), as ``question_generation`` does.
 The few-shot examples are RAGAS's (collections ``util.py``).
 Scales (RAGAS): answer accuracy 0, 2 or 4 (divided by 4); context relevance and response
 groundedness 0, 1 or 2 (divided by 2).
+
+Versions start at 2: version 1 named the one-user-message rendering of ragqa's first prompts,
+whose cached answers must never be served to these.
 """
 
 from __future__ import annotations
@@ -405,7 +408,7 @@ _RG_EXAMPLES_2 = [
 
 ANSWER_ACCURACY_1: Prompt[AnswerAccuracyInput, AnswerAccuracy1Output] = Prompt(
     name="answer_accuracy_1",
-    version="1",
+    version="2",
     input_model=AnswerAccuracyInput,
     output_model=AnswerAccuracy1Output,
     instructions={"en": _AA_EN_1, "ru": _AA_RU_1},
@@ -413,7 +416,7 @@ ANSWER_ACCURACY_1: Prompt[AnswerAccuracyInput, AnswerAccuracy1Output] = Prompt(
 )
 ANSWER_ACCURACY_2: Prompt[AnswerAccuracy2Input, AnswerAccuracy2Output] = Prompt(
     name="answer_accuracy_2",
-    version="1",
+    version="2",
     input_model=AnswerAccuracy2Input,
     output_model=AnswerAccuracy2Output,
     instructions={"en": _AA_EN_2, "ru": _AA_RU_2},
@@ -421,7 +424,7 @@ ANSWER_ACCURACY_2: Prompt[AnswerAccuracy2Input, AnswerAccuracy2Output] = Prompt(
 )
 CONTEXT_RELEVANCE_1: Prompt[ContextRelevanceInput, ContextRelevance1Output] = Prompt(
     name="context_relevance_1",
-    version="1",
+    version="2",
     input_model=ContextRelevanceInput,
     output_model=ContextRelevance1Output,
     instructions={"en": _CR_EN_1, "ru": _CR_RU_1},
@@ -429,7 +432,7 @@ CONTEXT_RELEVANCE_1: Prompt[ContextRelevanceInput, ContextRelevance1Output] = Pr
 )
 CONTEXT_RELEVANCE_2: Prompt[ContextRelevanceInput, ContextRelevance2Output] = Prompt(
     name="context_relevance_2",
-    version="1",
+    version="2",
     input_model=ContextRelevanceInput,
     output_model=ContextRelevance2Output,
     instructions={"en": _CR_EN_2, "ru": _CR_RU_2},
@@ -437,7 +440,7 @@ CONTEXT_RELEVANCE_2: Prompt[ContextRelevanceInput, ContextRelevance2Output] = Pr
 )
 RESPONSE_GROUNDEDNESS_1: Prompt[ResponseGroundednessInput, ResponseGroundedness1Output] = Prompt(
     name="response_groundedness_1",
-    version="1",
+    version="2",
     input_model=ResponseGroundednessInput,
     output_model=ResponseGroundedness1Output,
     instructions={"en": _RG_EN_1, "ru": _RG_RU_1},
@@ -445,7 +448,7 @@ RESPONSE_GROUNDEDNESS_1: Prompt[ResponseGroundednessInput, ResponseGroundedness1
 )
 RESPONSE_GROUNDEDNESS_2: Prompt[ResponseGroundednessInput, ResponseGroundedness2Output] = Prompt(
     name="response_groundedness_2",
-    version="1",
+    version="2",
     input_model=ResponseGroundednessInput,
     output_model=ResponseGroundedness2Output,
     instructions={"en": _RG_EN_2, "ru": _RG_RU_2},
