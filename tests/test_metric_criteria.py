@@ -185,3 +185,28 @@ def test_general_metrics_need_a_response() -> None:
     for metric in (AspectCritic(), SimpleCriteriaScore(), RubricsScore()):
         with pytest.raises(SampleError, match="response"):
             metric.validate(make_sample(response=None))
+
+
+async def test_the_disk_cache_keeps_self_consistency_calls_apart_and_replays_them(tmp_path: Path) -> None:
+    from ragqa.cache import CachingJudge, JudgeCache
+
+    first = CountingJudge(ScriptedJudge("j", {"aspect_critic": _v(0, 1, 1)}))
+    cold = await AspectCritic(strictness=3).score(
+        make_sample(), CachingJudge(first, JudgeCache(tmp_path)), MetricContext()
+    )
+    second = CountingJudge(ScriptedJudge("j", {}))
+    warm = await AspectCritic(strictness=3).score(
+        make_sample(), CachingJudge(second, JudgeCache(tmp_path)), MetricContext()
+    )
+    assert first.calls == 3 and second.calls == 0
+    assert cold.value == warm.value == 1.0 and warm.details["verdicts"] == [0, 1, 1]
+
+
+async def test_rubric_levels_average_raw_across_the_panel() -> None:
+    judges = [
+        ScriptedJudge(j, {"rubrics_score": [{"feedback": "f", "score": s}]})
+        for j, s in zip("abc", (4, 4, 5), strict=True)
+    ]
+    result = await PanelEvaluator(judges).score(make_sample(), RubricsScore())
+    assert result.by_judge() == {"a": 4.0, "b": 4.0, "c": 5.0}
+    assert result.aggregate.value == pytest.approx(13 / 3)  # 4.33, a level, not a 0..1 share

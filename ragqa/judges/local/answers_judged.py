@@ -137,19 +137,19 @@ def agreement(judge: LocalJudge, question: str, response: str, reference: str) -
     return 2 * p * r / (p + r)
 
 
-async def _answer_accuracy(judge: LocalJudge, data: AnswerAccuracyInput | AnswerAccuracy2Input) -> int:
+def _answer_accuracy(judge: LocalJudge, data: AnswerAccuracyInput | AnswerAccuracy2Input) -> int:
     value = agreement(judge, data.query, data.user_answer, data.reference_answer)
     return 2 * three_level(value, judge.settings.support_threshold)
 
 
 async def _answer_accuracy_1(judge: LocalJudge, data: AnswerAccuracyInput, language: Language) -> AnswerAccuracy1Output:
-    return AnswerAccuracy1Output(rating=await _answer_accuracy(judge, data))
+    return AnswerAccuracy1Output(rating=_answer_accuracy(judge, data))
 
 
 async def _answer_accuracy_2(
     judge: LocalJudge, data: AnswerAccuracy2Input, language: Language
 ) -> AnswerAccuracy2Output:
-    return AnswerAccuracy2Output(rating=await _answer_accuracy(judge, data))
+    return AnswerAccuracy2Output(rating=_answer_accuracy(judge, data))
 
 
 async def _context_relevance_1(
