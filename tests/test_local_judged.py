@@ -19,7 +19,7 @@ from ragqa.metrics import (
     RubricsScore,
     SimpleCriteriaScore,
 )
-from ragqa.metrics.base import Metric
+from ragqa.metrics.base import Metric, MetricContext
 from ragqa.prompts.criteria import SubmissionFields
 from ragqa.settings import ChatOptions, LocalJudgeSettings, ResolvedChatModel, RetrySettings
 from ragqa.testing import FakeOpenAIServer, local_judge_responder, make_sample
@@ -128,3 +128,23 @@ async def test_the_fake_server_answers_every_new_prompt_as_the_local_judge(srv: 
         "SimpleCriteriaOutput",
         "RubricsScoreOutput",
     }
+
+
+async def test_the_rubric_example_dataset_uses_each_rubric_source_as_its_readme_says() -> None:
+    from pathlib import Path
+
+    from ragqa.datasets import load_dataset
+
+    path = Path(__file__).resolve().parents[1] / "examples" / "datasets" / "rubric_leave_policy.jsonl"
+    samples = load_dataset(path)
+    metric = RubricsScore()
+    for sample in samples:
+        metric.validate(sample)
+    sources = [metric.rubric_for(s)[1] for s in samples]
+    assert sources.count("default with reference") == 4 and sources.count("default reference-free") == 1
+    assert sources[5] == "sample" and samples[5].id == "rub-6"
+    assert [s.metadata["intended_level"] for s in samples] == [5, 2, 5, 4, 1, 1]
+    judge = LocalJudge("l")
+    for sample in samples:
+        result = await metric.score(sample, judge, MetricContext())
+        assert 1 <= result.value <= 5
