@@ -82,6 +82,9 @@ BANDS: Mapping[str, Sequence[Band]] = {
     "context_entity_recall": _STANDARD,
     "response_relevancy": _STANDARD,
     "response_relevancy_llm": _STANDARD,
+    "answer_accuracy": _STANDARD,
+    "context_relevance": _STANDARD,
+    "response_groundedness": _STANDARD,
 }
 """Interpretation scales by metric registry name (metrics without a scale are absent)."""
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import types
 import typing
 from typing import Any
 
@@ -32,11 +33,17 @@ def filled(prompt: Prompt[Any, Any], text: str) -> tuple[BaseModel, int]:
     values: dict[str, Any] = {}
     count = 0
     for name, info in prompt.input_model.model_fields.items():
-        if info.annotation is str:
+        annotation = info.annotation
+        optional = [a for a in typing.get_args(annotation) if a is not type(None)]
+        if typing.get_origin(annotation) in (typing.Union, types.UnionType) and len(optional) == 1:
+            annotation = optional[0]  # an optional field (str | None) is filled like a required one
+        if annotation is str:
             values[name], count = text, count + 1
-        elif typing.get_origin(info.annotation) is list:
+        elif typing.get_origin(annotation) is list:
             values[name], count = [text, text + " (second)"], count + 2
-        elif info.annotation is int:
+        elif typing.get_origin(annotation) is dict:
+            values[name], count = {"score1_description": text}, count + 1
+        elif annotation is int:
             values[name] = 2
         else:  # a new field type: this test must learn it
             raise AssertionError(f"{prompt.name}.{name}: unexpected type {info.annotation}")

@@ -134,7 +134,7 @@ def one_test(vars_: str, assertion: str, output: str = "output: o, ") -> str:
     [
         ("tests: []", ConfigError, "has no tests"),
         (one_test(QC, "{type: context-faithfulnes}"), ConfigError, "Did you mean"),
-        (one_test(QC, "{type: llm-rubric}"), ConfigError, "not supported"),
+        (one_test(QC, "{type: javascript, value: output.length < 9}"), ConfigError, "not supported"),
         (one_test(QC, "{type: noise-sensitivity, value: r, config: {mode: x}}"), ConfigError, "mode"),
         (one_test("{query: q, contextChunks: [{text: t}]}", CF), ConfigError, "relevant: bool"),
         (one_test(QC, "{type: context-faithfulness, threshold: high}"), ConfigError, "threshold must be a number"),

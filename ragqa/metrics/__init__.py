@@ -6,29 +6,41 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from ragqa.errors import ConfigError
+from ragqa.metrics.answer_accuracy import AnswerAccuracy
+from ragqa.metrics.aspect_critic import AspectCritic
 from ragqa.metrics.base import Direction, Metric, MetricContext
 from ragqa.metrics.context_entity_recall import ContextEntityRecall
 from ragqa.metrics.context_precision import ContextPrecision
 from ragqa.metrics.context_recall import ContextRecall
+from ragqa.metrics.context_relevance import ContextRelevance
 from ragqa.metrics.faithfulness import Faithfulness
 from ragqa.metrics.hallucination import Hallucination
 from ragqa.metrics.noise_sensitivity import NoiseSensitivity
+from ragqa.metrics.response_groundedness import ResponseGroundedness
 from ragqa.metrics.response_relevancy import ResponseRelevancy
 from ragqa.metrics.response_relevancy_llm import ResponseRelevancyLLM
+from ragqa.metrics.rubrics_score import RubricsScore
+from ragqa.metrics.simple_criteria import SimpleCriteriaScore
 
 __all__ = [
     "METRICS",
+    "AnswerAccuracy",
+    "AspectCritic",
     "ContextEntityRecall",
     "ContextPrecision",
     "ContextRecall",
+    "ContextRelevance",
     "Direction",
     "Faithfulness",
     "Hallucination",
     "Metric",
     "MetricContext",
     "NoiseSensitivity",
+    "ResponseGroundedness",
     "ResponseRelevancy",
     "ResponseRelevancyLLM",
+    "RubricsScore",
+    "SimpleCriteriaScore",
     "build_metric",
 ]
 
@@ -43,6 +55,12 @@ METRICS: Mapping[str, type[Metric]] = {
         ContextEntityRecall,
         ResponseRelevancy,
         ResponseRelevancyLLM,
+        AnswerAccuracy,
+        ContextRelevance,
+        ResponseGroundedness,
+        AspectCritic,
+        SimpleCriteriaScore,
+        RubricsScore,
     )
 }
 """Every metric class by registry name, in the order ``ragqa metrics`` lists them."""

@@ -249,12 +249,12 @@ def _build_case(
     if "provider" in assertion:
         notes.append(f"{where}: 'provider' ignored: every judge of the panel grades (pick judges in the settings)")
     config = render_templates(_mapping(assertion.get("config"), f"{where}.config"), vars_, f"{where}.config")
-    spec, mapped = spec_for(kind, config, where)
+    value = render_templates(_read_ref(assertion.get("value"), base, f"{where}.value"), vars_, f"{where}.value")
+    spec, mapped = spec_for(kind, config, where, value)
     try:
         metric = spec.build(defaults=metric_options)
     except ConfigError as exc:
         raise ConfigError(f"{where}: {exc}", key=where) from exc
-    value = render_templates(_read_ref(assertion.get("value"), base, f"{where}.value"), vars_, f"{where}.value")
     policy = config.get("policy", "aggregate")
     parse_policy(policy, key=f"{where}.config.policy")
 

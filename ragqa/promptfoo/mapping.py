@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ragqa.errors import ConfigError
@@ -23,6 +23,9 @@ class AssertionType:
         default_threshold: promptfoo's default threshold for the type.
         value_is_reference: whether the assertion's ``value`` is the ground truth (``reference``).
         note: how ragqa's metric differs from promptfoo's, if at all.
+        value_option: the metric option the assertion's ``value`` fills (``definition`` for
+            ``llm-rubric``), or ``None``; such a type needs a non-blank string value.
+        options: fixed metric options of the type (``{"name": "llm_rubric"}``).
     """
 
     type: str
@@ -30,6 +33,8 @@ class AssertionType:
     default_threshold: float | None
     value_is_reference: bool = False
     note: str = ""
+    value_option: str | None = None
+    options: Mapping[str, Any] = field(default_factory=dict)
 
 
 ASSERTION_TYPES: Mapping[str, AssertionType] = {
@@ -59,6 +64,24 @@ ASSERTION_TYPES: Mapping[str, AssertionType] = {
             "promptfoo instead counts the share of context sentences it extracts as relevant",
         ),
         AssertionType(
+            "llm-rubric",
+            "aspect_critic",
+            0.5,
+            note="RAGAS aspect critic with the rubric as its definition: each judge gives a yes/no verdict and the "
+            "score is the share of judges saying yes; promptfoo's grader returns pass and a graded score",
+            value_option="definition",
+            options={"name": "llm_rubric"},
+        ),
+        AssertionType(
+            "model-graded-closedqa",
+            "aspect_critic",
+            0.5,
+            note="RAGAS aspect critic with the criterion as its definition (promptfoo's closed-QA grader also "
+            "answers yes or no); the score is the share of judges saying yes",
+            value_option="definition",
+            options={"name": "closedqa"},
+        ),
+        AssertionType(
             "answer-relevance",
             "response_relevancy",
             0.7,
@@ -81,22 +104,26 @@ FIELD_HINTS: Mapping[str, str] = {
 """Where in a promptfoo file each sample field comes from, for error messages."""
 
 
-def spec_for(kind: str, config: Mapping[str, Any], where: str) -> tuple[MetricSpec, AssertionType | None]:
+def spec_for(
+    kind: str, config: Mapping[str, Any], where: str, value: Any = None
+) -> tuple[MetricSpec, AssertionType | None]:
     """The metric spec an assertion runs, and its promptfoo type (``None`` for ``ragqa:<metric>``).
 
     ``ragqa:<spec>`` (e.g. ``ragqa:hallucination`` or ``ragqa:noise_sensitivity(mode=irrelevant)``)
     takes its options from the spec, overlaid by ``config`` (less :data:`SAMPLE_CONFIG_KEYS`).
     ``noise-sensitivity`` reads ``config.mode`` (default ``relevant``) and ``config.counting``
-    (default ``promptfoo``). ``context-relevance`` runs ``context_precision(mode=response)`` until
-    ragqa registers ``context_relevance``.
+    (default ``promptfoo``). ``llm-rubric`` and ``model-graded-closedqa`` put ``value`` (the
+    rubric, the criterion) into the aspect critic's ``definition``.
 
     Args:
         kind: the assertion's ``type``.
         config: the assertion's ``config`` (templates already filled).
         where: the assertion's place (``tests[0].assert[1]``), named in errors.
+        value: the assertion's ``value`` (templates already filled), for types with a ``value_option``.
 
     Raises:
-        ConfigError: an unsupported type (with the closest types) or a malformed ``ragqa:`` spec.
+        ConfigError: an unsupported type (with the closest types), a malformed ``ragqa:`` spec, or
+            a missing or blank ``value`` where the type needs one.
     """
     if kind.startswith("ragqa:"):
         parsed = MetricSpec.parse(kind[len("ragqa:") :], source=f"{where}.type")
@@ -111,12 +138,14 @@ def spec_for(kind: str, config: Mapping[str, Any], where: str) -> tuple[MetricSp
             f"{', '.join(ASSERTION_TYPES)}, or ragqa:<metric>",
             key=where,
         )
-    from ragqa.metrics import METRICS
-
     if mapped.metric == "noise_sensitivity":
         options = {"mode": config.get("mode", "relevant"), "counting": config.get("counting", "promptfoo")}
         return MetricSpec.of(mapped.metric, options), mapped
-    if mapped.metric == "context_relevance" and mapped.metric not in METRICS:
-        # until the NVIDIA-style context relevance ships: how useful each context is for the answer
-        return MetricSpec.of("context_precision", {"mode": "response"}), mapped
-    return MetricSpec.of(mapped.metric), mapped
+    if mapped.value_option is not None:
+        if not isinstance(value, str) or not value.strip():
+            raise ConfigError(
+                f"{where}.value is required: {kind} grades the output against it (the rubric or criterion text)",
+                key=f"{where}.value",
+            )
+        return MetricSpec.of(mapped.metric, {**mapped.options, mapped.value_option: value}), mapped
+    return MetricSpec.of(mapped.metric, mapped.options), mapped

@@ -17,8 +17,10 @@ from ragqa.prompts.base import (
     system_rules,
 )
 from ragqa.prompts.context_usefulness import CONTEXT_USEFULNESS
+from ragqa.prompts.criteria import ASPECT_CRITIC, RUBRICS_SCORE, SIMPLE_CRITERIA
 from ragqa.prompts.entities import ENTITIES
 from ragqa.prompts.nli import NLI
+from ragqa.prompts.nvidia import NVIDIA_PROMPTS
 from ragqa.prompts.question_generation import QUESTION_GENERATION
 from ragqa.prompts.statement_relevance import STATEMENT_RELEVANCE
 from ragqa.prompts.statements import STATEMENTS
@@ -37,6 +39,18 @@ __all__ = [
 
 PROMPTS: Mapping[str, Prompt[Any, Any]] = {
     p.name: p
-    for p in (STATEMENTS, NLI, CONTEXT_USEFULNESS, ATTRIBUTION, ENTITIES, QUESTION_GENERATION, STATEMENT_RELEVANCE)
+    for p in (
+        STATEMENTS,
+        NLI,
+        CONTEXT_USEFULNESS,
+        ATTRIBUTION,
+        ENTITIES,
+        QUESTION_GENERATION,
+        STATEMENT_RELEVANCE,
+        *NVIDIA_PROMPTS,
+        ASPECT_CRITIC,
+        SIMPLE_CRITERIA,
+        RUBRICS_SCORE,
+    )
 }
 """Every prompt ragqa's metrics send, by name (names are unique and stable)."""

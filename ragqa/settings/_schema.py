@@ -491,6 +491,8 @@ class RagqaSettings(_Model):
     """Default metric set (registry names, see ``ragqa metrics``)."""
     metric_options: dict[str, dict[str, Any]] = Field(default_factory=dict)
     """Keyword options per metric name (``noise_sensitivity: {mode: irrelevant}``)."""
+    aspects: dict[str, str] = Field(default_factory=dict)
+    """User-defined aspects of ``aspect_critic``: name -> definition (a yes/no question); ``aspect_critic(name=x)``."""
     aggregation: AggregationSettings = Field(default_factory=AggregationSettings)
     language: Language = "en"
     """Prompt and report language."""
@@ -507,3 +509,14 @@ class RagqaSettings(_Model):
     circuit_breaker: CircuitBreakerSettings = Field(default_factory=CircuitBreakerSettings)
     run: RunSettings = Field(default_factory=RunSettings)
     limits: LimitsSettings = Field(default_factory=LimitsSettings)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _aspects_reach_aspect_critic(cls, data: Any) -> Any:
+        """Pass ``aspects`` to ``aspect_critic`` as its ``aspects`` option (under any it sets itself)."""
+        if not isinstance(data, dict) or not data.get("aspects"):
+            return data
+        options = dict(data.get("metric_options") or {})
+        critic = dict(options.get("aspect_critic") or {})
+        critic["aspects"] = {**data["aspects"], **(critic.get("aspects") or {})}
+        return {**data, "metric_options": {**options, "aspect_critic": critic}}

@@ -1,0 +1,346 @@
+"""The local judge's answers to the NVIDIA-style rating templates and the general-purpose prompts.
+
+Each answer is an *approximation* built from the local judge's lexical support
+(:meth:`LocalJudge.support`) and word overlap, like the rest of the local judge; reasons start
+with ``local approximation``. The two templates of an NVIDIA metric get the same rating (there
+is one local reading of the task, not two).
+
+- **Ratings.** A graded value in [0, 1] becomes a three-level rating by :func:`three_level`:
+  the top level at ``threshold + (1 - threshold) / 2`` or more (0.75 with the default support
+  threshold 0.5), the middle level at ``threshold / 2`` or more (0.25), else 0.
+- **Answer accuracy**: the F1 of the support of the response's statements by the reference and
+  of the reference's statements by the response (:func:`agreement`), rated 0/2/4.
+- **Context relevance**: :func:`context_relevance_rating`, the share of the question's content
+  words the contexts contain, rated 0/1/2. It is one small function of ``(query, contexts)`` so
+  that a better relevance scorer can replace it.
+- **Response groundedness**: the mean support of the response's statements by the contexts.
+- **Aspects and criteria** (:func:`criterion_value`): the definition is routed by keywords to a
+  check (harm: a lexicon of harmful terms; correctness: agreement with the reference, else
+  support by the contexts; conciseness: length against the reference; coherence: statements
+  present and none repeated; politeness: a lexicon of rude words); a definition no route
+  recognises is judged by how much of the question the response addresses and how well the
+  evidence (reference or contexts) supports it. The aspect's verdict is 1 at or above the
+  support threshold; the criterion score is ``round(5 * value)``; the rubric level is the
+  defined level nearest to ``1 + 4 * value``.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
+
+from ragqa.judges.local.text import claims, detect_script, features, split_sentences
+from ragqa.prompts.criteria import (
+    SIMPLE_CRITERIA_MAX,
+    AspectCriticInput,
+    AspectCriticOutput,
+    RubricsScoreInput,
+    RubricsScoreOutput,
+    SimpleCriteriaInput,
+    SimpleCriteriaOutput,
+    SubmissionFields,
+)
+from ragqa.prompts.nvidia import (
+    AnswerAccuracy1Output,
+    AnswerAccuracy2Input,
+    AnswerAccuracy2Output,
+    AnswerAccuracyInput,
+    ContextRelevance1Output,
+    ContextRelevance2Output,
+    ContextRelevanceInput,
+    ResponseGroundedness1Output,
+    ResponseGroundedness2Output,
+    ResponseGroundednessInput,
+)
+from ragqa.schema import Language
+
+if TYPE_CHECKING:
+    from ragqa.judges.local.judge import Handler, LocalJudge
+
+__all__ = ["JUDGED_HANDLERS", "agreement", "context_relevance_rating", "criterion_value", "three_level"]
+
+_TAG = "local approximation"
+
+
+def three_level(value: float, threshold: float) -> int:
+    """A graded value as a rating 0, 1 or 2.
+
+    Args:
+        value: graded support or relevance in [0, 1].
+        threshold: the judge's ``support_threshold`` in (0, 1].
+
+    Returns:
+        2 when ``value >= threshold + (1 - threshold) / 2``, 1 when ``value >= threshold / 2``, else 0.
+    """
+    if value >= threshold + (1.0 - threshold) / 2:
+        return 2
+    if value >= threshold / 2:
+        return 1
+    return 0
+
+
+def _content(text: str) -> set[str]:
+    script = detect_script(text)
+    return {st for s in split_sentences(text) for st in features(s, script).content} or set(
+        features(text, script).content
+    )
+
+
+def context_relevance_rating(query: str, contexts: Sequence[str]) -> tuple[int, str]:
+    """The local rating 0/1/2 of how relevant ``contexts`` are to ``query``.
+
+    The value is the share of the query's content words (stop words removed, stemmed) found in
+    the contexts: 2 at 0.5 or more, 1 at 0.2 or more, else 0 (RAGAS's templates say 2 when the context
+    holds *any* relevant information, so the scale is lenient). A query with no content word is
+    rated 1 (nothing to look for, nothing missing).
+
+    Args:
+        query: the question.
+        contexts: the retrieved contexts (the prompt sends them joined, as one).
+
+    Returns:
+        ``(rating, reason)``.
+    """
+    wanted = set(features(query, detect_script(query)).content)
+    if not wanted:
+        return 1, f"{_TAG}: the question has no content word to look for"
+    have = set().union(*(_content(c) for c in contexts)) if contexts else set()
+    share = len(wanted & have) / len(wanted)
+    rating = 2 if share >= 0.5 else 1 if share >= 0.2 else 0
+    return rating, f"{_TAG}: {share:.2f} of the question's content words are in the contexts"
+
+
+def _mean_support(judge: LocalJudge, text: str, evidence: str, question: str = "") -> float | None:
+    """Mean support of ``text``'s statements by ``evidence``; ``None`` when ``text`` states nothing."""
+    from ragqa.judges.local.judge import statements_of
+
+    statements = statements_of(question, text)
+    if not statements:
+        return None
+    return math.fsum(judge.support(s, evidence).value for s in statements) / len(statements)
+
+
+def agreement(judge: LocalJudge, question: str, response: str, reference: str) -> float:
+    """How far ``response`` and ``reference`` say the same: F1 of the two directions of support.
+
+    Returns:
+        ``2pr / (p + r)`` with p = mean support of the response's statements by the reference and
+        r = that of the reference's statements by the response; 0.0 when either states nothing or
+        both directions are 0.
+    """
+    p = _mean_support(judge, response, reference, question)
+    r = _mean_support(judge, reference, response, question)
+    if p is None or r is None or p + r == 0:
+        return 0.0
+    return 2 * p * r / (p + r)
+
+
+def _answer_accuracy(judge: LocalJudge, data: AnswerAccuracyInput | AnswerAccuracy2Input) -> int:
+    value = agreement(judge, data.query, data.user_answer, data.reference_answer)
+    return 2 * three_level(value, judge.settings.support_threshold)
+
+
+async def _answer_accuracy_1(judge: LocalJudge, data: AnswerAccuracyInput, language: Language) -> AnswerAccuracy1Output:
+    return AnswerAccuracy1Output(rating=_answer_accuracy(judge, data))
+
+
+async def _answer_accuracy_2(
+    judge: LocalJudge, data: AnswerAccuracy2Input, language: Language
+) -> AnswerAccuracy2Output:
+    return AnswerAccuracy2Output(rating=_answer_accuracy(judge, data))
+
+
+async def _context_relevance_1(
+    judge: LocalJudge, data: ContextRelevanceInput, language: Language
+) -> ContextRelevance1Output:
+    return ContextRelevance1Output(rating=context_relevance_rating(data.user_input, [data.context])[0])
+
+
+async def _context_relevance_2(
+    judge: LocalJudge, data: ContextRelevanceInput, language: Language
+) -> ContextRelevance2Output:
+    return ContextRelevance2Output(rating=context_relevance_rating(data.user_input, [data.context])[0])
+
+
+def _groundedness(judge: LocalJudge, data: ResponseGroundednessInput) -> int:
+    value = _mean_support(judge, data.response, data.context)
+    return three_level(value or 0.0, judge.settings.support_threshold)
+
+
+async def _response_groundedness_1(
+    judge: LocalJudge, data: ResponseGroundednessInput, language: Language
+) -> ResponseGroundedness1Output:
+    return ResponseGroundedness1Output(rating=_groundedness(judge, data))
+
+
+async def _response_groundedness_2(
+    judge: LocalJudge, data: ResponseGroundednessInput, language: Language
+) -> ResponseGroundedness2Output:
+    return ResponseGroundedness2Output(rating=_groundedness(judge, data))
+
+
+# ---- aspects, criteria and rubrics -----------------------------------------------------------------
+
+_HARMFUL = re.compile(
+    r"\b(kill\w*|murder\w*|weapon\w*|bomb\w*|explosiv\w*|poison\w*|suicid\w*|self-harm|hack\w*|malware|phishing|"
+    r"steal\w*|fraud\w*|scam\w*|exploit\w*|illegal\w*|drugs?|overdos\w*|ransomware|bypass\w* security|"
+    r"убить|убийств\w*|оружи\w*|бомб\w*|взрывчат\w*|яд\w*|отрав\w*|суицид\w*|взлом\w*|вредонос\w*|мошенни\w*|"
+    r"украсть|краж\w*|незаконн\w*|наркоти\w*)\b",
+    re.IGNORECASE,
+)
+_RUDE = re.compile(
+    r"\b(stupid|idiot\w*|dumb|shut up|moron\w*|useless|pathetic|ridiculous|whatever|"
+    r"тупо\w*|идиот\w*|дурак\w*|заткнись|бесполезн\w*)\b",
+    re.IGNORECASE,
+)
+_NEGATIVE_FRAME = re.compile(
+    r"\b(free (?:of|from)|avoid\w*|does not|doesn't|do not|never|без|не содерж\w*|избега\w*)\b", re.IGNORECASE
+)
+
+Check = Callable[["LocalJudge", SubmissionFields, str], tuple[float, str]]
+
+
+def _evidence(data: SubmissionFields) -> tuple[str, str] | None:
+    if data.reference:
+        return data.reference, "the reference"
+    if data.retrieved_contexts:
+        return "\n".join(data.retrieved_contexts), "the contexts"
+    if data.reference_contexts:
+        return "\n".join(data.reference_contexts), "the reference contexts"
+    return None
+
+
+def _harm(judge: LocalJudge, data: SubmissionFields, definition: str) -> tuple[float, str]:
+    found = sorted({m.group(0).lower() for m in _HARMFUL.finditer(data.response or "")})
+    present = 1.0 if found else 0.0
+    negative = bool(_NEGATIVE_FRAME.search(definition))
+    value = 1.0 - present if negative else present
+    what = f"harmful terms: {', '.join(found)}" if found else "no harmful term"
+    return value, what + ("; the definition asks for their absence" if negative else "")
+
+
+def _rude(judge: LocalJudge, data: SubmissionFields, definition: str) -> tuple[float, str]:
+    found = sorted({m.group(0).lower() for m in _RUDE.finditer(data.response or "")})
+    return (0.0, f"rude words: {', '.join(found)}") if found else (1.0, "no rude word")
+
+
+def _correct(judge: LocalJudge, data: SubmissionFields, definition: str) -> tuple[float, str]:
+    evidence = _evidence(data)
+    response = data.response or ""
+    if evidence is None:
+        return _addresses(judge, data, definition)
+    text, where = evidence
+    if data.reference:
+        value = agreement(judge, data.user_input or "", response, text)
+        return value, f"agreement with {where} {value:.2f}"
+    support = _mean_support(judge, response, text, data.user_input or "")
+    value = 0.0 if support is None else support
+    return value, f"support of the response's statements by {where} {value:.2f}"
+
+
+def _concise(judge: LocalJudge, data: SubmissionFields, definition: str) -> tuple[float, str]:
+    response = data.response or ""
+    words = len(response.split())
+    budget = max(60, 3 * len((data.reference or "").split()))
+    statements = [s.lower() for s in claims(response)]
+    repeated = len(statements) - len(set(statements))
+    value = 0.0 if repeated else min(1.0, budget / words) if words else 0.0
+    return value, f"{words} words against a budget of {budget}" + (f", {repeated} repeated" if repeated else "")
+
+
+def _coherent(judge: LocalJudge, data: SubmissionFields, definition: str) -> tuple[float, str]:
+    statements = [s.lower() for s in claims(data.response or "")]
+    if not statements:
+        return 0.0, "the response states nothing"
+    repeated = len(statements) - len(set(statements))
+    return (0.5, f"{repeated} statement(s) repeated") if repeated else (1.0, f"{len(statements)} distinct statements")
+
+
+def _addresses(judge: LocalJudge, data: SubmissionFields, definition: str) -> tuple[float, str]:
+    response = data.response or ""
+    wanted = set(features(data.user_input or "", detect_script(data.user_input or "")).content)
+    covered = len(wanted & _content(response)) / len(wanted) if wanted and response.strip() else 1.0
+    evidence = _evidence(data)
+    if evidence is None:
+        return covered, f"{covered:.2f} of the question's content words addressed"
+    text, where = evidence
+    support = _mean_support(judge, response, text, data.user_input or "") or 0.0
+    value = (covered + support) / 2
+    return value, f"{covered:.2f} of the question addressed, support by {where} {support:.2f}"
+
+
+_ROUTES: tuple[tuple[re.Pattern[str], str, Check], ...] = (
+    (re.compile(r"harm|malic|danger|illegal|deceiv|exploit|вред|опасн|незаконн|обман", re.I), "harm", _harm),
+    (re.compile(r"polite|courteous|rude|respectful|friendly|tone|вежлив|груб|тон", re.I), "politeness", _rude),
+    (re.compile(r"concise|brief|succinct|redundan|verbose|short|кратк|лаконич|избыточ", re.I), "conciseness", _concise),
+    (re.compile(r"coheren|logical|organi[sz]ed|structur|связн|логич", re.I), "coherence", _coherent),
+    (
+        re.compile(r"correct|accura|factual|true|error|mistake|align|reference|точн|верн|ошиб|эталон", re.I),
+        "correctness",
+        _correct,
+    ),
+)
+
+
+def criterion_value(judge: LocalJudge, data: SubmissionFields, definition: str) -> tuple[float, str]:
+    """How far the submission meets ``definition``, in [0, 1], by the first route whose keywords it contains.
+
+    Args:
+        judge: the local judge (its support scorer and settings).
+        data: the submission.
+        definition: the criterion (an aspect's yes/no question, a criterion or a rubric's text).
+
+    Returns:
+        ``(value, reason)``; the reason names the route (``harm``, ``politeness``,
+        ``conciseness``, ``coherence``, ``correctness`` or ``generic``) and the evidence.
+    """
+    for pattern, route, check in _ROUTES:
+        if pattern.search(definition):
+            value, how = check(judge, data, definition)
+            return max(0.0, min(1.0, value)), f"{_TAG} ({route} check): {how}"
+    value, how = _addresses(judge, data, definition)
+    return max(0.0, min(1.0, value)), f"{_TAG} (generic check, criterion not recognised): {how}"
+
+
+def _fields(data: SubmissionFields) -> SubmissionFields:
+    return SubmissionFields.model_validate(data.model_dump(include=set(SubmissionFields.model_fields)))
+
+
+async def _aspect_critic(judge: LocalJudge, data: AspectCriticInput, language: Language) -> AspectCriticOutput:
+    value, reason = criterion_value(judge, _fields(data), f"{data.aspect} {data.definition}")
+    return AspectCriticOutput(reason=f"{reason} (value {value:.2f})", verdict=judge.verdict(value))
+
+
+async def _simple_criteria(judge: LocalJudge, data: SimpleCriteriaInput, language: Language) -> SimpleCriteriaOutput:
+    value, reason = criterion_value(judge, _fields(data), f"{data.name} {data.definition}")
+    return SimpleCriteriaOutput(reason=f"{reason} (value {value:.2f})", score=round(SIMPLE_CRITERIA_MAX * value))
+
+
+def _levels(rubrics: dict[str, str]) -> list[int]:
+    levels = sorted(int(m.group(1)) for k in rubrics if (m := re.fullmatch(r"score(\d+)_description", k)))
+    return levels or [1, 2, 3, 4, 5]
+
+
+async def _rubrics_score(judge: LocalJudge, data: RubricsScoreInput, language: Language) -> RubricsScoreOutput:
+    levels = _levels(data.rubrics)
+    top = data.rubrics.get(f"score{levels[-1]}_description", "")
+    value, reason = criterion_value(judge, _fields(data), top or "correct")
+    target = 1 + 4 * value
+    level = min(levels, key=lambda n: (abs(n - target), n))
+    return RubricsScoreOutput(feedback=f"{reason} (value {value:.2f}, level {level})", score=level)
+
+
+JUDGED_HANDLERS: dict[str, Handler] = {
+    "answer_accuracy_1": _answer_accuracy_1,
+    "answer_accuracy_2": _answer_accuracy_2,
+    "context_relevance_1": _context_relevance_1,
+    "context_relevance_2": _context_relevance_2,
+    "response_groundedness_1": _response_groundedness_1,
+    "response_groundedness_2": _response_groundedness_2,
+    "aspect_critic": _aspect_critic,
+    "simple_criteria": _simple_criteria,
+    "rubrics_score": _rubrics_score,
+}
+"""Prompt name -> local handler, merged into :data:`ragqa.judges.local.judge.HANDLERS`."""
