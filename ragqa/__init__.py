@@ -31,9 +31,11 @@ from ragqa.evaluation import PanelEvaluator, PanelOptions
 from ragqa.judges import Embedder, Judge
 from ragqa.metrics import (
     METRICS,
+    AnswerCorrectness,
     ContextEntityRecall,
     ContextPrecision,
     ContextRecall,
+    FactualCorrectness,
     Faithfulness,
     Hallucination,
     Metric,
@@ -41,6 +43,7 @@ from ragqa.metrics import (
     NoiseSensitivity,
     ResponseRelevancy,
     ResponseRelevancyLLM,
+    SemanticSimilarity,
     build_metric,
 )
 from ragqa.prompts import Prompt
@@ -56,6 +59,7 @@ _LAZY = {"aevaluate": "ragqa.run.api", "evaluate": "ragqa.run.api", "MetricSpec"
 __all__ = [
     "METRICS",
     "Aggregate",
+    "AnswerCorrectness",
     "ConfigError",
     "ContextChunk",
     "ContextEntityRecall",
@@ -63,6 +67,7 @@ __all__ = [
     "ContextRecall",
     "DatasetError",
     "Embedder",
+    "FactualCorrectness",
     "Faithfulness",
     "Hallucination",
     "InvalidSamples",
@@ -91,6 +96,7 @@ __all__ = [
     "ResponseRelevancyLLM",
     "Sample",
     "SampleError",
+    "SemanticSimilarity",
     "Usage",
     "aevaluate",
     "aggregate",

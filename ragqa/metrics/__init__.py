@@ -6,22 +6,27 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from ragqa.errors import ConfigError
+from ragqa.metrics.answer_correctness import AnswerCorrectness
 from ragqa.metrics.base import Direction, Metric, MetricContext
 from ragqa.metrics.context_entity_recall import ContextEntityRecall
 from ragqa.metrics.context_precision import ContextPrecision
 from ragqa.metrics.context_recall import ContextRecall
+from ragqa.metrics.factual_correctness import FactualCorrectness
 from ragqa.metrics.faithfulness import Faithfulness
 from ragqa.metrics.hallucination import Hallucination
 from ragqa.metrics.noise_sensitivity import NoiseSensitivity
 from ragqa.metrics.response_relevancy import ResponseRelevancy
 from ragqa.metrics.response_relevancy_llm import ResponseRelevancyLLM
+from ragqa.metrics.semantic_similarity import SemanticSimilarity
 
 __all__ = [
     "METRICS",
+    "AnswerCorrectness",
     "ContextEntityRecall",
     "ContextPrecision",
     "ContextRecall",
     "Direction",
+    "FactualCorrectness",
     "Faithfulness",
     "Hallucination",
     "Metric",
@@ -29,6 +34,7 @@ __all__ = [
     "NoiseSensitivity",
     "ResponseRelevancy",
     "ResponseRelevancyLLM",
+    "SemanticSimilarity",
     "build_metric",
 ]
 
@@ -43,6 +49,7 @@ METRICS: Mapping[str, type[Metric]] = {
         ContextEntityRecall,
         ResponseRelevancy,
         ResponseRelevancyLLM,
+        *(FactualCorrectness, AnswerCorrectness, SemanticSimilarity),
     )
 }
 """Every metric class by registry name, in the order ``ragqa metrics`` lists them."""

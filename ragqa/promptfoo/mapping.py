@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ragqa.errors import ConfigError
@@ -23,6 +23,7 @@ class AssertionType:
         default_threshold: promptfoo's default threshold for the type.
         value_is_reference: whether the assertion's ``value`` is the ground truth (``reference``).
         note: how ragqa's metric differs from promptfoo's, if at all.
+        options: the metric's options for this type (``{"mode": "precision"}``).
     """
 
     type: str
@@ -30,6 +31,7 @@ class AssertionType:
     default_threshold: float | None
     value_is_reference: bool = False
     note: str = ""
+    options: Mapping[str, Any] = field(default_factory=dict)
 
 
 ASSERTION_TYPES: Mapping[str, AssertionType] = {
@@ -64,6 +66,25 @@ ASSERTION_TYPES: Mapping[str, AssertionType] = {
             0.7,
             note="RAGAS response relevancy: questions generated from the answer vs the query by embedding "
             "cosine, 0 when the answer is noncommittal; needs an embedding model",
+        ),
+        AssertionType(
+            "factuality",
+            "factual_correctness",
+            0.5,
+            value_is_reference=True,
+            note="RAGAS factual correctness in precision mode: the share of the output's claims the reference "
+            "supports (2 decimals), pass at 0.5; promptfoo instead asks for one of five categories (A subset, "
+            "B superset, C same, D disagreement, E immaterial differences) and fails only D, so an output that "
+            "adds facts the reference lacks (B) loses precision here",
+            options={"mode": "precision"},
+        ),
+        AssertionType(
+            "similar",
+            "semantic_similarity",
+            0.75,
+            value_is_reference=True,
+            note="RAGAS semantic similarity: embedding cosine of output and value, the mean over every "
+            "embedding model (promptfoo uses one); needs an embedding model",
         ),
     )
 }
@@ -119,4 +140,4 @@ def spec_for(kind: str, config: Mapping[str, Any], where: str) -> tuple[MetricSp
     if mapped.metric == "context_relevance" and mapped.metric not in METRICS:
         # until the NVIDIA-style context relevance ships: how useful each context is for the answer
         return MetricSpec.of("context_precision", {"mode": "response"}), mapped
-    return MetricSpec.of(mapped.metric), mapped
+    return MetricSpec.of(mapped.metric, dict(mapped.options)), mapped

@@ -16,7 +16,9 @@ from ragqa.prompts.base import (
     read_data_blocks,
     system_rules,
 )
+from ragqa.prompts.claim_decomposition import CLAIM_DECOMPOSITION
 from ragqa.prompts.context_usefulness import CONTEXT_USEFULNESS
+from ragqa.prompts.correctness import CORRECTNESS
 from ragqa.prompts.entities import ENTITIES
 from ragqa.prompts.nli import NLI
 from ragqa.prompts.question_generation import QUESTION_GENERATION
@@ -37,6 +39,9 @@ __all__ = [
 
 PROMPTS: Mapping[str, Prompt[Any, Any]] = {
     p.name: p
-    for p in (STATEMENTS, NLI, CONTEXT_USEFULNESS, ATTRIBUTION, ENTITIES, QUESTION_GENERATION, STATEMENT_RELEVANCE)
+    for p in (
+        *(STATEMENTS, NLI, CONTEXT_USEFULNESS, ATTRIBUTION, ENTITIES, QUESTION_GENERATION, STATEMENT_RELEVANCE),
+        *(CLAIM_DECOMPOSITION, CORRECTNESS),
+    )
 }
 """Every prompt ragqa's metrics send, by name (names are unique and stable)."""
