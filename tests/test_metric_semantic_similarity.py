@@ -11,6 +11,7 @@ import pytest
 from ragqa.errors import ConfigError, JudgeUnsupported
 from ragqa.evaluation import PanelEvaluator
 from ragqa.metrics import SemanticSimilarity, build_metric
+from ragqa.metrics._math import cosine
 from ragqa.metrics.base import MetricContext
 from ragqa.metrics.semantic_similarity import semantic_similarity_score
 from ragqa.testing import ScriptedJudge, StaticEmbedder, make_sample
@@ -96,3 +97,13 @@ async def test_every_judge_row_of_the_panel_holds_the_same_value() -> None:
 def test_bad_thresholds_are_config_errors(threshold: Any) -> None:
     with pytest.raises(ConfigError, match=r"threshold must be a number in \(0, 1\]"):
         build_metric("semantic_similarity", {"threshold": threshold})
+
+
+async def test_identical_texts_score_exactly_one_not_a_rounding_error_above() -> None:
+    vector = [0.13, 0.85, 0.76, 0.26]
+    embedder = StaticEmbedder("e", {RESPONSE: vector, REFERENCE: vector})
+    assert cosine(vector, vector) > 1.0  # 1.0000000000000002: outside the cosine's range
+    metric = SemanticSimilarity()
+    result = await metric.score(SAMPLE, ScriptedJudge("j1", {}), MetricContext(embedders=[embedder]))
+    assert result.value == 1.0
+    metric.check_score(result, judge_id="j1")

@@ -55,7 +55,8 @@ async def cosine_by_model(embedders: Sequence[Embedder], a: str, b: str) -> dict
     """The cosine of ``a`` and ``b`` with each embedding model (one batched request per model, concurrent).
 
     Returns:
-        Embedder id -> cosine in [-1, 1] (NaN when a vector has zero norm), in ``embedders`` order.
+        Embedder id -> cosine in [-1, 1] (NaN when a vector has zero norm), in ``embedders`` order;
+        a floating-point excess (``1.0000000000000002`` for identical vectors) is clipped to the range.
 
     Raises:
         JudgeError: when a model fails (step ``embed``).
@@ -66,13 +67,15 @@ async def cosine_by_model(embedders: Sequence[Embedder], a: str, b: str) -> dict
     out: dict[str, float] = {}
     for embedder, (va, vb) in zip(embedders, per_model, strict=True):
         try:
-            out[embedder.id] = cosine(va, vb)
+            value = cosine(va, vb)
         except ValueError as exc:
             raise JudgeOutputError(
                 f"embedding model {embedder.id!r} returned vectors of different lengths",
                 judge_id=embedder.id,
                 step="embed",
             ) from exc
+        # identical texts give 1.0000000000000002 in floating point: keep the cosine in its range
+        out[embedder.id] = value if math.isnan(value) else min(1.0, max(-1.0, value))
     return out
 
 
