@@ -183,3 +183,11 @@ def test_keys_name_settings_off_ragas_defaults() -> None:
 def test_bad_options_are_config_errors(options: dict[str, Any], message: str) -> None:
     with pytest.raises(ConfigError, match=message):
         build_metric("answer_correctness", options)
+
+
+async def test_worked_example_of_the_docs() -> None:
+    # docs/metrics/answer_correctness.md, "Worked example (the sun)": 0.4393, and 0.5929 with equal weights
+    result = await AnswerCorrectness().score(SAMPLE, _judge(1, 1, 4), _ctx(_embedder(0.9)))
+    assert round(result.details["factuality"], 4) == 0.2857 and round(result.value, 4) == 0.4393
+    equal = await AnswerCorrectness(preset="equal_weights").score(SAMPLE, _judge(1, 1, 4), _ctx(_embedder(0.9)))
+    assert round(equal.value, 4) == 0.5929

@@ -197,3 +197,27 @@ def test_missing_reference_is_rejected_before_any_call() -> None:
     sample = make_sample(response=RESPONSE, reference=None)
     problems = PanelEvaluator([_judge([], [])]).validate([sample], [FactualCorrectness()])
     assert [(p.field, p.metric) for p in problems] == [("reference", "factual_correctness(mode=f1)")]
+
+
+async def test_worked_example_of_the_docs() -> None:
+    # docs/metrics/factual_correctness.md, "Worked example (Paris)"
+    response_claims = [
+        "Paris is the capital of France.",
+        "Paris has 10 million residents.",
+        "The Eiffel Tower is in Paris.",
+    ]
+    reference_claims = ["Paris is the capital of France.", "The Eiffel Tower opened in 1889."]
+
+    def answer(prompt: Prompt[Any, Any], data: Any) -> Any:
+        if prompt.name == "claim_decomposition":
+            return {"claims": response_claims if data.response == RESPONSE else reference_claims}
+        if data.context == REFERENCE:
+            return _nli(response_claims, [1, 0, 1])
+        return _nli(reference_claims, [1, 0])
+
+    for mode, calls in (("precision", 2), ("recall", 4), ("f1", 4)):
+        judge = FunctionJudge("j1", answer)
+        result = await FactualCorrectness(mode=mode).score(SAMPLE, judge, MetricContext())  # type: ignore[arg-type]
+        assert (result.value, len(judge.calls)) == (0.67, calls)
+    assert result.details["unsupported"] == ["Paris has 10 million residents."]
+    assert result.details["missing"] == ["The Eiffel Tower opened in 1889."]

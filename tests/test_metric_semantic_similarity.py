@@ -107,3 +107,18 @@ async def test_identical_texts_score_exactly_one_not_a_rounding_error_above() ->
     result = await metric.score(SAMPLE, ScriptedJudge("j1", {}), MetricContext(embedders=[embedder]))
     assert result.value == 1.0
     metric.check_score(result, judge_id="j1")
+
+
+async def test_worked_example_of_the_docs() -> None:
+    # docs/metrics/semantic_similarity.md, "Worked example": 0.933 and 0.293, mean 0.613; 1.0 at threshold 0.25
+    models = [_embedder("e1", *VECTORS[0]), _embedder("e2", *VECTORS[1])]
+    context = MetricContext(embedders=models)
+    cosines = [
+        m["cosine"]
+        for m in (await SemanticSimilarity().score(SAMPLE, ScriptedJudge("j", {}), context))
+        .details["embedders"]
+        .values()
+    ]
+    assert [round(c, 3) for c in cosines] == [0.933, 0.293]
+    assert round((await SemanticSimilarity().score(SAMPLE, ScriptedJudge("j", {}), context)).value, 3) == 0.613
+    assert (await SemanticSimilarity(threshold=0.25).score(SAMPLE, ScriptedJudge("j", {}), context)).value == 1.0
