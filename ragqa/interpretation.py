@@ -82,6 +82,7 @@ BANDS: Mapping[str, Sequence[Band]] = {
     "context_entity_recall": _STANDARD,
     "response_relevancy": _STANDARD,
     "response_relevancy_llm": _STANDARD,
+    **dict.fromkeys(("factual_correctness", "answer_correctness", "semantic_similarity"), _STANDARD),
 }
 """Interpretation scales by metric registry name (metrics without a scale are absent)."""
 

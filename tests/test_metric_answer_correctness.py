@@ -166,13 +166,15 @@ def test_keys_name_settings_off_ragas_defaults() -> None:
     assert AnswerCorrectness().key == "answer_correctness"
     assert AnswerCorrectness(preset="default").key == "answer_correctness"
     assert AnswerCorrectness(preset="equal_weights").key == "answer_correctness(preset=equal_weights)"
-    assert AnswerCorrectness(weights=[1, 0], beta=2).key == "answer_correctness(weights=[1, 0], beta=2)"
+    assert AnswerCorrectness(weights=[1, 0], beta=2).key == "answer_correctness(weights=1/0, beta=2)"
+    assert AnswerCorrectness(weights="0.9/0.1").weights == (0.9, 0.1)
 
 
 @pytest.mark.parametrize(
     ("options", "message"),
     [
         ({"weights": [1, 2, 3]}, "weights must be a list of two numbers"),
+        ({"weights": "0.5/x"}, "weights must be non-negative numbers"),
         ({"weights": [0, 0]}, "at least one weight must be non-zero"),
         ({"weights": [-1, 2]}, "weights must be non-negative"),
         ({"preset": "balanced"}, "preset must be one of default, equal_weights"),

@@ -87,7 +87,14 @@ def answer_correctness_score(factuality: float, similarity: float, weights: Sequ
     return (wf * factuality + ws * similarity) / (wf + ws)
 
 
-def _check_weights(weights: Sequence[float] | None, preset: str | None) -> tuple[float, float]:
+def _number(text: str) -> float | str:
+    try:
+        return float(text)
+    except ValueError:
+        return text
+
+
+def _check_weights(weights: Sequence[float] | str | None, preset: str | None) -> tuple[float, float]:
     if weights is not None and preset is not None:
         raise ValueError("give either weights or preset, not both")
     if preset is not None:
@@ -96,9 +103,11 @@ def _check_weights(weights: Sequence[float] | None, preset: str | None) -> tuple
         return PRESETS[preset]
     if weights is None:
         return PRESETS["default"]
+    if isinstance(weights, str):  # "0.9/0.1": the form of the result key and of a --metrics option
+        weights = [_number(w) for w in weights.split("/")]
     values = list(weights) if isinstance(weights, list | tuple) else None
     if values is None or len(values) != 2:
-        raise ValueError(f"weights must be a list of two numbers [factuality, similarity], not {weights!r}")
+        raise ValueError(f"weights must be a list of two numbers [factuality, similarity] (or 'a/b'), not {weights!r}")
     if any(isinstance(w, bool) or not isinstance(w, int | float) or not math.isfinite(w) or w < 0 for w in values):
         raise ValueError(f"weights must be non-negative numbers, not {weights!r}")
     if values[0] == 0 and values[1] == 0:
@@ -123,7 +132,8 @@ class AnswerCorrectness(Metric):
 
     Args:
         weights: ``[factuality, similarity]`` weights, non-negative, not both 0 (default
-            ``[0.75, 0.25]``); normalised by their sum as ``np.average`` does.
+            ``[0.75, 0.25]``); normalised by their sum as ``np.average`` does. The text
+            ``"0.9/0.1"`` is the same (the result key's form, usable in ``--metrics``).
         preset: a spring-ai-ragas preset instead of ``weights``: ``default``, ``equal_weights``,
             ``factual_focused`` or ``semantic_focused`` (see :data:`PRESETS`).
         beta: F-beta's beta for the factuality (default 1.0; > 0).
@@ -161,7 +171,7 @@ class AnswerCorrectness(Metric):
         if self.preset is not None and self.preset != "default":
             extra.append(f"preset={self.preset}")
         elif self.preset is None and self.weights != PRESETS["default"]:
-            extra.append(f"weights=[{self.weights[0]:g}, {self.weights[1]:g}]")
+            extra.append(f"weights={self.weights[0]:g}/{self.weights[1]:g}")
         if self.beta != 1.0:
             extra.append(f"beta={self.beta:g}")
         return f"{self.name}({', '.join(extra)})" if extra else self.name
