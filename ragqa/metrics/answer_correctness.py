@@ -103,9 +103,10 @@ def _check_weights(weights: Sequence[float] | str | None, preset: str | None) ->
         return PRESETS[preset]
     if weights is None:
         return PRESETS["default"]
+    given: object = weights
     if isinstance(weights, str):  # "0.9/0.1": the form of the result key and of a --metrics option
-        weights = [_number(w) for w in weights.split("/")]
-    values = list(weights) if isinstance(weights, list | tuple) else None
+        given = [_number(w) for w in weights.split("/")]
+    values = list(given) if isinstance(given, list | tuple) else None
     if values is None or len(values) != 2:
         raise ValueError(f"weights must be a list of two numbers [factuality, similarity] (or 'a/b'), not {weights!r}")
     if any(isinstance(w, bool) or not isinstance(w, int | float) or not math.isfinite(w) or w < 0 for w in values):
@@ -152,7 +153,9 @@ class AnswerCorrectness(Metric):
     needs_embeddings: ClassVar[bool] = True
     default_threshold: ClassVar[float | None] = 0.5
 
-    def __init__(self, weights: Sequence[float] | None = None, preset: Preset | None = None, beta: float = 1.0) -> None:
+    def __init__(
+        self, weights: Sequence[float] | str | None = None, preset: Preset | None = None, beta: float = 1.0
+    ) -> None:
         """Create the metric (see the class docstring)."""
         self.weights = _check_weights(weights, preset)
         self.preset = preset
