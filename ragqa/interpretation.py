@@ -85,6 +85,7 @@ BANDS: Mapping[str, Sequence[Band]] = {
     "answer_accuracy": _STANDARD,
     "context_relevance": _STANDARD,
     "response_groundedness": _STANDARD,
+    **dict.fromkeys(("factual_correctness", "answer_correctness", "semantic_similarity"), _STANDARD),
 }
 """Interpretation scales by metric registry name (metrics without a scale are absent)."""
 

@@ -45,6 +45,8 @@ def filled(prompt: Prompt[Any, Any], text: str) -> tuple[BaseModel, int]:
             values[name], count = {"score1_description": text}, count + 1
         elif annotation is int:
             values[name] = 2
+        elif typing.get_origin(info.annotation) is typing.Literal:  # a setting, not data: its first value
+            values[name] = typing.get_args(info.annotation)[0]
         else:  # a new field type: this test must learn it
             raise AssertionError(f"{prompt.name}.{name}: unexpected type {info.annotation}")
     assert count > 0, f"{prompt.name} has no string input"

@@ -7,12 +7,14 @@ from typing import Any
 
 from ragqa.errors import ConfigError
 from ragqa.metrics.answer_accuracy import AnswerAccuracy
+from ragqa.metrics.answer_correctness import AnswerCorrectness
 from ragqa.metrics.aspect_critic import AspectCritic
 from ragqa.metrics.base import Direction, Metric, MetricContext
 from ragqa.metrics.context_entity_recall import ContextEntityRecall
 from ragqa.metrics.context_precision import ContextPrecision
 from ragqa.metrics.context_recall import ContextRecall
 from ragqa.metrics.context_relevance import ContextRelevance
+from ragqa.metrics.factual_correctness import FactualCorrectness
 from ragqa.metrics.faithfulness import Faithfulness
 from ragqa.metrics.hallucination import Hallucination
 from ragqa.metrics.noise_sensitivity import NoiseSensitivity
@@ -20,17 +22,20 @@ from ragqa.metrics.response_groundedness import ResponseGroundedness
 from ragqa.metrics.response_relevancy import ResponseRelevancy
 from ragqa.metrics.response_relevancy_llm import ResponseRelevancyLLM
 from ragqa.metrics.rubrics_score import RubricsScore
+from ragqa.metrics.semantic_similarity import SemanticSimilarity
 from ragqa.metrics.simple_criteria import SimpleCriteriaScore
 
 __all__ = [
     "METRICS",
     "AnswerAccuracy",
+    "AnswerCorrectness",
     "AspectCritic",
     "ContextEntityRecall",
     "ContextPrecision",
     "ContextRecall",
     "ContextRelevance",
     "Direction",
+    "FactualCorrectness",
     "Faithfulness",
     "Hallucination",
     "Metric",
@@ -40,6 +45,7 @@ __all__ = [
     "ResponseRelevancy",
     "ResponseRelevancyLLM",
     "RubricsScore",
+    "SemanticSimilarity",
     "SimpleCriteriaScore",
     "build_metric",
 ]
@@ -55,6 +61,9 @@ METRICS: Mapping[str, type[Metric]] = {
         ContextEntityRecall,
         ResponseRelevancy,
         ResponseRelevancyLLM,
+        FactualCorrectness,
+        AnswerCorrectness,
+        SemanticSimilarity,
         AnswerAccuracy,
         ContextRelevance,
         ResponseGroundedness,

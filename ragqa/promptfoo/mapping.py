@@ -25,7 +25,7 @@ class AssertionType:
         note: how ragqa's metric differs from promptfoo's, if at all.
         value_option: the metric option the assertion's ``value`` fills (``definition`` for
             ``llm-rubric``), or ``None``; such a type needs a non-blank string value.
-        options: fixed metric options of the type (``{"name": "llm_rubric"}``).
+        options: fixed metric options of the type (``{"name": "llm_rubric"}``, ``{"mode": "precision"}``).
     """
 
     type: str
@@ -87,6 +87,25 @@ ASSERTION_TYPES: Mapping[str, AssertionType] = {
             0.7,
             note="RAGAS response relevancy: questions generated from the answer vs the query by embedding "
             "cosine, 0 when the answer is noncommittal; needs an embedding model",
+        ),
+        AssertionType(
+            "factuality",
+            "factual_correctness",
+            0.5,
+            value_is_reference=True,
+            note="RAGAS factual correctness in precision mode: the share of the output's claims the reference "
+            "supports (2 decimals), pass at 0.5; promptfoo instead asks for one of five categories (A subset, "
+            "B superset, C same, D disagreement, E immaterial differences) and fails only D, so an output that "
+            "adds facts the reference lacks (B) loses precision here",
+            options={"mode": "precision"},
+        ),
+        AssertionType(
+            "similar",
+            "semantic_similarity",
+            0.75,
+            value_is_reference=True,
+            note="RAGAS semantic similarity: embedding cosine of output and value, the mean over every "
+            "embedding model (promptfoo uses one); needs an embedding model",
         ),
     )
 }

@@ -16,7 +16,9 @@ from ragqa.prompts.base import (
     read_data_blocks,
     system_rules,
 )
+from ragqa.prompts.claim_decomposition import CLAIM_DECOMPOSITION
 from ragqa.prompts.context_usefulness import CONTEXT_USEFULNESS
+from ragqa.prompts.correctness import CORRECTNESS
 from ragqa.prompts.criteria import ASPECT_CRITIC, RUBRICS_SCORE, SIMPLE_CRITERIA
 from ragqa.prompts.entities import ENTITIES
 from ragqa.prompts.nli import NLI
@@ -51,6 +53,8 @@ PROMPTS: Mapping[str, Prompt[Any, Any]] = {
         ASPECT_CRITIC,
         SIMPLE_CRITERIA,
         RUBRICS_SCORE,
+        CLAIM_DECOMPOSITION,
+        CORRECTNESS,
     )
 }
 """Every prompt ragqa's metrics send, by name (names are unique and stable)."""

@@ -27,6 +27,7 @@ from pydantic import BaseModel
 
 from ragqa.errors import JudgeError, JudgeOutputError, JudgeUnsupported
 from ragqa.judges.local.answers_judged import JUDGED_HANDLERS
+from ragqa.judges.local.answers_response import RESPONSE_HANDLERS
 from ragqa.judges.local.embedder import LocalEmbedder
 from ragqa.judges.local.graded import (
     GradedAttribution,
@@ -445,5 +446,6 @@ HANDLERS: dict[str, Handler] = {
     "entities": _entities,
     "question_generation": _question_generation,
     **JUDGED_HANDLERS,
+    **RESPONSE_HANDLERS,
 }
 """Prompt name -> handler. Add an entry to teach the local judge a new prompt."""
