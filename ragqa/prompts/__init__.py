@@ -18,10 +18,12 @@ from ragqa.prompts.base import (
 )
 from ragqa.prompts.context_usefulness import CONTEXT_USEFULNESS
 from ragqa.prompts.entities import ENTITIES
+from ragqa.prompts.goal import GOAL_OUTCOME, OUTCOME_COMPARISON
 from ragqa.prompts.nli import NLI
 from ragqa.prompts.question_generation import QUESTION_GENERATION
 from ragqa.prompts.statement_relevance import STATEMENT_RELEVANCE
 from ragqa.prompts.statements import STATEMENTS
+from ragqa.prompts.topics import TOPIC_CLASSIFICATION, TOPIC_EXTRACTION, TOPIC_REFUSAL
 
 __all__ = [
     "DATA_CLOSE",
@@ -38,5 +40,5 @@ __all__ = [
 PROMPTS: Mapping[str, Prompt[Any, Any]] = {
     p.name: p
     for p in (STATEMENTS, NLI, CONTEXT_USEFULNESS, ATTRIBUTION, ENTITIES, QUESTION_GENERATION, STATEMENT_RELEVANCE)
-}
+} | {p.name: p for p in (GOAL_OUTCOME, OUTCOME_COMPARISON, TOPIC_EXTRACTION, TOPIC_REFUSAL, TOPIC_CLASSIFICATION)}
 """Every prompt ragqa's metrics send, by name (names are unique and stable)."""
