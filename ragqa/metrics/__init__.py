@@ -6,6 +6,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from ragqa.errors import ConfigError
+from ragqa.metrics.agent_goal_accuracy import AgentGoalAccuracy
 from ragqa.metrics.base import Direction, Metric, MetricContext
 from ragqa.metrics.context_entity_recall import ContextEntityRecall
 from ragqa.metrics.context_precision import ContextPrecision
@@ -15,9 +16,12 @@ from ragqa.metrics.hallucination import Hallucination
 from ragqa.metrics.noise_sensitivity import NoiseSensitivity
 from ragqa.metrics.response_relevancy import ResponseRelevancy
 from ragqa.metrics.response_relevancy_llm import ResponseRelevancyLLM
+from ragqa.metrics.tool_call_accuracy import ToolCallAccuracy
+from ragqa.metrics.topic_adherence import TopicAdherence
 
 __all__ = [
     "METRICS",
+    "AgentGoalAccuracy",
     "ContextEntityRecall",
     "ContextPrecision",
     "ContextRecall",
@@ -29,6 +33,8 @@ __all__ = [
     "NoiseSensitivity",
     "ResponseRelevancy",
     "ResponseRelevancyLLM",
+    "ToolCallAccuracy",
+    "TopicAdherence",
     "build_metric",
 ]
 
@@ -43,6 +49,9 @@ METRICS: Mapping[str, type[Metric]] = {
         ContextEntityRecall,
         ResponseRelevancy,
         ResponseRelevancyLLM,
+        ToolCallAccuracy,
+        AgentGoalAccuracy,
+        TopicAdherence,
     )
 }
 """Every metric class by registry name, in the order ``ragqa metrics`` lists them."""

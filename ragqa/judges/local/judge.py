@@ -26,6 +26,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel
 
 from ragqa.errors import JudgeError, JudgeOutputError, JudgeUnsupported
+from ragqa.judges.local.answers_agent import AGENT_HANDLERS
 from ragqa.judges.local.embedder import LocalEmbedder
 from ragqa.judges.local.graded import (
     GradedAttribution,
@@ -443,5 +444,6 @@ HANDLERS: dict[str, Handler] = {
     "statement_relevance": _statement_relevance,
     "entities": _entities,
     "question_generation": _question_generation,
+    **AGENT_HANDLERS,
 }
 """Prompt name -> handler. Add an entry to teach the local judge a new prompt."""
