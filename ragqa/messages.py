@@ -215,14 +215,14 @@ def parse_messages(value: Any) -> list[HumanMessage | AIMessage | ToolMessage]:
             list, a message is not an object, its kind is not human / ai / tool, its content is
             not a string, a tool call is malformed (:func:`parse_tool_calls`), a tool message
             does not follow an ai message that called a tool (other tool messages may sit
-            between), or the conversation has no human message.
+            between). A conversation without a human message is accepted, as RAGAS accepts it.
     """
     if isinstance(value, str) or not isinstance(value, list | tuple):
         raise ValueError(
             f'expected a list of messages such as [{{"type": "human", "content": "..."}}], got {_describe(value)}'
         )
     if not value:
-        raise ValueError("the conversation is empty; give at least one human message")
+        raise ValueError("the conversation is empty; give its messages, or leave the field out")
     messages = [_one_message(i, item) for i, item in enumerate(value, 1)]
     caller: AIMessage | None = None
     for i, message in enumerate(messages, 1):
@@ -235,8 +235,6 @@ def parse_messages(value: Any) -> list[HumanMessage | AIMessage | ToolMessage]:
                 )
         else:
             caller = message if isinstance(message, AIMessage) else None
-    if not any(isinstance(m, HumanMessage) for m in messages):
-        raise ValueError("the conversation has no human message; give at least one")
     return messages
 
 

@@ -3,17 +3,18 @@
 Every answer is an approximation built from the conversation transcript that the prompts carry
 (:func:`ragqa.messages.render_conversation`, read back by :func:`parse_transcript`):
 
-- ``goal_outcome``: the goal is the human's substantive turns (courtesies such as "thanks" left
-  out) joined; the end state is what the agent and its tools said after the last of them;
+- ``goal_outcome``: the goal is the human's substantive turns joined (courtesies such as
+  "thanks" and answers to the agent's questions left out); the end state is everything the tools
+  returned and the agent said, in order;
 - ``outcome_comparison``: verdict 1 when the desired outcome's sentences are supported by the
   arrived outcome (mean lexical support, :mod:`ragqa.judges.local.support`, at least the judge's
-  ``support_threshold``) and the arrived outcome is not a refusal;
-- ``topic_extraction``: one topic per substantive human turn: its first content words;
+  ``support_threshold``), 0 when the arrived outcome is nothing but refusals;
+- ``topic_extraction``: one topic per substantive human turn that is not an answer to the
+  agent's question: its first content words;
 - ``topic_refusal``: the agent refused when its reply to the human turn that best matches the
   topic calls no tool and reads as a refusal (English and Russian phrases), or is missing;
-- ``topic_classification``: a topic is on a reference topic when their content-word overlap
-  (the larger of the two shares, blended half and half with embedding similarity when the judge
-  uses embeddings) reaches ``support_threshold``.
+- ``topic_classification``: a topic falls into a reference topic when they share a content word
+  (stem), or, when the judge uses embeddings, when their cosine reaches ``support_threshold``.
 
 Verdicts are binary, as an LLM gives them. Every reason starts with ``local approximation``.
 Merged into :data:`ragqa.judges.local.judge.HANDLERS` as :data:`AGENT_HANDLERS`.
@@ -50,6 +51,7 @@ _TOPIC_WORDS = 6
 _COURTESY = frozenset(
     {"thanks", "thank", "thx", "ok", "okay", "great", "perfect", "cool", "fine", "bye", "goodbye", "hi", "hello"}
     | {"hey", "good", "nice", "awesome", "cheers", "much", "lot", "sure", "yes", "no", "got", "it", "that", "is"}
+    | {"fair", "enough", "alright", "all", "right", "so", "very", "you", "understood", "see", "wonderful"}
     | {"спасибо", "благодарю", "понятно", "хорошо", "отлично", "пока", "привет", "здравствуйте", "ок", "ладно"}
     | {"большое", "ясно", "да", "нет", "супер", "спс"}
 )
@@ -68,6 +70,8 @@ _REFUSAL = re.compile(
 )
 """Phrases of an agent declining a request (English and Russian)."""
 
+_THANKS = frozenset({"thanks", "thank", "thx", "cheers", "спасибо", "благодарю", "спс"})
+
 _LINE = re.compile(r"^(Human|AI|ToolOutput): ?(.*)$")
 
 
@@ -77,12 +81,15 @@ class Turn:
 
     Attributes:
         human: the human's text.
+        follow_up: True when the agent's last text before this turn asked a question (the
+            turn answers it rather than raising a topic).
         replies: the agent's texts, in order.
         tool_outputs: what the tools returned, in order.
         tool_calls: the ``name: args`` lines of the calls the agent made.
     """
 
     human: str
+    follow_up: bool = False
     replies: list[str] = field(default_factory=list)
     tool_outputs: list[str] = field(default_factory=list)
     tool_calls: list[str] = field(default_factory=list)
@@ -106,7 +113,8 @@ def parse_transcript(text: str) -> list[Turn]:
             kind, content = match.groups()
             in_tools = False
             if kind == "Human":
-                turns.append(Turn(human=content))
+                asked = bool(turns and turns[-1].replies and turns[-1].replies[-1].rstrip().endswith("?"))
+                turns.append(Turn(human=content, follow_up=asked))
                 current = None
                 continue
             if not turns:
@@ -133,9 +141,15 @@ def _content(text: str) -> list[str]:
 
 
 def is_courtesy(text: str) -> bool:
-    """True when a human turn asks for nothing: every word is a courtesy (``thanks``, ``ok``, ``спасибо``)."""
+    """True when a human turn asks for nothing.
+
+    That is: every word is a courtesy (``ok``, ``great``, ``понятно``), or the turn thanks
+    (``thanks``, ``спасибо``) in at most eight words without a question mark.
+    """
     words = tokens(text)
-    return all(w in _COURTESY for w in words)
+    if all(w in _COURTESY for w in words):
+        return True
+    return "?" not in text and len(words) <= 8 and any(w in _THANKS for w in words)
 
 
 def is_refusal(text: str) -> bool:
@@ -143,7 +157,7 @@ def is_refusal(text: str) -> bool:
     return bool(_REFUSAL.search(text))
 
 
-def _overlap(a: str, b: str) -> float:
+def _overlap(a: str, b: str) -> float:  # used to find the turn a topic came from
     """The larger share of either text's content stems found in the other (0.0 when both have none)."""
     sa, sb = set(_content(a)), set(_content(b))
     if not sa or not sb:
@@ -158,14 +172,8 @@ def _substantive(turns: list[Turn]) -> list[Turn]:
 
 async def _goal_outcome(judge: LocalJudge, data: GoalOutcomeInput, language: Language) -> GoalOutcomeOutput:
     turns = parse_transcript(data.workflow)
-    asked = _substantive(turns)
-    goal = " ".join(" ".join(t.human.split()) for t in asked)
-    if asked:
-        last = turns.index(asked[-1])
-        after = turns[last:]
-        end = " ".join(" ".join(x.split()) for t in after for x in (*t.tool_outputs, *t.replies) if x.strip())
-    else:
-        end = ""
+    goal = " ".join(" ".join(t.human.split()) for t in _substantive(turns))
+    end = " ".join(" ".join(x.split()) for t in turns for x in (*t.tool_outputs, *t.replies) if x.strip())
     return GoalOutcomeOutput(user_goal=goal, end_state=end)
 
 
@@ -173,10 +181,11 @@ async def _outcome_comparison(
     judge: LocalJudge, data: OutcomeComparisonInput, language: Language
 ) -> OutcomeComparisonOutput:
     threshold = judge.settings.support_threshold
-    if not data.arrived_outcome.strip():
+    arrived = [s for s in split_sentences(data.arrived_outcome) if s.strip()]
+    if not arrived:
         return OutcomeComparisonOutput(reason=f"{_TAG}: the conversation ends with no outcome", verdict=0)
-    if is_refusal(data.arrived_outcome):
-        return OutcomeComparisonOutput(reason=f"{_TAG}: the agent declined the request", verdict=0)
+    if all(is_refusal(s) for s in arrived):
+        return OutcomeComparisonOutput(reason=f"{_TAG}: the agent only declined", verdict=0)
     sentences = [s for s in split_sentences(data.desired_outcome) if _content(s)] or [data.desired_outcome]
     values = [judge.support(s, data.arrived_outcome).value for s in sentences]
     value = math.fsum(values) / len(values)
@@ -199,6 +208,8 @@ def topic_of(text: str) -> str:
 async def _topic_extraction(judge: LocalJudge, data: TopicExtractionInput, language: Language) -> TopicExtractionOutput:
     topics: list[str] = []
     for turn in _substantive(parse_transcript(data.user_input)):
+        if turn.follow_up:
+            continue
         topic = topic_of(turn.human)
         if topic and topic not in topics:
             topics.append(topic)
@@ -218,12 +229,15 @@ async def _topic_refusal(judge: LocalJudge, data: TopicRefusalInput, language: L
 async def _topic_classification(
     judge: LocalJudge, data: TopicClassificationInput, language: Language
 ) -> TopicClassificationOutput:
+    references = [set(_content(r)) for r in data.reference_topics]
     out = []
     for topic in data.topics:
-        lexical = max((_overlap(topic, ref) for ref in data.reference_topics), default=0.0)
-        sims = await judge.similarity(topic, list(data.reference_topics)) if data.reference_topics else None
-        value = lexical if not sims else 0.5 * lexical + 0.5 * max(sims)
-        out.append(value >= judge.settings.support_threshold)
+        stems = set(_content(topic))
+        on_topic = any(stems & ref for ref in references)
+        if not on_topic and data.reference_topics:
+            sims = await judge.similarity(topic, list(data.reference_topics))
+            on_topic = sims is not None and max(sims) >= judge.settings.support_threshold
+        out.append(on_topic)
     return TopicClassificationOutput(classifications=out)
 
 
