@@ -29,8 +29,10 @@ from ragqa.errors import (
 )
 from ragqa.evaluation import PanelEvaluator, PanelOptions
 from ragqa.judges import Embedder, Judge
+from ragqa.messages import AIMessage, HumanMessage, ToolCall, ToolMessage
 from ragqa.metrics import (
     METRICS,
+    AgentGoalAccuracy,
     ContextEntityRecall,
     ContextPrecision,
     ContextRecall,
@@ -41,6 +43,8 @@ from ragqa.metrics import (
     NoiseSensitivity,
     ResponseRelevancy,
     ResponseRelevancyLLM,
+    ToolCallAccuracy,
+    TopicAdherence,
     build_metric,
 )
 from ragqa.prompts import Prompt
@@ -55,6 +59,8 @@ _LAZY = {"aevaluate": "ragqa.run.api", "evaluate": "ragqa.run.api", "MetricSpec"
 
 __all__ = [
     "METRICS",
+    "AIMessage",
+    "AgentGoalAccuracy",
     "Aggregate",
     "ConfigError",
     "ContextChunk",
@@ -65,6 +71,7 @@ __all__ = [
     "Embedder",
     "Faithfulness",
     "Hallucination",
+    "HumanMessage",
     "InvalidSamples",
     "Judge",
     "JudgeError",
@@ -91,6 +98,10 @@ __all__ = [
     "ResponseRelevancyLLM",
     "Sample",
     "SampleError",
+    "ToolCall",
+    "ToolCallAccuracy",
+    "ToolMessage",
+    "TopicAdherence",
     "Usage",
     "aevaluate",
     "aggregate",

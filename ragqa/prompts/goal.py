@@ -80,7 +80,7 @@ Human: спасибо"""
 
 GOAL_OUTCOME: Prompt[GoalOutcomeInput, GoalOutcomeOutput] = Prompt(
     name="goal_outcome",
-    version="1",
+    version="2",
     input_model=GoalOutcomeInput,
     output_model=GoalOutcomeOutput,
     instructions={
@@ -118,7 +118,7 @@ GOAL_OUTCOME: Prompt[GoalOutcomeInput, GoalOutcomeOutput] = Prompt(
 
 OUTCOME_COMPARISON: Prompt[OutcomeComparisonInput, OutcomeComparisonOutput] = Prompt(
     name="outcome_comparison",
-    version="1",
+    version="2",
     input_model=OutcomeComparisonInput,
     output_model=OutcomeComparisonOutput,
     instructions={

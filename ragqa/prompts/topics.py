@@ -95,7 +95,7 @@ Human: Понятно, спасибо."""
 
 TOPIC_EXTRACTION: Prompt[TopicExtractionInput, TopicExtractionOutput] = Prompt(
     name="topic_extraction",
-    version="1",
+    version="2",
     input_model=TopicExtractionInput,
     output_model=TopicExtractionOutput,
     instructions={
@@ -120,7 +120,7 @@ TOPIC_EXTRACTION: Prompt[TopicExtractionInput, TopicExtractionOutput] = Prompt(
 
 TOPIC_REFUSAL: Prompt[TopicRefusalInput, TopicRefusalOutput] = Prompt(
     name="topic_refusal",
-    version="1",
+    version="2",
     input_model=TopicRefusalInput,
     output_model=TopicRefusalOutput,
     instructions={
@@ -145,7 +145,7 @@ TOPIC_REFUSAL: Prompt[TopicRefusalInput, TopicRefusalOutput] = Prompt(
 
 TOPIC_CLASSIFICATION: Prompt[TopicClassificationInput, TopicClassificationOutput] = Prompt(
     name="topic_classification",
-    version="1",
+    version="2",
     input_model=TopicClassificationInput,
     output_model=TopicClassificationOutput,
     instructions={
