@@ -167,3 +167,20 @@ def test_cli_scores_the_shipped_dataset_offline(tmp_path: Path) -> None:
     assert all(j["failure"] is None for row in rows for j in row["judges"])
     for key in ("tool_call_accuracy", "agent_goal_accuracy", "topic_adherence(mode=f1)"):
         assert key in proc.stdout
+
+
+async def test_html_report_shows_the_last_human_message_and_the_conversation() -> None:
+    from ragqa.render.html import report_to_html
+    from ragqa.render.records import report_to_json
+
+    report = await PanelEvaluator([LocalJudge("local")], [ToolCallAccuracy()]).evaluate(SAMPLES[:1])
+    report = report.model_copy(update={"samples": SAMPLES[:1]})
+    page = report_to_html(report)
+    assert '<dd class="question">thanks</dd>' in page  # agent-01's last human message
+    assert "conversation (9)" in page
+    assert "<code>restaurant_book: {&#39;name&#39;: &#39;Golden Dragon&#39;, &#39;time&#39;: &#39;8:00pm&#39;}</code>" in page
+    document = json.loads(report_to_json(report))
+    assert document["samples"][0]["messages"][1]["tool_calls"][0] == {
+        "name": "restaurant_search",
+        "args": {"cuisine": "Chinese", "time": "8:00pm"},
+    }
