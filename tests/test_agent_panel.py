@@ -178,7 +178,10 @@ async def test_html_report_shows_the_last_human_message_and_the_conversation() -
     page = report_to_html(report)
     assert '<dd class="question">thanks</dd>' in page  # agent-01's last human message
     assert "conversation (9)" in page
-    assert "<code>restaurant_book: {&#39;name&#39;: &#39;Golden Dragon&#39;, &#39;time&#39;: &#39;8:00pm&#39;}</code>" in page
+    assert (
+        "<code>restaurant_book: {&#39;name&#39;: &#39;Golden Dragon&#39;, &#39;time&#39;: &#39;8:00pm&#39;}</code>"
+        in page
+    )
     document = json.loads(report_to_json(report))
     assert document["samples"][0]["messages"][1]["tool_calls"][0] == {
         "name": "restaurant_search",
