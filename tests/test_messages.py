@@ -198,3 +198,15 @@ def test_samples_round_trip_through_python_records() -> None:
     (sample,) = samples_from_records([{"id": "a", "messages": CONVERSATION}])
     again, _ = samples_from_data([sample])
     assert again == [sample]
+
+
+def test_a_message_longer_than_max_text_chars_is_refused_before_any_call() -> None:
+    from ragqa.metrics import TopicAdherence
+    from ragqa.run.validate import Limits, validate_run
+
+    long = Sample(id="long", messages=[{"type": "human", "content": "x" * 50}], reference_topics=["t"])
+    validation = validate_run([long], [TopicAdherence()], Limits(max_text_chars=10))
+    (problem,) = validation.problems
+    assert (problem.sample_id, problem.field) == ("long", "messages")
+    assert "message 1 has 50 characters, more than ragqa.limits.max-text-chars (10)" in str(problem)
+    assert validation.invalid == {("long", "topic_adherence(mode=f1)")}
