@@ -82,6 +82,9 @@ BANDS: Mapping[str, Sequence[Band]] = {
     "context_entity_recall": _STANDARD,
     "response_relevancy": _STANDARD,
     "response_relevancy_llm": _STANDARD,
+    "tool_call_accuracy": _STANDARD,
+    "agent_goal_accuracy": _STANDARD,
+    "topic_adherence": _STANDARD,
 }
 """Interpretation scales by metric registry name (metrics without a scale are absent)."""
 
