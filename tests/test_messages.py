@@ -150,7 +150,13 @@ def test_bad_reference_tool_calls_name_the_call_and_the_fix() -> None:
 def test_ragas_multi_turn_shape_user_input_as_messages(tmp_path: Path) -> None:
     """RAGAS's MultiTurnSample JSON (user_input is the list of messages, metadata null) loads as messages."""
     ragas_dump = [{**m, "metadata": None} for m in CONVERSATION]
-    record = {"user_input": ragas_dump, "reference_tool_calls": [{"name": "weather_check", "args": {"location": "NY"}}]}
+    record = {  # MultiTurnSample.model_dump(): every field, None where unset
+        "user_input": ragas_dump,
+        "reference": None,
+        "reference_tool_calls": [{"name": "weather_check", "args": {"location": "NY"}}],
+        "rubrics": None,
+        "reference_topics": None,
+    }
     path = tmp_path / "multi.jsonl"
     path.write_text(json.dumps(record) + "\n", encoding="utf-8")
     (sample,) = load_dataset(path)
