@@ -162,3 +162,19 @@ def test_options_and_keys() -> None:
     assert ToolCallAccuracy().estimate_calls(_sample()) == 0
     with pytest.raises(ConfigError, match="strict_order"):
         build_metric("tool_call_accuracy", {"strict_order": "yes"})
+
+
+def test_levenshtein_argument_comparison_gives_partial_credit() -> None:
+    """RAGAS's ``arg_comparison_metric = NonLLMStringSimilarity()``: 1 - normalized Levenshtein distance."""
+    made = _calls(("weather_check", {"location": "new york", "unit": "C"}))
+    expected = _calls(("weather_check", {"location": "New York", "unit": "C"}))
+    assert tool_call_accuracy_score(made, expected) == 0.5  # exact: one of two arguments
+    assert tool_call_accuracy_score(made, expected, arg_comparison="levenshtein") == (0.75 + 1.0) / 2  # N->n, Y->y
+    assert argument_score({"n": 12}, {"n": 13}, "levenshtein") == 0.5
+    metric = build_metric("tool_call_accuracy", {"strict_order": False, "arg_comparison": "levenshtein"})
+    assert metric.key == "tool_call_accuracy(strict_order=false, arg_comparison=levenshtein)"
+    assert build_metric("tool_call_accuracy", {"arg_comparison": "levenshtein"}).key == (
+        "tool_call_accuracy(arg_comparison=levenshtein)"
+    )
+    with pytest.raises(ConfigError, match="arg_comparison must be"):
+        build_metric("tool_call_accuracy", {"arg_comparison": "fuzzy"})

@@ -15,13 +15,17 @@ RAGAS ``ToolCallAccuracy`` (``metrics/_tool_call_accuracy.py``, 0.4.x), no judge
   so the score is 0.0 (RAGAS issue #2582 discusses this).
 
 Argument values are compared as Python ``str`` does, like RAGAS (``5`` matches ``"5"``, ``true``
-from JSON is ``"True"``).
+from JSON is ``"True"``). With ``arg_comparison="levenshtein"`` each argument scores RAGAS's
+``NonLLMStringSimilarity`` (Levenshtein) instead: ``1 - normalized_distance(str(ref), str(pred))``,
+computed with ``rapidfuzz``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal, get_args
+
+from rapidfuzz.distance import Levenshtein
 
 from ragqa.errors import SampleError
 from ragqa.judges.base import Judge
@@ -29,24 +33,37 @@ from ragqa.messages import ToolCall, tool_calls_of
 from ragqa.metrics.base import Direction, Metric, MetricContext
 from ragqa.schema import MetricScore, Sample
 
-__all__ = ["ToolCallAccuracy", "argument_score", "sequence_aligned", "tool_call_accuracy_score"]
+__all__ = ["ArgComparison", "ToolCallAccuracy", "argument_score", "sequence_aligned", "tool_call_accuracy_score"]
+
+ArgComparison = Literal["exact", "levenshtein"]
+"""How one argument value is compared: RAGAS's ``ExactMatch`` (default) or ``NonLLMStringSimilarity``."""
 
 
-def argument_score(predicted: Mapping[str, Any], reference: Mapping[str, Any]) -> float:
+def _value_score(predicted: Any, reference: Any, comparison: ArgComparison) -> float:
+    if comparison == "levenshtein":
+        return 1.0 - float(Levenshtein.normalized_distance(str(reference), str(predicted)))
+    return 1.0 if str(predicted) == str(reference) else 0.0
+
+
+def argument_score(
+    predicted: Mapping[str, Any], reference: Mapping[str, Any], comparison: ArgComparison = "exact"
+) -> float:
     """Share of the reference's arguments that the predicted call gives with the same value.
 
-    RAGAS ``ToolCallAccuracy._get_arg_score`` with ``ExactMatch``: values compared as
-    ``str(pred[k]) == str(ref[k])``; arguments the reference lacks are ignored.
+    RAGAS ``ToolCallAccuracy._get_arg_score``: with ``ExactMatch`` (``comparison="exact"``) a value
+    scores ``str(pred[k]) == str(ref[k])``; with ``"levenshtein"`` it scores
+    ``1 - normalized Levenshtein distance`` of the two strings. Arguments the reference lacks are
+    ignored; a reference argument the prediction lacks scores 0.
 
     Returns:
         A value in [0, 1]: 1.0 when both are empty, 0.0 when only the reference is empty,
-        else ``matched / len(reference)``.
+        else the mean value score over the reference's arguments.
     """
     if not reference and not predicted:
         return 1.0
     if not reference:
         return 0.0
-    matched = sum(1.0 for k, v in reference.items() if k in predicted and str(predicted[k]) == str(v))
+    matched = sum(_value_score(predicted[k], v, comparison) for k, v in reference.items() if k in predicted)
     return matched / len(reference)
 
 
@@ -66,7 +83,11 @@ def sequence_aligned(predicted: Sequence[str], reference: Sequence[str], *, stri
 
 
 def tool_call_accuracy_score(
-    predicted: Sequence[ToolCall], reference: Sequence[ToolCall], *, strict_order: bool = True
+    predicted: Sequence[ToolCall],
+    reference: Sequence[ToolCall],
+    *,
+    strict_order: bool = True,
+    arg_comparison: ArgComparison = "exact",
 ) -> float:
     """RAGAS's tool call accuracy of ``predicted`` against ``reference`` (see the module docstring).
 
@@ -74,6 +95,7 @@ def tool_call_accuracy_score(
         predicted: the calls the agent made, in order.
         reference: the expected calls, in order.
         strict_order: compare in order (RAGAS's default); False compares both lists sorted.
+        arg_comparison: ``exact`` (RAGAS's default) or ``levenshtein`` (see :func:`argument_score`).
 
     Returns:
         A value in [0, 1], higher is better; never NaN.
@@ -86,7 +108,9 @@ def tool_call_accuracy_score(
     if not strict_order:
         pred, ref = sorted(pred, key=_sort_key), sorted(ref, key=_sort_key)
     aligned = sequence_aligned([c.name for c in pred], [c.name for c in ref], strict_order=strict_order)
-    score = sum(argument_score(p.args, r.args) for r, p in zip(ref, pred, strict=False) if r.name == p.name)
+    score = sum(
+        argument_score(p.args, r.args, arg_comparison) for r, p in zip(ref, pred, strict=False) if r.name == p.name
+    )
     score /= len(ref)
     compared = min(len(pred), len(ref))
     if compared < len(ref):
@@ -109,8 +133,12 @@ class ToolCallAccuracy(Metric):
 
     Args:
         strict_order: compare the calls in order (default, as RAGAS); False compares them as
-            sorted lists (parallel calls). The result key is ``tool_call_accuracy``, or
-            ``tool_call_accuracy(strict_order=false)``.
+            sorted lists (parallel calls).
+        arg_comparison: ``exact`` (default, RAGAS's ``ExactMatch``) or ``levenshtein`` (RAGAS's
+            ``NonLLMStringSimilarity``: partial credit for near values).
+
+    The result key is ``tool_call_accuracy``, plus the options that differ from the defaults:
+    ``tool_call_accuracy(strict_order=false)``, ``tool_call_accuracy(arg_comparison=levenshtein)``.
     """
 
     name: ClassVar[str] = "tool_call_accuracy"
@@ -121,20 +149,26 @@ class ToolCallAccuracy(Metric):
     needs_judge: ClassVar[bool] = False
     default_threshold: ClassVar[float | None] = 1.0
 
-    def __init__(self, strict_order: bool = True) -> None:
+    def __init__(self, strict_order: bool = True, arg_comparison: ArgComparison = "exact") -> None:
         """Create the metric.
 
         Raises:
-            ValueError: when ``strict_order`` is not a boolean.
+            ValueError: when ``strict_order`` is not a boolean or ``arg_comparison`` is unknown.
         """
         if not isinstance(strict_order, bool):
             raise ValueError(f"strict_order must be true or false, not {strict_order!r}")
+        if arg_comparison not in get_args(ArgComparison):
+            raise ValueError(f"arg_comparison must be 'exact' or 'levenshtein', not {arg_comparison!r}")
         self.strict_order = strict_order
+        self.arg_comparison: ArgComparison = arg_comparison
 
     @property
     def key(self) -> str:
-        """``tool_call_accuracy``, or ``tool_call_accuracy(strict_order=false)``."""
-        return self.name if self.strict_order else f"{self.name}(strict_order=false)"
+        """``tool_call_accuracy``, plus the options that differ from the defaults in parentheses."""
+        options = [] if self.strict_order else ["strict_order=false"]
+        if self.arg_comparison != "exact":
+            options.append(f"arg_comparison={self.arg_comparison}")
+        return f"{self.name}({', '.join(options)})" if options else self.name
 
     def validate(self, sample: Sample) -> None:
         """Check ``messages`` (non-empty) and that ``reference_tool_calls`` is given (``[]`` allowed).
@@ -161,12 +195,17 @@ class ToolCallAccuracy(Metric):
         """Score ``sample``; the judge is not asked (see the class docstring)."""
         predicted = tool_calls_of(sample.messages or [])
         reference = list(sample.reference_tool_calls or [])
-        value = tool_call_accuracy_score(predicted, reference, strict_order=self.strict_order)
+        value = tool_call_accuracy_score(
+            predicted, reference, strict_order=self.strict_order, arg_comparison=self.arg_comparison
+        )
         pred, ref = predicted, reference
         if not self.strict_order:
             pred, ref = sorted(pred, key=_sort_key), sorted(ref, key=_sort_key)
         aligned = sequence_aligned([c.name for c in pred], [c.name for c in ref], strict_order=self.strict_order)
-        pairs = [argument_score(p.args, r.args) if r.name == p.name else 0.0 for r, p in zip(ref, pred, strict=False)]
+        pairs = [
+            argument_score(p.args, r.args, self.arg_comparison) if r.name == p.name else 0.0
+            for r, p in zip(ref, pred, strict=False)
+        ]
         if not predicted and not reference:
             reason = "no tool call expected and none made"
         elif not predicted:
@@ -191,6 +230,7 @@ class ToolCallAccuracy(Metric):
                 "predicted_calls": [c.model_dump(mode="json") for c in predicted],
                 "reference_calls": [c.model_dump(mode="json") for c in reference],
                 "strict_order": self.strict_order,
+                "arg_comparison": self.arg_comparison,
                 "aligned": aligned,
                 "argument_scores": pairs,
             },
