@@ -29,8 +29,10 @@ from ragqa.errors import (
 )
 from ragqa.evaluation import PanelEvaluator, PanelOptions
 from ragqa.judges import Embedder, Judge
+from ragqa.messages import AIMessage, HumanMessage, ToolCall, ToolMessage
 from ragqa.metrics import (
     METRICS,
+    AgentGoalAccuracy,
     AnswerAccuracy,
     AnswerCorrectness,
     AspectCritic,
@@ -50,6 +52,8 @@ from ragqa.metrics import (
     RubricsScore,
     SemanticSimilarity,
     SimpleCriteriaScore,
+    ToolCallAccuracy,
+    TopicAdherence,
     build_metric,
 )
 from ragqa.prompts import Prompt
@@ -64,6 +68,8 @@ _LAZY = {"aevaluate": "ragqa.run.api", "evaluate": "ragqa.run.api", "MetricSpec"
 
 __all__ = [
     "METRICS",
+    "AIMessage",
+    "AgentGoalAccuracy",
     "Aggregate",
     "AnswerAccuracy",
     "AnswerCorrectness",
@@ -79,6 +85,7 @@ __all__ = [
     "FactualCorrectness",
     "Faithfulness",
     "Hallucination",
+    "HumanMessage",
     "InvalidSamples",
     "Judge",
     "JudgeError",
@@ -109,6 +116,10 @@ __all__ = [
     "SampleError",
     "SemanticSimilarity",
     "SimpleCriteriaScore",
+    "ToolCall",
+    "ToolCallAccuracy",
+    "ToolMessage",
+    "TopicAdherence",
     "Usage",
     "aevaluate",
     "aggregate",

@@ -33,6 +33,7 @@ from typing import Any, Literal
 from pydantic import ValidationError
 
 from ragqa.errors import DatasetError
+from ragqa.messages import parse_messages, parse_tool_calls
 from ragqa.schema import Sample
 
 __all__ = [
@@ -362,6 +363,8 @@ def _to_sample(where: _Where, record: Mapping[str, Any], column_map: Mapping[str
     for column, value in record.items():
         name = column_map.get(column, column)
         name = ALIASES.get(name, name)
+        if name == "user_input" and _is_list(value):
+            name = "messages"  # RAGAS's multi-turn shape: user_input is the list of messages
         if name not in FIELDS:
             close = _close_names(column)
             target = ALIASES.get(close[0], close[0]) if close else "<field>"
@@ -431,6 +434,11 @@ def _convert(where: _Where, column: str, name: str, value: Any) -> Any:
         return [value]
     if name == "id":
         return _id_string(value)
+    if name in ("messages", "reference_tool_calls"):
+        try:
+            return parse_messages(value) if name == "messages" else parse_tool_calls(value, what="tool call")
+        except ValueError as exc:
+            raise where.error(str(exc), field=column) from None
     if name in _STRING_FIELDS and not isinstance(value, str):
         raise where.error(f"expected a string, got {_describe(value)}", field=column)
     if name in ("retrieved_contexts", "reference_contexts", "reference_topics"):
@@ -463,6 +471,11 @@ def _csv_cell(where: _Where, column: str, name: str, value: str) -> Any:
                 field=column,
             ) from None
     return value
+
+
+def _is_list(value: Any) -> bool:
+    """True for a list, also a pandas/numpy array cell (``tolist()`` gives a list)."""
+    return isinstance(value, list | tuple) or (hasattr(value, "tolist") and isinstance(value.tolist(), list))
 
 
 def _missing(value: Any) -> bool:

@@ -86,6 +86,9 @@ BANDS: Mapping[str, Sequence[Band]] = {
     "context_relevance": _STANDARD,
     "response_groundedness": _STANDARD,
     **dict.fromkeys(("factual_correctness", "answer_correctness", "semantic_similarity"), _STANDARD),
+    "tool_call_accuracy": _STANDARD,
+    "agent_goal_accuracy": _STANDARD,
+    "topic_adherence": _STANDARD,
 }
 """Interpretation scales by metric registry name (metrics without a scale are absent)."""
 

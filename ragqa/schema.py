@@ -11,7 +11,9 @@ from __future__ import annotations
 import math
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from ragqa.messages import Message, ToolCall, last_human_message, parse_messages, parse_tool_calls
 
 __all__ = [
     "Aggregate",
@@ -65,16 +67,34 @@ class Sample(BaseModel):
     """Labelled chunks (promptfoo); when set they are the contexts and their relevance labels."""
     noise_context: str | None = None
     """promptfoo's injected noise, appended as an extra irrelevant chunk by noise sensitivity."""
-    messages: list[dict[str, Any]] | None = None
-    """Multi-turn conversation (human/ai/tool messages, with tool calls)."""
-    reference_tool_calls: list[dict[str, Any]] | None = None
-    """Expected tool calls, ``[{name, args}]``."""
+    messages: list[Message] | None = None
+    """Multi-turn conversation (human / ai / tool messages, ai ones with tool calls; :mod:`ragqa.messages`)."""
+    reference_tool_calls: list[ToolCall] | None = None
+    """Expected tool calls, ``[{name, args}]``, in order."""
     reference_topics: list[str] | None = None
     """Topics the agent should stay within."""
     rubrics: dict[str, str] | None = None
     """Per-sample rubric (``score1_description`` ... ``score5_description``)."""
     metadata: dict[str, Any] = Field(default_factory=dict)
     """Free-form data carried into results untouched."""
+
+    @field_validator("messages", mode="before")
+    @classmethod
+    def _check_messages(cls, value: Any) -> Any:
+        """Check a conversation (:func:`ragqa.messages.parse_messages`); ``ValueError`` names message and fix."""
+        return None if value is None else parse_messages(value)
+
+    @field_validator("reference_tool_calls", mode="before")
+    @classmethod
+    def _check_tool_calls(cls, value: Any) -> Any:
+        """Check expected tool calls (:func:`ragqa.messages.parse_tool_calls`)."""
+        return None if value is None else parse_tool_calls(value, what="reference tool call")
+
+    def question(self) -> str | None:
+        """The question reports show: ``user_input``, else the last human message of ``messages``."""
+        if self.user_input is not None or not self.messages:
+            return self.user_input
+        return last_human_message(self.messages)
 
     def contexts(self) -> list[str]:
         """Return the chunks to judge: ``retrieved_contexts``, else the texts of ``context_chunks``.

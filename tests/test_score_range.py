@@ -184,7 +184,7 @@ async def test_support_7_5_on_every_graded_prompt_changes_no_metric(srv: FakeOpe
     attacked, binary = Through(_inject_support, local), Through(_strip_support, local)
     srv.script("attacked", attacked)
     srv.script("binary", binary)
-    metrics = [build_metric(name) for name in METRICS]
+    metrics = [build_metric(name) for name, cls in METRICS.items() if "messages" not in cls.required_fields]
     by_key = {m.key: m for m in metrics}
     samples = load_dataset(DATASET)[:3]
     report = await _panel([_judge(srv, "attacked"), _judge(srv, "binary")], metrics, samples)

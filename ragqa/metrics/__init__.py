@@ -6,6 +6,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from ragqa.errors import ConfigError
+from ragqa.metrics.agent_goal_accuracy import AgentGoalAccuracy
 from ragqa.metrics.answer_accuracy import AnswerAccuracy
 from ragqa.metrics.answer_correctness import AnswerCorrectness
 from ragqa.metrics.aspect_critic import AspectCritic
@@ -24,9 +25,12 @@ from ragqa.metrics.response_relevancy_llm import ResponseRelevancyLLM
 from ragqa.metrics.rubrics_score import RubricsScore
 from ragqa.metrics.semantic_similarity import SemanticSimilarity
 from ragqa.metrics.simple_criteria import SimpleCriteriaScore
+from ragqa.metrics.tool_call_accuracy import ToolCallAccuracy
+from ragqa.metrics.topic_adherence import TopicAdherence
 
 __all__ = [
     "METRICS",
+    "AgentGoalAccuracy",
     "AnswerAccuracy",
     "AnswerCorrectness",
     "AspectCritic",
@@ -47,6 +51,8 @@ __all__ = [
     "RubricsScore",
     "SemanticSimilarity",
     "SimpleCriteriaScore",
+    "ToolCallAccuracy",
+    "TopicAdherence",
     "build_metric",
 ]
 
@@ -70,6 +76,9 @@ METRICS: Mapping[str, type[Metric]] = {
         AspectCritic,
         SimpleCriteriaScore,
         RubricsScore,
+        ToolCallAccuracy,
+        AgentGoalAccuracy,
+        TopicAdherence,
     )
 }
 """Every metric class by registry name, in the order ``ragqa metrics`` lists them."""

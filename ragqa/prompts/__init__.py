@@ -21,11 +21,13 @@ from ragqa.prompts.context_usefulness import CONTEXT_USEFULNESS
 from ragqa.prompts.correctness import CORRECTNESS
 from ragqa.prompts.criteria import ASPECT_CRITIC, RUBRICS_SCORE, SIMPLE_CRITERIA
 from ragqa.prompts.entities import ENTITIES
+from ragqa.prompts.goal import GOAL_OUTCOME, OUTCOME_COMPARISON
 from ragqa.prompts.nli import NLI
 from ragqa.prompts.nvidia import NVIDIA_PROMPTS
 from ragqa.prompts.question_generation import QUESTION_GENERATION
 from ragqa.prompts.statement_relevance import STATEMENT_RELEVANCE
 from ragqa.prompts.statements import STATEMENTS
+from ragqa.prompts.topics import TOPIC_CLASSIFICATION, TOPIC_EXTRACTION, TOPIC_REFUSAL
 
 __all__ = [
     "DATA_CLOSE",
@@ -55,6 +57,8 @@ PROMPTS: Mapping[str, Prompt[Any, Any]] = {
         RUBRICS_SCORE,
         CLAIM_DECOMPOSITION,
         CORRECTNESS,
+        *(GOAL_OUTCOME, OUTCOME_COMPARISON),
+        *(TOPIC_EXTRACTION, TOPIC_REFUSAL, TOPIC_CLASSIFICATION),
     )
 }
 """Every prompt ragqa's metrics send, by name (names are unique and stable)."""

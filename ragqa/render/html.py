@@ -32,6 +32,7 @@ from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescap
 
 from ragqa.assertions import passes
 from ragqa.interpretation import interpret
+from ragqa.messages import Message
 from ragqa.render.atomic import replace_text
 from ragqa.render.console import fmt_cost, fmt_score
 from ragqa.render.registry import RenderOptions, register
@@ -191,11 +192,17 @@ def _judge_view(outcome: JudgeOutcome) -> dict[str, Any]:
     }
 
 
+def _message_view(message: Message) -> dict[str, Any]:
+    calls = getattr(message, "tool_calls", None) or []
+    return {"type": message.type, "content": message.content, "calls": [f"{c.name}: {c.args}" for c in calls]}
+
+
 def _inputs_view(sample: Sample | None) -> dict[str, Any] | None:
     if sample is None:
         return None
     return {
-        "question": sample.user_input,
+        "question": sample.question(),  # a multi-turn sample: its last human message
+        "conversation": [_message_view(m) for m in sample.messages or []],
         "response": sample.response,
         "contexts": sample.contexts(),
         "reference": sample.reference,

@@ -3,7 +3,8 @@
 Every problem is collected (sample, field, metric, fix), so one error lists them all. Two kinds:
 
 - a metric's required fields (:meth:`ragqa.metrics.base.Metric.validate`);
-- the size guards of ``ragqa.limits`` (``max-contexts-per-sample``, ``max-text-chars``), which
+- the size guards of ``ragqa.limits`` (``max-contexts-per-sample``, ``max-text-chars``, also for
+  each message of a conversation), which
   name the setting to change, so one sample with 10,000 contexts is refused instead of paid for.
 
 Loading (:mod:`ragqa.datasets`) already rejected what is not text (lone surrogates, blank chunks).
@@ -88,6 +89,17 @@ def limit_problems(sample: Sample, limits: Limits) -> list[SampleError]:
                     field=field,
                 )
             )
+    messages = [m.content for m in sample.messages or []]
+    longest_message = max(range(len(messages)), key=lambda i: len(messages[i]), default=None)
+    if longest_message is not None and len(messages[longest_message]) > limits.max_text_chars:
+        problems.append(
+            SampleError(
+                f"message {longest_message + 1} has {len(messages[longest_message]):,} characters, more than "
+                f"ragqa.limits.max-text-chars ({limits.max_text_chars:,}); shorten it, or raise that setting",
+                sample_id=sample.label,
+                field="messages",
+            )
+        )
     for field in _TEXT_FIELDS:
         value = getattr(sample, field)
         if isinstance(value, str) and len(value) > limits.max_text_chars:

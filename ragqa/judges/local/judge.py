@@ -26,6 +26,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel
 
 from ragqa.errors import JudgeError, JudgeOutputError, JudgeUnsupported
+from ragqa.judges.local.answers_agent import AGENT_HANDLERS
 from ragqa.judges.local.answers_judged import JUDGED_HANDLERS
 from ragqa.judges.local.answers_response import RESPONSE_HANDLERS
 from ragqa.judges.local.embedder import LocalEmbedder
@@ -447,5 +448,6 @@ HANDLERS: dict[str, Handler] = {
     "question_generation": _question_generation,
     **JUDGED_HANDLERS,
     **RESPONSE_HANDLERS,
+    **AGENT_HANDLERS,
 }
 """Prompt name -> handler. Add an entry to teach the local judge a new prompt."""
