@@ -16,7 +16,11 @@ from ragqa.cli._common import _clean_errors, _ConfigOption, _container, _Profile
 
 @app.command("metrics")
 def list_metrics() -> None:
-    """List every metric: required fields, range, direction, default threshold, judge calls per sample, description."""
+    """List every metric: required fields, range, direction, default threshold, judge calls per sample, description.
+
+    Judge calls per sample are given for both call plans (``ragqa.call-plan``: ``batched``, the
+    default, and ``ragas``); N is the number of contexts.
+    """
     from ragqa.metrics import METRICS
     from ragqa.render import DIRECTION_LABELS
 
@@ -26,20 +30,21 @@ def list_metrics() -> None:
     table.add_column("range", no_wrap=True)
     table.add_column("direction", no_wrap=True)
     table.add_column("default threshold", justify="right")
-    table.add_column("judge calls / sample")
+    table.add_column("judge calls / sample (batched)")
+    table.add_column("judge calls / sample (ragas)")
     table.add_column("description")
     for name, cls in METRICS.items():
         low, high = cls.value_range
-        calls = cls.calls_per_sample if cls.needs_judge else "0 (no judge)"
+        calls = [cls.calls_formula(plan) if cls.needs_judge else "0 (no judge)" for plan in ("batched", "ragas")]
         if cls.needs_embeddings:
-            calls += " + embeddings"
+            calls = [c + " + embeddings" for c in calls]
         table.add_row(
             name,
             ", ".join(cls.required_fields),
             f"{low:g}..{high:g}",
             DIRECTION_LABELS[cls.direction],
             "-" if cls.default_threshold is None else f"{cls.default_threshold:g}",
-            calls,
+            *calls,
             cls.description,
         )
     (Console() if sys.stdout.isatty() else Console(width=160)).print(table)

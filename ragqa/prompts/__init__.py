@@ -17,9 +17,13 @@ from ragqa.prompts.base import (
     system_rules,
 )
 from ragqa.prompts.context_usefulness import CONTEXT_USEFULNESS
+from ragqa.prompts.context_usefulness_batch import CONTEXT_USEFULNESS_BATCH
 from ragqa.prompts.entities import ENTITIES
+from ragqa.prompts.entities_batch import ENTITIES_BATCH
 from ragqa.prompts.nli import NLI
+from ragqa.prompts.nli_matrix import NLI_MATRIX
 from ragqa.prompts.question_generation import QUESTION_GENERATION
+from ragqa.prompts.question_generation_batch import QUESTION_GENERATION_BATCH
 from ragqa.prompts.statement_relevance import STATEMENT_RELEVANCE
 from ragqa.prompts.statements import STATEMENTS
 
@@ -37,6 +41,9 @@ __all__ = [
 
 PROMPTS: Mapping[str, Prompt[Any, Any]] = {
     p.name: p
-    for p in (STATEMENTS, NLI, CONTEXT_USEFULNESS, ATTRIBUTION, ENTITIES, QUESTION_GENERATION, STATEMENT_RELEVANCE)
+    for p in (
+        *(STATEMENTS, NLI, CONTEXT_USEFULNESS, ATTRIBUTION, ENTITIES, QUESTION_GENERATION, STATEMENT_RELEVANCE),
+        *(NLI_MATRIX, CONTEXT_USEFULNESS_BATCH, QUESTION_GENERATION_BATCH, ENTITIES_BATCH),  # the batched call plan
+    )
 }
 """Every prompt ragqa's metrics send, by name (names are unique and stable)."""

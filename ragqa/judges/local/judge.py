@@ -26,6 +26,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel
 
 from ragqa.errors import JudgeError, JudgeOutputError, JudgeUnsupported
+from ragqa.judges.local.answers_batched import BATCHED_HANDLERS
 from ragqa.judges.local.embedder import LocalEmbedder
 from ragqa.judges.local.graded import (
     GradedAttribution,
@@ -445,3 +446,4 @@ HANDLERS: dict[str, Handler] = {
     "question_generation": _question_generation,
 }
 """Prompt name -> handler. Add an entry to teach the local judge a new prompt."""
+HANDLERS.update(BATCHED_HANDLERS)  # the batched call plan's prompts, composed of the handlers above
