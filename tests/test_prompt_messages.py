@@ -34,6 +34,10 @@ def filled(prompt: Prompt[Any, Any], text: str) -> tuple[BaseModel, int]:
     for name, info in prompt.input_model.model_fields.items():
         if info.annotation is str:
             values[name], count = text, count + 1
+        elif typing.get_origin(info.annotation) is list and issubclass(
+            item := typing.get_args(info.annotation)[0], BaseModel
+        ):
+            values[name], count = [item(number=i, text=f"{text} ({i})") for i in (1, 2)], count + 2  # numbered items
         elif typing.get_origin(info.annotation) is list:
             values[name], count = [text, text + " (second)"], count + 2
         elif info.annotation is int:

@@ -6,7 +6,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from ragqa.errors import ConfigError
-from ragqa.metrics.base import Direction, Metric, MetricContext
+from ragqa.metrics.base import CALL_PLANS, CallPlan, Direction, Metric, MetricContext
 from ragqa.metrics.context_entity_recall import ContextEntityRecall
 from ragqa.metrics.context_precision import ContextPrecision
 from ragqa.metrics.context_recall import ContextRecall
@@ -17,7 +17,9 @@ from ragqa.metrics.response_relevancy import ResponseRelevancy
 from ragqa.metrics.response_relevancy_llm import ResponseRelevancyLLM
 
 __all__ = [
+    "CALL_PLANS",
     "METRICS",
+    "CallPlan",
     "ContextEntityRecall",
     "ContextPrecision",
     "ContextRecall",

@@ -157,9 +157,10 @@ async def _complete(
             fetched = await asyncio.gather(*(single(i) for i in missing))
         except JudgeOutputError as exc:
             raise JudgeOutputError(
-                f"the batched answer left out item(s) ({'; '.join(problems)}) and asking one again failed: {exc}",
-                judge_id=judge.id,
-                step=step,
+                f"{step}: the batched answer left out item(s) ({'; '.join(problems)}) and asking one again "
+                f"failed: {exc}",
+                judge_id=exc.judge_id or judge.id,
+                step=exc.step,
                 raw=exc.raw,
             ) from exc
         accepted.update(zip(missing, fetched, strict=True))
@@ -186,8 +187,8 @@ async def judge_matrix(
         ``fallback``: the rows asked again per context.
 
     Raises:
-        JudgeOutputError: (step ``nli_matrix``) when a row had to be asked again and that answer
-            too has the wrong number of verdicts.
+        JudgeOutputError: (step ``nli``, the message naming ``nli_matrix`` and the rows left out)
+            when a row had to be asked again and that answer too has the wrong number of verdicts.
         ragqa.errors.JudgeError: when a call fails.
     """
     if not statements or not contexts:
@@ -230,7 +231,7 @@ async def judge_usefulness(
         ``items``: one verdict per context, in retrieval order; ``fallback``: the contexts asked again.
 
     Raises:
-        JudgeOutputError: (step ``context_usefulness_batch``) when a context asked again fails validation.
+        JudgeOutputError: (step ``context_usefulness``) when a context asked again fails validation.
         ragqa.errors.JudgeError: when a call fails.
     """
 
@@ -270,7 +271,7 @@ async def generate_questions(
         ``items``: ``count`` generations in attempt order; ``fallback``: the attempts asked again.
 
     Raises:
-        JudgeOutputError: (step ``question_generation_batch``) when an attempt asked again fails validation.
+        JudgeOutputError: (step ``question_generation``) when an attempt asked again fails validation.
         ragqa.errors.JudgeError: when a call fails.
     """
 
@@ -306,7 +307,7 @@ async def extract_entity_lists(judge: Judge, texts: Sequence[str], language: Lan
         ``items``: one entity list per text, in order; ``fallback``: the texts asked again.
 
     Raises:
-        JudgeOutputError: (step ``entities_batch``) when a text asked again fails validation.
+        JudgeOutputError: (step ``entities``) when a text asked again fails validation.
         ragqa.errors.JudgeError: when a call fails.
     """
 

@@ -59,7 +59,7 @@ _ANSWER = "The Danube flows through Vienna."
 
 CONTEXT_USEFULNESS_BATCH: Prompt[ContextUsefulnessBatchInput, ContextUsefulnessBatchOutput] = Prompt(
     name="context_usefulness_batch",
-    version="1",
+    version="2",  # 1 was the one-message shape of the per-item prompts; never reused
     input_model=ContextUsefulnessBatchInput,
     output_model=ContextUsefulnessBatchOutput,
     instructions={

@@ -39,7 +39,7 @@ class EntitiesBatchOutput(BaseModel):
 
 ENTITIES_BATCH: Prompt[EntitiesBatchInput, EntitiesBatchOutput] = Prompt(
     name="entities_batch",
-    version="1",
+    version="2",  # 1 was the one-message shape of the per-item prompts; never reused
     input_model=EntitiesBatchInput,
     output_model=EntitiesBatchOutput,
     instructions={

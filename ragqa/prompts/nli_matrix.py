@@ -50,7 +50,7 @@ _PET = "Maria adopted a grey cat from the shelter last spring."
 
 NLI_MATRIX: Prompt[NLIMatrixInput, NLIMatrixOutput] = Prompt(
     name="nli_matrix",
-    version="1",
+    version="2",  # 1 was the one-message shape of the per-item prompts; never reused
     input_model=NLIMatrixInput,
     output_model=NLIMatrixOutput,
     instructions={

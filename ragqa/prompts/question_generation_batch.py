@@ -45,7 +45,7 @@ class QuestionGenerationBatchOutput(BaseModel):
 
 QUESTION_GENERATION_BATCH: Prompt[QuestionGenerationBatchInput, QuestionGenerationBatchOutput] = Prompt(
     name="question_generation_batch",
-    version="1",
+    version="2",  # 1 was the one-message shape of the per-item prompts; never reused
     input_model=QuestionGenerationBatchInput,
     output_model=QuestionGenerationBatchOutput,
     instructions={
