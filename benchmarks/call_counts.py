@@ -16,14 +16,15 @@ from __future__ import annotations
 
 import argparse
 import math
-import os
 import sys
 import tempfile
 from pathlib import Path
 
 import ragqa
+from ragqa.container import close_container, create_container
 from ragqa.datasets import load_dataset
 from ragqa.report import Report
+from ragqa.run.loop import run_sync
 from ragqa.testing import fake_openai_server, local_judge_responder
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -74,14 +75,21 @@ def main() -> int:
         server.script("*", local_judge_responder())
         config = Path(tmp) / "application.yaml"
         config.write_text(CONFIG % server.base_url, encoding="utf-8")
-        os.environ.pop("RAGQA_PROFILES_ACTIVE", None)
         for label, metrics in [*((m, [m]) for m in METRICS), ("all six", list(METRICS))]:
             calls: dict[str, float] = {}
             got: dict[str, list[float]] = {}
             for plan in ("batched", "ragas"):
                 server.clear_requests()
-                report = ragqa.evaluate(samples, metrics, config=config, call_plan=plan, no_cache=True)
+                container = create_container(config, (), environ={})  # this server, whatever the environment says
+                try:
+                    report = ragqa.evaluate(samples, metrics, container=container, call_plan=plan, no_cache=True)
+                finally:
+                    run_sync(close_container(container))
                 chat = [r for r in server.requests if r.path.endswith("/chat/completions")]
+                failures = [j.failure for r in report.results for j in r.judges if j.failure is not None]
+                if failures:
+                    print(f"{label}, plan {plan}: a judge failed: {failures[0].message}", file=sys.stderr)
+                    return 1
                 calls[plan] = len(chat) / len(samples)
                 got[plan] = scores(report)
             rows.append((label, calls["batched"], calls["ragas"], same(got["batched"], got["ragas"])))

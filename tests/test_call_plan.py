@@ -581,3 +581,53 @@ def test_resume_refuses_results_of_the_other_plan(tmp_path: Path) -> None:
         ragqa.evaluate([make_sample()], ["faithfulness"], profile="local", out=out, resume=True, call_plan="batched")
     header = json.loads(out.read_text(encoding="utf-8").splitlines()[0])
     assert header["config_fingerprint"].startswith("sha256:")
+
+
+async def test_graded_batched_answers_survive_the_disk_cache() -> None:
+    from ragqa.cache import CacheEntry
+    from ragqa.prompts.nli_matrix import NLI_MATRIX, NLIMatrixInput
+    from ragqa.prompts.numbered import numbered
+
+    judge = LocalJudge("local")
+    data = NLIMatrixInput(
+        statements=["The first Super Bowl was held on January 15, 1967.", "It was held in Florida."],
+        contexts=numbered(make_sample().contexts()),
+    )
+    answer = await judge.ask(NLI_MATRIX, data)
+    assert isinstance(answer, GradedNLIMatrixOutput)
+    entry = CacheEntry.of(answer)
+    assert entry is not None
+    restored = CacheEntry.model_validate_json(entry.model_dump_json()).restore(NLI_MATRIX.output_model)
+    assert restored == answer and isinstance(restored, GradedNLIMatrixOutput)
+    assert [[v.value for v in r.verdicts] for r in restored.rows] == [
+        [v.value for v in r.verdicts] for r in answer.rows
+    ]
+
+
+def _cli(*args: str) -> Any:
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k != "RAGQA_PROFILES_ACTIVE"}
+    return subprocess.run(
+        [sys.executable, "-m", "ragqa", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=ROOT,
+        timeout=300,
+        check=False,
+    )
+
+
+def test_the_cli_takes_the_plan_and_names_it() -> None:
+    proc = _cli(
+        "evaluate", str(IT), "-m", "context_precision", "--profile", "local", "--call-plan", "ragas", "--no-progress"
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "call plan ragas" in proc.stdout
+    bad = _cli("evaluate", str(IT), "--profile", "local", "--call-plan", "fast")
+    assert bad.returncode == 2 and "--call-plan 'fast': use batched or ragas" in bad.stderr
+    listed = _cli("metrics", "--call-plan", "ragas")
+    assert listed.returncode == 0 and "N (one per context" in listed.stdout and "(ragas)" in listed.stdout
