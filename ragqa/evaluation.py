@@ -26,7 +26,7 @@ from typing import Any, Literal, TypeVar
 from ragqa.aggregate import Strategy, aggregate
 from ragqa.errors import ConfigError, JudgeError, JudgeTimeout, SampleError
 from ragqa.judges.base import Embedder, Embedders, Judge, SharedCallJudge
-from ragqa.metrics.base import Metric, MetricContext
+from ragqa.metrics.base import CallPlan, Metric, MetricContext
 from ragqa.report import Report, SkippedSample, summarize
 from ragqa.schema import JudgeFailure, JudgeOutcome, Language, PanelResult, Sample
 from ragqa.usage import usage_scope
@@ -57,6 +57,8 @@ class PanelOptions:
             :meth:`~PanelEvaluator.score_sample`) may take, seconds from its start; when it passes,
             unfinished (metric, judge) computations end as ``JudgeTimeout`` failures naming the
             deadline and the report is returned. ``None``: no deadline.
+        call_plan: how metrics ask the judges (:data:`~ragqa.metrics.base.CallPlan`): ``batched``
+            (one call per step for all items) or ``ragas`` (RAGAS's calls, one per item).
     """
 
     strategy: Strategy = "mean"
@@ -65,6 +67,7 @@ class PanelOptions:
     max_concurrent_samples: int = 16
     on_invalid: Literal["raise", "skip"] = "raise"
     deadline_s: float | None = None
+    call_plan: CallPlan = "batched"
 
     def __post_init__(self) -> None:
         """Reject a deadline that is not positive."""
@@ -143,7 +146,9 @@ class PanelEvaluator:
                 f"aggregate could ever exist; lower ragqa.aggregation.quorum (or --quorum) or add judges",
                 key="ragqa.aggregation.quorum",
             )
-        self._context = MetricContext(language=self.options.language, embedders=self.embedders)
+        self._context = MetricContext(
+            language=self.options.language, embedders=self.embedders, call_plan=self.options.call_plan
+        )
 
     def validate(self, samples: Sequence[Sample], metrics: Sequence[Metric] | None = None) -> list[SampleError]:
         """Check the panel and every sample against every metric; no judge is called.
@@ -235,6 +240,7 @@ class PanelEvaluator:
             summaries=summarize(results, [j.id for j in self.judges]),
             skipped=skipped,
             wall_time_s=time.perf_counter() - started,
+            call_plan=self.options.call_plan,
         )
 
     async def score_sample(self, sample: Sample, metrics: Sequence[Metric] | None = None) -> list[PanelResult]:

@@ -207,6 +207,7 @@ def panel_options(settings: Settings) -> PanelOptions:
         strategy=settings.ragqa.aggregation.strategy,
         quorum=settings.ragqa.aggregation.quorum,
         language=settings.ragqa.language,
+        call_plan=settings.ragqa.call_plan,
         max_concurrent_samples=settings.ragqa.concurrency.max_concurrent_samples,
         deadline_s=deadline.total_seconds() if (deadline := settings.ragqa.run.deadline) is not None else None,
     )

@@ -210,6 +210,8 @@ class Report(BaseModel):
     """Wall time of the run, seconds."""
     cache: CacheStats | None = None
     """Judge-cache hits and misses of the run; ``None`` when no cache was used."""
+    call_plan: Literal["batched", "ragas"] | None = None
+    """How the metrics asked the judges (``ragqa.call-plan``); ``None`` when not recorded (a rebuilt report)."""
     samples: list[Sample] = Field(default_factory=list)
     """The scored samples (inputs: question, response, contexts, reference), in dataset order, when
     the run kept them (the run layer does; reports rebuilt from a results file may not)."""

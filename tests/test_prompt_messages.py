@@ -39,6 +39,10 @@ def filled(prompt: Prompt[Any, Any], text: str) -> tuple[BaseModel, int]:
             annotation = optional[0]  # an optional field (str | None) is filled like a required one
         if annotation is str:
             values[name], count = text, count + 1
+        elif typing.get_origin(annotation) is list and issubclass(
+            item := typing.get_args(annotation)[0], BaseModel
+        ):
+            values[name], count = [item(number=i, text=f"{text} ({i})") for i in (1, 2)], count + 2  # numbered items
         elif typing.get_origin(annotation) is list:
             values[name], count = [text, text + " (second)"], count + 2
         elif typing.get_origin(annotation) is dict:

@@ -338,6 +338,13 @@ def responder(judge: str) -> Any:
         data = request.input or {}
         if {"response", "attempt"} <= data.keys():  # question generation (answer relevance)
             return {"question": QUESTIONS.get(str(data["response"]), "What?"), "noncommittal": 0}
+        if {"response", "count"} <= data.keys():  # the same, batched (call plan "batched")
+            question = QUESTIONS.get(str(data["response"]), "What?")
+            return {
+                "questions": [
+                    {"attempt": i, "question": question, "noncommittal": 0} for i in range(1, data["count"] + 1)
+                ]
+            }
         return rules(request)
 
     return respond

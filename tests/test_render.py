@@ -118,7 +118,7 @@ local-lenient      0.000        3     0        0                 -      -
 aggregate (mean)   0.167      3/3     0        0    0.333        -      -
 agreement: alpha -0.67 · spearman n/a · |diff| 0.33 · most contested s1 (0.33)
 
-calls 6 · tokens 7,500 (prompt 6,000, completion 1,500) · cost 0.0750 · wall time 3.5 s
+calls 6 · tokens 7,500 (prompt 6,000, completion 1,500) · cost 0.0750 · wall time 3.5 s · call plan batched
 """
 
 QUORUM_SHAPE = """\
@@ -153,7 +153,7 @@ judge-b   faithfulness, hallucination   s3       statements   JudgeOutputError: 
 flaky     faithfulness, hallucination   s3       statements   JudgeTimeout: no answer in 30 s
 flaky     faithfulness, hallucination   s4       nli          JudgeTimeout: no answer in 30 s
 
-calls 8 · tokens 960 (prompt 800, completion 160) · cost 0.0080 · wall time 1.2 s
+calls 8 · tokens 960 (prompt 800, completion 160) · cost 0.0080 · wall time 1.2 s · call plan batched
 """
 
 

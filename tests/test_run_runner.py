@@ -197,7 +197,7 @@ async def test_runner_refuses_a_run_over_max_calls_before_any_call(tmp_path: Pat
     container.judges.override(providers.Object([FunctionJudge("j", answer)]))
     container.embedders.override(providers.Object([]))
     sample = _sample(1, retrieved_contexts=[f"c{i}" for i in range(100)])
-    plan = make_plan(container.settings(), metrics=["noise_sensitivity"], max_calls=200)
+    plan = make_plan(container.settings(), metrics=["noise_sensitivity"], max_calls=200, panel={"call_plan": "ragas"})
     with pytest.raises(TooManyCalls) as raised:
         await Runner(plan, container).arun([sample])
     assert raised.value.estimate.calls == 2 * 100 + 3 and "cap of 200" in str(raised.value)

@@ -173,6 +173,14 @@ def evaluate(
             "running then end as JudgeTimeout failures and the run reports what it has.",
         ),
     ] = None,
+    call_plan: Annotated[
+        str | None,
+        typer.Option(
+            "--call-plan",
+            help="How metrics ask the judges: batched (one call per step for all contexts) or ragas (RAGAS's "
+            "calls, one per item); default: ragqa.call-plan (batched).",
+        ),
+    ] = None,
     on_invalid: Annotated[
         str,
         typer.Option(
@@ -223,6 +231,8 @@ def evaluate(
         _fail(f"--aggregation {aggregation!r}: use one of {', '.join(STRATEGIES)}")
     if on_invalid not in ("raise", "skip"):
         _fail(f"--on-invalid {on_invalid!r}: use raise or skip")
+    if call_plan is not None and call_plan not in ("batched", "ragas"):
+        _fail(f"--call-plan {call_plan!r}: use batched or ragas")
 
     err = _stderr()
     progress_bar = _Progress(enabled=progress)
@@ -252,6 +262,7 @@ def evaluate(
             aggregation=aggregation,
             quorum=quorum,
             deadline_s=_parse_deadline(deadline) if deadline is not None else None,
+            call_plan=call_plan,
         )
         plan = make_plan(
             container.settings(),

@@ -3,22 +3,36 @@
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
 if TYPE_CHECKING:
-    pass
-from ragqa.cli._common import _clean_errors, _ConfigOption, _container, _ProfileOption, app, config_app
+    from ragqa.metrics.base import CallPlan
+from ragqa.cli._common import _clean_errors, _ConfigOption, _container, _fail, _ProfileOption, app, config_app
 
 
 @app.command("metrics")
-def list_metrics() -> None:
-    """List every metric: required fields, range, direction, default threshold, judge calls per sample, description."""
+def list_metrics(
+    call_plan: Annotated[
+        str,
+        typer.Option("--call-plan", help="Count judge calls for this call plan: batched (the default) or ragas."),
+    ] = "batched",
+) -> None:
+    """List every metric: required fields, range, direction, default threshold, judge calls per sample, description.
+
+    Judge calls per sample are those of the call plan given (``ragqa.call-plan``; N is the number
+    of contexts); ``docs/call-plan.md`` has both plans side by side.
+    """
     from ragqa.metrics import METRICS
+    from ragqa.metrics.base import CALL_PLANS
     from ragqa.render import DIRECTION_LABELS
+
+    if call_plan not in CALL_PLANS:
+        _fail(f"--call-plan {call_plan!r}: use batched or ragas")
+    plan: CallPlan = "batched" if call_plan == "batched" else "ragas"
 
     table = Table(title="ragqa metrics", title_justify="left", show_lines=False)
     table.add_column("metric", no_wrap=True, style="bold")
@@ -26,11 +40,11 @@ def list_metrics() -> None:
     table.add_column("range", no_wrap=True)
     table.add_column("direction", no_wrap=True)
     table.add_column("default threshold", justify="right")
-    table.add_column("judge calls / sample")
+    table.add_column(f"judge calls / sample ({call_plan})")
     table.add_column("description")
     for name, cls in METRICS.items():
         low, high = cls.value_range
-        calls = cls.calls_per_sample if cls.needs_judge else "0 (no judge)"
+        calls = cls.calls_formula(plan) if cls.needs_judge else "0 (no judge)"
         if cls.needs_embeddings:
             calls += " + embeddings"
         table.add_row(

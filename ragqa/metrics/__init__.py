@@ -10,7 +10,7 @@ from ragqa.metrics.agent_goal_accuracy import AgentGoalAccuracy
 from ragqa.metrics.answer_accuracy import AnswerAccuracy
 from ragqa.metrics.answer_correctness import AnswerCorrectness
 from ragqa.metrics.aspect_critic import AspectCritic
-from ragqa.metrics.base import Direction, Metric, MetricContext
+from ragqa.metrics.base import CALL_PLANS, CallPlan, Direction, Metric, MetricContext
 from ragqa.metrics.context_entity_recall import ContextEntityRecall
 from ragqa.metrics.context_precision import ContextPrecision
 from ragqa.metrics.context_recall import ContextRecall
@@ -29,11 +29,13 @@ from ragqa.metrics.tool_call_accuracy import ToolCallAccuracy
 from ragqa.metrics.topic_adherence import TopicAdherence
 
 __all__ = [
+    "CALL_PLANS",
     "METRICS",
     "AgentGoalAccuracy",
     "AnswerAccuracy",
     "AnswerCorrectness",
     "AspectCritic",
+    "CallPlan",
     "ContextEntityRecall",
     "ContextPrecision",
     "ContextRecall",

@@ -15,7 +15,7 @@ from typing import ClassVar
 
 from ragqa.judges.base import Judge
 from ragqa.metrics._criteria import check_label, majority_vote, odd_strictness, submission
-from ragqa.metrics.base import Direction, Metric, MetricContext
+from ragqa.metrics.base import CallPlan, Direction, Metric, MetricContext
 from ragqa.prompts.criteria import ASPECT_CRITIC, AspectCriticInput
 from ragqa.schema import MetricScore, Sample
 
@@ -108,7 +108,7 @@ class AspectCritic(Metric):
         extra = f", strictness={self.strictness}" if self.strictness > 1 else ""
         return f"{self.name}(name={self.aspect}{extra})"
 
-    def estimate_calls(self, sample: Sample) -> int:
+    def estimate_calls(self, sample: Sample, plan: CallPlan = "ragas") -> int:
         """``strictness`` calls."""
         return self.strictness
 

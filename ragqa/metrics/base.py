@@ -18,9 +18,21 @@ from ragqa.errors import SampleError, ScoreOutOfRange
 from ragqa.judges.base import Embedder, Judge
 from ragqa.schema import Language, MetricScore, Sample
 
-__all__ = ["Direction", "Metric", "MetricContext"]
+__all__ = ["CALL_PLANS", "CallPlan", "Direction", "Metric", "MetricContext"]
 
 Direction = Literal["higher", "lower"]
+
+CallPlan = Literal["batched", "ragas"]
+"""How a metric asks its judge (``ragqa.call-plan``, see ``docs/call-plan.md``).
+
+``ragas``: RAGAS's prompts and calls, one per item (per context, per generated question, per
+text). ``batched``: one call per step for all items (a statement x context verdict matrix, every
+context's usefulness, k questions, the entities of several texts), with the per-item prompt's
+verdict semantics; items a batched answer leaves out are asked again one by one.
+"""
+
+CALL_PLANS: tuple[CallPlan, ...] = ("batched", "ragas")
+"""Every call plan, the settings' default first."""
 
 
 @dataclass(frozen=True)
@@ -30,10 +42,14 @@ class MetricContext:
     Attributes:
         language: the language of prompts and explanations.
         embedders: every configured embedding model (metrics that embed use each of them).
+        call_plan: how the metric asks its judge (:data:`CallPlan`); ``ragas`` here, RAGAS's
+            calls, so a metric used on its own asks what RAGAS asks; the settings
+            (``ragqa.call-plan``) and :class:`~ragqa.evaluation.PanelOptions` default to ``batched``.
     """
 
     language: Language = "en"
     embedders: Sequence[Embedder] = field(default_factory=tuple)
+    call_plan: CallPlan = "ragas"
 
 
 class Metric(ABC):
@@ -53,7 +69,9 @@ class Metric(ABC):
     description: ClassVar[str]
     """One line on what the metric measures."""
     calls_per_sample: ClassVar[str]
-    """Judge calls per sample as a formula (N = number of contexts)."""
+    """Judge calls per sample as a formula (N = number of contexts), with the ``ragas`` call plan."""
+    batched_calls_per_sample: ClassVar[str | None] = None
+    """The same with the ``batched`` call plan; ``None`` when the metric asks the same calls on both plans."""
     value_range: ClassVar[tuple[float, float]] = (0.0, 1.0)
     """The closed range of scores (NaN aside)."""
     needs_judge: ClassVar[bool] = True
@@ -68,25 +86,35 @@ class Metric(ABC):
         """The result key: the name, plus parameters that change the score (``name(mode=x)``)."""
         return self.name
 
-    def estimate_calls(self, sample: Sample) -> int:
-        """Judge calls this metric makes on ``sample`` with one judge, at most: :attr:`calls_per_sample` as a number.
+    @classmethod
+    def calls_formula(cls, plan: CallPlan = "ragas") -> str:
+        """Judge calls per sample as a formula under ``plan`` (``calls_per_sample`` or ``batched_calls_per_sample``)."""
+        if plan == "batched" and cls.batched_calls_per_sample is not None:
+            return cls.batched_calls_per_sample
+        return cls.calls_per_sample
+
+    def estimate_calls(self, sample: Sample, plan: CallPlan = "ragas") -> int:
+        """Judge calls this metric makes on ``sample`` with one judge under ``plan``, at most.
 
         The run layer sums this over samples, metrics and judges to print the estimate and to
         enforce ``--max-calls`` before any call. It is an upper bound: calls that metrics share
         on one sample (the response's statements) are made once, and fewer calls are made when a
-        step finds nothing (no statements). The base implementation reads the leading number of
-        :attr:`calls_per_sample` (``"2 (1 if no statements)"`` is 2); metrics whose count
-        depends on the sample (one call per context) override it.
+        step finds nothing (no statements). A batched answer that leaves items out costs one more
+        call per item left out (``docs/call-plan.md``); the estimate counts complete answers. The
+        base implementation reads the leading number of :meth:`calls_formula` (``"2 (1 if no
+        statements)"`` is 2); metrics whose count depends on the sample (one call per context)
+        override it.
 
         Args:
             sample: a sample that passed :meth:`validate`.
+            plan: the call plan (:data:`CallPlan`).
 
         Returns:
             The number of judge calls (>= 0; 0 for metrics that need no judge).
         """
         if not self.needs_judge:
             return 0
-        match = re.match(r"\s*(\d+)", self.calls_per_sample)
+        match = re.match(r"\s*(\d+)", self.calls_formula(plan))
         return int(match.group(1)) if match else 1
 
     def shared_steps(self, sample: Sample) -> frozenset[str]:

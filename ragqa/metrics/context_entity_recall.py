@@ -10,6 +10,10 @@ reference entity *list* (duplicates count), as RAGAS legacy (``evaluate()``); RA
 divide by the *set* size, and spring-ai-ragas also lower-cases and trims entities and divides by
 the set size without epsilon. With a judge that lists each entity once (as the prompt asks) the
 three agree up to the epsilon.
+
+Call plans: ``ragas`` asks the two extractions as two calls; ``batched`` asks both texts in one
+:data:`~ragqa.prompts.entities_batch.ENTITIES_BATCH` call (each text's entities on its own, same
+maths).
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from collections.abc import Sequence
 from typing import ClassVar
 
 from ragqa.judges.base import Judge
+from ragqa.metrics._batched import extract_entity_lists
 from ragqa.metrics.base import Direction, Metric, MetricContext
 from ragqa.prompts.entities import ENTITIES, EntitiesInput
 from ragqa.schema import MetricScore, Sample
@@ -53,7 +58,8 @@ class ContextEntityRecall(Metric):
 
     - Fields: ``reference``, ``retrieved_contexts`` (or ``context_chunks``).
     - Range 0..1, higher is better (never exactly 1: ``K/(K+1e-8)``).
-    - Judge calls per sample: 2 (reference entities, context entities), concurrent.
+    - Judge calls per sample: 2 (reference entities, context entities), concurrent, with the
+      ``ragas`` call plan; 1 with ``batched`` (both texts in one call).
     - Never NaN: no reference entity gives 0.0 (RAGAS).
     - Raises :class:`~ragqa.errors.JudgeError` when a call fails (the local judge may raise
       :class:`~ragqa.errors.JudgeUnsupported`).
@@ -64,29 +70,36 @@ class ContextEntityRecall(Metric):
     required_fields: ClassVar[tuple[str, ...]] = ("reference", "retrieved_contexts")
     description: ClassVar[str] = "Share of reference entities that also appear in the retrieved contexts"
     calls_per_sample: ClassVar[str] = "2 (concurrent)"
+    batched_calls_per_sample: ClassVar[str | None] = "1 (both texts in one call)"
     default_threshold: ClassVar[float | None] = 0.7
 
     async def score(self, sample: Sample, judge: Judge, context: MetricContext) -> MetricScore:
         """Score ``sample`` (see the class docstring)."""
-        ref, ctx = await asyncio.gather(
-            judge.ask(ENTITIES, EntitiesInput(text=sample.reference or ""), language=context.language),
-            judge.ask(ENTITIES, EntitiesInput(text="\n".join(sample.contexts())), language=context.language),
-        )
-        value = entity_recall_score(ref.entities, ctx.entities)
-        common = set(ctx.entities) & set(ref.entities)
-        missing = [e for e in dict.fromkeys(ref.entities) if e not in common]
-        if not ref.entities:
+        texts = [sample.reference or "", "\n".join(sample.contexts())]
+        fallback: list[str] = []
+        if context.call_plan == "batched":
+            batch = await extract_entity_lists(judge, texts, context.language)
+            ref_entities, ctx_entities = batch.items
+            fallback = batch.fallback
+        else:
+            ref, ctx = await asyncio.gather(
+                *(judge.ask(ENTITIES, EntitiesInput(text=t), language=context.language) for t in texts)
+            )
+            ref_entities, ctx_entities = list(ref.entities), list(ctx.entities)
+        value = entity_recall_score(ref_entities, ctx_entities)
+        common = set(ctx_entities) & set(ref_entities)
+        missing = [e for e in dict.fromkeys(ref_entities) if e not in common]
+        if not ref_entities:
             reason = "the reference has no entity"
         else:
-            reason = f"{len(common)} of {len(set(ref.entities))} reference entities found in the contexts"
+            reason = f"{len(common)} of {len(set(ref_entities))} reference entities found in the contexts"
             if missing:
                 reason += f"; missing: {', '.join(missing)}"
-        return MetricScore(
-            value=value,
-            reason=reason,
-            details={
-                "reference_entities": list(ref.entities),
-                "context_entities": list(ctx.entities),
-                "common_entities": sorted(common),
-            },
-        )
+        details: dict[str, object] = {
+            "reference_entities": ref_entities,
+            "context_entities": ctx_entities,
+            "common_entities": sorted(common),
+        }
+        if fallback:
+            details["batched_fallback"] = fallback
+        return MetricScore(value=value, reason=reason, details=details)

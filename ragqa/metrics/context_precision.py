@@ -8,6 +8,10 @@ precision with RAGAS's epsilon::
     AP = sum_k v_k * precision@k / (sum_k v_k + 1e-10),   precision@k = (sum_{i<=k} v_i) / k
 
 so K useful contexts out of K score ``K / (K + 1e-10)``, never exactly 1.0 (RAGAS issue #2909).
+
+Call plans: ``ragas`` asks one usefulness call per context (N calls); ``batched`` asks every
+context's verdict in one :data:`~ragqa.prompts.context_usefulness_batch.CONTEXT_USEFULNESS_BATCH`
+call (same verdicts, each context judged on its own, same maths).
 """
 
 from __future__ import annotations
@@ -18,8 +22,9 @@ from typing import ClassVar, Literal, get_args
 
 from ragqa.errors import SampleError
 from ragqa.judges.base import Judge
+from ragqa.metrics._batched import Judged, judge_usefulness
 from ragqa.metrics._math import average_precision
-from ragqa.metrics.base import Direction, Metric, MetricContext
+from ragqa.metrics.base import CallPlan, Direction, Metric, MetricContext
 from ragqa.prompts.context_usefulness import CONTEXT_USEFULNESS, ContextUsefulnessInput
 from ragqa.schema import MetricScore, Sample
 
@@ -61,7 +66,8 @@ class ContextPrecision(Metric):
       (mode ``reference``), ``response`` (mode ``response``) or either (mode ``auto``: the
       reference when present, as spring-ai-ragas).
     - Range 0..1, higher is better. RAGAS-compatible: all useful gives ``K/(K+1e-10)``.
-    - Judge calls per sample: N (one per context), all concurrent.
+    - Judge calls per sample: N (one per context, all concurrent) with the ``ragas`` call plan, 1
+      with the ``batched`` plan (every context in one call).
     - Never NaN (no useful context gives 0.0).
     - Raises :class:`~ragqa.errors.JudgeError` when a usefulness call fails.
 
@@ -75,6 +81,7 @@ class ContextPrecision(Metric):
     required_fields: ClassVar[tuple[str, ...]] = ("user_input", "retrieved_contexts")
     description: ClassVar[str] = "Average precision of the contexts judged useful for the reference (or response)"
     calls_per_sample: ClassVar[str] = "N (one per context, concurrent)"
+    batched_calls_per_sample: ClassVar[str | None] = "1 (every context in one call)"
     default_threshold: ClassVar[float | None] = 0.7
 
     def __init__(self, mode: PrecisionMode = "auto") -> None:
@@ -92,9 +99,9 @@ class ContextPrecision(Metric):
         """``context_precision``, or ``context_precision(mode=<mode>)`` for an explicit mode."""
         return self.name if self.mode == "auto" else f"{self.name}(mode={self.mode})"
 
-    def estimate_calls(self, sample: Sample) -> int:
-        """One call per context (``N``), see :attr:`calls_per_sample`."""
-        return len(sample.contexts())
+    def estimate_calls(self, sample: Sample, plan: CallPlan = "ragas") -> int:
+        """One call per context (``N``) with the ``ragas`` plan, 1 with ``batched`` (see :meth:`calls_formula`)."""
+        return 1 if plan == "batched" else len(sample.contexts())
 
     def validate(self, sample: Sample) -> None:
         """Check the common fields, then the answer field the mode needs.
@@ -120,24 +127,29 @@ class ContextPrecision(Metric):
         used = resolve_mode(self.mode, sample)
         answer = (sample.reference if used == "reference" else sample.response) or ""
         contexts = sample.contexts()
-        outputs = await asyncio.gather(
-            *(
-                judge.ask(
-                    CONTEXT_USEFULNESS,
-                    ContextUsefulnessInput(question=sample.user_input or "", context=c, answer=answer),
-                    language=context.language,
+        fallback: list[str] = []
+        outputs: Sequence[Judged]
+        if context.call_plan == "batched":
+            batch = await judge_usefulness(judge, sample.user_input or "", answer, contexts, context.language)
+            outputs, fallback = batch.items, batch.fallback
+        else:
+            outputs = await asyncio.gather(
+                *(
+                    judge.ask(
+                        CONTEXT_USEFULNESS,
+                        ContextUsefulnessInput(question=sample.user_input or "", context=c, answer=answer),
+                        language=context.language,
+                    )
+                    for c in contexts
                 )
-                for c in contexts
             )
-        )
         verdicts = [o.value for o in outputs]
         value = context_precision_score(verdicts)
         useful = [i for i, v in enumerate(verdicts, start=1) if v >= 0.5]
         reason = f"{len(useful)} of {len(verdicts)} contexts useful for the {used}" + (
             f", at ranks {', '.join(map(str, useful))}" if useful else ""
         )
-        return MetricScore(
-            value=value,
-            reason=reason,
-            details={"mode": used, "verdicts": verdicts, "reasons": [o.reason for o in outputs]},
-        )
+        details: dict[str, object] = {"mode": used, "verdicts": verdicts, "reasons": [o.reason for o in outputs]}
+        if fallback:
+            details["batched_fallback"] = fallback
+        return MetricScore(value=value, reason=reason, details=details)

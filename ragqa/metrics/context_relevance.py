@@ -14,7 +14,7 @@ from typing import ClassVar
 
 from ragqa.judges.base import Judge
 from ragqa.metrics._rating import DEFAULT_MAX_RETRIES, ask_rating, average_ratings, check_max_retries, describe
-from ragqa.metrics.base import Direction, Metric, MetricContext
+from ragqa.metrics.base import CallPlan, Direction, Metric, MetricContext
 from ragqa.prompts.nvidia import CONTEXT_RELEVANCE_1, CONTEXT_RELEVANCE_2, ContextRelevanceInput
 from ragqa.schema import MetricScore, Sample
 
@@ -82,7 +82,7 @@ class ContextRelevance(Metric):
         """Create the metric (see the class docstring for ``max_retries``)."""
         self.max_retries = check_max_retries(max_retries)
 
-    def estimate_calls(self, sample: Sample) -> int:
+    def estimate_calls(self, sample: Sample, plan: CallPlan = "ragas") -> int:
         """2, or 0 when a shortcut applies."""
         return 0 if context_relevance_shortcut(sample.user_input or "", sample.contexts()) else 2
 

@@ -31,7 +31,7 @@ from typing import ClassVar, Literal, get_args
 from ragqa.judges.base import Judge
 from ragqa.metrics._math import fbeta
 from ragqa.metrics._steps import judge_statements
-from ragqa.metrics.base import Direction, Metric, MetricContext
+from ragqa.metrics.base import CallPlan, Direction, Metric, MetricContext
 from ragqa.prompts.claim_decomposition import (
     Atomicity,
     ClaimDecompositionInput,
@@ -181,7 +181,7 @@ class FactualCorrectness(Metric):
             extra += f", beta={self.beta:g}"
         return f"{self.name}(mode={self.mode}{extra})"
 
-    def estimate_calls(self, sample: Sample) -> int:
+    def estimate_calls(self, sample: Sample, plan: CallPlan = "ragas") -> int:
         """2 in precision mode, else 4."""
         return 2 if self.mode == "precision" else 4
 

@@ -22,6 +22,11 @@ Values in [0, 1] instead of booleans are accepted everywhere: with 0/1 verdicts 
 exactly RAGAS's boolean algebra; graded verdicts (the offline local judge) use the standard fuzzy
 operators ``AND = min``, ``OR = max``, ``NOT x = 1 - x``, so offline scores rank finely.
 
+Call plans: ``ragas`` asks one NLI call per context for each matrix (RAGAS's 2N + 1 NLI calls);
+``batched`` asks ``answer_in_context`` and ``answer_in_reference`` in one
+:data:`~ragqa.prompts.nli_matrix.NLI_MATRIX` call (the reference is one more column) and
+``reference_in_context`` in a second one, with the same verdicts and the same maths.
+
 promptfoo extensions: labelled chunks (``context_chunks: [{text, relevant}]``) replace the judged
 relevance of their contexts (the reference-vs-context calls are skipped), ``noise_context`` is
 appended as one more chunk labelled irrelevant, and ``counting="promptfoo"`` reproduces
@@ -39,9 +44,10 @@ from typing import ClassVar, Literal, get_args
 
 from ragqa.interpretation import interpret
 from ragqa.judges.base import Judge
+from ragqa.metrics._batched import judge_matrix
 from ragqa.metrics._math import mean_or_nan
 from ragqa.metrics._steps import RESPONSE_STATEMENTS, extract_statements, judge_statements
-from ragqa.metrics.base import Direction, Metric, MetricContext
+from ragqa.metrics.base import CallPlan, Direction, Metric, MetricContext
 from ragqa.prompts.nli import StatementVerdict
 from ragqa.schema import MetricScore, Sample
 
@@ -191,11 +197,15 @@ class NoiseSensitivity(Metric):
     - Fields: ``user_input``, ``response``, ``reference``, ``retrieved_contexts`` (or labelled
       ``context_chunks``); optional ``noise_context`` (appended as an irrelevant chunk).
     - Range 0..1, **lower is better** (0 = no context-borne error). Default threshold 0.2.
-    - Judge calls per sample, with N contexts (noise chunk included) of which U carry no label:
-      ``2 + N + U + (1 if U else 0)``; RAGAS's case (no labels) is ``2N + 3``, all labelled
-      ``N + 2``; ``counting="promptfoo"`` in relevant mode needs only 2 (statements, and
-      statements vs reference). All independent calls run concurrently; the response's
-      statements call is the one faithfulness and hallucination make, so it is shared.
+    - Judge calls per sample, with N contexts (noise chunk included) of which U carry no label,
+      call plan ``ragas``: ``2 + N + U + (1 if U else 0)``; RAGAS's case (no labels) is
+      ``2N + 3``, all labelled ``N + 2``; ``counting="promptfoo"`` in relevant mode needs only 2
+      (statements, and statements vs reference). Call plan ``batched``: ``4`` (``2`` when every
+      chunk is labelled or with ``counting="promptfoo"`` in relevant mode): the statements, one
+      matrix call for the response's statements against every context and the reference, and
+      (with U > 0) the reference's statements and one matrix call for them against the U
+      unlabelled contexts. All independent calls run concurrently; the response's statements
+      call is the one faithfulness and hallucination make, so it is shared.
     - NaN when the response makes no statement (RAGAS: NaN), or when contexts must be judged
       and the reference makes no statement (RAGAS raises; scored NaN under ``evaluate``).
     - ``details``: statements, per-context relevance and its source, the verdict matrices, the
@@ -213,6 +223,7 @@ class NoiseSensitivity(Metric):
     required_fields: ClassVar[tuple[str, ...]] = ("user_input", "response", "reference", "retrieved_contexts")
     description: ClassVar[str] = "Share of response claims that are incorrect and entailed by (ir)relevant contexts"
     calls_per_sample: ClassVar[str] = "2N+3 (N contexts); N+2 with labelled chunks; 2 with counting=promptfoo relevant"
+    batched_calls_per_sample: ClassVar[str | None] = "4; 2 with labelled chunks or counting=promptfoo relevant"
     default_threshold: ClassVar[float | None] = 0.2
 
     def __init__(self, mode: NoiseMode = "relevant", counting: Counting = "ragas") -> None:
@@ -234,21 +245,55 @@ class NoiseSensitivity(Metric):
         extra = f", counting={self.counting}" if self.counting != "ragas" else ""
         return f"{self.name}(mode={self.mode}{extra})"
 
-    def estimate_calls(self, sample: Sample) -> int:
-        """Calls with ``N`` chunks (noise chunk included), ``U`` of them unlabelled: ``2 + N + U + (1 if U else 0)``.
+    def estimate_calls(self, sample: Sample, plan: CallPlan = "ragas") -> int:
+        """Calls with ``N`` chunks (noise chunk included), ``U`` of them unlabelled.
 
-        That is ``2N + 3`` without labels (RAGAS), ``N + 2`` with every chunk labelled, and 2 with
-        ``counting="promptfoo"`` in relevant mode (see the class docstring).
+        Plan ``ragas``: ``2 + N + U + (1 if U else 0)``, that is ``2N + 3`` without labels (RAGAS)
+        and ``N + 2`` with every chunk labelled. Plan ``batched``: ``2 + (2 if U else 0)``. Both:
+        2 with ``counting="promptfoo"`` in relevant mode (see the class docstring).
         """
         if self.counting == "promptfoo" and self.mode == "relevant":
             return 2
         chunks = _chunks(sample)
         unlabelled = sum(1 for _, label in chunks if label is None)
+        if plan == "batched":
+            return 2 + (2 if unlabelled else 0)
         return 2 + len(chunks) + unlabelled + (1 if unlabelled else 0)
 
     def shared_steps(self, sample: Sample) -> frozenset[str]:
         """The response's statements, shared with other metrics."""
         return frozenset({RESPONSE_STATEMENTS})
+
+    @staticmethod
+    async def _verdicts(
+        judge: Judge,
+        chunks: Sequence[tuple[str, bool | None]],
+        unlabelled: Sequence[int],
+        answer: Sequence[str],
+        ref_statements: Sequence[str],
+        reference: str,
+        context: MetricContext,
+        details: dict[str, object],
+    ) -> list[list[StatementVerdict]]:
+        """The verdict lists in the ``ragas`` plan's call order: vs reference, vs each chunk, reference vs unlabelled.
+
+        The ``batched`` plan asks the same verdicts in two matrix calls (see the class docstring)
+        and records the rows it had to ask again in ``details["batched_fallback"]``.
+        """
+        lang = context.language
+        if context.call_plan == "batched":
+            answer_rows, reference_rows = await asyncio.gather(
+                judge_matrix(judge, answer, [*(text for text, _ in chunks), reference], lang),
+                judge_matrix(judge, ref_statements, [chunks[j][0] for j in unlabelled], lang),
+            )
+            fallback = answer_rows.fallback + reference_rows.fallback
+            if fallback:
+                details["batched_fallback"] = fallback
+            return [answer_rows.items[-1], *answer_rows.items[:-1], *reference_rows.items]
+        calls: list[Awaitable[list[StatementVerdict]]] = [judge_statements(judge, reference, answer, lang)]
+        calls += [judge_statements(judge, text, answer, lang) for text, _ in chunks]
+        calls += [judge_statements(judge, chunks[j][0], ref_statements, lang) for j in unlabelled]
+        return list(await asyncio.gather(*calls))
 
     async def score(self, sample: Sample, judge: Judge, context: MetricContext) -> MetricScore:
         """Score ``sample`` (see the class docstring)."""
@@ -281,11 +326,9 @@ class NoiseSensitivity(Metric):
                 details=details,
             )
 
-        calls: list[Awaitable[list[StatementVerdict]]] = [judge_statements(judge, reference, answer, lang)]
-        if needs_contexts:
-            calls += [judge_statements(judge, text, answer, lang) for text, _ in chunks]
-            calls += [judge_statements(judge, chunks[j][0], ref_statements, lang) for j in unlabelled]
-        results = await asyncio.gather(*calls)
+        results = await self._verdicts(
+            judge, chunks if needs_contexts else [], unlabelled, answer, ref_statements, reference, context, details
+        )
         in_reference = _values(results[0])
         n = len(chunks) if needs_contexts else 0
         per_context = [_values(v) for v in results[1 : 1 + n]]

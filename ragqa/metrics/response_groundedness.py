@@ -15,7 +15,7 @@ from typing import ClassVar
 
 from ragqa.judges.base import Judge
 from ragqa.metrics._rating import DEFAULT_MAX_RETRIES, ask_rating, average_ratings, check_max_retries, describe
-from ragqa.metrics.base import Direction, Metric, MetricContext
+from ragqa.metrics.base import CallPlan, Direction, Metric, MetricContext
 from ragqa.metrics.context_relevance import RELEVANCE_RATINGS
 from ragqa.prompts.nvidia import RESPONSE_GROUNDEDNESS_1, RESPONSE_GROUNDEDNESS_2, ResponseGroundednessInput
 from ragqa.schema import MetricScore, Sample
@@ -82,7 +82,7 @@ class ResponseGroundedness(Metric):
         """Create the metric (see the class docstring for ``max_retries``)."""
         self.max_retries = check_max_retries(max_retries)
 
-    def estimate_calls(self, sample: Sample) -> int:
+    def estimate_calls(self, sample: Sample, plan: CallPlan = "ragas") -> int:
         """2, or 0 when a shortcut applies."""
         return 0 if response_groundedness_shortcut(sample.response or "", sample.contexts()) else 2
 

@@ -11,6 +11,11 @@ score. Cosine is raw (not clipped), so the range is [-1, 1], ~[0, 1] in practice
 
 ragqa computes the score with *every* configured embedding model and reports their mean, with
 each model's value in ``details`` (spring-ai-ragas used only the first model that answered).
+
+Call plans: ``ragas`` asks ``strictness`` question generations as separate calls (RAGAS asks one
+request with ``n``); ``batched`` asks for all ``strictness`` questions in one
+:data:`~ragqa.prompts.question_generation_batch.QUESTION_GENERATION_BATCH` call, each numbered
+like the per-call ``attempt`` and flagged on its own (same maths).
 """
 
 from __future__ import annotations
@@ -22,9 +27,10 @@ from typing import ClassVar
 
 from ragqa.errors import JudgeError, JudgeOutputError, JudgeUnsupported
 from ragqa.judges.base import Embedder, Judge
+from ragqa.metrics._batched import generate_questions
 from ragqa.metrics._math import cosine, mean_or_nan
-from ragqa.metrics.base import Direction, Metric, MetricContext
-from ragqa.prompts.question_generation import QUESTION_GENERATION, QuestionGenerationInput
+from ragqa.metrics.base import CallPlan, Direction, Metric, MetricContext
+from ragqa.prompts.question_generation import QUESTION_GENERATION, QuestionGenerationInput, QuestionGenerationOutput
 from ragqa.schema import MetricScore, Sample
 
 __all__ = ["ResponseRelevancy", "embed_texts", "response_relevancy_score"]
@@ -89,8 +95,9 @@ class ResponseRelevancy(Metric):
     - Fields: ``user_input``, ``response``; needs at least one embedding model.
     - Range -1..1 (cosine; ~0..1 in practice), higher is better; 0.0 when every generation is
       flagged noncommittal (no embedding call is made then).
-    - Judge calls per sample: ``strictness`` (default 3), concurrent; each generation carries
-      its attempt number so the calls are distinct. Embedding calls: 1 per embedding model
+    - Judge calls per sample: ``strictness`` (default 3), concurrent, with the ``ragas`` call
+      plan (each generation carries its attempt number so the calls are distinct); 1 with
+      ``batched`` (all ``strictness`` questions in one call). Embedding calls: 1 per embedding model
       (user input and questions in one batch), concurrent.
     - NaN when every generated question is blank (RAGAS legacy).
     - Raises :class:`~ragqa.errors.JudgeError` when a generation or an embedding model fails,
@@ -105,6 +112,7 @@ class ResponseRelevancy(Metric):
     required_fields: ClassVar[tuple[str, ...]] = ("user_input", "response")
     description: ClassVar[str] = "Mean cosine between the question and questions generated from the response"
     calls_per_sample: ClassVar[str] = "strictness (default 3), concurrent"
+    batched_calls_per_sample: ClassVar[str | None] = "1 (strictness questions in one call)"
     value_range: ClassVar[tuple[float, float]] = (-1.0, 1.0)
     needs_embeddings: ClassVar[bool] = True
     default_threshold: ClassVar[float | None] = 0.7
@@ -119,9 +127,9 @@ class ResponseRelevancy(Metric):
             raise ValueError(f"strictness must be an integer >= 1, not {strictness!r}")
         self.strictness = strictness
 
-    def estimate_calls(self, sample: Sample) -> int:
-        """``strictness`` question generations per sample (embedding requests are not judge calls)."""
-        return self.strictness
+    def estimate_calls(self, sample: Sample, plan: CallPlan = "ragas") -> int:
+        """``strictness`` generations per sample, 1 with the ``batched`` plan (embeddings are not judge calls)."""
+        return 1 if plan == "batched" else self.strictness
 
     async def score(self, sample: Sample, judge: Judge, context: MetricContext) -> MetricScore:
         """Score ``sample`` (see the class docstring)."""
@@ -131,19 +139,27 @@ class ResponseRelevancy(Metric):
                 judge_id=judge.id,
                 step="embed",
             )
-        generations = await asyncio.gather(
-            *(
-                judge.ask(
-                    QUESTION_GENERATION,
-                    QuestionGenerationInput(response=sample.response or "", attempt=i),
-                    language=context.language,
+        generations: Sequence[QuestionGenerationOutput]
+        fallback: list[str] = []
+        if context.call_plan == "batched":
+            batch = await generate_questions(judge, sample.response or "", self.strictness, context.language)
+            generations, fallback = batch.items, batch.fallback
+        else:
+            generations = await asyncio.gather(
+                *(
+                    judge.ask(
+                        QUESTION_GENERATION,
+                        QuestionGenerationInput(response=sample.response or "", attempt=i),
+                        language=context.language,
+                    )
+                    for i in range(1, self.strictness + 1)
                 )
-                for i in range(1, self.strictness + 1)
             )
-        )
         questions = [g.question.strip() for g in generations]
         flags = [g.noncommittal for g in generations]
         details: dict[str, object] = {"questions": questions, "noncommittal": flags}
+        if fallback:
+            details["batched_fallback"] = fallback
         kept = [q for q in questions if q]
         if not kept:
             return MetricScore(value=math.nan, reason="every generated question is blank", details=details)

@@ -17,7 +17,7 @@ from typing import ClassVar
 
 from ragqa.judges.base import Judge
 from ragqa.metrics._criteria import check_label, majority_vote, odd_strictness, submission
-from ragqa.metrics.base import Direction, Metric, MetricContext
+from ragqa.metrics.base import CallPlan, Direction, Metric, MetricContext
 from ragqa.prompts.criteria import SIMPLE_CRITERIA, SIMPLE_CRITERIA_MAX, SimpleCriteriaInput
 from ragqa.schema import MetricScore, Sample
 
@@ -84,7 +84,7 @@ class SimpleCriteriaScore(Metric):
         extra = f", strictness={self.strictness}" if self.strictness > 1 else ""
         return f"{self.name}(name={self.criterion}{extra})"
 
-    def estimate_calls(self, sample: Sample) -> int:
+    def estimate_calls(self, sample: Sample, plan: CallPlan = "ragas") -> int:
         """``strictness`` calls."""
         return self.strictness
 

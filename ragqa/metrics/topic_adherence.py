@@ -29,7 +29,7 @@ from typing import ClassVar, Literal, get_args
 from ragqa.errors import JudgeOutputError
 from ragqa.judges.base import Judge
 from ragqa.messages import render_conversation
-from ragqa.metrics.base import Direction, Metric, MetricContext
+from ragqa.metrics.base import CallPlan, Direction, Metric, MetricContext
 from ragqa.prompts.topics import (
     TOPIC_CLASSIFICATION,
     TOPIC_EXTRACTION,
@@ -124,7 +124,7 @@ class TopicAdherence(Metric):
         """``topic_adherence(mode=<mode>)``."""
         return f"{self.name}(mode={self.mode})"
 
-    def estimate_calls(self, sample: Sample) -> int:
+    def estimate_calls(self, sample: Sample, plan: CallPlan = "ragas") -> int:
         """``max_topics + 2``: the extraction, at most ``max_topics`` refusal calls, the classification."""
         return self.max_topics + 2
 

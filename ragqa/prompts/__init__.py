@@ -18,13 +18,17 @@ from ragqa.prompts.base import (
 )
 from ragqa.prompts.claim_decomposition import CLAIM_DECOMPOSITION
 from ragqa.prompts.context_usefulness import CONTEXT_USEFULNESS
+from ragqa.prompts.context_usefulness_batch import CONTEXT_USEFULNESS_BATCH
 from ragqa.prompts.correctness import CORRECTNESS
 from ragqa.prompts.criteria import ASPECT_CRITIC, RUBRICS_SCORE, SIMPLE_CRITERIA
 from ragqa.prompts.entities import ENTITIES
+from ragqa.prompts.entities_batch import ENTITIES_BATCH
 from ragqa.prompts.goal import GOAL_OUTCOME, OUTCOME_COMPARISON
 from ragqa.prompts.nli import NLI
+from ragqa.prompts.nli_matrix import NLI_MATRIX
 from ragqa.prompts.nvidia import NVIDIA_PROMPTS
 from ragqa.prompts.question_generation import QUESTION_GENERATION
+from ragqa.prompts.question_generation_batch import QUESTION_GENERATION_BATCH
 from ragqa.prompts.statement_relevance import STATEMENT_RELEVANCE
 from ragqa.prompts.statements import STATEMENTS
 from ragqa.prompts.topics import TOPIC_CLASSIFICATION, TOPIC_EXTRACTION, TOPIC_REFUSAL
@@ -59,6 +63,7 @@ PROMPTS: Mapping[str, Prompt[Any, Any]] = {
         CORRECTNESS,
         *(GOAL_OUTCOME, OUTCOME_COMPARISON),
         *(TOPIC_EXTRACTION, TOPIC_REFUSAL, TOPIC_CLASSIFICATION),
+        *(NLI_MATRIX, CONTEXT_USEFULNESS_BATCH, QUESTION_GENERATION_BATCH, ENTITIES_BATCH),  # the batched call plan
     )
 }
 """Every prompt ragqa's metrics send, by name (names are unique and stable)."""

@@ -191,7 +191,8 @@ def usage_line(report: Report) -> Text:
     """The run's usage in one line.
 
     ``calls N · tokens T (prompt P, completion C) · cost X · [cache: H hit(s), M miss(es) · ]wall
-    time W s``; the cache part appears when the report has :attr:`~ragqa.report.Report.cache`.
+    time W s[ · call plan P]``; the cache part appears when the report has
+    :attr:`~ragqa.report.Report.cache`, the call plan when it has :attr:`~ragqa.report.Report.call_plan`.
     Calls count provider requests only (cache hits excluded); cost is in the price table's
     currency; wall time is in seconds with one decimal.
     """
@@ -204,6 +205,8 @@ def usage_line(report: Report) -> Text:
     if report.cache is not None:
         parts.append(f"cache: {report.cache.hits:,} hit(s), {report.cache.misses:,} miss(es)")
     parts.append(f"wall time {report.wall_time_s:.1f} s")
+    if report.call_plan is not None:
+        parts.append(f"call plan {report.call_plan}")
     return Text(" · ".join(parts), style="dim")
 
 

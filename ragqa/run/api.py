@@ -136,6 +136,7 @@ async def aevaluate(
     quorum: int | None = None,
     deadline_s: float | None = None,
     container: Container | None = None,
+    call_plan: str | None = None,
 ) -> Report:
     """Score ``data`` with ``metrics`` across the judge panel of the settings; the async form of :func:`evaluate`.
 
@@ -156,7 +157,9 @@ async def aevaluate(
         max_calls=max_calls,
         resume=resume,
         no_cache=no_cache,
-        panel=panel_overrides(language=language, aggregation=aggregation, quorum=quorum, deadline_s=deadline_s),
+        panel=panel_overrides(
+            language=language, aggregation=aggregation, quorum=quorum, deadline_s=deadline_s, call_plan=call_plan
+        ),
         container=container,
     )
     return await default_loop().arun(coro)
@@ -181,6 +184,7 @@ def evaluate(
     quorum: int | None = None,
     deadline_s: float | None = None,
     container: Container | None = None,
+    call_plan: str | None = None,
 ) -> Report:
     """Score ``data`` with ``metrics`` across the judge panel of the settings, in one call.
 
@@ -216,6 +220,9 @@ def evaluate(
         deadline_s: wall-clock budget of the run in seconds (default ``ragqa.run.deadline``); calls
             still running then end as ``JudgeTimeout`` failures.
         container: a container to use (and not close) instead of one made from ``config`` and ``profile``.
+        call_plan: ``batched`` or ``ragas`` (default ``ragqa.call-plan``): one judge call per step for
+            all contexts, questions or texts, or RAGAS's calls one per item (``docs/call-plan.md``);
+            the scores have the same meaning, the call counts differ.
 
     Returns:
         The :class:`~ragqa.report.Report`: one result per (sample, metric) in dataset order,
@@ -243,7 +250,9 @@ def evaluate(
         max_calls=max_calls,
         resume=resume,
         no_cache=no_cache,
-        panel=panel_overrides(language=language, aggregation=aggregation, quorum=quorum, deadline_s=deadline_s),
+        panel=panel_overrides(
+            language=language, aggregation=aggregation, quorum=quorum, deadline_s=deadline_s, call_plan=call_plan
+        ),
         container=container,
     )
     return run_sync(coro)

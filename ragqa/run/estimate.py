@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from functools import cache
 from itertools import groupby
 
-from ragqa.metrics.base import Metric
+from ragqa.metrics.base import CallPlan, Metric
 from ragqa.schema import Sample
 
 __all__ = ["CHARS_PER_TOKEN", "RunEstimate", "estimate_pairs", "prompt_overhead_chars"]
@@ -75,16 +75,17 @@ def _input_chars(sample: Sample) -> int:
     return sum(len(t) for t in texts if t) + round(mean_context)
 
 
-def estimate_pairs(pairs: Iterable[tuple[Sample, Metric]], judges: int) -> RunEstimate:
+def estimate_pairs(pairs: Iterable[tuple[Sample, Metric]], judges: int, *, plan: CallPlan = "ragas") -> RunEstimate:
     """Estimate the calls and tokens of scoring ``pairs`` with a panel of ``judges``.
 
     Args:
         pairs: the (sample, metric) pairs the run will score (already validated), grouped by
             sample (a sample's pairs next to each other, as the runner gives them).
         judges: the number of judges of the panel (>= 0).
+        plan: the run's call plan (each metric's :meth:`~ragqa.metrics.base.Metric.estimate_calls` under it).
 
     Returns:
-        The estimate: per sample, the sum of ``metric.estimate_calls(sample)`` less the calls of
+        The estimate: per sample, the sum of ``metric.estimate_calls(sample, plan)`` less the calls of
         shared steps (:meth:`~ragqa.metrics.base.Metric.shared_steps`) counted more than once,
         times ``judges``.
     """
@@ -95,7 +96,7 @@ def estimate_pairs(pairs: Iterable[tuple[Sample, Metric]], judges: int) -> RunEs
         items = list(group)
         sample = items[0][0]
         steps = Counter(step for _, metric in items for step in metric.shared_steps(sample))
-        n = sum(metric.estimate_calls(sample) for _, metric in items) - sum(c - 1 for c in steps.values())
+        n = sum(metric.estimate_calls(sample, plan) for _, metric in items) - sum(c - 1 for c in steps.values())
         n_pairs += len(items)
         calls += n
         chars += n * (overhead + _input_chars(sample))

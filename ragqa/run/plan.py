@@ -161,6 +161,7 @@ def panel_overrides(
     aggregation: str | None = None,
     quorum: int | None = None,
     deadline_s: float | None = None,
+    call_plan: str | None = None,
 ) -> dict[str, Any]:
     """The :class:`~ragqa.evaluation.PanelOptions` fields a caller overrides (``None`` = the settings' value).
 
@@ -169,11 +170,18 @@ def panel_overrides(
         aggregation: the aggregation strategy (``mean``...).
         quorum: judges with a score needed for an aggregate (>= 1).
         deadline_s: wall-clock budget of the run in seconds (> 0).
+        call_plan: ``batched`` or ``ragas`` (see ``docs/call-plan.md``).
 
     Returns:
         ``{field: value}`` for the arguments given; checked by :func:`make_plan`.
     """
-    given = {"language": language, "strategy": aggregation, "quorum": quorum, "deadline_s": deadline_s}
+    given = {
+        "language": language,
+        "strategy": aggregation,
+        "quorum": quorum,
+        "deadline_s": deadline_s,
+        "call_plan": call_plan,
+    }
     return {k: v for k, v in given.items() if v is not None}
 
 
@@ -182,6 +190,8 @@ def _check_panel(panel: Mapping[str, Any]) -> None:
 
     if "language" in panel and panel["language"] not in ("en", "ru"):
         raise ConfigError(f"language {panel['language']!r}: use en or ru", key="--language")
+    if "call_plan" in panel and panel["call_plan"] not in ("batched", "ragas"):
+        raise ConfigError(f"call plan {panel['call_plan']!r}: use batched or ragas", key="--call-plan")
     if "strategy" in panel and panel["strategy"] not in STRATEGIES:
         raise ConfigError(f"aggregation {panel['strategy']!r}: use one of {', '.join(STRATEGIES)}", key="--aggregation")
     quorum = panel.get("quorum")

@@ -88,6 +88,8 @@ def _sha256(data: Any) -> str:
 def config_fingerprint(evaluator: PanelEvaluator) -> str:
     """``sha256:<hex>`` of what decides the scores: each judge's id and identity, the embedders, the panel options.
 
+    The panel options include the call plan: a resumed run refuses results made with the other plan.
+
     A judge's identity (:attr:`ragqa.judges.base.Judge.fingerprint`) is its provider, endpoint,
     model and decoding options, never its key or headers, so no secret enters the hash.
     """
@@ -99,6 +101,7 @@ def config_fingerprint(evaluator: PanelEvaluator) -> str:
             "strategy": options.strategy,
             "quorum": options.quorum,
             "language": options.language,
+            "call_plan": options.call_plan,
         }
     )
 
@@ -239,7 +242,7 @@ class Runner:
         """
         pairs = ((sample, metric) for sample, metrics in prepared.todo for metric in metrics)
         judges = len(evaluator.judges)
-        estimate = estimate_pairs(pairs, judges)
+        estimate = estimate_pairs(pairs, judges, plan=evaluator.options.call_plan)
         if self.on_estimate is not None:
             self.on_estimate(estimate)
         if self.plan.max_calls is not None and estimate.calls > self.plan.max_calls:
@@ -283,7 +286,7 @@ class Runner:
             raise ConfigError(
                 f"--resume: the results were made with another configuration (judges {', '.join(old.judges)}; "
                 f"fingerprint {old.config_fingerprint[:19]}..., now {new.config_fingerprint[:19]}...). Use the same "
-                "settings, profile and --aggregation/--quorum/--language, or run without --resume",
+                "settings, profile and --aggregation/--quorum/--language/--call-plan, or run without --resume",
                 key="--resume",
             )
         if old.dataset_fingerprint != new.dataset_fingerprint:
@@ -345,6 +348,7 @@ class Runner:
             wall_time_s=wall,
             cache=CacheStats(hits=cache.hits - hits0, misses=cache.misses - misses0) if cache is not None else None,
             samples=list(prepared.samples),
+            call_plan=evaluator.options.call_plan,
         )
         written = []
         options = RenderOptions(language=evaluator.options.language, thresholds=dict(plan.thresholds))

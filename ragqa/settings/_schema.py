@@ -496,6 +496,9 @@ class RagqaSettings(_Model):
     aggregation: AggregationSettings = Field(default_factory=AggregationSettings)
     language: Language = "en"
     """Prompt and report language."""
+    call_plan: Literal["batched", "ragas"] = "batched"
+    """How metrics ask their judges: ``batched`` (one call per step for all contexts, questions or texts)
+    or ``ragas`` (RAGAS's prompts, one call per item); see ``docs/call-plan.md``."""
     concurrency: ConcurrencySettings = Field(default_factory=ConcurrencySettings)
     providers: dict[str, ProviderLimits] = Field(default_factory=dict)
     """Limits per provider key (see :attr:`ResolvedChatModel.provider_key` and ``docs/configuration.md``)."""

@@ -27,6 +27,7 @@ from pydantic import BaseModel
 
 from ragqa.errors import JudgeError, JudgeOutputError, JudgeUnsupported
 from ragqa.judges.local.answers_agent import AGENT_HANDLERS
+from ragqa.judges.local.answers_batched import BATCHED_HANDLERS
 from ragqa.judges.local.answers_judged import JUDGED_HANDLERS
 from ragqa.judges.local.answers_response import RESPONSE_HANDLERS
 from ragqa.judges.local.embedder import LocalEmbedder
@@ -451,3 +452,4 @@ HANDLERS: dict[str, Handler] = {
     **AGENT_HANDLERS,
 }
 """Prompt name -> handler. Add an entry to teach the local judge a new prompt."""
+HANDLERS.update(BATCHED_HANDLERS)  # the batched call plan's prompts, composed of the handlers above
