@@ -15,6 +15,7 @@ from ragqa.metrics.hallucination import Hallucination
 from ragqa.metrics.noise_sensitivity import NoiseSensitivity
 from ragqa.metrics.response_relevancy import ResponseRelevancy
 from ragqa.metrics.response_relevancy_llm import ResponseRelevancyLLM
+from ragqa.metrics.text import TEXT_METRICS
 
 __all__ = [
     "METRICS",
@@ -44,7 +45,7 @@ METRICS: Mapping[str, type[Metric]] = {
         ResponseRelevancy,
         ResponseRelevancyLLM,
     )
-}
+} | {cls.name: cls for cls in TEXT_METRICS}
 """Every metric class by registry name, in the order ``ragqa metrics`` lists them."""
 
 
