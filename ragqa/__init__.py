@@ -43,6 +43,16 @@ from ragqa.metrics import (
     ResponseRelevancyLLM,
     build_metric,
 )
+from ragqa.metrics.text import (
+    BleuScore,
+    ChrfScore,
+    ExactMatch,
+    LevenshteinDistance,
+    RougeScore,
+    StringMatch,
+    StringPresence,
+    StringSimilarity,
+)
 from ragqa.prompts import Prompt
 from ragqa.report import Report
 from ragqa.schema import Aggregate, ContextChunk, JudgeFailure, JudgeOutcome, MetricScore, PanelResult, Sample, Usage
@@ -56,6 +66,8 @@ _LAZY = {"aevaluate": "ragqa.run.api", "evaluate": "ragqa.run.api", "MetricSpec"
 __all__ = [
     "METRICS",
     "Aggregate",
+    "BleuScore",
+    "ChrfScore",
     "ConfigError",
     "ContextChunk",
     "ContextEntityRecall",
@@ -63,6 +75,7 @@ __all__ = [
     "ContextRecall",
     "DatasetError",
     "Embedder",
+    "ExactMatch",
     "Faithfulness",
     "Hallucination",
     "InvalidSamples",
@@ -75,6 +88,7 @@ __all__ = [
     "JudgeRateLimited",
     "JudgeTimeout",
     "JudgeUnsupported",
+    "LevenshteinDistance",
     "Metric",
     "MetricAssertionError",
     "MetricContext",
@@ -89,8 +103,12 @@ __all__ = [
     "Report",
     "ResponseRelevancy",
     "ResponseRelevancyLLM",
+    "RougeScore",
     "Sample",
     "SampleError",
+    "StringMatch",
+    "StringPresence",
+    "StringSimilarity",
     "Usage",
     "aevaluate",
     "aggregate",

@@ -15,21 +15,39 @@ from ragqa.metrics.hallucination import Hallucination
 from ragqa.metrics.noise_sensitivity import NoiseSensitivity
 from ragqa.metrics.response_relevancy import ResponseRelevancy
 from ragqa.metrics.response_relevancy_llm import ResponseRelevancyLLM
-from ragqa.metrics.text import TEXT_METRICS
+from ragqa.metrics.text import (
+    TEXT_METRICS,
+    BleuScore,
+    ChrfScore,
+    ExactMatch,
+    LevenshteinDistance,
+    RougeScore,
+    StringMatch,
+    StringPresence,
+    StringSimilarity,
+)
 
 __all__ = [
     "METRICS",
+    "BleuScore",
+    "ChrfScore",
     "ContextEntityRecall",
     "ContextPrecision",
     "ContextRecall",
     "Direction",
+    "ExactMatch",
     "Faithfulness",
     "Hallucination",
+    "LevenshteinDistance",
     "Metric",
     "MetricContext",
     "NoiseSensitivity",
     "ResponseRelevancy",
     "ResponseRelevancyLLM",
+    "RougeScore",
+    "StringMatch",
+    "StringPresence",
+    "StringSimilarity",
     "build_metric",
 ]
 

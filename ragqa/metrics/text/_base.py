@@ -84,8 +84,9 @@ class TextMetric(Metric):
         """
 
     def explain(self, value: float, details: Mapping[str, Any]) -> str:
-        """A one-line reason for ``value`` (default: the metric's key and the value)."""
-        return f"{self.key} = {value:.4f}"
+        """A one-line reason: key, value and numeric details (``rouge_score = 0.5000 (precision 0.5714, ...)``)."""
+        shown = [f"{k.replace('_', ' ')} {v:.4f}" for k, v in details.items() if isinstance(v, float)]
+        return f"{self.key} = {value:.4f}" + (f" ({', '.join(shown)})" if shown else "")
 
     async def score(self, sample: Sample, judge: Judge, context: MetricContext) -> MetricScore:
         """Score ``sample``; the judge and the context are not used (the same value for every judge).

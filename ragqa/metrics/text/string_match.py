@@ -76,6 +76,11 @@ class StringMatch(TextMetric):
             raise ValueError(f"negate must be true or false, not {negate!r}")
         self.negate = negate
 
+    @property
+    def key(self) -> str:
+        """``string_match(mode=<mode>)``, plus ``negate=true`` when negated: the mode is always named."""
+        return f"{self.name}(mode={self.mode}{', negate=true' if self.negate else ''})"
+
     def validate(self, sample: Sample) -> None:
         """Check both fields, and in ``regex`` mode that ``reference`` compiles.
 
