@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ragqa.errors import ConfigError
@@ -23,7 +23,7 @@ class AssertionType:
         default_threshold: promptfoo's default threshold for the type.
         value_is_reference: whether the assertion's ``value`` is the ground truth (``reference``).
         note: how ragqa's metric differs from promptfoo's, if at all.
-        options: the metric's options for this type, as ``(name, value)`` pairs.
+        options: fixed metric options of the type (``{"mode": "regex"}``).
     """
 
     type: str
@@ -31,7 +31,7 @@ class AssertionType:
     default_threshold: float | None
     value_is_reference: bool = False
     note: str = ""
-    options: tuple[tuple[str, Any], ...] = ()
+    options: Mapping[str, Any] = field(default_factory=dict)
 
 
 def _string_checks() -> tuple[AssertionType, ...]:
@@ -50,7 +50,7 @@ def _string_checks() -> tuple[AssertionType, ...]:
             1.0,
             value_is_reference=True,
             note=("not: " if negate else "") + note,
-            options=(("mode", mode),) + ((("negate", True),) if negate else ()),
+            options={"mode": mode, **({"negate": True} if negate else {})},
         )
         for kind, (mode, note) in checks.items()
         for prefix, negate in (("", False), ("not-", True))
@@ -106,7 +106,7 @@ ASSERTION_TYPES: Mapping[str, AssertionType] = {
             value_is_reference=True,
             note="ROUGE-1 recall against the value, as promptfoo's js-rouge; words are spring-ai-ragas's "
             "(lower-cased, punctuation dropped) where js-rouge is case-sensitive with treebank tokens",
-            options=(("rouge_type", "rouge1"), ("mode", "recall")),
+            options={"rouge_type": "rouge1", "mode": "recall"},
         ),
         AssertionType(
             "bleu",
@@ -115,7 +115,7 @@ ASSERTION_TYPES: Mapping[str, AssertionType] = {
             value_is_reference=True,
             note="promptfoo's own BLEU (whitespace words, 4-gram weights 0.25, 1e-7 for a zero precision); "
             "one reference string (promptfoo also takes a list)",
-            options=(("variant", "promptfoo"),),
+            options={"variant": "promptfoo"},
         ),
     )
 }
@@ -178,4 +178,4 @@ def spec_for(kind: str, config: Mapping[str, Any], where: str) -> tuple[MetricSp
     if mapped.metric == "context_relevance" and mapped.metric not in METRICS:
         # until the NVIDIA-style context relevance ships: how useful each context is for the answer
         return MetricSpec.of("context_precision", {"mode": "response"}), mapped
-    return MetricSpec.of(mapped.metric, dict(mapped.options)), mapped
+    return MetricSpec.of(mapped.metric, mapped.options), mapped
