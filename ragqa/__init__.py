@@ -56,6 +56,16 @@ from ragqa.metrics import (
     TopicAdherence,
     build_metric,
 )
+from ragqa.metrics.text import (
+    BleuScore,
+    ChrfScore,
+    ExactMatch,
+    LevenshteinDistance,
+    RougeScore,
+    StringMatch,
+    StringPresence,
+    StringSimilarity,
+)
 from ragqa.prompts import Prompt
 from ragqa.report import Report
 from ragqa.schema import Aggregate, ContextChunk, JudgeFailure, JudgeOutcome, MetricScore, PanelResult, Sample, Usage
@@ -74,6 +84,8 @@ __all__ = [
     "AnswerAccuracy",
     "AnswerCorrectness",
     "AspectCritic",
+    "BleuScore",
+    "ChrfScore",
     "ConfigError",
     "ContextChunk",
     "ContextEntityRecall",
@@ -82,6 +94,7 @@ __all__ = [
     "ContextRelevance",
     "DatasetError",
     "Embedder",
+    "ExactMatch",
     "FactualCorrectness",
     "Faithfulness",
     "Hallucination",
@@ -96,6 +109,7 @@ __all__ = [
     "JudgeRateLimited",
     "JudgeTimeout",
     "JudgeUnsupported",
+    "LevenshteinDistance",
     "Metric",
     "MetricAssertionError",
     "MetricContext",
@@ -111,11 +125,15 @@ __all__ = [
     "ResponseGroundedness",
     "ResponseRelevancy",
     "ResponseRelevancyLLM",
+    "RougeScore",
     "RubricsScore",
     "Sample",
     "SampleError",
     "SemanticSimilarity",
     "SimpleCriteriaScore",
+    "StringMatch",
+    "StringPresence",
+    "StringSimilarity",
     "ToolCall",
     "ToolCallAccuracy",
     "ToolMessage",

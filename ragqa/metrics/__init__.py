@@ -25,6 +25,17 @@ from ragqa.metrics.response_relevancy_llm import ResponseRelevancyLLM
 from ragqa.metrics.rubrics_score import RubricsScore
 from ragqa.metrics.semantic_similarity import SemanticSimilarity
 from ragqa.metrics.simple_criteria import SimpleCriteriaScore
+from ragqa.metrics.text import (
+    TEXT_METRICS,
+    BleuScore,
+    ChrfScore,
+    ExactMatch,
+    LevenshteinDistance,
+    RougeScore,
+    StringMatch,
+    StringPresence,
+    StringSimilarity,
+)
 from ragqa.metrics.tool_call_accuracy import ToolCallAccuracy
 from ragqa.metrics.topic_adherence import TopicAdherence
 
@@ -35,24 +46,32 @@ __all__ = [
     "AnswerAccuracy",
     "AnswerCorrectness",
     "AspectCritic",
+    "BleuScore",
     "CallPlan",
+    "ChrfScore",
     "ContextEntityRecall",
     "ContextPrecision",
     "ContextRecall",
     "ContextRelevance",
     "Direction",
+    "ExactMatch",
     "FactualCorrectness",
     "Faithfulness",
     "Hallucination",
+    "LevenshteinDistance",
     "Metric",
     "MetricContext",
     "NoiseSensitivity",
     "ResponseGroundedness",
     "ResponseRelevancy",
     "ResponseRelevancyLLM",
+    "RougeScore",
     "RubricsScore",
     "SemanticSimilarity",
     "SimpleCriteriaScore",
+    "StringMatch",
+    "StringPresence",
+    "StringSimilarity",
     "ToolCallAccuracy",
     "TopicAdherence",
     "build_metric",
@@ -82,7 +101,7 @@ METRICS: Mapping[str, type[Metric]] = {
         AgentGoalAccuracy,
         TopicAdherence,
     )
-}
+} | {cls.name: cls for cls in TEXT_METRICS}
 """Every metric class by registry name, in the order ``ragqa metrics`` lists them."""
 
 

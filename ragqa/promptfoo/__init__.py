@@ -13,9 +13,10 @@ note.
 Vars map to sample fields: ``query`` -> ``user_input``; ``context`` (a string, or a list of strings)
 -> ``retrieved_contexts``; ``contextChunks`` (``[{text, relevant}]``) -> ``context_chunks``; the
 assertion's ``value`` -> ``reference`` (the ground truth of ``noise-sensitivity`` and
-``context-recall``). ``{{var}}`` templates in ``value`` and ``config`` are filled from the vars (a
-template that is the whole string keeps the var's type, so ``contextChunks: '{{contextChunks}}'``
-passes the list). ``file://path`` values are read relative to the file (text; JSON/YAML parsed).
+``context-recall``, the expected text of the string and text-similarity assertions).
+``{{var}}`` templates in ``value`` and ``config`` are filled from the vars (a template that is
+the whole string keeps the var's type, so ``contextChunks: '{{contextChunks}}'`` passes the
+list). ``file://path`` values are read relative to the file (text; JSON/YAML parsed).
 
 Assertion types and the ragqa metric each runs (see :data:`ASSERTION_TYPES`):
 
@@ -27,6 +28,12 @@ promptfoo type                ragqa metric                      threshold  direc
 ``context-recall``            ``context_recall``                0          higher is better (>=)
 ``context-relevance``         ``context_relevance`` [1]_        0          higher is better (>=)
 ``answer-relevance``          ``response_relevancy``            0.7        higher is better (>=)
+``equals``, ``contains``,     ``string_match(mode=...)``        1          higher is better (>=)
+``icontains``,                (``not-`` prefix: ``negate``)
+``starts-with``, ``regex``
+``levenshtein``               ``levenshtein_distance``          5          lower is better (<=)
+``rouge-n``                   ``rouge_score`` (rouge1 recall)   0.75       higher is better (>=)
+``bleu``                      ``bleu_score(variant=promptfoo)`` 0.5        higher is better (>=)
 ``ragqa:<metric>``            any ragqa metric by name          metric's   the metric's
 ============================  ================================  =========  ==========================
 

@@ -25,7 +25,7 @@ class AssertionType:
         note: how ragqa's metric differs from promptfoo's, if at all.
         value_option: the metric option the assertion's ``value`` fills (``definition`` for
             ``llm-rubric``), or ``None``; such a type needs a non-blank string value.
-        options: fixed metric options of the type (``{"name": "llm_rubric"}``, ``{"mode": "precision"}``).
+        options: fixed metric options of the type (``{"name": "llm_rubric"}``, ``{"mode": "regex"}``).
     """
 
     type: str
@@ -35,6 +35,29 @@ class AssertionType:
     note: str = ""
     value_option: str | None = None
     options: Mapping[str, Any] = field(default_factory=dict)
+
+
+def _string_checks() -> tuple[AssertionType, ...]:
+    """Promptfoo's deterministic string assertions and their ``not-`` negations, as ``string_match``."""
+    checks = {
+        "equals": ("equals", "the output is exactly the value (a string value; promptfoo also compares JSON objects)"),
+        "contains": ("contains", "the value is a substring of the output"),
+        "icontains": ("icontains", "the value is a substring of the output, ignoring case"),
+        "starts-with": ("starts_with", "the output starts with the value"),
+        "regex": ("regex", "the value, a Python regular expression, matches somewhere in the output (re.search)"),
+    }
+    return tuple(
+        AssertionType(
+            f"{prefix}{kind}",
+            "string_match",
+            1.0,
+            value_is_reference=True,
+            note=("not: " if negate else "") + note,
+            options={"mode": mode, **({"negate": True} if negate else {})},
+        )
+        for kind, (mode, note) in checks.items()
+        for prefix, negate in (("", False), ("not-", True))
+    )
 
 
 ASSERTION_TYPES: Mapping[str, AssertionType] = {
@@ -107,6 +130,33 @@ ASSERTION_TYPES: Mapping[str, AssertionType] = {
             note="RAGAS semantic similarity: embedding cosine of output and value, the mean over every "
             "embedding model (promptfoo uses one); needs an embedding model",
         ),
+        *_string_checks(),
+        AssertionType(
+            "levenshtein",
+            "levenshtein_distance",
+            5.0,
+            value_is_reference=True,
+            note="edit distance between the output and the value, passing at or below the threshold; "
+            "a threshold of 0 means 0 (promptfoo reads 0 as its default 5)",
+        ),
+        AssertionType(
+            "rouge-n",
+            "rouge_score",
+            0.75,
+            value_is_reference=True,
+            note="ROUGE-1 recall against the value, as promptfoo's js-rouge; words are spring-ai-ragas's "
+            "(lower-cased, punctuation dropped) where js-rouge is case-sensitive with treebank tokens",
+            options={"rouge_type": "rouge1", "mode": "recall"},
+        ),
+        AssertionType(
+            "bleu",
+            "bleu_score",
+            0.5,
+            value_is_reference=True,
+            note="promptfoo's own BLEU (whitespace words, 4-gram weights 0.25, 1e-7 for a zero precision); "
+            "one reference string (promptfoo also takes a list)",
+            options={"variant": "promptfoo"},
+        ),
     )
 }
 """The supported promptfoo assertion types; ``ragqa:<metric>`` runs any ragqa metric."""
@@ -149,6 +199,13 @@ def spec_for(
         extra = {k: v for k, v in config.items() if k not in SAMPLE_CONFIG_KEYS}
         return MetricSpec.of(parsed.name, {**parsed.kwargs, **extra}), None
     mapped = ASSERTION_TYPES.get(kind)
+    if mapped is None and kind.startswith("not-") and kind[len("not-") :] in ASSERTION_TYPES:
+        negatable = ", ".join(t for t in ASSERTION_TYPES if t.startswith("not-"))
+        raise ConfigError(
+            f"{where}: {kind!r} is not supported: ragqa's thresholds pass one way, so only the string checks "
+            f"are negated ({negatable}); assert {kind[len('not-') :]!r} with a threshold instead",
+            key=where,
+        )
     if mapped is None:
         close = difflib.get_close_matches(kind, list(ASSERTION_TYPES), n=2)
         hint = f" Did you mean {', '.join(close)}?" if close else ""

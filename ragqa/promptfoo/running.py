@@ -41,8 +41,12 @@ class CaseResult:
 
 def _sample_problem(case: PromptfooCase, problem: SampleError) -> SampleError:
     """A panel's validation problem, told in the file's terms (where the missing field comes from)."""
+    value = getattr(case.sample, problem.field, None) if problem.field is not None else None
     if problem.field is None:  # the panel's problem (no embedding model): keep its message, not its prefix
         message = str(problem).removeprefix(f"metric {problem.metric!r}: ")
+    elif isinstance(value, str) and value.strip():  # present but unusable (a bad regex): keep what is wrong
+        prefix = str(SampleError("", sample_id=problem.sample_id, field=problem.field, metric=problem.metric))
+        message = f"{case.type}: {str(problem).removeprefix(prefix)}"
     else:
         hint = FIELD_HINTS.get(problem.field, problem.field)
         given = " (ragqa scores given outputs and calls no provider)" if problem.field == "response" else ""
