@@ -185,14 +185,18 @@ class CacheStats(BaseModel):
     """Judge-cache lookups of a run (see :class:`ragqa.cache.JudgeCache`).
 
     Attributes:
-        hits: lookups answered from the cache (no provider call made).
-        misses: lookups with no usable entry (the judge was asked).
+        hits: judge-call lookups answered from the cache (no provider call made).
+        misses: judge-call lookups with no usable entry (the judge was asked).
+        embedding_hits: texts whose embedding came from the cache (no embedding request made).
+        embedding_misses: texts with no cached embedding (the embedding model was asked).
     """
 
     model_config = ConfigDict(extra="forbid")
 
     hits: int = Field(default=0, ge=0)
     misses: int = Field(default=0, ge=0)
+    embedding_hits: int = Field(default=0, ge=0)
+    embedding_misses: int = Field(default=0, ge=0)
 
 
 class Report(BaseModel):

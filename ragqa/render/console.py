@@ -167,8 +167,9 @@ def failures_table(failures: Sequence[JudgeFailure], *, limit: int = 5) -> Rende
 def usage_line(report: Report) -> Text:
     """The run's usage in one line.
 
-    ``calls N · tokens T (prompt P, completion C) · cost X · [cache: H hit(s), M miss(es) · ]wall
-    time W s``; the cache part appears when the report has :attr:`~ragqa.report.Report.cache`.
+    ``calls N · tokens T (prompt P, completion C) · cost X · [cache: H hit(s), M miss(es) ·
+    [embeddings: E hit(s), F miss(es) · ]]wall time W s``; the cache part appears when the report
+    has :attr:`~ragqa.report.Report.cache`, its embeddings part when the run embedded texts.
     Calls count provider requests only (cache hits excluded); cost is in the price table's
     currency; wall time is in seconds with one decimal.
     """
@@ -180,6 +181,9 @@ def usage_line(report: Report) -> Text:
     ]
     if report.cache is not None:
         parts.append(f"cache: {report.cache.hits:,} hit(s), {report.cache.misses:,} miss(es)")
+        if report.cache.embedding_hits or report.cache.embedding_misses:
+            cache = report.cache
+            parts.append(f"embeddings: {cache.embedding_hits:,} hit(s), {cache.embedding_misses:,} miss(es)")
     parts.append(f"wall time {report.wall_time_s:.1f} s")
     return Text(" · ".join(parts), style="dim")
 

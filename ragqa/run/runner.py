@@ -318,7 +318,7 @@ class Runner:
                 self.on_result(result)
 
         cache = self.container.cache()
-        hits0, misses0 = (cache.hits, cache.misses) if cache is not None else (0, 0)
+        counts0 = _cache_counts(cache)
         started = time.perf_counter()
         try:
             groups: dict[tuple[str, ...], tuple[tuple[Metric, ...], list[Sample]]] = {}
@@ -343,7 +343,7 @@ class Runner:
             summaries=summarize(results, [j.id for j in evaluator.judges]),
             skipped=[_skipped(p) for p in prepared.validation.problems],
             wall_time_s=wall,
-            cache=CacheStats(hits=cache.hits - hits0, misses=cache.misses - misses0) if cache is not None else None,
+            cache=_cache_stats(cache, counts0),
             samples=list(prepared.samples),
         )
         written = []
@@ -371,3 +371,16 @@ def _skipped(problem: SampleError) -> SkippedSample:
     return SkippedSample(
         sample_id=problem.sample_id or "?", metric=problem.metric, field=problem.field, message=str(problem)
     )
+
+
+def _cache_stats(cache: Any, before: dict[str, int]) -> CacheStats | None:
+    """The cache's lookups since ``before`` (:func:`_cache_counts`), or ``None`` without a cache."""
+    if cache is None:
+        return None
+    return CacheStats(**{name: count - before[name] for name, count in _cache_counts(cache).items()})
+
+
+def _cache_counts(cache: Any) -> dict[str, int]:
+    """The cache's lookup counters by :class:`~ragqa.report.CacheStats` field (zeros without a cache)."""
+    names = ("hits", "misses", "embedding_hits", "embedding_misses")
+    return {name: getattr(cache, name, 0) if cache is not None else 0 for name in names}
