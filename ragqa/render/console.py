@@ -191,7 +191,7 @@ def usage_line(report: Report) -> Text:
 def report_renderable(report: Report, *, language: Language = "en", max_failures: int = 5) -> RenderableType:
     """Everything :func:`render_report` prints, as one rich renderable."""
     parts: list[RenderableType] = []
-    n_samples = len(report.sample_ids)
+    n_samples = report.n_samples
     n_judges = max((len(s.judges) for s in report.summaries), default=0)
     parts.append(Text(f"{n_samples} sample(s) x {len(report.summaries)} metric(s) x {n_judges} judge(s)", style="bold"))
     for summary in report.summaries:
