@@ -199,7 +199,7 @@ class Runner:
             default). False keeps only the per-metric summaries and the results with a judge
             failure, so memory stays flat in the dataset's size: the results are in the ``.jsonl``
             output. Outputs that render every result (``.json``, ``.csv``, JUnit, HTML) need them
-            and turn it back on.
+            (and a second ``.jsonl`` output) turn it back on.
     """
 
     def __init__(
@@ -216,7 +216,7 @@ class Runner:
         self.container = container
         self.on_estimate = on_estimate
         self.on_result = on_result
-        self.keep_results = keep_results or any(not output.streams for output in plan.outputs)
+        self.keep_results = keep_results or any(output is not plan.stream for output in plan.outputs)
         """Whether the report keeps every result (see the class docstring)."""
         self.stream: ResultStream | None = None
         """The JSON Lines sink of the run once it started (its ``count`` survives an interrupt)."""
@@ -241,6 +241,8 @@ class Runner:
             ConfigError: when ``resume`` finds a file of another run (see :meth:`_read_resume`).
         """
         plan = self.plan
+        if iter(samples) is samples:  # a one-pass iterator (a generator): the run reads its samples more than once
+            samples = list(samples)
         if isinstance(samples, Sequence):
             samples = [s if s.id is not None else s.model_copy(update={"id": str(i)}) for i, s in enumerate(samples, 1)]
         problems: list[SampleError] = []
