@@ -15,7 +15,7 @@ functions as :func:`~ragqa.report.summarize` (``nan_mean``, the :class:`~ragqa.s
 sums in the same order, :func:`ragqa.agreement.agreement` on the same judges x samples matrix),
 so the summaries equal those of a report built from all results, bit for bit, whatever order the
 results arrived in (``tests/test_run_memory.py`` proves it, resumed runs included). Memory is
-``samples x metrics x (5 + judges x 7)`` numbers: about 35 MB for 100,000 samples, one metric and
+about ``samples x metrics x (21 + 50 x judges)`` bytes: 22 MB for 100,000 samples, one metric and
 four judges, against several hundred for the results themselves.
 
 Results that have a judge failure are kept whole (:attr:`RunSummary.failed`): the console lists
