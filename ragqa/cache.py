@@ -12,6 +12,12 @@ same class with the same values and scores exactly what the fresh answer scored.
 does not validate (an older format, a class that no longer exists, a changed schema) is ignored
 and the judge is asked again. Failures are never cached. Storage is ``diskcache`` (SQLite), safe
 across processes.
+
+Embeddings are cached the same way, one entry per text (:class:`CachingEmbedder`): the key is a
+SHA-256 of the embedder's fingerprint (provider, endpoint, method or package version; never the
+API key), the model, the dimensions and the text; the value is the vector's float64 bytes, so a
+cached vector is bit for bit the vector the embedder returned and scores exactly the same. With
+both wrappers a warm re-run makes no request at all.
 """
 
 from __future__ import annotations
@@ -19,17 +25,21 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import sys
+from array import array
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
 import diskcache
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from ragqa.judges.base import Judge
+from ragqa.errors import JudgeOutputError
+from ragqa.judges.base import Embedder, Judge
 from ragqa.prompts.base import Prompt
 from ragqa.schema import Language
 
-__all__ = ["CacheEntry", "CachingJudge", "JudgeCache", "class_name"]
+__all__ = ["CacheEntry", "CachingEmbedder", "CachingJudge", "JudgeCache", "class_name"]
 
 log = logging.getLogger(__name__)
 
@@ -114,8 +124,10 @@ class JudgeCache:
         size_limit_bytes: evicts least-recently-stored entries above this size (default 1 GiB).
 
     Attributes:
-        hits: lookups answered with a valid entry.
-        misses: lookups with no entry, or with an entry that did not restore (asked again).
+        hits: judge-call lookups answered with a valid entry.
+        misses: judge-call lookups with no entry, or with an entry that did not restore (asked again).
+        embedding_hits: texts whose vector came from the cache (:meth:`load_vector`).
+        embedding_misses: texts with no usable vector entry (the embedder was asked).
     """
 
     def __init__(self, directory: str | Path, *, size_limit_bytes: int = 2**30) -> None:
@@ -123,6 +135,8 @@ class JudgeCache:
         self._cache = diskcache.Cache(str(directory), size_limit=size_limit_bytes)
         self.hits = 0
         self.misses = 0
+        self.embedding_hits = 0
+        self.embedding_misses = 0
 
     @staticmethod
     def key(fingerprint: str, prompt: Prompt[Any, Any], language: Language, data: BaseModel) -> str:
@@ -166,6 +180,42 @@ class JudgeCache:
             return False
         self._cache.set(key, entry.model_dump_json())
         return True
+
+    @staticmethod
+    def vector_key(fingerprint: str, model: str, dimensions: int | None, text: str) -> str:
+        """The cache key of one text's embedding (hex SHA-256; a ``vector`` prefix keeps it apart from calls).
+
+        Args:
+            fingerprint: the embedder's identity (never a secret).
+            model: the embedding model's name at the provider.
+            dimensions: the requested vector length, or ``None`` for the model's own.
+            text: the text embedded.
+        """
+        material = json.dumps(["vector", fingerprint, model, dimensions, text], ensure_ascii=False)
+        return hashlib.sha256(material.encode("utf-8")).hexdigest()
+
+    def load_vector(self, key: str) -> list[float] | None:
+        """The stored vector of ``key``, or ``None`` (counted in :attr:`embedding_hits` / :attr:`embedding_misses`)."""
+        stored = self._cache.get(key)
+        vector = None
+        if isinstance(stored, bytes) and stored and len(stored) % 8 == 0:
+            values = array("d")
+            values.frombytes(stored)
+            if sys.byteorder != "little":  # pragma: no cover - entries are stored little-endian
+                values.byteswap()
+            vector = values.tolist()
+        if vector is None:
+            self.embedding_misses += 1
+        else:
+            self.embedding_hits += 1
+        return vector
+
+    def store_vector(self, key: str, vector: Sequence[float]) -> None:
+        """Store ``vector`` under ``key`` as little-endian float64 bytes (exact for Python floats)."""
+        values = array("d", vector)
+        if sys.byteorder != "little":  # pragma: no cover - entries are stored little-endian
+            values.byteswap()
+        self._cache.set(key, values.tobytes())
 
     def close(self) -> None:
         """Close the underlying files."""
@@ -229,5 +279,80 @@ class CachingJudge:
     async def aclose(self) -> None:
         """Close the wrapped judge when it owns a client."""
         close = getattr(self._judge, "aclose", None)
+        if close is not None:
+            await close()
+
+
+class CachingEmbedder:
+    """Wraps an embedder: each text's vector comes from the cache when it was embedded before.
+
+    Only the texts without a cached vector are sent, in one :meth:`embed` call to the wrapped
+    embedder (each distinct text once); when every text is cached no request is made and no
+    usage is recorded. A cached vector holds the same floats as the fresh one, so every score
+    computed from it is exactly the plain path's.
+
+    Args:
+        embedder: the embedder to wrap.
+        cache: the cache (may be shared with judges and other embedders: the key separates them).
+        fingerprint: the embedder's identity: everything that changes a vector (provider,
+            endpoint, method, package version), never an API key or header.
+        model: the model name at the provider (part of the key).
+        dimensions: the requested vector length, ``None`` for the model's own (part of the key).
+    """
+
+    def __init__(
+        self, embedder: Embedder, cache: JudgeCache, *, fingerprint: str, model: str, dimensions: int | None
+    ) -> None:
+        """Wrap ``embedder`` with ``cache``."""
+        self._embedder = embedder
+        self._cache = cache
+        self.fingerprint = fingerprint
+        self.model = model
+        self.dimensions = dimensions
+
+    @property
+    def id(self) -> str:
+        """The wrapped embedder's id."""
+        return self._embedder.id
+
+    @property
+    def inner(self) -> Embedder:
+        """The wrapped embedder."""
+        return self._embedder
+
+    async def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        """One vector per text, in order: cached ones from the cache, the rest from the wrapped embedder.
+
+        Raises:
+            ragqa.errors.JudgeError: when the wrapped embedder fails (nothing is stored).
+            ragqa.errors.JudgeOutputError: when it returns another number of vectors than texts sent.
+        """
+        keys = [JudgeCache.vector_key(self.fingerprint, self.model, self.dimensions, t) for t in texts]
+        found: dict[str, list[float]] = {}
+        missing: dict[str, str] = {}  # key -> text, each distinct text once
+        for key, text in zip(keys, texts, strict=True):
+            if key in found or key in missing:
+                continue
+            vector = self._cache.load_vector(key)
+            if vector is None:
+                missing[key] = text
+            else:
+                found[key] = vector
+        if missing:
+            fresh = await self._embedder.embed(list(missing.values()))
+            if len(fresh) != len(missing):
+                raise JudgeOutputError(
+                    f"embedding model {self.id!r} returned {len(fresh)} vectors for {len(missing)} texts",
+                    judge_id=self.id,
+                    step="embed",
+                )
+            for key, vector in zip(missing, fresh, strict=True):
+                self._cache.store_vector(key, vector)
+                found[key] = list(vector)
+        return [found[key] for key in keys]
+
+    async def aclose(self) -> None:
+        """Close the wrapped embedder when it owns a client."""
+        close = getattr(self._embedder, "aclose", None)
         if close is not None:
             await close()

@@ -36,6 +36,7 @@ class Container(containers.DeclarativeContainer):
     closer = providers.Singleton(factory.Closer)
     limiters = providers.Singleton(factory.make_limiters)
     breaker = settings.provided.ragqa.circuit_breaker
+    cache = providers.Singleton(factory.open_cache, settings.provided.ragqa.cache, closer)
     embedders = providers.Singleton(
         factory.build_configured_embedders,
         settings,
@@ -43,8 +44,8 @@ class Container(containers.DeclarativeContainer):
         closer,
         failure_threshold=breaker.failure_threshold,
         cool_down_s=breaker.cool_down.total_seconds.call(),
+        cache=cache,
     )
-    cache = providers.Singleton(factory.open_cache, settings.provided.ragqa.cache, closer)
     judges = providers.Singleton(
         factory.build_judges,
         settings.provided.judges.call(),

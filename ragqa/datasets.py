@@ -39,6 +39,7 @@ from ragqa.schema import Sample
 __all__ = [
     "ALIASES",
     "DatasetFormat",
+    "iter_jsonl",
     "load_dataset",
     "parse_column_map",
     "samples_from_records",
@@ -176,6 +177,41 @@ def load_dataset(
     return samples
 
 
+def iter_jsonl(path: str | Path, *, column_map: Mapping[str, str] | None = None) -> Iterator[Sample]:
+    """The samples of a JSON Lines file, read one line at a time (the file is never held in memory).
+
+    Same fields, aliases, column map, default ids (``line N``) and checks as :func:`load_dataset`
+    with ``fmt="jsonl"``; each problem is raised when its line is reached, and the checks that
+    need the whole file (a repeated id, a column map entry no record uses, no sample at all)
+    when the line or the end is reached. Iterate once to check a file before using its samples.
+
+    Args:
+        path: the ``.jsonl`` file.
+        column_map: ``{dataset_column: sample_field}`` renames.
+
+    Yields:
+        The samples in file order, each with an ``id``.
+
+    Raises:
+        DatasetError: as :func:`load_dataset`.
+    """
+    source = str(path)
+    try:
+        with Path(path).open(encoding="utf-8-sig", newline=None) as lines:
+            count = 0
+            for sample in _iter_samples(_jsonl_records(lines, source), column_map, source):
+                count += 1
+                yield sample
+    except FileNotFoundError:
+        raise DatasetError(f"{source}: no such file; check the path") from None
+    except UnicodeDecodeError as exc:
+        raise DatasetError(f"{source}: not UTF-8 text ({exc.reason} at byte {exc.start}); save it as UTF-8") from None
+    except OSError as exc:
+        raise DatasetError(f"{source}: cannot read the file ({exc.strerror})") from None
+    if not count:
+        raise DatasetError(f"{source}: the file holds no sample")
+
+
 def samples_from_records(
     records: Iterable[Mapping[str, Any]],
     *,
@@ -215,8 +251,9 @@ def parse_column_map(text: str) -> dict[str, str]:
 # -- readers: each yields (where, record) ---------------------------------------------------------
 
 
-def _jsonl_records(text: str, source: str) -> Iterator[tuple[_Where, dict[str, Any]]]:
-    for number, line in enumerate(text.splitlines(), 1):
+def _jsonl_records(text: str | Iterable[str], source: str) -> Iterator[tuple[_Where, dict[str, Any]]]:
+    lines = text.splitlines() if isinstance(text, str) else text
+    for number, line in enumerate(lines, 1):
         if not line.strip():
             continue
         where = _Where(source, "line", number)
@@ -302,10 +339,18 @@ def _to_samples(
     column_map: Mapping[str, str] | None,
     source: str,
 ) -> list[Sample]:
+    return list(_iter_samples(records, column_map, source))
+
+
+def _iter_samples(
+    records: Iterable[tuple[_Where, dict[str, Any]]],
+    column_map: Mapping[str, str] | None,
+    source: str,
+) -> Iterator[Sample]:
     column_map = dict(column_map or {})
     _check_column_map(column_map, source)
-    samples: list[Sample] = []
-    seen: dict[str, _Where] = {}
+    count = 0
+    seen: dict[str, tuple[str, int]] = {}
     used_map_columns: set[str] = set()
     is_csv = False
     for where, record in records:
@@ -314,21 +359,19 @@ def _to_samples(
         sample = _to_sample(where, record, column_map)
         assert sample.id is not None
         if sample.id in seen:
-            raise where.error(
-                f"id {sample.id!r} is also used by {seen[sample.id].unit} {seen[sample.id].number}; ids must be unique",
-                field="id",
-            )
-        seen[sample.id] = where
-        samples.append(sample)
+            unit, number = seen[sample.id]
+            raise where.error(f"id {sample.id!r} is also used by {unit} {number}; ids must be unique", field="id")
+        seen[sample.id] = (where.unit, where.number)
+        count += 1
+        yield sample
     unused = sorted(set(column_map) - used_map_columns)
-    if unused and samples:
+    if unused and count:
         prefix = f"{source}: " if source else ""
         what = "column" if is_csv or not source else "field"
         raise DatasetError(
             f"{prefix}the column map renames {', '.join(repr(c) for c in unused)}, but no record has that {what}; "
             "check the spelling (the map goes dataset_column=sample_field)"
         )
-    return samples
 
 
 def _check_column_map(column_map: Mapping[str, str], source: str) -> None:

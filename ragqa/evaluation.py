@@ -5,7 +5,9 @@ steps across metrics are made once), and every (metric, judge) pair runs as its 
 that fails is recorded as a :class:`~ragqa.schema.JudgeFailure` and excluded from the aggregate;
 it never stops the run. Samples are validated against every metric before the first judge call.
 Provider concurrency and rate limits are enforced by the judges themselves (per provider), so
-this module only bounds how many samples are in flight.
+this module only bounds how many samples are in flight: :meth:`PanelEvaluator.score_stream` takes a
+sample from its input only when one of ``max_concurrent_samples`` slots is free, so no coroutine
+exists for a sample that is not being scored and memory does not grow with the dataset.
 
 A run may have a deadline (:attr:`PanelOptions.deadline_s`): when it passes, every (metric,
 judge) computation not yet finished is cancelled (its in-flight requests with it) and recorded as
@@ -19,7 +21,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Callable, Coroutine, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
@@ -222,19 +224,16 @@ class PanelEvaluator:
             samples = [s for s in samples if s.id not in bad]
 
         started = time.perf_counter()
-        gate = asyncio.Semaphore(self.options.max_concurrent_samples)
-        deadline = self._deadline()
+        by_sample: list[list[PanelResult]] = [[] for _ in samples]
 
-        async def one(sample: Sample) -> list[PanelResult]:
-            async with gate:
-                rows = await self._score_sample(sample, chosen, deadline)
+        def keep(index: int, rows: list[PanelResult]) -> None:
+            by_sample[index] = rows
             if on_result is not None:
                 for row in rows:
                     on_result(row)
-            return rows
 
-        per_sample = await _gather_or_cancel([one(s) for s in samples])
-        results = [row for rows in per_sample for row in rows]
+        await self.score_stream(((i, s, chosen) for i, s in enumerate(samples)), keep)
+        results = [row for rows in by_sample for row in rows]
         return Report(
             results=results,
             summaries=summarize(results, [j.id for j in self.judges]),
@@ -242,6 +241,60 @@ class PanelEvaluator:
             wall_time_s=time.perf_counter() - started,
             call_plan=self.options.call_plan,
         )
+
+    async def score_stream(
+        self,
+        todo: Iterable[tuple[int, Sample, Sequence[Metric]]],
+        on_rows: Callable[[int, list[PanelResult]], None],
+        window: int | None = None,
+    ) -> None:
+        """Score (already validated) samples as they come, holding only a bounded window in flight.
+
+        ``todo`` is consumed lazily: a sample is taken from it only when one of the ``window``
+        slots is free, so memory stays flat however many samples there are (a generator over a
+        file is never read ahead). Each sample's metrics run together (shared steps once per
+        judge). One deadline (:attr:`PanelOptions.deadline_s`) covers the whole stream.
+
+        Args:
+            todo: ``(tag, sample, metrics)`` triples; every sample has an ``id``; ``tag`` is the
+                caller's (e.g. the sample's position in the dataset) and is handed back.
+            on_rows: called once per sample when it is finished, with its tag and one
+                :class:`~ragqa.schema.PanelResult` per metric, in the order given; samples come in
+                the order they finish.
+            window: samples in flight at once (default :attr:`PanelOptions.max_concurrent_samples`;
+                at least 1).
+
+        Raises:
+            asyncio.CancelledError: when cancelled; every in-flight computation is cancelled and
+                awaited first, and no further sample is taken from ``todo``.
+        """
+        deadline = self._deadline()
+
+        async def one(tag: int, sample: Sample, metrics: Sequence[Metric]) -> None:
+            on_rows(tag, await self._score_sample(sample, metrics, deadline))
+
+        limit = max(1, window if window is not None else self.options.max_concurrent_samples)
+        in_flight: set[asyncio.Future[None]] = set()
+        try:
+            items = iter(todo)
+            while True:
+                if len(in_flight) >= limit:  # a slot first, then the next sample: none waits in memory
+                    done, in_flight = await asyncio.wait(in_flight, return_when=asyncio.FIRST_COMPLETED)
+                    for task in done:
+                        task.result()
+                item = next(items, None)
+                if item is None:
+                    break
+                in_flight.add(asyncio.ensure_future(one(*item)))
+            while in_flight:
+                done, in_flight = await asyncio.wait(in_flight, return_when=asyncio.FIRST_COMPLETED)
+                for task in done:
+                    task.result()
+        except BaseException:
+            for task in in_flight:
+                task.cancel()
+            await asyncio.gather(*in_flight, return_exceptions=True)
+            raise
 
     async def score_sample(self, sample: Sample, metrics: Sequence[Metric] | None = None) -> list[PanelResult]:
         """Score one (already validated) sample with several metrics; shared steps run once per judge.

@@ -7,11 +7,12 @@ judge or embedder that owns an HTTP client is registered with a :class:`Closer` 
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Awaitable, Mapping, Sequence
 from typing import Any, Protocol
 
-from ragqa.cache import CachingJudge, JudgeCache
+from ragqa.cache import CachingEmbedder, CachingJudge, JudgeCache
 from ragqa.errors import ConfigError
 from ragqa.evaluation import PanelOptions
 from ragqa.judges.base import Embedder, Embedders, Judge
@@ -22,8 +23,10 @@ from ragqa.settings import CacheSettings, ResolvedChatModel, ResolvedEmbeddingMo
 __all__ = [
     "Closer",
     "build_configured_embedders",
-    "build_embedders",     "build_judges",
+    "build_embedders",
+    "build_judges",
     "build_metrics",
+    "embedder_fingerprint",
     "make_limiters",
     "open_cache",
     "panel_options",
@@ -72,6 +75,7 @@ def build_embedders(
     *,
     failure_threshold: int = 5,
     cool_down_s: float = 30.0,
+    cache: JudgeCache | None = None,
 ) -> list[Embedder]:
     """One embedder per configured embedding model, in order.
 
@@ -79,6 +83,8 @@ def build_embedders(
         models: resolved embedding models (``Settings.embedders()``).
         limiters: the per-provider limiter registry shared by the container's judges and embedders.
         closer: receives every embedder that owns a client.
+        cache: when given, every embedder answers texts it embedded before from it
+            (:class:`~ragqa.cache.CachingEmbedder`, keyed by :func:`embedder_fingerprint`).
         failure_threshold: consecutive transport, timeout or 5xx failures that open an HTTP
             embedder's circuit breaker.
         cool_down_s: seconds an open breaker fails fast before one probe request.
@@ -105,8 +111,38 @@ def build_embedders(
         else:  # pragma: no cover - settings validation restricts providers
             raise ConfigError(f"unknown embedding provider {m.provider!r} for {m.id!r}", key="embedding-models.list")
         closer.register(embedder)
+        if cache is not None:
+            embedder = CachingEmbedder(
+                embedder,
+                cache,
+                fingerprint=embedder_fingerprint(m, embedder),
+                model=m.model,
+                dimensions=m.options.dimensions,
+            )
         out.append(embedder)
     return out
+
+
+def embedder_fingerprint(model: ResolvedEmbeddingModel, embedder: Embedder) -> str:
+    """The identity of an embedder's vectors for the cache, as a JSON string; never a key or header.
+
+    The embedder's own ``fingerprint`` when it has one (the local embedder: method, dimensions,
+    model package version); else provider, endpoint, model and dimensions of its settings.
+    """
+    own = getattr(embedder, "fingerprint", None)
+    if isinstance(own, str):
+        return own
+    from ragqa.judges._http import openai_base_url
+
+    return json.dumps(
+        {
+            "provider": model.provider,
+            "base_url": openai_base_url(model.base_url),
+            "model": model.model,
+            "dimensions": model.options.dimensions,
+        },
+        sort_keys=True,
+    )
 
 
 def build_configured_embedders(
@@ -116,20 +152,24 @@ def build_configured_embedders(
     *,
     failure_threshold: int = 5,
     cool_down_s: float = 30.0,
+    cache: JudgeCache | None = None,
 ) -> Embedders:
     """The embedders of ``settings``; when the settings cannot resolve them, none, with the reason kept.
 
     An embedding model whose ``api-key`` / ``base-url`` placeholder is unset does not stop a run
     that embeds nothing: the error is kept in :attr:`Embedders.unavailable` and reported, before
     any judge call, for the metrics that need embeddings (see :meth:`PanelEvaluator.validate
-    <ragqa.evaluation.PanelEvaluator.validate>`).
+    <ragqa.evaluation.PanelEvaluator.validate>`). With ``cache``, embeddings are cached as in
+    :func:`build_embedders`.
     """
     try:
         models = settings.embedders()
     except ConfigError as exc:
         log.debug("no embedder: %s", exc)
         return Embedders(unavailable=str(exc))
-    built = build_embedders(models, limiters, closer, failure_threshold=failure_threshold, cool_down_s=cool_down_s)
+    built = build_embedders(
+        models, limiters, closer, failure_threshold=failure_threshold, cool_down_s=cool_down_s, cache=cache
+    )
     return Embedders(built)
 
 
@@ -174,7 +214,8 @@ def build_judges(
         if m.provider == "local":
             from ragqa.judges.local import LocalEmbedder, LocalJudge
 
-            local_embedder = next((e for e in embedders if isinstance(e, LocalEmbedder)), None)
+            plain = [e.inner if isinstance(e, CachingEmbedder) else e for e in embedders]
+            local_embedder = next((e for e in plain if isinstance(e, LocalEmbedder)), None)
             judge = LocalJudge(m.id, m.local, embedder=local_embedder if m.local.use_embeddings else None)
         elif m.provider == "openai":
             from ragqa.judges.openai import OpenAIJudge

@@ -185,14 +185,18 @@ class CacheStats(BaseModel):
     """Judge-cache lookups of a run (see :class:`ragqa.cache.JudgeCache`).
 
     Attributes:
-        hits: lookups answered from the cache (no provider call made).
-        misses: lookups with no usable entry (the judge was asked).
+        hits: judge-call lookups answered from the cache (no provider call made).
+        misses: judge-call lookups with no usable entry (the judge was asked).
+        embedding_hits: texts whose embedding came from the cache (no embedding request made).
+        embedding_misses: texts with no cached embedding (the embedding model was asked).
     """
 
     model_config = ConfigDict(extra="forbid")
 
     hits: int = Field(default=0, ge=0)
     misses: int = Field(default=0, ge=0)
+    embedding_hits: int = Field(default=0, ge=0)
+    embedding_misses: int = Field(default=0, ge=0)
 
 
 class Report(BaseModel):
@@ -201,7 +205,8 @@ class Report(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     results: list[PanelResult]
-    """One entry per (sample, metric), in sample order then metric order."""
+    """One entry per (sample, metric), in sample order then metric order; when
+    :attr:`results_kept` is False, only the results with a judge failure."""
     summaries: list[MetricSummary]
     """One entry per metric, in the order the metrics were given."""
     skipped: list[SkippedSample] = Field(default_factory=list)
@@ -215,6 +220,22 @@ class Report(BaseModel):
     samples: list[Sample] = Field(default_factory=list)
     """The scored samples (inputs: question, response, contexts, reference), in dataset order, when
     the run kept them (the run layer does; reports rebuilt from a results file may not)."""
+    results_kept: bool = True
+    """False when the run kept only summaries to keep memory flat (``keep_results=False``, the CLI
+    with only ``.jsonl`` outputs): :attr:`results` then holds only the results with a judge failure,
+    :attr:`samples` is empty, and every result is in the run's ``.jsonl`` output. The summaries are
+    the same either way."""
+
+    @property
+    def n_samples(self) -> int:
+        """Samples scored (the console's first line).
+
+        The distinct sample ids of the results; when the results were not kept, the most samples
+        any metric summarised.
+        """
+        if self.results_kept:
+            return len(self.sample_ids)
+        return max((s.n_samples for s in self.summaries), default=0)
 
     @property
     def usage(self) -> Usage:

@@ -211,7 +211,17 @@ async def test_usage_line_shows_cache_hits_and_misses_when_known() -> None:
     cached = report.model_copy(update={"cache": CacheStats(hits=12, misses=3)})
     text = report_to_text(cached, width=160)
     assert "cost 0.0750 · cache: 12 hit(s), 3 miss(es) · wall time 3.5 s" in text
-    assert json.loads(report_to_json(cached))["cache"] == {"hits": 12, "misses": 3}
+    assert json.loads(report_to_json(cached))["cache"] == {
+        "hits": 12,
+        "misses": 3,
+        "embedding_hits": 0,
+        "embedding_misses": 0,
+    }
+    assert "embeddings:" not in text  # the run embedded nothing
+    embedded = report.model_copy(update={"cache": CacheStats(hits=12, misses=3, embedding_hits=40, embedding_misses=2)})
+    assert "cache: 12 hit(s), 3 miss(es) · embeddings: 40 hit(s), 2 miss(es) · wall time" in report_to_text(
+        embedded, width=200
+    )
     assert json.loads(report_to_json(report))["cache"] is None
 
 

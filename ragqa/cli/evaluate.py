@@ -8,7 +8,7 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
@@ -98,7 +98,7 @@ def _resume_command() -> str:
     return shlex.join(["ragqa", *args])
 
 
-async def _run(runner: Runner, samples: Sequence[Sample], container: Container) -> RunResult:
+async def _run(runner: Runner, samples: Iterable[Sample], container: Container) -> RunResult:
     """Run on ragqa's loop; on the way out cancel what still runs, then close the container's clients.
 
     The loop serves only this command, so every other task on it belongs to this run: calls
@@ -206,7 +206,9 @@ def evaluate(
         int | None,
         typer.Option("--max-calls", min=1, help="Refuse the run (exit 2) when the estimated judge calls exceed N."),
     ] = None,
-    no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not use the on-disk judge cache.")] = False,
+    no_cache: Annotated[
+        bool, typer.Option("--no-cache", help="Do not use the on-disk cache (judge calls and embeddings).")
+    ] = False,
     progress: Annotated[bool, typer.Option("--progress/--no-progress", help="Show progress on stderr.")] = True,
     max_failures: Annotated[int, typer.Option("--max-failures", min=0, help="Judge failures listed in full.")] = 5,
     verbose: Annotated[int, typer.Option("--verbose", "-v", count=True, help="More log output (-vv: debug).")] = 0,
@@ -217,7 +219,7 @@ def evaluate(
 ) -> None:
     """Score DATASET with every metric across the judge panel; print per-judge and aggregate tables."""
     from ragqa.aggregate import STRATEGIES
-    from ragqa.datasets import load_dataset, parse_column_map
+    from ragqa.datasets import parse_column_map
     from ragqa.run.loop import default_loop
     from ragqa.run.plan import make_plan, panel_overrides, plan_output
     from ragqa.run.runner import Runner
@@ -251,11 +253,7 @@ def evaluate(
         outputs = [plan_output(p, option="--out") for p in out or []]
         if junit_xml is not None:
             outputs.append(plan_output(junit_xml, option="--junit-xml", fmt="junit"))
-        samples = load_dataset(
-            dataset,
-            column_map=parse_column_map(column_map) if column_map else None,
-            fmt=fmt,  # type: ignore[arg-type]
-        )
+        samples = _dataset(dataset, parse_column_map(column_map) if column_map else None, fmt)
         container = _container(config, profile)
         panel = panel_overrides(
             language=language,
@@ -277,7 +275,7 @@ def evaluate(
             panel=panel,
             no_cache=no_cache,
         )
-    runner = Runner(plan, container, on_estimate=on_estimate, on_result=progress_bar.advance)
+    runner = Runner(plan, container, on_estimate=on_estimate, on_result=progress_bar.advance, keep_results=False)
     _interrupt_on_sigterm()
     try:
         with _clean_errors():
@@ -289,6 +287,26 @@ def evaluate(
         progress_bar.stop()
     _report(result, max_failures=max_failures)
     raise typer.Exit(result.exit_code)
+
+
+def _dataset(path: Path, column_map: Mapping[str, str] | None, fmt: str) -> Iterable[Sample]:
+    """The samples of ``path``: a JSON Lines file is read one line at a time on each pass, never held.
+
+    The file is checked in full here (every record, repeated ids), so a bad dataset still stops the
+    command before anything else; other formats are loaded whole.
+
+    Raises:
+        DatasetError: for a bad file or record.
+    """
+    from ragqa.datasets import load_dataset
+    from ragqa.run.source import JsonlSamples
+
+    if fmt == "jsonl" or (fmt == "auto" and path.suffix.lower() in (".jsonl", ".ndjson")):
+        source = JsonlSamples(path, column_map=column_map)
+        for _ in source:  # the first pass: every loading check, before settings or judges
+            pass
+        return source
+    return load_dataset(path, column_map=column_map, fmt=fmt)  # type: ignore[arg-type]
 
 
 def _interrupt_on_sigterm() -> None:

@@ -190,9 +190,10 @@ def failures_table(failures: Sequence[JudgeFailure], *, limit: int = 5) -> Rende
 def usage_line(report: Report) -> Text:
     """The run's usage in one line.
 
-    ``calls N · tokens T (prompt P, completion C) · cost X · [cache: H hit(s), M miss(es) · ]wall
-    time W s[ · call plan P]``; the cache part appears when the report has
-    :attr:`~ragqa.report.Report.cache`, the call plan when it has :attr:`~ragqa.report.Report.call_plan`.
+    ``calls N · tokens T (prompt P, completion C) · cost X · [cache: H hit(s), M miss(es) ·
+    [embeddings: E hit(s), F miss(es) · ]]wall time W s[ · call plan P]``; the cache part appears
+    when the report has :attr:`~ragqa.report.Report.cache`, its embeddings part when the run
+    embedded texts, the call plan when the report has :attr:`~ragqa.report.Report.call_plan`.
     Calls count provider requests only (cache hits excluded); cost is in the price table's
     currency; wall time is in seconds with one decimal.
     """
@@ -204,6 +205,9 @@ def usage_line(report: Report) -> Text:
     ]
     if report.cache is not None:
         parts.append(f"cache: {report.cache.hits:,} hit(s), {report.cache.misses:,} miss(es)")
+        if report.cache.embedding_hits or report.cache.embedding_misses:
+            cache = report.cache
+            parts.append(f"embeddings: {cache.embedding_hits:,} hit(s), {cache.embedding_misses:,} miss(es)")
     parts.append(f"wall time {report.wall_time_s:.1f} s")
     if report.call_plan is not None:
         parts.append(f"call plan {report.call_plan}")
@@ -213,7 +217,7 @@ def usage_line(report: Report) -> Text:
 def report_renderable(report: Report, *, language: Language = "en", max_failures: int = 5) -> RenderableType:
     """Everything :func:`render_report` prints, as one rich renderable."""
     parts: list[RenderableType] = []
-    n_samples = len(report.sample_ids)
+    n_samples = report.n_samples
     n_judges = max((len(s.judges) for s in report.summaries), default=0)
     parts.append(Text(f"{n_samples} sample(s) x {len(report.summaries)} metric(s) x {n_judges} judge(s)", style="bold"))
     for summary in report.summaries:

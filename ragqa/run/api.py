@@ -10,7 +10,7 @@ container's HTTP clients stay valid from one call to the next.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -84,10 +84,19 @@ async def _run(
     no_cache: bool,
     panel: Mapping[str, Any],
     container: Container | None,
+    keep_results: bool = True,
 ) -> Report:
     from ragqa.container import close_container, create_container
 
-    samples, name = samples_from_data(data, column_map=column_map)
+    samples: Iterable[Sample]
+    if not keep_results and isinstance(data, str | Path) and Path(data).suffix.lower() in (".jsonl", ".ndjson"):
+        from ragqa.run.source import JsonlSamples
+
+        samples, name = JsonlSamples(data, column_map=column_map), str(data)
+        for _ in samples:  # every loading check, before settings or judges
+            pass
+    else:
+        samples, name = samples_from_data(data, column_map=column_map)
     owned = container is None
     if container is None:
         profiles = [p.strip() for p in profile.split(",")] if isinstance(profile, str) else list(profile or ())
@@ -110,7 +119,10 @@ async def _run(
             panel=panel,
             no_cache=no_cache,
         )
-        result = await Runner(plan, container, on_estimate=lambda estimate: log.info("%s", estimate)).arun(samples)
+        runner = Runner(
+            plan, container, on_estimate=lambda estimate: log.info("%s", estimate), keep_results=keep_results
+        )
+        result = await runner.arun(samples)
         return result.report
     finally:
         if owned:
@@ -137,6 +149,7 @@ async def aevaluate(
     deadline_s: float | None = None,
     container: Container | None = None,
     call_plan: str | None = None,
+    keep_results: bool = True,
 ) -> Report:
     """Score ``data`` with ``metrics`` across the judge panel of the settings; the async form of :func:`evaluate`.
 
@@ -161,6 +174,7 @@ async def aevaluate(
             language=language, aggregation=aggregation, quorum=quorum, deadline_s=deadline_s, call_plan=call_plan
         ),
         container=container,
+        keep_results=keep_results,
     )
     return await default_loop().arun(coro)
 
@@ -185,6 +199,7 @@ def evaluate(
     deadline_s: float | None = None,
     container: Container | None = None,
     call_plan: str | None = None,
+    keep_results: bool = True,
 ) -> Report:
     """Score ``data`` with ``metrics`` across the judge panel of the settings, in one call.
 
@@ -223,10 +238,16 @@ def evaluate(
         call_plan: ``batched`` or ``ragas`` (default ``ragqa.call-plan``): one judge call per step for
             all contexts, questions or texts, or RAGAS's calls one per item (``docs/call-plan.md``);
             the scores have the same meaning, the call counts differ.
+        keep_results: keep every result and sample in the report (default). ``False`` keeps only
+            the per-metric summaries (the same numbers) and the results with a judge failure, so
+            memory stays flat in the dataset's size; give a ``.jsonl`` ``out`` to keep the results
+            on disk, and a ``.jsonl`` path as ``data`` to read it one line at a time. Outputs that
+            render every result (``.json``, ``.csv``, JUnit, HTML) keep them anyway.
 
     Returns:
-        The :class:`~ragqa.report.Report`: one result per (sample, metric) in dataset order,
-        per-metric summaries, skipped pairs, wall time and cache counts.
+        The :class:`~ragqa.report.Report`: one result per (sample, metric) in dataset order
+        (with ``keep_results=False``, only those with a judge failure), per-metric summaries,
+        skipped pairs, wall time and cache counts.
 
     Raises:
         InvalidSamples: every problem of the samples (``on_invalid="raise"``), before any call.
@@ -254,5 +275,6 @@ def evaluate(
             language=language, aggregation=aggregation, quorum=quorum, deadline_s=deadline_s, call_plan=call_plan
         ),
         container=container,
+        keep_results=keep_results,
     )
     return run_sync(coro)

@@ -77,7 +77,7 @@ def exit_code_for(report: Report, verdicts: Sequence[ThresholdVerdict], *, allow
     ``allow_incomplete`` says, or when some result has no aggregate because judges failed and
     ``allow_incomplete`` is False; else ``THRESHOLD`` when a verdict failed; else ``OK``.
     """
-    scored = any(not math.isnan(r.aggregate.value) for r in report.results)
+    scored = any(s.n_scored for s in report.summaries) or any(not math.isnan(r.aggregate.value) for r in report.results)
     if not scored or (incomplete_results(report.results) and not allow_incomplete):
         return ExitCode.INCOMPLETE
     if any(not v.passed for v in verdicts):

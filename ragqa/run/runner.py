@@ -27,18 +27,19 @@ import hashlib
 import json
 import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ragqa.errors import ConfigError, SampleError
 from ragqa.render.registry import RenderOptions
-from ragqa.report import CacheStats, Report, SkippedSample, summarize
+from ragqa.report import CacheStats, Report, SkippedSample
 from ragqa.run.estimate import RunEstimate, estimate_pairs
 from ragqa.run.outcome import RunResult, exit_code_for, incomplete_results, threshold_verdicts
 from ragqa.run.plan import RunPlan
 from ragqa.run.stream import Pair, ResultsHeader, ResultStream, partial_path, read_results
+from ragqa.run.summary import RunSummary
 from ragqa.run.validate import Validation, validate_run
 from ragqa.schema import PanelResult, Sample
 
@@ -47,7 +48,14 @@ if TYPE_CHECKING:
     from ragqa.evaluation import PanelEvaluator
     from ragqa.metrics.base import Metric
 
-__all__ = ["Prepared", "Runner", "TooManyCalls", "config_fingerprint", "dataset_fingerprint"]
+__all__ = [
+    "DatasetFingerprint",
+    "Prepared",
+    "Runner",
+    "TooManyCalls",
+    "config_fingerprint",
+    "dataset_fingerprint",
+]
 
 ResultCallback = Callable[[PanelResult], None]
 EstimateCallback = Callable[[RunEstimate], None]
@@ -106,9 +114,38 @@ def config_fingerprint(evaluator: PanelEvaluator) -> str:
     )
 
 
-def dataset_fingerprint(samples: Sequence[Sample]) -> str:
+def dataset_fingerprint(samples: Iterable[Sample]) -> str:
     """``sha256:<hex>`` of the samples (every field, in order): resume refuses a changed dataset."""
-    return _sha256([s.model_dump(mode="json") for s in samples])
+    fingerprint = DatasetFingerprint()
+    for sample in samples:
+        fingerprint.add(sample)
+    return fingerprint.value
+
+
+class DatasetFingerprint:
+    """:func:`dataset_fingerprint` taken one sample at a time (the samples need not be in memory together).
+
+    It hashes exactly the bytes of the JSON list of every sample's ``model_dump(mode="json")``
+    (sorted keys), so it equals the fingerprint of the same samples taken as one list.
+    """
+
+    def __init__(self) -> None:
+        """Start with no sample."""
+        self._hash = hashlib.sha256(b"[")
+        self._first = True
+
+    def add(self, sample: Sample) -> None:
+        """Hash the next sample."""
+        text = json.dumps(sample.model_dump(mode="json"), sort_keys=True, ensure_ascii=False, default=str)
+        self._hash.update((text if self._first else ", " + text).encode("utf-8"))
+        self._first = False
+
+    @property
+    def value(self) -> str:
+        """``sha256:<hex>`` of the samples added so far."""
+        final = self._hash.copy()
+        final.update(b"]")
+        return "sha256:" + final.hexdigest()
 
 
 @dataclasses.dataclass
@@ -116,18 +153,40 @@ class Prepared:
     """A run after the checks that need no judge (see :meth:`Runner.prepare`).
 
     Attributes:
-        samples: the samples, with ids, in dataset order.
+        samples: the samples, with ids, in dataset order: a list, or a source read again on each
+            pass (:class:`~ragqa.run.source.JsonlSamples`); iterate it, do not index it.
         validation: every problem found (empty unless ``on_invalid="skip"``).
         kept: records read back for ``resume``, by (sample id, metric key).
         header: the resumed run's header, if any.
-        todo: per sample, the metrics still to score, in dataset order (empty lists left out).
+        labels: every sample's id, in dataset order (a sample's position is its index here).
+        fingerprint: :func:`dataset_fingerprint` of the samples.
     """
 
-    samples: list[Sample]
+    samples: Iterable[Sample]
     validation: Validation
     kept: dict[Pair, dict[str, Any]]
     header: ResultsHeader | None
-    todo: list[tuple[Sample, tuple[Metric, ...]]]
+    labels: list[str]
+    fingerprint: str
+
+    @property
+    def n_samples(self) -> int:
+        """Samples in the dataset."""
+        return len(self.labels)
+
+    def todo(self, metrics: Sequence[Metric]) -> Iterator[tuple[int, Sample, tuple[Metric, ...]]]:
+        """``(position, sample, metrics still to score)`` per sample, in dataset order, read lazily.
+
+        Pairs already kept (``resume``) or invalid are left out, and so are samples with nothing left.
+        """
+        for position, sample in enumerate(self.samples):
+            missing = tuple(
+                m
+                for m in metrics
+                if (sample.label, m.key) not in self.kept and (sample.label, m.key) not in self.validation.invalid
+            )
+            if missing:
+                yield position, sample, missing
 
 
 class Runner:
@@ -139,6 +198,11 @@ class Runner:
             the evaluator once and never closes the container (its owner does).
         on_estimate: called once with the estimate before the first judge call.
         on_result: called after each (sample, metric) result is streamed (a progress bar).
+        keep_results: keep every result (and the samples) in the report (the Python API's
+            default). False keeps only the per-metric summaries and the results with a judge
+            failure, so memory stays flat in the dataset's size: the results are in the ``.jsonl``
+            output. Outputs that render every result (``.json``, ``.csv``, JUnit, HTML) need them
+            (and a second ``.jsonl`` output) turn it back on.
     """
 
     def __init__(
@@ -148,12 +212,15 @@ class Runner:
         *,
         on_estimate: EstimateCallback | None = None,
         on_result: ResultCallback | None = None,
+        keep_results: bool = True,
     ) -> None:
         """Remember the plan and the container; nothing is built yet."""
         self.plan = plan
         self.container = container
         self.on_estimate = on_estimate
         self.on_result = on_result
+        self.keep_results = keep_results or any(output is not plan.stream for output in plan.outputs)
+        """Whether the report keeps every result (see the class docstring)."""
         self.stream: ResultStream | None = None
         """The JSON Lines sink of the run once it started (its ``count`` survives an interrupt)."""
         self.prepared: Prepared | None = None
@@ -163,29 +230,39 @@ class Runner:
 
     # -- 1-2: checks that need no judge ---------------------------------------------------------
 
-    def prepare(self, samples: Sequence[Sample]) -> Prepared:
-        """Give samples ids, validate them once, and read back a resumed run; no judge is built.
+    def prepare(self, samples: Iterable[Sample]) -> Prepared:
+        """Give samples ids, validate them in one pass, and read back a resumed run; no judge is built.
+
+        Args:
+            samples: a sequence, or a source that yields the same samples each time it is
+                iterated (:class:`~ragqa.run.source.JsonlSamples`); samples without an id get their
+                1-based position.
 
         Raises:
             InvalidSamples: listing every problem, with ``on_invalid="raise"``.
+            DatasetError: from a source that reads a file, for the first bad record.
             ConfigError: when ``resume`` finds a file of another run (see :meth:`_read_resume`).
         """
         plan = self.plan
-        with_ids = [s if s.id is not None else s.model_copy(update={"id": str(i)}) for i, s in enumerate(samples, 1)]
-        validation = validate_run(with_ids, plan.metrics, plan.limits)
+        if iter(samples) is samples:  # a one-pass iterator (a generator): the run reads its samples more than once
+            samples = list(samples)
+        if isinstance(samples, Sequence):
+            samples = [s if s.id is not None else s.model_copy(update={"id": str(i)}) for i, s in enumerate(samples, 1)]
+        problems: list[SampleError] = []
+        invalid: set[Pair] = set()
+        labels: list[str] = []
+        fingerprint = DatasetFingerprint()
+        for sample in samples:
+            checked = validate_run([sample], plan.metrics, plan.limits)
+            problems.extend(checked.problems)
+            invalid.update(checked.invalid)
+            labels.append(sample.label)
+            fingerprint.add(sample)
+        validation = Validation(tuple(problems), frozenset(invalid))
         if plan.on_invalid == "raise":
             validation.raise_if_any(hint="fix them, or pass --on-invalid skip to score only the valid pairs")
         header, kept = self._read_resume() if plan.resume else (None, {})
-        todo = []
-        for sample in with_ids:
-            missing = tuple(
-                m
-                for m in plan.metrics
-                if (sample.label, m.key) not in kept and (sample.label, m.key) not in validation.invalid
-            )
-            if missing:
-                todo.append((sample, missing))
-        self.prepared = Prepared(with_ids, validation, kept, header, todo)
+        self.prepared = Prepared(samples, validation, kept, header, labels, fingerprint.value)
         return self.prepared
 
     def _read_resume(self) -> tuple[ResultsHeader | None, dict[Pair, dict[str, Any]]]:
@@ -240,7 +317,7 @@ class Runner:
         Raises:
             TooManyCalls: when the estimated calls exceed ``plan.max_calls``.
         """
-        pairs = ((sample, metric) for sample, metrics in prepared.todo for metric in metrics)
+        pairs = ((sample, metric) for _, sample, metrics in prepared.todo(self.plan.metrics) for metric in metrics)
         judges = len(evaluator.judges)
         estimate = estimate_pairs(pairs, judges, plan=evaluator.options.call_plan)
         if self.on_estimate is not None:
@@ -251,7 +328,7 @@ class Runner:
 
     # -- 4-5: scoring and outputs ---------------------------------------------------------------
 
-    async def arun(self, samples: Sequence[Sample]) -> RunResult:
+    async def arun(self, samples: Iterable[Sample]) -> RunResult:
         """Run the plan on ``samples``: every step of the module docstring, in order.
 
         Raises:
@@ -272,8 +349,8 @@ class Runner:
             ragqa_version=old.ragqa_version if old is not None else _version(),
             config_fingerprint=config_fingerprint(evaluator),
             dataset=self.plan.dataset,
-            dataset_fingerprint=dataset_fingerprint(prepared.samples),
-            samples=len(prepared.samples),
+            dataset_fingerprint=prepared.fingerprint,
+            samples=prepared.n_samples,
             metrics=tuple(m.key for m in self.plan.metrics),
             judges=tuple(j.id for j in evaluator.judges),
             started_at=old.started_at if old is not None else datetime.now(UTC).isoformat(timespec="seconds"),
@@ -308,53 +385,61 @@ class Runner:
         for output in plan.outputs:  # from here on no old file looks like this run's
             if not output.streams:
                 output.path.unlink(missing_ok=True)
-        made: dict[Pair, PanelResult] = {}
+        keys = [m.key for m in plan.metrics]
+        metric_of = {key: i for i, key in enumerate(keys)}
+        judge_ids = [j.id for j in evaluator.judges]
+        summary = RunSummary(judge_ids, keys, prepared.n_samples)
+        made: dict[tuple[int, int], PanelResult] = {}  # (position, metric index) -> result, with keep_results
+
+        def keep(position: int, result: PanelResult) -> None:
+            summary.add(position, result)
+            if self.keep_results:
+                made[(position, metric_of[result.metric])] = result
+
+        if prepared.kept:  # a resumed run: its results count as if made now
+            position_of = {label: i for i, label in enumerate(prepared.labels)}
+            for (label, key), old in prepared.kept.items():
+                if label in position_of and key in metric_of:
+                    keep(position_of[label], read_result_record(old))
+        resumed = summary.count
         if plan.stream is not None:
             self.stream = ResultStream(plan.stream.path, self._header(prepared, evaluator), prepared.kept)
             self.stream.open()
 
-        def record(result: PanelResult) -> None:
-            made[(result.sample_id, result.metric)] = result
-            if self.stream is not None:
-                self.stream.write(result)
-            if self.on_result is not None:
-                self.on_result(result)
+        def record(position: int, rows: list[PanelResult]) -> None:
+            for result in rows:
+                keep(position, result)
+                if self.stream is not None:
+                    self.stream.write(result)
+                if self.on_result is not None:
+                    self.on_result(result)
 
         cache = self.container.cache()
-        hits0, misses0 = (cache.hits, cache.misses) if cache is not None else (0, 0)
+        counts0 = _cache_counts(cache)
         started = time.perf_counter()
         try:
-            groups: dict[tuple[str, ...], tuple[tuple[Metric, ...], list[Sample]]] = {}
-            for sample, metrics in prepared.todo:
-                groups.setdefault(tuple(m.key for m in metrics), (metrics, []))[1].append(sample)
-            for metrics, group in groups.values():
-                await evaluator.evaluate(group, metrics=metrics, on_result=record, validated=True)
+            await evaluator.score_stream(prepared.todo(plan.metrics), record)
         finally:
             if self.stream is not None:
                 self.stream.close()
         wall = time.perf_counter() - started
 
-        order = [(s.label, m.key) for s in prepared.samples for m in plan.metrics]
-        results = []
-        for pair in order:
-            if pair in made:
-                results.append(made[pair])
-            elif pair in prepared.kept:
-                results.append(read_result_record(prepared.kept[pair]))
+        order = [made[k] for k in sorted(made)] if self.keep_results else summary.failed_results()
         report = Report(
-            results=results,
-            summaries=summarize(results, [j.id for j in evaluator.judges]),
+            results=order,
+            summaries=summary.summaries(),
             skipped=[_skipped(p) for p in prepared.validation.problems],
             wall_time_s=wall,
-            cache=CacheStats(hits=cache.hits - hits0, misses=cache.misses - misses0) if cache is not None else None,
-            samples=list(prepared.samples),
+            cache=_cache_stats(cache, counts0),
+            samples=list(prepared.samples) if self.keep_results else [],
+            results_kept=self.keep_results,
             call_plan=evaluator.options.call_plan,
         )
         written = []
         options = RenderOptions(language=evaluator.options.language, thresholds=dict(plan.thresholds))
         for output in plan.outputs:
             if output.streams and self.stream is not None and output.path == self.stream.path:
-                self.stream.finish(order)
+                self.stream.finish((label, key) for label in prepared.labels for key in keys)
             else:
                 output.renderer.write(report, output.path, options)
             written.append((output.option, str(output.path)))
@@ -363,8 +448,8 @@ class Runner:
             report=report,
             estimate=estimate,
             verdicts=tuple(verdicts),
-            incomplete=tuple(incomplete_results(results)),
-            resumed=sum(1 for pair in order if pair in prepared.kept and pair not in made),
+            incomplete=tuple(incomplete_results(report.results)),
+            resumed=resumed,
             exit_code=exit_code_for(report, verdicts, allow_incomplete=plan.allow_incomplete),
             written=tuple(written),
             language=evaluator.options.language,
@@ -375,3 +460,16 @@ def _skipped(problem: SampleError) -> SkippedSample:
     return SkippedSample(
         sample_id=problem.sample_id or "?", metric=problem.metric, field=problem.field, message=str(problem)
     )
+
+
+def _cache_stats(cache: Any, before: dict[str, int]) -> CacheStats | None:
+    """The cache's lookups since ``before`` (:func:`_cache_counts`), or ``None`` without a cache."""
+    if cache is None:
+        return None
+    return CacheStats(**{name: count - before[name] for name, count in _cache_counts(cache).items()})
+
+
+def _cache_counts(cache: Any) -> dict[str, int]:
+    """The cache's lookup counters by :class:`~ragqa.report.CacheStats` field (zeros without a cache)."""
+    names = ("hits", "misses", "embedding_hits", "embedding_misses")
+    return {name: getattr(cache, name, 0) if cache is not None else 0 for name in names}

@@ -155,6 +155,10 @@ def read_results(path: Path) -> tuple[ResultsHeader, dict[Pair, dict[str, Any]]]
 class ResultStream:
     """Writes one run's results to ``path`` as they are made (see the module docstring).
 
+    Only the byte offset of each record in the partial file is kept in memory (not the record),
+    so a run's memory does not grow with its results; :meth:`finish` copies the lines from the
+    partial file in dataset order.
+
     Args:
         path: the target file (already checked with :func:`ragqa.run.outputs.check_output_path`).
         header: the run's header.
@@ -166,32 +170,42 @@ class ResultStream:
         self.path = path
         self.partial = partial_path(path)
         self.header = header
-        self._records: dict[Pair, Mapping[str, Any]] = dict(kept or {})
-        self._file: IO[str] | None = None
+        self._kept: Mapping[Pair, Mapping[str, Any]] = kept or {}
+        self._offsets: dict[Pair, int] = {}
+        self._end = 0
+        self._file: IO[bytes] | None = None
 
     @property
     def count(self) -> int:
         """Records in the file so far (kept and new)."""
-        return len(self._records)
+        return len(self._offsets)
+
+    def _append(self, pair: Pair, record: Mapping[str, Any]) -> None:
+        assert self._file is not None
+        data = _line(record).encode("utf-8")
+        self._file.write(data)
+        self._offsets[pair] = self._end
+        self._end += len(data)
 
     def open(self) -> None:
         """Start the partial file (header, then the kept records) and remove an old file at the target.
 
         From here on the target never shows an older run's results as if they were this run's.
         """
-        self._file = self.partial.open("w", encoding="utf-8", newline="\n")
-        self._file.write(_line(self.header.to_json()))
-        for record in self._records.values():
-            self._file.write(_line(record))
+        self._file = self.partial.open("wb")
+        header = _line(self.header.to_json()).encode("utf-8")
+        self._file.write(header)
+        self._end = len(header)
+        for pair, record in self._kept.items():
+            self._append(pair, record)
+        self._kept = {}
         self._file.flush()
         self.path.unlink(missing_ok=True)
 
     def write(self, result: PanelResult) -> None:
         """Append ``result``'s record and flush it to the operating system at once."""
-        record = result_record(result)
-        self._records[(result.sample_id, result.metric)] = record
         if self._file is not None:
-            self._file.write(_line(record))
+            self._append((result.sample_id, result.metric), result_record(result))
             self._file.flush()
 
     def close(self) -> None:
@@ -205,18 +219,22 @@ class ResultStream:
 
         Args:
             order: every (sample id, metric key) of the run in dataset order; pairs without a
-                record (skipped as invalid) are left out.
+                record (skipped as invalid) are left out. A pair written twice keeps its last record.
 
         Returns:
             The number of records written.
         """
         self.close()
-        records = [self._records[pair] for pair in order if pair in self._records]
         temporary = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
-        with temporary.open("w", encoding="utf-8", newline="\n") as f:
-            f.write(_line(self.header.to_json()))
-            for record in records:
-                f.write(_line(record))
+        written = 0
+        with self.partial.open("rb") as source, temporary.open("wb") as target:
+            target.write(source.readline())  # the header
+            for pair in order:
+                offset = self._offsets.get(pair)
+                if offset is not None:
+                    source.seek(offset)
+                    target.write(source.readline())
+                    written += 1
         temporary.replace(self.path)
         self.partial.unlink(missing_ok=True)
-        return len(records)
+        return written
