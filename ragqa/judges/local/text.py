@@ -10,13 +10,16 @@ depend on a downloaded corpus.
 from __future__ import annotations
 
 import re
+import threading
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Literal
+from typing import Any, Literal
 
 import pysbd
+import pysbd.lang.english
 import razdel
 import snowballstemmer  # type: ignore[import-untyped]
+from pysbd.utils import TextSpan
 
 __all__ = [
     "STOP_WORDS",
@@ -140,7 +143,41 @@ _NUMBER_WORDS: dict[str, str] = {
 """Number words mapped to digits, so ``three`` in a statement matches ``3`` in a context."""
 
 _STEMMERS = {"en": snowballstemmer.stemmer("english"), "ru": snowballstemmer.stemmer("russian")}
-_PYSBD = pysbd.Segmenter(language="en", clean=False)
+
+
+class _Segmenter(pysbd.Segmenter):  # type: ignore[misc]
+    r"""pysbd's English segmenter with its sentence-span lookup done by ``str.find``.
+
+    pysbd locates each segment in the original text with ``re.finditer(re.escape(segment) +
+    r"\s*")``: one regular expression compiled per sentence, which floods ``re``'s 512-entry
+    cache and evicts pysbd's own rule patterns, so most of its time went to compiling. This finds
+    the same spans (the first non-overlapping occurrence, plus trailing whitespace, that ends
+    after the previous span) without a regular expression; the segments are identical.
+    """
+
+    def sentences_with_char_spans(self, sentences: list[str]) -> list[Any]:
+        text: str = self.original_text
+        spans = []
+        prior_end = 0
+        for sent in sentences:
+            if not sent:  # an empty pattern matches everywhere: keep pysbd's own path for it
+                spans.extend(super().sentences_with_char_spans([sent]))
+                continue
+            pos = 0
+            while (start := text.find(sent, pos)) >= 0:
+                end = start + len(sent)
+                while end < len(text) and text[end].isspace():
+                    end += 1
+                if end > prior_end:
+                    spans.append(TextSpan(text[start:end], start, end))
+                    prior_end = end
+                    break
+                pos = end
+        return spans
+
+
+_PYSBD = _Segmenter(language="en", clean=False)
+_STATEFUL_LOCK = threading.Lock()  # segment() keeps the text on the instance; the stemmers keep state too
 
 
 def detect_script(text: str) -> Script:
@@ -153,30 +190,91 @@ def strip_citations(text: str) -> str:
     return _CITATION.sub("", text)
 
 
+_ABBREVIATIONS = frozenset(a.strip().lower() for a in pysbd.lang.english.English.Abbreviation.ABBREVIATIONS)
+_RISKY = re.compile(r"[\"“”‘«»()\[\]{}<>|…*]|--|\s'|'\s|\s{2}|\t|[.!?][.!?]")
+_MARKS_INSIDE = re.compile(r"[.!?。．！？…]")
+_CLOSED_BEFORE_CAPITAL = re.compile(r"[)\"'”’»）」]\s?[A-Z]")
+_ODD = re.compile(r"\s{2}|\t|[\r\f\v]")
+_TERMINAL = re.compile(r"[.!?]")
+_NEXT_SENTENCE = re.compile(r" [A-Z][a-z]")
+_ROMAN = re.compile(r"[ivxlcdm]+", re.IGNORECASE)
+
+
+def _plain_split(line: str) -> tuple[str, ...] | None:
+    """The sentences of a line that has nothing for ``pysbd``'s rules to decide, else ``None``.
+
+    A line qualifies when every ``.``, ``!`` or ``?`` is either its last character or closes an
+    alphabetic word of 2+ letters that is neither one of pysbd's English abbreviations nor a
+    Roman numeral and is followed by one space and a capitalised word, and the line has no
+    quotes, brackets, ellipses, tabs, double spaces or repeated punctuation. On such a line
+    pysbd splits exactly at those marks; checked identical to pysbd on the 19,000 distinct lines
+    of the shared evaluation corpora. Everything else goes to pysbd.
+    """
+    if _RISKY.search(line):
+        # brackets and quotes only matter to pysbd around sentence marks, or before a capital
+        if _MARKS_INSIDE.search(line[:-1]) or _CLOSED_BEFORE_CAPITAL.search(line) or _ODD.search(line):
+            return None
+        return (line,)
+    parts: list[str] = []
+    start = 0
+    last = len(line) - 1
+    for match in _TERMINAL.finditer(line):
+        i = match.start()
+        if i == last:
+            break
+        word = line[start:i].rsplit(" ", 1)[-1]
+        if (
+            not _NEXT_SENTENCE.match(line, i + 1)
+            or len(word) < 2
+            or not word.isalpha()
+            or word.lower() in _ABBREVIATIONS
+            or _ROMAN.fullmatch(word)
+        ):
+            return None
+        parts.append(line[start : i + 1].strip())
+        start = i + 2
+    parts.append(line[start:].strip())
+    return tuple(p for p in parts if p)
+
+
+@lru_cache(maxsize=16384)
+def _split_line(line: str) -> tuple[str, ...]:
+    """Sentences of one stripped, non-empty line (cached: retrieved chunks repeat across samples)."""
+    if detect_script(line) == "ru":
+        return tuple(p for p in (s.text.strip() for s in razdel.sentenize(line)) if p)
+    plain = _plain_split(line)
+    if plain is not None:
+        return plain
+    with _STATEFUL_LOCK:
+        segments = _PYSBD.segment(line)
+    return tuple(p for p in (str(s).strip() for s in segments) if p)
+
+
 @lru_cache(maxsize=4096)
 def split_sentences(text: str) -> tuple[str, ...]:
     """Split ``text`` into sentences, routing by script.
 
     Lines are split first (bullets and paragraphs are separate sentences); sentences glued without
     a space (``century.First``, common in scraped knowledge) are separated; then each line goes to
-    ``razdel`` when Cyrillic-dominant, else to ``pysbd``.
+    ``razdel`` when Cyrillic-dominant, else to ``pysbd``. A line with nothing for pysbd's rules
+    to decide (no abbreviation, number, quote or bracket near a sentence mark) is split at its
+    marks directly, with pysbd's result; lines are cached too, because retrieved chunks repeat
+    across samples. On the shared evaluation corpora the result is identical to pysbd's on every
+    line; the splitting is several times faster than calling pysbd on every line.
 
     Args:
         text: any text (may be empty).
 
     Returns:
         The stripped, non-empty sentences in order (cached: the same context is split once).
+        Safe to call from several threads (pysbd and the stemmers are used under a lock).
     """
     out: list[str] = []
     for line in text.splitlines():
         line = _GLUED.sub(" ", line.strip())
         if not line:
             continue
-        if detect_script(line) == "ru":
-            parts = [s.text for s in razdel.sentenize(line)]
-        else:
-            parts = [str(s) for s in _PYSBD.segment(line)]
-        out.extend(p.strip() for p in parts if p.strip())
+        out.extend(_split_line(line))
     return tuple(out)
 
 
@@ -222,7 +320,8 @@ def stem(word: str, script: Script) -> str:
         return normalise_number(word)
     if word in _NUMBER_WORDS:
         return _NUMBER_WORDS[word]
-    return str(_STEMMERS[script].stemWord(word))
+    with _STATEFUL_LOCK:
+        return str(_STEMMERS[script].stemWord(word))
 
 
 _NEGATIONS = frozenset(
