@@ -27,6 +27,7 @@ __all__ = [
     "TextFeatures",
     "detect_script",
     "features",
+    "is_common_opener",
     "normalise_number",
     "split_sentences",
     "stem",
@@ -182,6 +183,8 @@ _STATEFUL_LOCK = threading.Lock()  # segment() keeps the text on the instance; t
 
 def detect_script(text: str) -> Script:
     """``ru`` when Cyrillic letters outnumber Latin letters in ``text``, else ``en``."""
+    if _CYRILLIC.search(text) is None:  # the common case, without listing every letter
+        return "en"
     return "ru" if len(_CYRILLIC.findall(text)) > len(_LATIN.findall(text)) else "en"
 
 
@@ -336,6 +339,47 @@ _FIRST_PERSON = frozenset(
 _AMBIGUOUS_NUMBER_WORDS = frozenset({"one", "first", "second", "один", "одна", "одно"})
 
 
+_DISCOURSE_TEXT = """
+according additionally afterwards besides briefly consequently finally firstly fortunately furthermore
+generally hence however ideally importantly initially instead lastly likewise meanwhile moreover namely
+notably nowadays otherwise overall secondly similarly specifically subsequently thirdly typically
+unfortunately usually
+согласно однако далее затем итак кроме например поэтому сначала потом наконец во-первых во-вторых обычно
+"""
+_OPENERS_TEXT = """
+again based currently first following further here later next note passage please regarding second still
+third though today unlike using while yes no context answer question document documents text source sources
+step steps click open select go use make check contact visit follow ensure navigate enter type choose log
+sign install download ask submit create find see refer reach call email send set add remove update try run
+press read review keep start stop save restart reboot request
+также сегодня сейчас пожалуйста нажмите откройте выберите перейдите используйте проверьте
+"""
+
+_DISCOURSE_OPENERS = frozenset(_DISCOURSE_TEXT.split())
+"""Sentence openers that only link a sentence to the text around it; no content when they open it."""
+
+_COMMON_OPENERS = _DISCOURSE_OPENERS | frozenset(_OPENERS_TEXT.split())
+"""Capitalised words that open sentences without being names (discourse openers, imperatives, source words)."""
+
+
+def is_common_opener(word: str) -> bool:
+    """Whether a capitalised ``word`` opening a sentence is a common word rather than a name.
+
+    Covers discourse openers (``However``, ``Additionally``, ``Based``), imperatives of
+    instructions (``Click``, ``Open``) and words naming the source (``Passage``, ``Context``),
+    in English and Russian, and any English adverb in ``-ly``. A name opening a sentence
+    (``Vienna lies...``) is still a name.
+
+    Args:
+        word: the word as written (any case).
+
+    Returns:
+        True when the word is a common opener (not to be checked as a name).
+    """
+    low = word.lower().replace("ё", "е")
+    return low in _COMMON_OPENERS or (len(low) > 4 and low.endswith("ly") and low.isalpha() and word[1:].islower())
+
+
 @dataclass(frozen=True)
 class TextFeatures:
     """What the support scorer needs of one text.
@@ -346,7 +390,8 @@ class TextFeatures:
             ambiguous ``one``/``first``/``second``).
         number_mentions: every number the text mentions, ambiguous number words included (what
             a context can match).
-        entities: stems of capitalised words that are not stop words (a rough name detector).
+        entities: stems of capitalised words that are not stop words (a rough name detector);
+            a sentence's first word counts unless it is a common opener (:func:`is_common_opener`).
         negated: the text contains a negation (``not``, ``never``, ``n't``, ``не``, ``нет``...).
         first_person: the text speaks about its speaker (``I``, ``my``, ``we``, ``я``, ``мы``...).
     """
@@ -391,11 +436,11 @@ def features(text: str, script: Script | None = None) -> TextFeatures:
             if low not in _AMBIGUOUS_NUMBER_WORDS:
                 numbers.add(_NUMBER_WORDS[low])
         capitalised = raw[:1].isupper() and position > 0 and low != "i"
-        if (low in stop and not capitalised) or len(low) < 2:
+        if (low in stop and not capitalised) or len(low) < 2 or (position == 0 and low in _DISCOURSE_OPENERS):
             continue
         st = stem(low, lang)
         content.append(st)
-        if raw[:1].isupper():
+        if raw[:1].isupper() and low not in stop and (position > 0 or not is_common_opener(raw)):
             entities.add(st)
     return TextFeatures(
         tuple(content), frozenset(numbers), frozenset(mentions), frozenset(entities), negated, first_person
@@ -416,6 +461,10 @@ _LEAD_IN = re.compile(
     r"|(?:да|нет|ну|ага|конечно|кстати|итак|впрочем|действительно|верно|правда|интересно|однако)\b"
     r"|(?:я\s+)?(?:думаю|считаю|полагаю|знаю|слышал[аи]?)(?:\s*,?\s*что)?\b|мне\s+кажется(?:\s*,?\s*что)?"
     r"|по-моему|по\s+моему|(?:это|вы)\s+(?:правда|верно|правы|интересно)\b"
+    r"|(?:based\s+on|according\s+to|in|from)\s+(?:the|this|these|my)\s+(?:provided\s+|given\s+)?"
+    r"(?:passages?|context|documents?|texts?|information|sources?|knowledge(?:\s+base)?|excerpts?)"
+    r"(?:\s+(?:provided|given|above))?(?=\s*,)"
+    r"|(?:согласно|судя\s+по|по\s+данным)\s+(?:тексту|контексту|документу|документам|источнику|фрагменту)"
     r")[\s,!.:;…—–-]*",
     re.IGNORECASE,
 )
