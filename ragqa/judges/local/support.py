@@ -89,7 +89,7 @@ class SupportResult:
 @dataclass
 class _Context:
     sentences: tuple[str, ...]
-    windows: list[tuple[str, frozenset[str], frozenset[tuple[str, str]], bool]]
+    windows: list[tuple[str, frozenset[str], tuple[str, ...], bool]]  # text, stems, stems in order, negated
     vocabulary: frozenset[str]
     numbers: frozenset[str]
     first_person: bool
@@ -117,7 +117,7 @@ def _context(text: str, window: int, script: Script) -> _Context:
             chunk = feats[i : i + size]
             stems = [st for f in chunk for st in f.content]
             negated = any(f.negated for f in chunk)
-            windows.append((" ".join(sentences[i : i + size]), frozenset(stems), _bigrams(stems), negated))
+            windows.append((" ".join(sentences[i : i + size]), frozenset(stems), tuple(stems), negated))
     df: dict[str, int] = {}
     for f in feats:
         for st in set(f.content):
@@ -208,11 +208,11 @@ def _scan(
     stmt_bigrams = _bigrams([canon(w) for w in feats.content])
 
     best_cov, best_text, best_bigram, best_negated = -1.0, "", 0.0, False
-    for text, vocab, bigrams, negated in ctx.windows:
+    for text, vocab, ordered, negated in ctx.windows:
         cov = math.fsum(weights[w] for w, c in canon_words.items() if c in vocab) / total
         if cov > best_cov:
             best_cov, best_text, best_negated = cov, text, negated
-            best_bigram = len(stmt_bigrams & bigrams) / len(stmt_bigrams) if stmt_bigrams else cov
+            best_bigram = len(stmt_bigrams & _bigrams(ordered)) / len(stmt_bigrams) if stmt_bigrams else cov
     missing = tuple(sorted(w for w, c in canon_words.items() if c not in ctx.vocabulary))
     global_cov = math.fsum(weights[w] for w, c in canon_words.items() if c in ctx.vocabulary) / total
     if not words:
