@@ -147,8 +147,8 @@ class LocalJudge:
             support of statements stays lexical: embeddings measure topic, not support).
 
     Supported prompts: the keys of :data:`HANDLERS` (:attr:`supported_prompts`). Calls are CPU
-    bound and fast (about a millisecond per statement); each is recorded as one call with no
-    tokens and no cost.
+    bound (see ``docs/performance.md`` for measured costs) and computed in the local judge's
+    worker thread, off the event loop; each is recorded as one call with no tokens and no cost.
     """
 
     def __init__(
