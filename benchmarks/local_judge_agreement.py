@@ -1,4 +1,7 @@
-"""Agreement of the local judge with labels: HaluEval QA pairwise accuracy and BEGIN AUROC.
+"""Agreement of the local judge with labels: HaluEval QA and BEGIN (faithfulness), TruLens relevance sets.
+
+The relevance part (MS MARCO hard negatives and the TruLens golden sets) is described in
+``_local_relevance.py``; the faithfulness part below.
 
 Runs the real Faithfulness metric (``ragqa.metrics.Faithfulness``) through the
 ``PanelEvaluator`` with a panel of variants:
@@ -21,11 +24,15 @@ Measures:
   attributable" (positive) vs "Not fully attributable" by the Mann-Whitney U statistic (ties 0.5).
 
 A response with no statement scores NaN under RAGAS; here NaN ranks as 0.0 (nothing supported)
-and the NaN count is reported.
+and the NaN count is reported (for BEGIN, the AUROC with NaN items excluded is reported too).
 
 Usage::
 
-    python benchmarks/local_judge_agreement.py [--data ../shared/data] [--begin-limit N] [--json out.json]
+    python benchmarks/local_judge_agreement.py [--data ../shared/data] [--part all|faithfulness|relevance]
+        [--begin-limit N] [--json out.json]
+
+A missing data folder skips its part with a message (exit code 0), so the script runs in a clone
+without the shared data.
 """
 
 from __future__ import annotations
@@ -49,7 +56,7 @@ from pydantic import BaseModel
 
 from ragqa.evaluation import PanelEvaluator, PanelOptions
 from ragqa.judges.base import Judge
-from ragqa.judges.local import GradedNLIOutput, GradedStatementVerdict, LocalJudge
+from ragqa.judges.local import GradedNLIOutput, GradedStatementVerdict, LocalJudge, minilm_available
 from ragqa.judges.local.text import STOP_WORDS
 from ragqa.metrics import Faithfulness
 from ragqa.prompts.base import Prompt
@@ -59,6 +66,8 @@ from ragqa.schema import Language, Sample
 from ragqa.settings import load_settings
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _local_relevance import relevance_rows, relevance_table  # noqa: E402  (a sibling of this script)
 
 In = TypeVar("In", bound=BaseModel)
 Out = TypeVar("Out", bound=BaseModel)
@@ -231,6 +240,8 @@ class Row:
     begin_auroc: float
     begin_by_file: dict[str, float]
     nan: int
+    halu_scored_pairs: float
+    begin_scored_auroc: float
     n_pairs: int
     n_begin: int
 
@@ -286,6 +297,12 @@ async def run(data: Path, begin_limit: int | None, seed: int) -> tuple[list[Row]
             (pos if labels[sample.id] else neg).append(_value(s[sample.id]))
         all_pos = [v for pos, _ in per_file.values() for v in pos]
         all_neg = [v for _, neg in per_file.values() for v in neg]
+        scored = [
+            1.0 if s[r] > s[w] else 0.5 if s[r] == s[w] else 0.0
+            for _, r, w, _ in pairs
+            if not (math.isnan(s[r]) or math.isnan(s[w]))
+        ]
+        finite = [x for x in begin_samples if x.id is not None and not math.isnan(s[x.id])]
         rows.append(
             Row(
                 judge=judge.id,
@@ -296,6 +313,11 @@ async def run(data: Path, begin_limit: int | None, seed: int) -> tuple[list[Row]
                 begin_auroc=auroc(all_pos, all_neg),
                 begin_by_file={k: auroc(p, n) for k, (p, n) in per_file.items() if p and n},
                 nan=sum(1 for v in s.values() if math.isnan(v)),
+                halu_scored_pairs=sum(scored) / len(scored),
+                begin_scored_auroc=auroc(
+                    [s[x.id] for x in finite if x.id is not None and labels[x.id]],
+                    [s[x.id] for x in finite if x.id is not None and not labels[x.id]],
+                ),
                 n_pairs=len(pairs),
                 n_begin=len(all_pos) + len(all_neg),
             )
@@ -306,7 +328,8 @@ async def run(data: Path, begin_limit: int | None, seed: int) -> tuple[list[Row]
 def table(rows: Sequence[Row]) -> str:
     head = (
         "| judge | HaluEval pairwise | ties | without yes/no | one-turn | multi-turn | BEGIN AUROC | wow test "
-        "| wow dev | cmu dev | tc dev | NaN |\n|---|---|---|---|---|---|---|---|---|---|---|---|"
+        "| wow dev | cmu dev | tc dev | NaN | HaluEval, NaN excluded | BEGIN, NaN excluded |\n"
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
     )
     lines = [head]
     for r in rows:
@@ -316,7 +339,8 @@ def table(rows: Sequence[Row]) -> str:
             f"{r.halu_by_file.get('qa_one-turn_data.jsonl', math.nan):.3f} | "
             f"{r.halu_by_file.get('qa_multi-turn_data.jsonl', math.nan):.3f} | {r.begin_auroc:.3f} | "
             f"{b.get('begin_test_wow', math.nan):.3f} | {b.get('begin_dev_wow', math.nan):.3f} | "
-            f"{b.get('begin_dev_cmu', math.nan):.3f} | {b.get('begin_dev_tc', math.nan):.3f} | {r.nan} |"
+            f"{b.get('begin_dev_cmu', math.nan):.3f} | {b.get('begin_dev_tc', math.nan):.3f} | {r.nan} "
+            f"| {r.halu_scored_pairs:.3f} | {r.begin_scored_auroc:.3f} |"
         )
     return "\n".join(lines)
 
@@ -324,20 +348,37 @@ def table(rows: Sequence[Row]) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     parser.add_argument("--data", type=Path, default=REPO.parent / "shared" / "data", help="the shared data directory")
+    parser.add_argument(
+        "--part", choices=("all", "faithfulness", "relevance"), default="all", help="which sets to score"
+    )
     parser.add_argument("--begin-limit", type=int, default=None, help="score a random sample of BEGIN items")
     parser.add_argument("--seed", type=int, default=0, help="seed of the BEGIN sample")
     parser.add_argument("--json", type=Path, default=None, help="also write the rows as JSON here")
     args = parser.parse_args(argv)
-    if not (args.data / "halueval_qa").is_dir() or not (args.data / "begin").is_dir():
-        parser.error(f"{args.data} has no halueval_qa/ and begin/ folders; pass --data")
-    rows, elapsed = asyncio.run(run(args.data, args.begin_limit, args.seed))
-    print(table(rows))
-    print(
-        f"\n{rows[0].n_pairs} HaluEval pairs, {rows[0].n_begin} BEGIN items "
-        f"(fully vs not fully attributable), {len(rows)} judges: {elapsed:.1f} s"
-    )
+    payload: dict[str, Any] = {}
+    if args.part in ("all", "faithfulness"):
+        if not (args.data / "halueval_qa").is_dir() or not (args.data / "begin").is_dir():
+            print(f"skipped faithfulness: {args.data} has no halueval_qa/ and begin/ folders (pass --data)")
+        else:
+            rows, elapsed = asyncio.run(run(args.data, args.begin_limit, args.seed))
+            print(table(rows))
+            print(
+                f"\n{rows[0].n_pairs} HaluEval pairs, {rows[0].n_begin} BEGIN items "
+                f"(fully vs not fully attributable), {len(rows)} judges: {elapsed:.1f} s\n"
+            )
+            payload["faithfulness"] = [r.__dict__ for r in rows]
+    if args.part in ("all", "relevance"):
+        if not (args.data / "trulens_relevance").is_dir():
+            print(f"skipped relevance: {args.data} has no trulens_relevance/ folder (pass --data)")
+        else:
+            panel = {m.id: m for m in load_settings(ROOT, ["local"], environ={}).judges()}
+            started = time.perf_counter()
+            relevance = asyncio.run(relevance_rows(args.data, panel["local-strict"].local))
+            print(relevance_table(relevance))
+            note = "" if minilm_available() else " (MiniLM rows left out: the embeddings extra is not installed)"
+            print(f"\nrelevance sets, {len(relevance)} scorers: {time.perf_counter() - started:.1f} s{note}")
+            payload["relevance"] = [r.__dict__ for r in relevance]
     if args.json is not None:
-        payload: list[dict[str, Any]] = [r.__dict__ for r in rows]
         args.json.write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
     return 0
 

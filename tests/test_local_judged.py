@@ -53,10 +53,10 @@ def test_three_levels_around_the_support_threshold(value: float, rating: int) ->
     assert three_level(value, 0.5) == rating
 
 
-def test_context_relevance_rating_is_word_coverage_of_the_question() -> None:
-    assert context_relevance_rating("How do I reset my VPN password?", SAMPLE.contexts())[0] == 2
-    assert context_relevance_rating("How do I reset my VPN password?", ["The canteen opens at noon."])[0] == 0
-    assert context_relevance_rating("What?", ["anything"])[0] == 1
+async def test_context_relevance_rating_is_the_local_relevance_of_the_contexts() -> None:
+    assert (await context_relevance_rating("How do I reset my VPN password?", SAMPLE.contexts()))[0] == 2
+    assert (await context_relevance_rating("How do I reset my VPN password?", ["The canteen opens at noon."]))[0] == 0
+    assert (await context_relevance_rating("What?", ["anything"]))[0] == 1
 
 
 @pytest.mark.parametrize(

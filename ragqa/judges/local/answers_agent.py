@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ragqa.judges.local.text import STOP_WORDS, detect_script, features, split_sentences, tokens
+from ragqa.metrics._math import cosine
 from ragqa.prompts.goal import GoalOutcomeInput, GoalOutcomeOutput, OutcomeComparisonInput, OutcomeComparisonOutput
 from ragqa.prompts.topics import (
     TopicClassificationInput,
@@ -234,9 +235,11 @@ async def _topic_classification(
     for topic in data.topics:
         stems = set(_content(topic))
         on_topic = any(stems & ref for ref in references)
-        if not on_topic and data.reference_topics:
-            sims = await judge.similarity(topic, list(data.reference_topics))
-            on_topic = sims is not None and max(sims) >= judge.settings.support_threshold
+        embedder = judge.relevance_embedder
+        if not on_topic and data.reference_topics and embedder is not None:
+            vectors = await embedder.embed([topic, *data.reference_topics])
+            sims = [max(0.0, min(1.0, cosine(vectors[0], v))) for v in vectors[1:]]
+            on_topic = max(sims) >= judge.settings.support_threshold
         out.append(on_topic)
     return TopicClassificationOutput(classifications=out)
 

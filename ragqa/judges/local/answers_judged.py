@@ -10,9 +10,8 @@ is one local reading of the task, not two).
   threshold 0.5), the middle level at ``threshold / 2`` or more (0.25), else 0.
 - **Answer accuracy**: the F1 of the support of the response's statements by the reference and
   of the reference's statements by the response (:func:`agreement`), rated 0/2/4.
-- **Context relevance**: :func:`context_relevance_rating`, the share of the question's content
-  words the contexts contain, rated 0/1/2. It is one small function of ``(query, contexts)`` so
-  that a better relevance scorer can replace it.
+- **Context relevance**: :func:`context_relevance_rating`, the local judge's query-to-passage
+  relevance (:mod:`ragqa.judges.local.relevance`) of the joined contexts, rated 0/1/2.
 - **Response groundedness**: the mean support of the response's statements by the contexts.
 - **Aspects and criteria** (:func:`criterion_value`): the definition is routed by keywords to a
   check (harm: a lexicon of harmful terms; correctness: agreement with the reference, else
@@ -31,6 +30,8 @@ import re
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
+from ragqa.judges.base import Embedder
+from ragqa.judges.local.relevance import relevance
 from ragqa.judges.local.text import claims, detect_script, features, split_sentences
 from ragqa.prompts.criteria import (
     SIMPLE_CRITERIA_MAX,
@@ -88,28 +89,31 @@ def _content(text: str) -> set[str]:
     )
 
 
-def context_relevance_rating(query: str, contexts: Sequence[str]) -> tuple[int, str]:
+async def context_relevance_rating(
+    query: str, contexts: Sequence[str], embedder: Embedder | None = None
+) -> tuple[int, str]:
     """The local rating 0/1/2 of how relevant ``contexts`` are to ``query``.
 
-    The value is the share of the query's content words (stop words removed, stemmed) found in
-    the contexts: 2 at 0.5 or more, 1 at 0.2 or more, else 0 (RAGAS's templates say 2 when the context
-    holds *any* relevant information, so the scale is lenient). A query with no content word is
-    rated 1 (nothing to look for, nothing missing).
+    The value is the local judge's query-to-passage relevance of the joined contexts
+    (:func:`ragqa.judges.local.relevance.relevance`: intent words removed, lexical evidence by
+    sentence window and passage, sentence-level embedding cosines when ``embedder`` is given,
+    a monotone calibrated blend in [0, 1]): rating 2 at 0.5 or more, 1 at 0.2 or more, else 0
+    (RAGAS's templates say 2 when the context holds *any* relevant information, so the scale is
+    lenient). A query with no content word is rated 1 (nothing to look for, nothing missing).
 
     Args:
         query: the question.
         contexts: the retrieved contexts (the prompt sends them joined, as one).
+        embedder: the judge's relevance embedder (``LocalJudge.relevance_embedder``), or ``None``.
 
     Returns:
         ``(rating, reason)``.
     """
-    wanted = set(features(query, detect_script(query)).content)
-    if not wanted:
+    if not set(features(query, detect_script(query)).content):
         return 1, f"{_TAG}: the question has no content word to look for"
-    have = set().union(*(_content(c) for c in contexts)) if contexts else set()
-    share = len(wanted & have) / len(wanted)
-    rating = 2 if share >= 0.5 else 1 if share >= 0.2 else 0
-    return rating, f"{_TAG}: {share:.2f} of the question's content words are in the contexts"
+    value = await relevance(query, "\n".join(contexts), embedder) if contexts else 0.0
+    rating = 2 if value >= 0.5 else 1 if value >= 0.2 else 0
+    return rating, f"{_TAG}: relevance of the contexts to the question {value:.2f}"
 
 
 def _mean_support(judge: LocalJudge, text: str, evidence: str, question: str = "") -> float | None:
@@ -155,13 +159,15 @@ async def _answer_accuracy_2(
 async def _context_relevance_1(
     judge: LocalJudge, data: ContextRelevanceInput, language: Language
 ) -> ContextRelevance1Output:
-    return ContextRelevance1Output(rating=context_relevance_rating(data.user_input, [data.context])[0])
+    rating, _ = await context_relevance_rating(data.user_input, [data.context], judge.relevance_embedder)
+    return ContextRelevance1Output(rating=rating)
 
 
 async def _context_relevance_2(
     judge: LocalJudge, data: ContextRelevanceInput, language: Language
 ) -> ContextRelevance2Output:
-    return ContextRelevance2Output(rating=context_relevance_rating(data.user_input, [data.context])[0])
+    rating, _ = await context_relevance_rating(data.user_input, [data.context], judge.relevance_embedder)
+    return ContextRelevance2Output(rating=rating)
 
 
 def _groundedness(judge: LocalJudge, data: ResponseGroundednessInput) -> int:

@@ -17,20 +17,23 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import re
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable
 from importlib.metadata import PackageNotFoundError, version
-from typing import Any, TypeVar
+from typing import Any, ParamSpec, TypeVar
 
 from pydantic import BaseModel
 
 from ragqa.errors import JudgeError, JudgeOutputError, JudgeUnsupported
+from ragqa.judges.base import Embedder
 from ragqa.judges.local.answers_agent import AGENT_HANDLERS
 from ragqa.judges.local.answers_batched import BATCHED_HANDLERS
 from ragqa.judges.local.answers_judged import JUDGED_HANDLERS
 from ragqa.judges.local.answers_response import RESPONSE_HANDLERS
 from ragqa.judges.local.embedder import LocalEmbedder
+from ragqa.judges.local.entities import extract_entities
 from ragqa.judges.local.graded import (
     GradedAttribution,
     GradedAttributionOutput,
@@ -40,18 +43,11 @@ from ragqa.judges.local.graded import (
     GradedRelevanceVerdict,
     GradedStatementVerdict,
 )
+from ragqa.judges.local.questions import generated_question, is_noncommittal
+from ragqa.judges.local.relevance import relevance_detail, relevance_many
 from ragqa.judges.local.support import SupportConfig, SupportResult, support
-from ragqa.judges.local.text import (
-    STOP_WORDS,
-    claims,
-    detect_script,
-    features,
-    split_sentences,
-    stem,
-    strip_citations,
-    tokens,
-)
-from ragqa.metrics._math import cosine
+from ragqa.judges.local.text import claims
+from ragqa.judges.local.worker import run_in_worker
 from ragqa.prompts.attribution import AttributionInput, AttributionOutput
 from ragqa.prompts.base import Prompt
 from ragqa.prompts.context_usefulness import ContextUsefulnessInput, ContextUsefulnessOutput
@@ -66,17 +62,23 @@ from ragqa.usage import record_usage
 
 __all__ = ["ALGORITHM_VERSION", "HANDLERS", "Handler", "LocalJudge", "extract_entities", "statements_of"]
 
-ALGORITHM_VERSION = "3"
+ALGORITHM_VERSION = "4"
 """Version of the local judge's answers; part of :attr:`LocalJudge.fingerprint`.
 
 Bump it whenever a handler, the text processing or the support scorer changes what the judge
 answers for the same input and settings, so that cached answers of the old algorithm are not
 served (the ragqa version in the fingerprint covers released changes; this covers the rest).
 Version 2: supports summed with ``math.fsum`` (bit-identical across processes).
+Version 4: relevance answers from :mod:`ragqa.judges.local.relevance` (query terms without intent
+words, sentence-level embedding cosines, calibrated), question generation from the whole answer,
+a wider noncommittal detector, entity checks that skip sentence openers and capitalised stop
+words, source lead-ins (``Based on the context,``) stripped from claims.
 """
 
 In = TypeVar("In", bound=BaseModel)
 Out = TypeVar("Out", bound=BaseModel)
+P = ParamSpec("P")
+T = TypeVar("T")
 
 Handler = Callable[["LocalJudge", Any, Language], Awaitable[BaseModel]]
 """``async handler(judge, data, language) -> output model`` for one prompt name."""
@@ -84,14 +86,6 @@ Handler = Callable[["LocalJudge", Any, Language], Awaitable[BaseModel]]
 _TAG = "local approximation"
 _YES_NO = re.compile(r"^\s*(yes|yeah|yep|no|nope|да|нет)\b[\s,.!]*$", re.IGNORECASE)
 _NEGATIVE = {"no", "nope", "нет"}
-_EVASIVE = re.compile(
-    r"\b(i\s+(?:do\s*n[o']t|don't|dont|cannot|can't|can\s*n[o']t)\s+(?:know|say|tell|answer|help|find|have)"
-    r"|i\s*(?:'m|am)\s+(?:not\s+sure|unsure|unable)|no\s+(?:information|idea|data|answer)|not\s+(?:enough|sure)"
-    r"|(?:cannot|can't|unable\s+to)\s+(?:answer|determine|find|provide)|there\s+is\s+no\s+way\s+to\s+know"
-    r"|не\s+знаю|не\s+могу\s+(?:сказать|ответить)|нет\s+(?:информации|данных)|затрудняюсь|не\s+уверен)",
-    re.IGNORECASE,
-)
-"""Phrases of an evasive, noncommittal answer (RAGAS's ``noncommittal`` flag)."""
 
 
 def statements_of(question: str, answer: str) -> list[str]:
@@ -157,8 +151,8 @@ class LocalJudge:
             support of statements stays lexical: embeddings measure topic, not support).
 
     Supported prompts: the keys of :data:`HANDLERS` (:attr:`supported_prompts`). Calls are CPU
-    bound and fast (about a millisecond per statement); each is recorded as one call with no
-    tokens and no cost.
+    bound (see ``docs/performance.md`` for measured costs) and computed in the local judge's
+    worker thread, off the event loop; each is recorded as one call with no tokens and no cost.
     """
 
     def __init__(
@@ -258,22 +252,31 @@ class LocalJudge:
         """The binary verdict of a graded value: 1 at or above ``support_threshold``."""
         return 1 if value >= self.settings.support_threshold else 0
 
-    async def similarity(self, a: str, b: Sequence[str]) -> list[float] | None:
-        """Cosine of ``a`` with each of ``b`` from the embedder, clipped to [0, 1]; ``None`` without one."""
-        if self.embedder is None or not self.settings.use_embeddings:
-            return None
-        vectors = await self.embedder.embed([a, *b])
-        return [max(0.0, min(1.0, cosine(vectors[0], v))) for v in vectors[1:]]
+    @property
+    def relevance_embedder(self) -> Embedder | None:
+        """The embedder relevance answers use: the judge's embedder when ``use_embeddings`` is on, else ``None``."""
+        return self.embedder if self.settings.use_embeddings else None
+
+    async def offload(self, fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
+        """Run the synchronous ``fn(*args, **kwargs)`` in the local judge's worker thread.
+
+        For handlers in other modules: compute the answer off the event loop
+        (:func:`ragqa.judges.local.worker.run_in_worker`).
+        """
+        return await run_in_worker(fn, *args, **kwargs)
 
 
 # ---- handlers ---------------------------------------------------------------------------------
+# Each handler computes its answer in the worker thread (run_in_worker), so the event loop only
+# awaits it; embedding calls stay on the loop (MiniLM encodes in its own thread).
 
 
 async def _statements(judge: LocalJudge, data: StatementsInput, language: Language) -> StatementsOutput:
-    return StatementsOutput(statements=statements_of(data.question, data.answer))
+    found = await run_in_worker(statements_of, data.question, data.answer)
+    return StatementsOutput(statements=found)
 
 
-async def _nli(judge: LocalJudge, data: NLIInput, language: Language) -> NLIOutput:
+def _nli_answer(judge: LocalJudge, data: NLIInput, language: Language) -> GradedNLIOutput:
     verdicts = []
     for statement in data.statements:
         result = judge.support(statement, data.context)
@@ -288,7 +291,11 @@ async def _nli(judge: LocalJudge, data: NLIInput, language: Language) -> NLIOutp
     return GradedNLIOutput(verdicts=verdicts)
 
 
-async def _attribution(judge: LocalJudge, data: AttributionInput, language: Language) -> AttributionOutput:
+async def _nli(judge: LocalJudge, data: NLIInput, language: Language) -> NLIOutput:
+    return await run_in_worker(_nli_answer, judge, data, language)
+
+
+def _attribution_answer(judge: LocalJudge, data: AttributionInput, language: Language) -> GradedAttributionOutput:
     out = []
     for statement in statements_of(data.question, data.answer):
         result = judge.support(statement, data.context)
@@ -303,140 +310,74 @@ async def _attribution(judge: LocalJudge, data: AttributionInput, language: Lang
     return GradedAttributionOutput(classifications=out)
 
 
-def _overlap(query: str, text: str) -> float:
-    """Share of ``query``'s content stems found in ``text`` (1.0 when the query has none)."""
-    script = detect_script(query + " " + text)
-    wanted = set(features(query, script).content)
-    if not wanted:
-        return 1.0
-    have = {st for s in split_sentences(text) for st in features(s, script).content} or set(
-        features(text, script).content
-    )
-    return len(wanted & have) / len(wanted)
+async def _attribution(judge: LocalJudge, data: AttributionInput, language: Language) -> AttributionOutput:
+    return await run_in_worker(_attribution_answer, judge, data, language)
+
+
+def _answer_support(judge: LocalJudge, question: str, answer: str, context: str) -> list[float]:
+    return [judge.support(s, context).value for s in statements_of(question, answer)]
 
 
 async def _context_usefulness(
     judge: LocalJudge, data: ContextUsefulnessInput, language: Language
 ) -> ContextUsefulnessOutput:
-    statements = statements_of(data.question, data.answer)
-    if statements:
-        values = [judge.support(s, data.context).value for s in statements]
-        value = sum(values) / len(values)
-        how = f"the answer's {len(values)} statement(s) are supported {value:.2f} on average by this context"
+    supports = await run_in_worker(_answer_support, judge, data.question, data.answer, data.context)
+    rel = await relevance_detail(data.question, data.context, judge.relevance_embedder)
+    how = f"relevance to the question {rel.value:.2f}"
+    if rel.semantic is not None:
+        how += f" (embedding {rel.semantic:.2f}, words {rel.lexical:.2f})"
+    if supports:
+        answer_support = math.fsum(supports) / len(supports)
+        share = USEFULNESS_SUPPORT_WEIGHT if rel.terms or rel.semantic is not None else 1.0
+        value = share * answer_support + (1 - share) * rel.value
+        how = f"the answer's {len(supports)} statement(s) are supported {answer_support:.2f} on average; " + how
     else:
-        value = _overlap(data.question, data.context)
-        how = f"the answer makes no statement; {value:.2f} of the question's words are in this context"
-    sims = await judge.similarity(data.answer, [data.context])
-    if sims is not None:
-        value = 0.7 * value + 0.3 * sims[0]
-        how += f"; embedding similarity {sims[0]:.2f}"
+        value = rel.value
+        how = "the answer makes no statement; " + how
+    value = round(value, 9)
     verdict = judge.verdict(value)
     return GradedContextUsefulnessOutput(reason=f"{_TAG}: {how}", verdict=verdict, support=value)
+
+
+USEFULNESS_SUPPORT_WEIGHT = 0.5
+"""Share of a context's usefulness that is the support of the answer's statements (the rest is
+the context's relevance to the question, :func:`ragqa.judges.local.relevance.relevance`). A
+question with no content word (``"When?"``) and no embedder says nothing: support alone counts."""
 
 
 async def _statement_relevance(
     judge: LocalJudge, data: StatementRelevanceInput, language: Language
 ) -> StatementRelevanceOutput:
-    sims = await judge.similarity(data.question, data.statements)
+    scored = await relevance_many(data.question, data.statements, judge.relevance_embedder)
     out = []
-    for i, statement in enumerate(data.statements):
-        lexical = max(_overlap(data.question, statement), _overlap(statement, data.question))
-        value = lexical if sims is None else 0.5 * lexical + 0.5 * sims[i]
-        reason = f"{_TAG}: {lexical:.2f} word overlap with the question"
-        if sims is not None:
-            reason += f", embedding similarity {sims[i]:.2f}"
+    for statement, rel in zip(data.statements, scored, strict=True):
+        reason = f"{_TAG}: relevance to the question {rel.value:.2f}"
+        if rel.semantic is not None:
+            reason += f" (embedding {rel.semantic:.2f}, words {rel.lexical:.2f})"
+        if rel.missing:
+            reason += "; question words not in it: " + ", ".join(rel.missing[:6])
         out.append(
-            GradedRelevanceVerdict(statement=statement, reason=reason, verdict=judge.verdict(value), support=value)
+            GradedRelevanceVerdict(
+                statement=statement, reason=reason, verdict=judge.verdict(rel.value), support=rel.value
+            )
         )
     return GradedRelevanceOutput(verdicts=out)
 
 
-_NAME_WORD = r"[A-ZА-ЯЁ][\w'’.-]*"
-_CONNECTOR = r"(?:of|the|de|da|del|von|van|der|la|le|and|&|for|on|у|и|де)"
-_NAME_SPAN = re.compile(rf"{_NAME_WORD}(?:\s+(?:{_CONNECTOR}\s+)*{_NAME_WORD})*")
-_MONTHS = (
-    r"(?:January|February|March|April|May|June|July|August|September|October|November|December|Jan|Feb|Mar|Apr|Jun|"
-    r"Jul|Aug|Sep|Sept|Oct|Nov|Dec|января|февраля|марта|апреля|мая|июня|июля|августа|сентября|октября|ноября|декабря)"
-)
-_DATE = re.compile(rf"\b(?:\d{{1,2}}\s+{_MONTHS}\s+\d{{4}}|{_MONTHS}\s+\d{{1,2}},?\s+\d{{4}}|{_MONTHS}\s+\d{{4}})\b")
-_QUANTITY = re.compile(
-    r"(?<![\w.,])\d+(?:[.,]\d+)*(?:\s*(?:%|percent\b|процент\w*|million\b|billion\b|млн\b|млрд\b|km\b|kg\b))?"
-)
-
-
-def _sentence_entities(sentence: str) -> list[tuple[int, str]]:
-    found: list[tuple[int, str]] = []
-    taken: list[tuple[int, int]] = []
-    for m in _DATE.finditer(sentence):
-        found.append((m.start(), m.group(0)))
-        taken.append(m.span())
-    stop = STOP_WORDS[detect_script(sentence)]
-    for m in _NAME_SPAN.finditer(sentence):
-        if any(a <= m.start() < b for a, b in taken):
-            continue
-        words = m.group(0).split()
-        while words and (words[0].lower() in stop or re.fullmatch(_CONNECTOR, words[0].lower())):
-            words.pop(0)
-        while words and re.fullmatch(_CONNECTOR, words[-1].lower()):
-            words.pop()
-        if words and words[-1].endswith(".") and len(words[-1]) > 3 and words[-1][-2].islower():
-            words[-1] = words[-1][:-1]  # a sentence-final period, not an initial (St., F.E.A.R.)
-        if not words or re.fullmatch(_MONTHS, " ".join(words)):
-            continue
-        found.append((m.start(), " ".join(words)))
-    for m in _QUANTITY.finditer(sentence):
-        if not any(a <= m.start() < b for a, b in taken):
-            found.append((m.start(), m.group(0).strip()))
-    return found
-
-
-def extract_entities(text: str) -> list[str]:
-    """Named entities of ``text`` by surface form: dates, capitalised name spans, quantities.
-
-    A capitalised span may contain connectors (``Bank of America``); a single capitalised word
-    opening a sentence counts only when it is not a stop word. Spans are trimmed of trailing
-    connectors and punctuation; the result is unique (case-insensitive) in order of first mention.
-
-    Returns:
-        The entities as they appear in ``text``.
-    """
-    found: list[tuple[int, int, str]] = []
-    for n, sentence in enumerate(split_sentences(strip_citations(text))):
-        found.extend((n, start, entity) for start, entity in _sentence_entities(sentence))
-    seen: set[str] = set()
-    out: list[str] = []
-    for _, _, entity in sorted(found):
-        key = entity.lower()
-        if key not in seen:
-            seen.add(key)
-            out.append(entity)
-    return out
-
-
 async def _entities(judge: LocalJudge, data: EntitiesInput, language: Language) -> EntitiesOutput:
-    return EntitiesOutput(entities=extract_entities(data.text))
+    return EntitiesOutput(entities=await run_in_worker(extract_entities, data.text))
 
 
-_QUESTION_FORMS: dict[Language, tuple[str, ...]] = {
-    "en": ("What about {}?", "What is known about {}?", "Which facts concern {}?", "Tell me about {}?"),
-    "ru": ("Что известно о: {}?", "Что можно сказать о: {}?", "Какие факты о: {}?", "Расскажи о: {}?"),
-}
+def _question_answer(response: str, attempt: int, language: Language) -> QuestionGenerationOutput:
+    return QuestionGenerationOutput(
+        question=generated_question(response, attempt, language), noncommittal=int(is_noncommittal(response))
+    )
 
 
 async def _question_generation(
     judge: LocalJudge, data: QuestionGenerationInput, language: Language
 ) -> QuestionGenerationOutput:
-    response = strip_citations(data.response)
-    noncommittal = 1 if _EVASIVE.search(response) or not claims(response) else 0
-    first = (claims(response) or list(split_sentences(response)) or [response])[0]
-    script = detect_script(first)
-    stop = STOP_WORDS[script]
-    words = [t for t in tokens(first) if t not in stop and len(t) > 1][:10]
-    seen: set[str] = set()
-    unique = [w for w in words if not (stem(w, script) in seen or seen.add(stem(w, script)))]  # type: ignore[func-returns-value]
-    forms = _QUESTION_FORMS["ru" if script == "ru" else language]
-    form = forms[(data.attempt - 1) % len(forms)]
-    return QuestionGenerationOutput(question=form.format(" ".join(unique) or first), noncommittal=noncommittal)
+    return await run_in_worker(_question_answer, data.response, data.attempt, language)
 
 
 HANDLERS: dict[str, Handler] = {

@@ -25,6 +25,7 @@ import itertools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from rapidfuzz import fuzz, process
 
@@ -88,7 +89,7 @@ class SupportResult:
 @dataclass
 class _Context:
     sentences: tuple[str, ...]
-    windows: list[tuple[str, frozenset[str], frozenset[tuple[str, str]], bool]]
+    windows: list[tuple[str, frozenset[str], tuple[str, ...], bool]]  # text, stems, stems in order, negated
     vocabulary: frozenset[str]
     numbers: frozenset[str]
     first_person: bool
@@ -116,7 +117,7 @@ def _context(text: str, window: int, script: Script) -> _Context:
             chunk = feats[i : i + size]
             stems = [st for f in chunk for st in f.content]
             negated = any(f.negated for f in chunk)
-            windows.append((" ".join(sentences[i : i + size]), frozenset(stems), _bigrams(stems), negated))
+            windows.append((" ".join(sentences[i : i + size]), frozenset(stems), tuple(stems), negated))
     df: dict[str, int] = {}
     for f in feats:
         for st in set(f.content):
@@ -151,6 +152,87 @@ def _fuzzy_map(words: frozenset[str], vocabulary: frozenset[str], ratio: float |
     return out
 
 
+@dataclass(frozen=True)
+class _Scan:
+    """The part of a support that the checks do not change (shared by judges that differ only in checks)."""
+
+    value: float
+    best_text: str
+    best_negated: bool
+    missing: tuple[str, ...]
+    parts: tuple[tuple[str, float], ...]
+    numbers: frozenset[str]
+    context_numbers: frozenset[str]
+    entities: tuple[tuple[str, bool], ...]  # (entity stem, found in the context)
+    negated: bool
+    first_person: bool
+    context_first_person: bool
+
+
+@lru_cache(maxsize=8192)
+def _scan(
+    statement: str,
+    context: str,
+    window: int,
+    global_weight: float,
+    bigram_weight: float,
+    fuzzy_ratio: float | None,
+    idf: bool,
+    novel_weight: float,
+) -> _Scan | None:
+    """Window coverage, whole-context coverage and bigram share of ``statement`` in ``context``.
+
+    ``None`` when the context has no sentence. Cached: the strict and lenient judges of a panel
+    score the same statements against the same contexts.
+    """
+    script = detect_script(statement + " " + context[:2000])
+    feats: TextFeatures = features(strip_citations(statement), script)
+    words = frozenset(feats.content)
+    ctx = _context(context, window, script)
+    if not ctx.sentences:
+        return None
+    alias = _fuzzy_map(words, ctx.vocabulary, fuzzy_ratio)
+
+    def canon(w: str) -> str:
+        return alias.get(w, w)
+
+    max_idf = math.log(1 + ctx.n) * novel_weight
+    weights = {
+        w: (math.log(1 + ctx.n / (1 + ctx.df[canon(w)])) if canon(w) in ctx.df else max_idf) if idf else 1.0
+        for w in words
+    }
+    # fsum: correctly rounded whatever the (hash-seed dependent) order of the words, so a support
+    # is bit-identical across processes and equal windows tie exactly
+    total = math.fsum(weights.values()) or 1.0
+    canon_words = {w: canon(w) for w in words}
+    stmt_bigrams = _bigrams([canon(w) for w in feats.content])
+
+    best_cov, best_text, best_bigram, best_negated = -1.0, "", 0.0, False
+    for text, vocab, ordered, negated in ctx.windows:
+        cov = math.fsum(weights[w] for w, c in canon_words.items() if c in vocab) / total
+        if cov > best_cov:
+            best_cov, best_text, best_negated = cov, text, negated
+            best_bigram = len(stmt_bigrams & _bigrams(ordered)) / len(stmt_bigrams) if stmt_bigrams else cov
+    missing = tuple(sorted(w for w, c in canon_words.items() if c not in ctx.vocabulary))
+    global_cov = math.fsum(weights[w] for w, c in canon_words.items() if c in ctx.vocabulary) / total
+    if not words:
+        best_cov = global_cov = best_bigram = 1.0
+    value = (1 - global_weight - bigram_weight) * best_cov + global_weight * global_cov + bigram_weight * best_bigram
+    return _Scan(
+        value=value,
+        best_text=best_text,
+        best_negated=best_negated,
+        missing=missing,
+        parts=(("window", best_cov), ("global", global_cov), ("bigram", best_bigram)),
+        numbers=feats.numbers,
+        context_numbers=ctx.numbers,
+        entities=tuple(sorted((e, canon(e) in ctx.vocabulary) for e in feats.entities)),
+        negated=feats.negated,
+        first_person=feats.first_person,
+        context_first_person=ctx.first_person,
+    )
+
+
 def support(statement: str, context: str, config: SupportConfig | None = None) -> SupportResult:
     """Graded support of ``statement`` by ``context`` (see the module docstring for the method).
 
@@ -170,61 +252,41 @@ def support(statement: str, context: str, config: SupportConfig | None = None) -
     words = frozenset(feats.content)
     if not words and not feats.numbers:
         return SupportResult(1.0, parts={"empty": 1.0})
-    ctx = _context(context, cfg.window, script)
-    if not ctx.sentences:
+    scan = _scan(
+        statement,
+        context,
+        cfg.window,
+        cfg.global_weight,
+        cfg.bigram_weight,
+        cfg.fuzzy_ratio,
+        cfg.idf,
+        cfg.novel_weight,
+    )
+    if scan is None:
         return SupportResult(0.0, missing_words=tuple(sorted(words)), missing_numbers=tuple(sorted(feats.numbers)))
-
-    alias = _fuzzy_map(words, ctx.vocabulary, cfg.fuzzy_ratio)
-
-    def canon(w: str) -> str:
-        return alias.get(w, w)
-
-    max_idf = math.log(1 + ctx.n) * cfg.novel_weight
-    weights = {
-        w: (math.log(1 + ctx.n / (1 + ctx.df[canon(w)])) if canon(w) in ctx.df else max_idf) if cfg.idf else 1.0
-        for w in words
-    }
-    # fsum: correctly rounded whatever the (hash-seed dependent) order of the words, so a support
-    # is bit-identical across processes and equal windows tie exactly
-    total = math.fsum(weights.values()) or 1.0
-    canon_words = {w: canon(w) for w in words}
-    stmt_bigrams = _bigrams([canon(w) for w in feats.content])
-
-    best_cov, best_text, best_bigram, best_negated = -1.0, "", 0.0, False
-    for text, vocab, bigrams, negated in ctx.windows:
-        cov = math.fsum(weights[w] for w, c in canon_words.items() if c in vocab) / total
-        if cov > best_cov:
-            best_cov, best_text, best_negated = cov, text, negated
-            best_bigram = len(stmt_bigrams & bigrams) / len(stmt_bigrams) if stmt_bigrams else cov
-    missing = tuple(sorted(w for w, c in canon_words.items() if c not in ctx.vocabulary))
-    global_cov = math.fsum(weights[w] for w, c in canon_words.items() if c in ctx.vocabulary) / total
-    if not words:
-        best_cov = global_cov = best_bigram = 1.0
-    wg, wb = cfg.global_weight, cfg.bigram_weight
-    value = (1 - wg - wb) * best_cov + wg * global_cov + wb * best_bigram
-
-    missing_numbers = tuple(sorted(feats.numbers - ctx.numbers))
-    parts = {"window": best_cov, "global": global_cov, "bigram": best_bigram}
-    if cfg.number_check and feats.numbers:
-        share = 1 - len(missing_numbers) / len(feats.numbers)
+    value = scan.value
+    missing_numbers = tuple(sorted(scan.numbers - scan.context_numbers))
+    parts = dict(scan.parts)
+    if cfg.number_check and scan.numbers:
+        share = 1 - len(missing_numbers) / len(scan.numbers)
         parts["numbers"] = share
         value = min(value, share)
-    if feats.negated and not best_negated and cfg.negation_factor < 1:
+    if scan.negated and not scan.best_negated and cfg.negation_factor < 1:
         parts["negation"] = cfg.negation_factor
         value *= cfg.negation_factor
-    if feats.first_person and not ctx.first_person and cfg.speaker_cap < 1:
+    if scan.first_person and not scan.context_first_person and cfg.speaker_cap < 1:
         parts["speaker"] = cfg.speaker_cap
         value = min(value, cfg.speaker_cap)
-    missing_entities = tuple(sorted(e for e in feats.entities if canon(e) not in ctx.vocabulary))
-    if cfg.entity_check and feats.entities:
-        share = 1 - len(missing_entities) / len(feats.entities)
+    missing_entities = tuple(e for e, found in scan.entities if not found)
+    if cfg.entity_check and scan.entities:
+        share = 1 - len(missing_entities) / len(scan.entities)
         parts["entities"] = share
         value = min(value, share)
     return SupportResult(
         # rounded to 9 decimals so sums such as 0.7999999999999999 meet the thresholds they print as
         value=round(max(0.0, min(1.0, value)), 9),
-        best_sentence=best_text,
-        missing_words=missing,
+        best_sentence=scan.best_text,
+        missing_words=scan.missing,
         missing_numbers=missing_numbers,
         missing_entities=missing_entities,
         parts=parts,

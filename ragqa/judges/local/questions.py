@@ -1,0 +1,155 @@
+"""Question generation of the local judge: the question an answer replies to, and whether it evades.
+
+RAGAS's response relevancy asks an LLM to write the question a response answers and to flag a
+noncommittal response; the metric then compares the generated questions with the user's question
+by embedding cosine. The local judge cannot write a question, so it writes the *topic* of the
+whole answer as a question-like text:
+
+1. Every claim of the answer is read (:func:`ragqa.judges.local.text.claims`), not only the
+   first, so detail, completeness and off-topic filler all move the generated text.
+2. Content words are ranked by how many claims mention them (the answer's topic recurs), then by
+   first mention; numbers and names are kept as written. Attempt ``n`` takes a different slice of
+   that ranking (all top words, the words of the leading claims, the words of the other claims),
+   so the ``strictness`` generations differ the way an LLM's paraphrases do.
+3. ``noncommittal`` is 1 when the answer asserts nothing or evades (:func:`is_noncommittal`).
+"""
+
+from __future__ import annotations
+
+import re
+
+from ragqa.judges.local.text import STOP_WORDS, claims, detect_script, split_sentences, stem, strip_citations, tokens
+from ragqa.schema import Language
+
+__all__ = ["EVASIVE", "generated_question", "is_noncommittal", "topic_words"]
+
+EVASIVE = re.compile(
+    r"\b(?:"
+    # I do not know / cannot tell
+    r"i\s+(?:do\s*n[o']t|don't|dont|did\s*n[o']t|didn't|cannot|can't|can\s*n[o']t|could\s*n[o']t|couldn't|was\s+unable"
+    r"\s+to|am\s+unable\s+to|wasn't\s+able\s+to)\s+(?:really\s+)?(?:know|say|tell|answer|help|find|have|see|locate|"
+    r"determine|provide|access|confirm|verify)"
+    r"|i\s*(?:'m|am)\s+(?:not\s+(?:sure|certain|aware|able)|unsure|unable|afraid|sorry)"
+    r"|(?:i\s+have|there\s+is|there's|i\s+found)\s+no\s+(?:specific\s+|relevant\s+|further\s+|additional\s+)?"
+    r"(?:information|idea|data|details?|answer|mention|record|knowledge)"
+    r"|no\s+(?:specific\s+|relevant\s+)?(?:information|data|details?)\s+(?:is|was|are|were)?\s*(?:available|provided|"
+    r"given|found|mentioned)"
+    r"|(?:is|are|was|were)\s+not\s+(?:mentioned|provided|specified|stated|given|included|available|covered|described|"
+    r"addressed|listed|found|known|clear|discussed)"
+    r"|(?:does|do|did)\s*(?:n[o']t|\s+not)\s+(?:mention|say|specify|state|provide|include|contain|cover|describe|"
+    r"address|list|indicate|explain|discuss)"
+    r"|not\s+(?:enough|sufficient)\s+(?:information|context|data|details?)"
+    r"|(?:cannot|can't|can\s+not|unable\s+to|impossible\s+to)\s+(?:be\s+)?(?:answer(?:ed)?|determine[d]?|find|found|"
+    r"provide[d]?|confirm(?:ed)?|say|tell|know|known)"
+    r"|there\s+is\s+no\s+way\s+to\s+know|it\s+(?:depends|is\s+unclear|is\s+not\s+clear|'s\s+unclear)"
+    r"|(?:hard|difficult)\s+to\s+(?:say|tell|know)|beyond\s+(?:my|the)\s+(?:knowledge|scope)"
+    r"|не\s+(?:знаю|уверен[аы]?|могу\s+(?:сказать|ответить|найти|определить)|удалось\s+(?:найти|определить|выяснить))"
+    r"|нет\s+(?:информации|данных|сведений|ответа)|(?:информаци[яи]|данные|сведения)\s+(?:отсутству\w+|нет)"
+    r"|не\s+(?:указан\w*|упомина\w+|упомянут\w*|приведен\w*|предоставлен\w*|сказано|говорится|описан\w*)"
+    r"|затрудняюсь|трудно\s+сказать|зависит\s+от|к\s+сожалению"
+    r")",
+    re.IGNORECASE,
+)
+"""Phrases of an evasive, noncommittal answer (RAGAS's ``noncommittal`` flag), English and Russian.
+
+Covers "I don't know", "I couldn't find any information about ...", "... is not mentioned",
+"... was not provided", "the context does not specify", "it depends", "не знаю", "не указано",
+"нет сведений", "к сожалению".
+"""
+
+
+def is_noncommittal(response: str) -> bool:
+    """Whether ``response`` evades the question (RAGAS's ``noncommittal``).
+
+    A response is noncommittal when it asserts nothing (no claim), when its first sentence is
+    evasive, or when more than half of its sentences are. A detailed answer with one caveat
+    ("the exact date is not mentioned") is not.
+
+    Args:
+        response: the answer text (English or Russian).
+
+    Returns:
+        True for a noncommittal response.
+    """
+    text = strip_citations(response)
+    sentences = split_sentences(text)
+    if not sentences or not claims(text):
+        return True
+    evasive = [bool(EVASIVE.search(s)) for s in sentences]
+    return evasive[0] or 2 * sum(evasive) > len(evasive)
+
+
+def _topic(response: str) -> tuple[list[str], list[str]]:
+    """The answer's content words ranked by claims mentioning them, and in order of first mention."""
+    found = claims(response)
+    script = detect_script(response)
+    stop = STOP_WORDS[script]
+    claims_of: dict[str, set[int]] = {}
+    first: dict[str, str] = {}  # stem -> word as written; insertion order = first mention
+    for n, claim in enumerate(found):
+        for raw in _WORD.findall(claim):
+            word = raw.rstrip(".")
+            low = next(iter(tokens(word)), "")
+            if not low or low in stop or len(low) < 2:
+                continue
+            key = stem(low, script)
+            claims_of.setdefault(key, set()).add(n)
+            first.setdefault(key, word if word[:1].isupper() or word[:1].isdigit() else low)
+    order = list(first)
+    ranked = sorted(order, key=lambda k: -len(claims_of[k]))  # stable: ties keep first mention
+    return [first[k] for k in ranked], [first[k] for k in order]
+
+
+_WORD = re.compile(r"[^\W_][\w'’.,-]*[^\W_]|[^\W_]")
+
+
+def topic_words(response: str, limit: int = 12) -> list[str]:
+    """The answer's content words ranked by how many of its claims mention them, then by first mention.
+
+    Args:
+        response: the answer text.
+        limit: the most words returned.
+
+    Returns:
+        Words as written in the answer (lower-cased except names and numbers), unique by stem.
+    """
+    return _topic(response)[0][:limit]
+
+
+_QUESTION_FORMS: dict[Language, tuple[str, ...]] = {
+    "en": ("What about {}?", "What is known about {}?", "Which facts concern {}?", "Tell me about {}?"),
+    "ru": ("Что известно о: {}?", "Что можно сказать о: {}?", "Какие факты о: {}?", "Расскажи о: {}?"),
+}
+
+
+def generated_question(response: str, attempt: int, language: Language) -> str:
+    """The question-like text the local judge generates from the whole ``response``.
+
+    Attempt 1 takes the answer's top topic words; attempt 2 the words of its first claims in
+    order; attempt 3 the top words again with the other claims' words after them; further
+    attempts cycle. Each is worded with a different question form.
+
+    Args:
+        response: the answer (citation markers are removed).
+        attempt: the generation number, 1-based.
+        language: the metric's language (Cyrillic-dominant answers use the Russian forms).
+
+    Returns:
+        A question such as ``"What about Kilimanjaro Tanzania 5,895 metres?"``; the response
+        itself in a question form when it has no content word.
+    """
+    text = strip_citations(response)
+    script = detect_script(text)
+    forms = _QUESTION_FORMS["ru" if script == "ru" else language]
+    form = forms[(attempt - 1) % len(forms)]
+    ranked, order = _topic(text)
+    if not ranked:
+        return form.format(" ".join(text.split()) or "?")
+    variant = (attempt - 1) % 3
+    if variant == 0:
+        words = ranked[:12]
+    elif variant == 1:
+        words = order[:12]
+    else:
+        words = list(dict.fromkeys([*ranked[:6], *order[-6:]]))
+    return form.format(" ".join(words))
