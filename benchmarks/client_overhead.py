@@ -11,6 +11,8 @@ Rows:
   ``model_validate_json`` (the floor: what any client of this SDK pays).
 - ``OpenAIJudge json_schema`` / ``function_calling`` / ``prompt``: ragqa's judge, per mode
   (prompt rendering, LangChain's ``ChatOpenAI``, limiter, breaker, retry, validation, usage).
+- ``OpenAIJudge json_schema, traced``: the path a judge takes when a LangChain callback listens
+  (tracing on): ``ChatOpenAI.ainvoke`` with its callback machinery, as every call took before.
 
 The rows of one concurrency level run in turns (floor, then each judge mode) for ``--rounds``
 rounds, so that the floor and ragqa see the same machine; each row shows the median of its
@@ -35,6 +37,7 @@ from datetime import timedelta
 import openai
 from pydantic import SecretStr
 
+from ragqa.judges import openai as judge_module
 from ragqa.judges.openai import OpenAIJudge, openai_base_url
 from ragqa.prompts.nli import NLI, NLIInput
 from ragqa.settings import ChatOptions, ProviderLimits, ResolvedChatModel, RetrySettings
@@ -44,6 +47,9 @@ DATA = NLIInput(
     context="The First AFL-NFL World Championship Game was played on January 15, 1967, in Los Angeles.",
     statements=["The first Super Bowl was held on January 15, 1967.", "It was held in Florida."],
 )
+
+
+TRACED = "OpenAIJudge json_schema, traced"
 
 
 async def measure(call: Callable[[], Awaitable[object]], calls: int, concurrency: int) -> tuple[float, float]:
@@ -112,10 +118,17 @@ async def run(calls: int, levels: list[int], rounds: int) -> list[tuple[str, int
                     return await judge.ask(NLI, DATA)
 
                 calls_of[f"OpenAIJudge {mode}"] = ask
+            calls_of[TRACED] = calls_of["OpenAIJudge json_schema"]
             seen: dict[str, list[tuple[float, float]]] = {name: [] for name in calls_of}
+            listening = judge_module._callbacks_configured
             for _ in range(rounds):
                 for name, call in calls_of.items():
-                    seen[name].append(await measure(call, calls, concurrency))
+                    if name == TRACED:  # as if a LangChain callback listened: the ainvoke path
+                        judge_module._callbacks_configured = lambda: True
+                    try:
+                        seen[name].append(await measure(call, calls, concurrency))
+                    finally:
+                        judge_module._callbacks_configured = listening
             floor = statistics.median(cpu for _, cpu in seen["raw AsyncOpenAI + validate"])
             for name, results in seen.items():
                 rate = statistics.median(r for r, _ in results)

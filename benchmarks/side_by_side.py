@@ -103,13 +103,21 @@ def settings_file(folder: Path, base_url: str, judges: int, concurrency: int) ->
     return path
 
 
+def own_environ(plan: str | None = None) -> dict[str, str]:
+    """This process's environment without ``RAGQA__`` overrides (the benchmark's settings are its own) + the plan."""
+    env = {k: v for k, v in os.environ.items() if not k.upper().startswith("RAGQA__")}
+    if plan:
+        env[PLAN_ENV] = plan
+    return env
+
+
 def plan_known(config: Path, plan: str) -> str | None:
     """``None`` when this ragqa accepts ``ragqa.call-plan=plan``, else why not (the ConfigError's first line)."""
     from ragqa.errors import ConfigError
     from ragqa.settings import load_settings
 
     try:
-        load_settings(config_file=config, environ={**os.environ, PLAN_ENV: plan})
+        load_settings(config_file=config, environ=own_environ(plan))
     except ConfigError as exc:
         return str(exc).splitlines()[0]
     return None
@@ -123,8 +131,6 @@ def ragqa_worker(job: dict[str, Any]) -> dict[str, Any]:
     """
     import ragqa
 
-    if job.get("plan"):
-        os.environ[PLAN_ENV] = job["plan"]
     per_metric = {}
     for metric in job["metrics"]:
         before = counts(job["count_url"])
@@ -157,7 +163,7 @@ def run_contender(name: str, job: dict[str, Any], python: str | None, folder: Pa
     else:
         cmd = [python, str(HERE / "_ragas_side.py"), str(path)]
     before = counts(job["base_url"])
-    done = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    done = subprocess.run(cmd, capture_output=True, text=True, check=False, env=own_environ(job.get("plan")))
     after = counts(job["base_url"])
     if done.returncode != 0:
         raise RuntimeError(f"{name} failed (exit {done.returncode}):\n{done.stderr[-3000:]}")
@@ -167,10 +173,14 @@ def run_contender(name: str, job: dict[str, Any], python: str | None, folder: Pa
     return result
 
 
-def server(latency: float) -> tuple[subprocess.Popen[str], str]:
-    """Start ``python -m ragqa.testing.server`` (ragqa prompts by the local judge's rules, others by placeholders)."""
+def server(latency: float, log: Path) -> tuple[subprocess.Popen[str], str]:
+    """Start ``python -m ragqa.testing.server`` (ragqa prompts by the local judge's rules, others by placeholders).
+
+    Its stderr goes to ``log``: aiohttp logs a client that closes a kept-alive connection as an error.
+    """
     cmd = [sys.executable, "-m", "ragqa.testing.server", "--latency", str(latency), "--responder", "ragqa+foreign"]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
+    with log.open("w", encoding="utf-8") as err:
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=err, text=True)
     assert proc.stdout is not None
     line = proc.stdout.readline().strip()
     if not line.startswith("READY "):
@@ -213,8 +223,8 @@ def main() -> None:
     samples = make_samples(args.samples, args.contexts)
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
-        quick, quick_url = server(0.0)  # the call-count pass: no latency
-        timed, timed_url = server(args.latency)
+        quick, quick_url = server(0.0, folder / "count-server.log")  # the call-count pass: no latency
+        timed, timed_url = server(args.latency, folder / "timed-server.log")
         try:
             count_config = settings_file(folder / "count", quick_url, args.judges, args.concurrency)
             config = settings_file(folder, timed_url, args.judges, args.concurrency)
@@ -252,10 +262,11 @@ def main() -> None:
     print(header + f"{'scores':>8}")
     for n in names:
         r = timed_rows[n]
-        requests = r["chat"] + r["embed"]
+        requests = max(1, r["chat"] + r["embed"])
         ideal = requests * args.latency / args.concurrency
+        ratio = f"{r['wall_s'] / ideal:>7.2f}" if ideal > 0 else f"{'-':>7}"
         print(
-            f"{n:<16}{requests:>9}{ideal:>9.1f}{r['wall_s']:>9.1f}{r['wall_s'] / ideal:>7.2f}"
+            f"{n:<16}{requests:>9}{ideal:>9.1f}{r['wall_s']:>9.1f}{ratio}"
             f"{r['cpu_s'] / requests * 1000:>11.2f}{r['peak_mb']:>9.0f}{r['scored']:>8}"
         )
 
