@@ -8,13 +8,20 @@ latency is hundreds of milliseconds, so this CPU is the ceiling on calls per sec
 Rows:
 
 - ``raw AsyncOpenAI``: the OpenAI SDK alone over the aiohttp client, ``response_format`` and
-  ``model_validate_json`` (the floor).
-- ``OpenAIJudge json_schema`` / ``function_calling`` / ``prompt``: ragqa's judge, per mode.
+  ``model_validate_json`` (the floor: what any client of this SDK pays).
+- ``OpenAIJudge json_schema`` / ``function_calling`` / ``prompt``: ragqa's judge, per mode
+  (prompt rendering, LangChain's ``ChatOpenAI``, limiter, breaker, retry, validation, usage).
+- ``OpenAIJudge json_schema, traced``: the path a judge takes when a LangChain callback listens
+  (tracing on): ``ChatOpenAI.ainvoke`` with its callback machinery, as every call took before.
+
+The rows of one concurrency level run in turns (floor, then each judge mode) for ``--rounds``
+rounds, so that the floor and ragqa see the same machine; each row shows the median of its
+rounds, and ``over floor`` is the row's CPU per call minus the floor's of the same level.
 
 Run::
 
-    python benchmarks/client_overhead.py                 # 2000 calls per row, concurrency 1, 16, 64
-    python benchmarks/client_overhead.py --calls 500 --concurrency 16
+    python benchmarks/client_overhead.py                 # 1000 calls per row and round, 3 rounds, concurrency 1, 16, 64
+    python benchmarks/client_overhead.py --calls 500 --concurrency 16 --rounds 5
 """
 
 from __future__ import annotations
@@ -22,6 +29,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import gc
+import statistics
 import time
 from collections.abc import Awaitable, Callable
 from datetime import timedelta
@@ -29,6 +37,7 @@ from datetime import timedelta
 import openai
 from pydantic import SecretStr
 
+from ragqa.judges import openai as judge_module
 from ragqa.judges.openai import OpenAIJudge, openai_base_url
 from ragqa.prompts.nli import NLI, NLIInput
 from ragqa.settings import ChatOptions, ProviderLimits, ResolvedChatModel, RetrySettings
@@ -38,6 +47,9 @@ DATA = NLIInput(
     context="The First AFL-NFL World Championship Game was played on January 15, 1967, in Los Angeles.",
     statements=["The first Super Bowl was held on January 15, 1967.", "It was held in Florida."],
 )
+
+
+TRACED = "OpenAIJudge json_schema, traced"
 
 
 async def measure(call: Callable[[], Awaitable[object]], calls: int, concurrency: int) -> tuple[float, float]:
@@ -86,8 +98,10 @@ def raw_call(client: openai.AsyncOpenAI) -> Callable[[], Awaitable[object]]:
     return raw
 
 
-async def run(calls: int, levels: list[int]) -> list[tuple[str, int, float, float]]:
-    rows: list[tuple[str, int, float, float]] = []
+async def run(calls: int, levels: list[int], rounds: int) -> list[tuple[str, int, float, float, float]]:
+    """``(row, concurrency, calls/s, CPU ms per call, CPU ms over the floor)``, medians over the rounds."""
+    rows: list[tuple[str, int, float, float, float]] = []
+    modes = ("json_schema", "function_calling", "prompt")
     with fake_openai_server_process(responder="ragqa") as base_url:
         for concurrency in levels:
             client = openai.AsyncOpenAI(
@@ -96,31 +110,46 @@ async def run(calls: int, levels: list[int]) -> list[tuple[str, int, float, floa
                 max_retries=0,
                 http_client=openai.DefaultAioHttpClient(),
             )
-            raw = raw_call(client)
-            rate, cpu = await measure(raw, calls, concurrency)
-            rows.append(("raw AsyncOpenAI + validate", concurrency, rate, cpu))
-            await client.close()
-            for mode in ("json_schema", "function_calling", "prompt"):
-                judge = judge_for(base_url, mode, concurrency)
+            judges = {mode: judge_for(base_url, mode, concurrency) for mode in modes}
+            calls_of: dict[str, Callable[[], Awaitable[object]]] = {"raw AsyncOpenAI + validate": raw_call(client)}
+            for mode, judge in judges.items():
 
                 async def ask(judge: OpenAIJudge = judge) -> object:
                     return await judge.ask(NLI, DATA)
 
-                rate, cpu = await measure(ask, calls, concurrency)
-                rows.append((f"OpenAIJudge {mode}", concurrency, rate, cpu))
+                calls_of[f"OpenAIJudge {mode}"] = ask
+            calls_of[TRACED] = calls_of["OpenAIJudge json_schema"]
+            seen: dict[str, list[tuple[float, float]]] = {name: [] for name in calls_of}
+            listening = judge_module._callbacks_configured
+            for _ in range(rounds):
+                for name, call in calls_of.items():
+                    if name == TRACED:  # as if a LangChain callback listened: the ainvoke path
+                        judge_module._callbacks_configured = lambda: True
+                    try:
+                        seen[name].append(await measure(call, calls, concurrency))
+                    finally:
+                        judge_module._callbacks_configured = listening
+            floor = statistics.median(cpu for _, cpu in seen["raw AsyncOpenAI + validate"])
+            for name, results in seen.items():
+                rate = statistics.median(r for r, _ in results)
+                cpu = statistics.median(c for _, c in results)
+                rows.append((name, concurrency, rate, cpu, cpu - floor))
+            await client.close()
+            for judge in judges.values():
                 await judge.aclose()
     return rows
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--calls", type=int, default=2000, help="calls per row (after 50 warm-up calls)")
+    parser.add_argument("--calls", type=int, default=1000, help="calls per row and round (after 50 warm-up calls)")
     parser.add_argument("--concurrency", type=int, nargs="+", default=[1, 16, 64])
+    parser.add_argument("--rounds", type=int, default=3, help="turns of every row per concurrency level")
     args = parser.parse_args()
-    rows = asyncio.run(run(args.calls, args.concurrency))
-    print(f"{'client':<32} {'conc':>5} {'calls/s':>9} {'CPU ms/call':>12}")
-    for name, conc, rate, cpu in rows:
-        print(f"{name:<32} {conc:>5} {rate:>9.0f} {cpu:>12.2f}")
+    rows = asyncio.run(run(args.calls, args.concurrency, args.rounds))
+    print(f"{'client':<32} {'conc':>5} {'calls/s':>9} {'CPU ms/call':>12} {'over floor':>11}")
+    for name, conc, rate, cpu, over in rows:
+        print(f"{name:<32} {conc:>5} {rate:>9.0f} {cpu:>12.2f} {over:>+11.2f}")
 
 
 if __name__ == "__main__":

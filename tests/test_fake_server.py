@@ -187,7 +187,7 @@ def test_the_module_entry_point_has_a_help_text() -> None:
     proc = subprocess.run(
         [sys.executable, "-m", "ragqa.testing.server", "--help"], capture_output=True, text=True, timeout=60
     )
-    assert proc.returncode == 0 and "--responder {default,ragqa}" in proc.stdout
+    assert proc.returncode == 0 and "--responder {default,ragqa,ragqa+foreign}" in proc.stdout
     assert "RuntimeWarning" not in proc.stderr
 
 

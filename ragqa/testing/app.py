@@ -4,9 +4,11 @@
 background thread with its own event loop, so it serves sync and async code alike. It answers
 
 - ``POST /v1/chat/completions`` with structured output (``response_format`` ``json_schema`` or
-  ``json_object``), function calling (``tools``) or plain text, every reply with ``usage``;
+  ``json_object``), function calling (``tools``) or plain text, every reply with ``usage`` (and
+  ``n`` identical choices when the request asks for ``n``);
 - ``POST /v1/embeddings`` with deterministic unit vectors of ``dimensions`` (default 8) for a
-  string, a list of strings or token arrays, as floats or base64 (``encoding_format``).
+  string, a list of strings or token arrays, as floats or base64 (``encoding_format``);
+- ``GET /_fake/counts`` with the number of requests received per path (:attr:`FakeOpenAIServer.counts`).
 
 Answers are scripted per model with :meth:`FakeOpenAIServer.script` (a responder: a function of
 the :class:`~ragqa.testing.wire.ChatRequest`; see :mod:`ragqa.testing.responders`). Unscripted
@@ -79,6 +81,7 @@ class _State:
     latency: dict[str, float] = field(default_factory=dict)
     requests: list[RecordedRequest] = field(default_factory=list)
     failures: list[ResponderFailure] = field(default_factory=list)
+    counts: dict[str, int] = field(default_factory=lambda: defaultdict(int))
 
 
 class FakeOpenAIServer:
@@ -140,6 +143,7 @@ class FakeOpenAIServer:
         app.router.add_post("/v1/embeddings", self._embeddings)
         app.router.add_post("/chat/completions", self._chat)
         app.router.add_post("/embeddings", self._embeddings)
+        app.router.add_get("/_fake/counts", self._counts)
         runner = web.AppRunner(app, access_log=None, shutdown_timeout=0.5)
         await runner.setup()
         await web.SockSite(runner, sock).start()
@@ -262,6 +266,16 @@ class FakeOpenAIServer:
         with self._lock:
             return list(self._state.failures)
 
+    @property
+    def counts(self) -> dict[str, int]:
+        """Requests received so far per path (``/v1/chat/completions``...), also when ``record`` is off.
+
+        Over HTTP: ``GET /_fake/counts`` answers the same mapping as JSON (for a server in another
+        process, see :mod:`ragqa.testing.process`).
+        """
+        with self._lock:
+            return dict(self._state.counts)
+
     def clear_requests(self) -> None:
         """Forget recorded requests."""
         with self._lock:
@@ -279,6 +293,7 @@ class FakeOpenAIServer:
             body = {}
         model = str(body.get("model", ""))
         with self._lock:
+            self._state.counts[request.path] += 1
             if self.record:
                 self._state.requests.append(
                     RecordedRequest(path=request.path, model=model, headers=headers, body=body, t=time.monotonic())
@@ -297,6 +312,9 @@ class FakeOpenAIServer:
                     return body, model, headers, None  # a slow but normal answer
             return body, model, headers, await self._fault(fault)
         return body, model, headers, None
+
+    async def _counts(self, request: web.Request) -> web.Response:
+        return web.json_response(self.counts)
 
     async def _hang(self, seconds: float) -> None:
         assert self._closing is not None
@@ -362,17 +380,21 @@ class FakeOpenAIServer:
                 ],
             }
             finish = "tool_calls"
+        n = body.get("n")
+        choices = max(1, n) if isinstance(n, int) else 1  # ``n`` completions: the same answer n times
         return web.json_response(
             {
                 "id": f"chatcmpl-{time.monotonic_ns()}",
                 "object": "chat.completion",
                 "created": int(time.time()),
                 "model": model,
-                "choices": [{"index": 0, "message": message, "finish_reason": finish, "logprobs": None}],
+                "choices": [
+                    {"index": i, "message": message, "finish_reason": finish, "logprobs": None} for i in range(choices)
+                ],
                 "usage": {
                     "prompt_tokens": prompt_tokens,
-                    "completion_tokens": completion_tokens,
-                    "total_tokens": prompt_tokens + completion_tokens,
+                    "completion_tokens": completion_tokens * choices,
+                    "total_tokens": prompt_tokens + completion_tokens * choices,
                 },
             }
         )

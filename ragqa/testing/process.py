@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 
 from ragqa.testing.app import FakeOpenAIServer
-from ragqa.testing.responders import ragqa_responder
+from ragqa.testing.responders import foreign_prompt_responder, ragqa_responder
 
 __all__ = ["fake_openai_server_process", "main"]
 
@@ -30,8 +30,9 @@ def fake_openai_server_process(*, latency_s: float = 0.0, responder: str = "defa
 
     Args:
         latency_s: delay before every answer, seconds.
-        responder: ``default`` (schema-valid placeholders) or ``ragqa`` (:func:`ragqa_responder`
-            for every model).
+        responder: ``default`` (schema-valid placeholders), ``ragqa`` (:func:`ragqa_responder`
+            for every model) or ``ragqa+foreign`` (ragqa prompts by :func:`ragqa_responder`, any
+            other prompt, RAGAS's say, by :func:`foreign_prompt_responder`'s placeholder).
 
     Raises:
         RuntimeError: the child did not print ``READY <url>`` as its first line.
@@ -58,12 +59,14 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--latency", type=float, default=0.0, help="seconds before every answer")
-    parser.add_argument("--responder", choices=["default", "ragqa"], default="default")
+    parser.add_argument("--responder", choices=["default", "ragqa", "ragqa+foreign"], default="default")
     parser.add_argument("--record", action="store_true", help="keep every request in memory")
     args = parser.parse_args(argv)
     server = FakeOpenAIServer(latency_s=args.latency, host=args.host, port=args.port, record=args.record)
     if args.responder == "ragqa":
         server.script("*", ragqa_responder())
+    elif args.responder == "ragqa+foreign":
+        server.script("*", ragqa_responder(fallback=foreign_prompt_responder))
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     with server:

@@ -34,6 +34,7 @@ from ragqa.testing.wire import Answer, ChatRequest, Responder, ResponderError
 
 __all__ = [
     "default_responder",
+    "foreign_prompt_responder",
     "language_of",
     "local_judge_responder",
     "ragqa_prompt_of",
@@ -61,6 +62,37 @@ def default_responder(request: ChatRequest) -> dict[str, Any] | str:
     if request.mode == "json_object":
         return {"ok": True}
     return "ok"
+
+
+_SCHEMA_MARK = "JSON Schema:"
+"""What precedes the JSON schema in a prompt that writes it in its text (RAGAS's ``PydanticPrompt``)."""
+
+
+def foreign_prompt_responder(request: ChatRequest) -> dict[str, Any] | str:
+    """A schema-valid placeholder for another library's prompt (RAGAS's, for side-by-side benchmarks).
+
+    The schema is the request's (``json_schema`` or ``tools`` mode), else the first JSON object
+    after ``JSON Schema:`` in the last user message (how RAGAS's ``PydanticPrompt`` writes it),
+    else there is none and :func:`default_responder` answers. Like :func:`default_responder`, the
+    answer is a placeholder (every array one item, every string ``"ok"``), never a judgement: use
+    it to count and time another evaluator's requests, not to compare its scores.
+
+    Returns:
+        A JSON object valid against the schema found, or :func:`default_responder`'s answer.
+    """
+    if request.schema is None:
+        text = request.prompt
+        at = text.find(_SCHEMA_MARK)
+        if at >= 0:
+            start = text.find("{", at)
+            try:
+                schema, _ = json.JSONDecoder().raw_decode(text, start)
+            except ValueError:
+                schema = None
+            if isinstance(schema, dict):
+                value = example_from_schema(schema)
+                return value if isinstance(value, dict) else {"value": value}
+    return default_responder(request)
 
 
 def ragqa_prompt_of(request: ChatRequest) -> Prompt[Any, Any] | None:

@@ -1,0 +1,275 @@
+"""ragqa (each call plan) and RAGAS side by side: same fake server, samples, latency and concurrency.
+
+Every contender scores the same synthetic samples (a question, a three-sentence answer, a
+reference and ``--contexts`` retrieved contexts each) with the six metrics faithfulness,
+noise_sensitivity, context_precision, context_recall, context_entity_recall and
+response_relevancy, across ``--judges`` judges, against one fake OpenAI-compatible server in a
+child process (``python -m ragqa.testing.server --responder ragqa+foreign``: ragqa's prompts are
+answered by the local judge's rules, RAGAS's by schema-valid placeholders). Each contender runs in
+a process of its own, so its CPU and peak memory are its own. The benchmark prints:
+
+- calls per sample and judge for each metric alone (a short pass on a server without latency;
+  embedding requests are counted apart) and for the six together (from the timed run);
+- wall time against the ideal ``requests x latency / concurrency`` of the plan used;
+- client CPU per request and peak resident memory of the contender's process.
+
+ragqa's plan is chosen with the normal settings override (``RAGQA__RAGQA__CALL_PLAN=batched``,
+i.e. ``ragqa.call-plan``); a ragqa without that setting runs its one plan and the benchmark says so.
+RAGAS is not a dependency of ragqa: install it in an environment of its own and pass its Python::
+
+    python -m venv .venv-ragas && .venv-ragas/bin/pip install ragas==0.4.3 langchain-openai
+    python benchmarks/side_by_side.py --ragas-python .venv-ragas/bin/python
+
+Run::
+
+    python benchmarks/side_by_side.py                    # 200 samples, 4 judges, 200 ms, 64 in flight
+    python benchmarks/side_by_side.py --samples 20 --latency 0.05 --plans ragas
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+METRICS = [
+    "faithfulness",
+    "noise_sensitivity",
+    "context_precision",
+    "context_recall",
+    "context_entity_recall",
+    "response_relevancy",
+]
+PLAN_ENV = "RAGQA__RAGQA__CALL_PLAN"
+"""The environment override of ``ragqa.call-plan`` (see ``docs/configuration.md``)."""
+CHAT, EMBED = "/v1/chat/completions", "/v1/embeddings"
+
+
+def make_samples(n: int, contexts: int) -> list[dict[str, Any]]:
+    """``n`` RAGAS-shaped samples with ``contexts`` retrieved contexts each (deterministic)."""
+    out = []
+    for i in range(n):
+        year, city = 1900 + i, f"City{i}"
+        ctx = [f"Event {i} happened in {year} in {city}. It drew a crowd of {100 + i} people."]
+        ctx += [f"Unrelated note {i}.{k}: the river {k} floods in spring." for k in range(1, contexts)]
+        out.append(
+            {
+                "user_input": f"What happened in year {year}?",
+                "response": f"Event {i} happened in {year}. It was in {city}. Nobody saw it.",
+                "reference": f"Event {i} happened in {year} in {city}. About {100 + i} people came.",
+                "retrieved_contexts": ctx[:contexts],
+            }
+        )
+    return out
+
+
+def counts(base_url: str) -> dict[str, int]:
+    """The fake server's requests per path so far (``GET /_fake/counts``)."""
+    with urllib.request.urlopen(base_url + "/_fake/counts", timeout=10) as response:
+        data: dict[str, int] = json.load(response)
+    return data
+
+
+def settings_file(folder: Path, base_url: str, judges: int, concurrency: int) -> Path:
+    """An ``application.yaml``: ``judges`` judges and one embedding model on the fake server."""
+    lines = [
+        "spring:",
+        "  ai:",
+        "    retry: {max-attempts: 1}",
+        f"    openai: {{base-url: '{base_url}', api-key: sk-bench}}",
+        "    chat-models:",
+        "      default-options: {temperature: 0.0, timeout: 60s}",
+        "      list:",
+        *[f"        - {{id: judge-{j}}}" for j in range(judges)],
+        "    embedding-models:",
+        "      list:",
+        "        - {id: embed, options: {dimensions: 8}}",
+        "ragqa:",
+        f"  concurrency: {{max-concurrent-samples: {concurrency}}}",
+        f"  default-limits: {{max-in-flight: {concurrency}}}",
+    ]
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "application.yaml"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def own_environ(plan: str | None = None) -> dict[str, str]:
+    """This process's environment without ``RAGQA__`` overrides (the benchmark's settings are its own) + the plan."""
+    env = {k: v for k, v in os.environ.items() if not k.upper().startswith("RAGQA__")}
+    if plan:
+        env[PLAN_ENV] = plan
+    return env
+
+
+def plan_known(config: Path, plan: str) -> str | None:
+    """``None`` when this ragqa accepts ``ragqa.call-plan=plan``, else why not (the ConfigError's first line)."""
+    from ragqa.errors import ConfigError
+    from ragqa.settings import load_settings
+
+    try:
+        load_settings(config_file=config, environ=own_environ(plan))
+    except ConfigError as exc:
+        return str(exc).splitlines()[0]
+    return None
+
+
+def ragqa_worker(job: dict[str, Any]) -> dict[str, Any]:
+    """Score the job's samples with ``ragqa.evaluate`` in this process; wall, CPU and peak memory.
+
+    First, on the job's ``count_url`` server, each metric alone on ``count_samples`` samples:
+    the requests per path it made (``per_metric``).
+    """
+    import ragqa
+
+    per_metric = {}
+    for metric in job["metrics"]:
+        before = counts(job["count_url"])
+        ragqa.evaluate(job["samples"][: job["count_samples"]], [metric], config=job["count_config"], no_cache=True)
+        after = counts(job["count_url"])
+        per_metric[metric] = {path: after.get(path, 0) - before.get(path, 0) for path in after}
+    cpu0, wall0 = time.process_time(), time.perf_counter()
+    report = ragqa.evaluate(job["samples"], job["metrics"], config=job["config"], no_cache=True)
+    wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
+    outcomes = [o for r in report.results for o in r.judges]
+    scored = sum(1 for o in outcomes if o.score is not None and o.score.value == o.score.value)  # not NaN
+    failures = sum(1 for o in outcomes if o.failure is not None)
+    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return {
+        "wall_s": wall,
+        "cpu_s": cpu,
+        "peak_mb": peak_mb,
+        "scored": scored,
+        "failures": failures,
+        "per_metric": per_metric,
+    }
+
+
+def run_contender(name: str, job: dict[str, Any], python: str | None, folder: Path) -> dict[str, Any]:
+    """Run one contender in a child process; its JSON result plus the timed server's request counts."""
+    path = folder / f"job-{name.replace(' ', '_')}.json"
+    path.write_text(json.dumps(job), encoding="utf-8")
+    if python is None:
+        cmd = [sys.executable, str(Path(__file__).resolve()), "--worker", str(path)]
+    else:
+        cmd = [python, str(HERE / "_ragas_side.py"), str(path)]
+    before = counts(job["base_url"])
+    done = subprocess.run(cmd, capture_output=True, text=True, check=False, env=own_environ(job.get("plan")))
+    after = counts(job["base_url"])
+    if done.returncode != 0:
+        raise RuntimeError(f"{name} failed (exit {done.returncode}):\n{done.stderr[-3000:]}")
+    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    result["chat"] = after.get(CHAT, 0) - before.get(CHAT, 0)
+    result["embed"] = after.get(EMBED, 0) - before.get(EMBED, 0)
+    return result
+
+
+def server(latency: float, log: Path) -> tuple[subprocess.Popen[str], str]:
+    """Start ``python -m ragqa.testing.server`` (ragqa prompts by the local judge's rules, others by placeholders).
+
+    Its stderr goes to ``log``: aiohttp logs a client that closes a kept-alive connection as an error.
+    """
+    cmd = [sys.executable, "-m", "ragqa.testing.server", "--latency", str(latency), "--responder", "ragqa+foreign"]
+    with log.open("w", encoding="utf-8") as err:
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=err, text=True)
+    assert proc.stdout is not None
+    line = proc.stdout.readline().strip()
+    if not line.startswith("READY "):
+        proc.terminate()
+        raise RuntimeError(f"fake server did not start: {line!r}")
+    return proc, line.split(" ", 1)[1]
+
+
+def contenders(args: argparse.Namespace, config: Path) -> list[tuple[str, str | None, str | None]]:
+    """``(name, plan, python)`` per contender: ragqa per known plan, then RAGAS when given."""
+    found: list[tuple[str, str | None, str | None]] = []
+    for plan in args.plans:
+        why = plan_known(config, plan)
+        if why is None:
+            found.append((f"ragqa {plan}", plan, None))
+        elif not any(name == "ragqa" for name, _, _ in found):
+            print(f"note: this ragqa has no `ragqa.call-plan` setting ({why}); running its one plan as 'ragqa'")
+            found.append(("ragqa", None, None))
+    if args.ragas_python:
+        found.append(("RAGAS", None, args.ragas_python))
+    return found
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--samples", type=int, default=200)
+    parser.add_argument("--contexts", type=int, default=4, help="retrieved contexts per sample")
+    parser.add_argument("--judges", type=int, default=4)
+    parser.add_argument("--latency", type=float, default=0.2, help="seconds per answer")
+    parser.add_argument("--concurrency", type=int, default=64, help="requests in flight (all judges together)")
+    parser.add_argument("--plans", nargs="+", default=["batched", "ragas"], help="values of ragqa.call-plan")
+    parser.add_argument("--ragas-python", help="the Python of an environment with ragas==0.4.3 (not ragqa's)")
+    parser.add_argument("--count-samples", type=int, default=2, help="samples per metric in the call-count pass")
+    parser.add_argument("--worker", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.worker:
+        print(json.dumps(ragqa_worker(json.loads(Path(args.worker).read_text(encoding="utf-8")))))
+        return
+
+    samples = make_samples(args.samples, args.contexts)
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        quick, quick_url = server(0.0, folder / "count-server.log")  # the call-count pass: no latency
+        timed, timed_url = server(args.latency, folder / "timed-server.log")
+        try:
+            count_config = settings_file(folder / "count", quick_url, args.judges, args.concurrency)
+            config = settings_file(folder, timed_url, args.judges, args.concurrency)
+            runners = contenders(args, config)
+            timed_rows = {}
+            for name, plan, python in runners:
+                job = {"samples": samples, "metrics": METRICS, "plan": plan, "judges": args.judges}
+                job |= {"config": str(config), "base_url": timed_url, "concurrency": args.concurrency}
+                job |= {"count_config": str(count_config), "count_url": quick_url, "count_samples": args.count_samples}
+                timed_rows[name] = run_contender(name, job, python, folder)
+        finally:
+            for proc in (quick, timed):
+                proc.terminate()
+                proc.wait(timeout=10)
+
+    print(
+        f"\n{args.samples} samples x {len(METRICS)} metrics x {args.judges} judges, {args.contexts} contexts, "
+        f"latency {args.latency * 1000:.0f} ms, {args.concurrency} requests in flight\n"
+    )
+    names = [n for n, _, _ in runners]
+    print("chat calls per sample and judge (embedding requests in parentheses)")
+    print(f"{'metric':<24}" + "".join(f"{n:>16}" for n in names))
+    per_pair = args.count_samples * args.judges
+    for metric in METRICS:
+        cells = []
+        for n in names:
+            seen = timed_rows[n]["per_metric"][metric]
+            chat, embed = seen.get(CHAT, 0) / per_pair, seen.get(EMBED, 0) / per_pair
+            cells.append(f"{chat:g}" + (f" ({embed:g})" if embed else ""))
+        print(f"{metric:<24}" + "".join(f"{c:>16}" for c in cells))
+    per = args.samples * args.judges
+    print(f"{'all six (timed run)':<24}" + "".join(f"{timed_rows[n]['chat'] / per:>16.2f}" for n in names))
+    print()
+    header = f"{'contender':<16}{'requests':>9}{'ideal s':>9}{'wall s':>9}{'ratio':>7}{'CPU ms/req':>11}{'peak MB':>9}"
+    print(header + f"{'scores':>8}")
+    for n in names:
+        r = timed_rows[n]
+        requests = max(1, r["chat"] + r["embed"])
+        ideal = requests * args.latency / args.concurrency
+        ratio = f"{r['wall_s'] / ideal:>7.2f}" if ideal > 0 else f"{'-':>7}"
+        print(
+            f"{n:<16}{requests:>9}{ideal:>9.1f}{r['wall_s']:>9.1f}{ratio}"
+            f"{r['cpu_s'] / requests * 1000:>11.2f}{r['peak_mb']:>9.0f}{r['scored']:>8}"
+        )
+
+
+if __name__ == "__main__":
+    main()
