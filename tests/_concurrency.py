@@ -10,11 +10,16 @@ class PeakCounter:
         self.now = 0
         self.peak = 0
 
-    async def hold(self, seconds: float = 0.02) -> None:
-        """Count one call in flight for ``seconds`` (a lower bound on its length, never asserted)."""
+    async def hold(self, turns: int = 50) -> None:
+        """Count one call in flight for ``turns`` turns of the event loop.
+
+        Turns, not seconds: calls started together overlap however slow or loaded the machine is
+        (a timer could fire between two turns and end one call before the next one starts).
+        """
         self.now += 1
         self.peak = max(self.peak, self.now)
         try:
-            await asyncio.sleep(seconds)
+            for _ in range(turns):
+                await asyncio.sleep(0)
         finally:
             self.now -= 1

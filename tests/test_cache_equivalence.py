@@ -59,7 +59,7 @@ def _http(srv: FakeOpenAIServer) -> OpenAIJudge:
             model="http-judge",
             base_url=srv.base_url,
             api_key=SecretStr("sk-test-not-secret"),
-            options=ChatOptions(timeout=timedelta(seconds=10), temperature=0.0),
+            options=ChatOptions(timeout=timedelta(minutes=10), temperature=0.0),  # never reached under load
             retry=RetrySettings(max_attempts=1),
         )
     )

@@ -32,7 +32,7 @@ def post(srv: FakeOpenAIServer, path: str, body: dict[str, Any], headers: dict[s
         headers={"Content-Type": "application/json", **(headers or {})},
         method="POST",
     )
-    with urllib.request.urlopen(req, timeout=5) as resp:
+    with urllib.request.urlopen(req, timeout=600) as resp:  # a hang guard, not a speed check
         return resp.status, dict(resp.headers), resp.read().decode()
 
 
@@ -124,17 +124,68 @@ def test_malformed_body_and_latency(srv: FakeOpenAIServer) -> None:
 
 def test_hang_is_cut_by_the_client_timeout_and_by_stop() -> None:
     server = FakeOpenAIServer().start()
-    server.hang("m", seconds=3600)
+    server.hang("m", seconds=math.inf)
     client = openai.OpenAI(base_url=server.openai_base_url, api_key="k", max_retries=0, timeout=0.3)
-    with pytest.raises(openai.APITimeoutError):  # the hour-long hang ends by the client's timeout
+    with pytest.raises(openai.APITimeoutError):  # the endless hang ends by the client's timeout
         client.chat.completions.create(model="m", messages=[{"role": "user", "content": "x"}])
     assert len(server.requests_for("m")) == 1
-    # stop() must not wait for the hanging handler: with an hour-long hang, finishing at all proves it
+    # stop() must not wait for the hanging handler: with an endless hang, finishing at all proves it
     stopper = threading.Thread(target=server.stop, daemon=True)
     stopper.start()
     stopper.join(timeout=600)
     assert not stopper.is_alive()
     client.close()
+
+
+def _chat_in_thread(srv: FakeOpenAIServer, model: str) -> tuple[threading.Thread, list[Any]]:
+    """Send one chat request from a thread; the list gets its answer (or the exception it raised)."""
+    outcome: list[Any] = []
+
+    def send() -> None:
+        try:
+            outcome.append(chat(srv, model))
+        except Exception as exc:  # stop() may cut the connection of a released request
+            outcome.append(exc)
+
+    worker = threading.Thread(target=send, daemon=True)
+    worker.start()
+    return worker, outcome
+
+
+def _until_parked(srv: FakeOpenAIServer, n: int) -> None:
+    while srv.parked < n:  # a lower bound on time only
+        time.sleep(0.005)
+
+
+def test_hold_parks_requests_until_release(srv: FakeOpenAIServer) -> None:
+    srv.hold("held")
+    worker, outcome = _chat_in_thread(srv, "held")
+    _until_parked(srv, 1)
+    assert len(srv.requests_for("held")) == 1 and outcome == []  # recorded, in flight, not answered
+    assert chat(srv, "other")["choices"][0]["message"]["content"] == "ok"  # other models are not held
+    assert srv.parked == 1
+    srv.release("held")
+    worker.join(timeout=600)  # a hang guard, not a speed check
+    assert outcome[0]["choices"][0]["message"]["content"] == "ok" and srv.parked == 0
+    srv.release("held")  # releasing again does nothing
+
+
+def test_reset_and_stop_release_held_requests() -> None:
+    server = FakeOpenAIServer().start()
+    server.hold("*")
+    worker, outcome = _chat_in_thread(server, "a")
+    _until_parked(server, 1)
+    server.reset()
+    worker.join(timeout=600)
+    assert outcome[0]["choices"][0]["message"]["content"] == "ok" and server.parked == 0
+    server.hold("*")
+    worker, outcome = _chat_in_thread(server, "b")
+    _until_parked(server, 1)
+    stopper = threading.Thread(target=server.stop, daemon=True)
+    stopper.start()
+    stopper.join(timeout=600)  # stop() ends the hold instead of waiting for a release that never comes
+    worker.join(timeout=600)
+    assert not stopper.is_alive() and not worker.is_alive() and len(outcome) == 1
 
 
 def test_api_key_check_and_recorded_headers() -> None:

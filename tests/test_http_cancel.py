@@ -1,6 +1,8 @@
 """Cancellation, run deadlines and event loops over real HTTP, measured by requests at the fake server.
 
 No wall-clock bounds: a test waits (a lower bound) and then counts the requests that started.
+Per-request timeouts are generous (they must never fire here); the run deadline fires when the
+test moves the loop's clock past it, after the calls meant to finish have finished.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from typing import Any
 
 import openai
 import pytest
+from _clock import SteppedLoop, run_stepped, settle, until
 from pydantic import SecretStr
 
 from ragqa.container import close_container, create_container
@@ -25,6 +28,7 @@ from ragqa.judges.openai import OpenAIEmbedder, OpenAIJudge, aclose_all, build_o
 from ragqa.judges.ratelimit import ProviderLimiters
 from ragqa.metrics import Faithfulness, Hallucination
 from ragqa.prompts.statements import STATEMENTS, StatementsInput
+from ragqa.report import Report
 from ragqa.schema import Sample
 from ragqa.settings import (
     BackoffSettings,
@@ -46,7 +50,11 @@ FAST_RETRY = RetrySettings(
 )
 
 
-def chat_model(srv: FakeOpenAIServer, name: str, *, timeout_s: float = 10.0) -> ResolvedChatModel:
+REQUEST_TIMEOUT_S = 600.0
+"""Per-request timeout: never reached here, whatever the machine's load."""
+
+
+def chat_model(srv: FakeOpenAIServer, name: str, *, timeout_s: float = REQUEST_TIMEOUT_S) -> ResolvedChatModel:
     return ResolvedChatModel(
         id=name,
         model=name,
@@ -128,7 +136,7 @@ async def test_cancelling_a_run_cancels_its_calls_shared_ones_included(
 
 async def test_wait_for_timing_out_stops_every_request(srv: FakeOpenAIServer) -> None:
     srv.script("*", ragqa_responder())
-    srv.set_latency("slow", 0.2)
+    srv.hold("slow")  # no answer ever comes: the run cannot finish before wait_for gives up
     judge = OpenAIJudge(chat_model(srv, "slow"))
     with LoopErrors() as loop_errors:
         with pytest.raises(TimeoutError):
@@ -142,7 +150,7 @@ async def test_wait_for_timing_out_stops_every_request(srv: FakeOpenAIServer) ->
 
 
 async def test_the_shared_call_outlives_one_cancelled_waiter_but_not_the_last(srv: FakeOpenAIServer) -> None:
-    srv.set_latency("shared", 0.3)
+    srv.hold("shared")  # the answer waits until the test has cancelled a waiter
     judge = OpenAIJudge(chat_model(srv, "shared"))
     shared = SharedCallJudge(judge)
     data = StatementsInput(question="q", answer="a")
@@ -150,14 +158,20 @@ async def test_the_shared_call_outlives_one_cancelled_waiter_but_not_the_last(sr
     second = asyncio.create_task(shared.ask(STATEMENTS, data))
     await wait_for_requests(srv, 1)
     first.cancel()
+    await asyncio.gather(first, return_exceptions=True)
+    assert first.cancelled()
+    srv.release("shared")
     assert (await second).statements == ["ok"]  # the other waiter still gets the one shared answer
     assert len(srv.requests) == 1 and shared.calls_made == 1
 
+    srv.hold("shared")
     third = asyncio.create_task(shared.ask(STATEMENTS, StatementsInput(question="q2", answer="a")))
     await wait_for_requests(srv, 2)
     third.cancel()
     await asyncio.gather(third, return_exceptions=True)
+    assert third.cancelled()
     assert shared.calls_made == 1  # the cancelled call is forgotten: asking again calls afresh
+    srv.release("shared")  # the answer comes now, to nobody
     assert await started_after_cancel(srv, [judge], 0.4) == 0
     await judge.aclose()
 
@@ -185,20 +199,36 @@ async def test_a_failure_nobody_waits_for_is_not_reported_as_unretrieved() -> No
     assert loop_errors.contexts == []
 
 
-async def test_the_run_deadline_ends_unfinished_calls_as_typed_timeouts(srv: FakeOpenAIServer) -> None:
+def test_the_run_deadline_ends_unfinished_calls_as_typed_timeouts(srv: FakeOpenAIServer) -> None:
     srv.script("*", ragqa_responder())
-    srv.hang("hung", times=10_000, seconds=5)
-    judges = build_openai_judges([chat_model(srv, "ok"), chat_model(srv, "hung")], ProviderLimiters())
-    evaluator = PanelEvaluator(judges, [Faithfulness()], options=PanelOptions(deadline_s=0.5))
-    report = await evaluator.evaluate(samples(4))
-    assert await started_after_cancel(srv, judges, 0.3) == 0
-    await aclose_all(judges)
+    srv.hold("hung")  # never answered while the run lasts: only the deadline can end these calls
+    deadline_s = 60.0  # far below the per-request timeout, so the deadline is what ends them
+
+    async def run(loop: SteppedLoop) -> tuple[Report, int, list[OpenAIJudge]]:
+        judges = build_openai_judges([chat_model(srv, "ok"), chat_model(srv, "hung")], ProviderLimiters())
+        ok = judges[0]
+        evaluator = PanelEvaluator(judges, [Faithfulness()], options=PanelOptions(deadline_s=deadline_s))
+        task = asyncio.create_task(evaluator.evaluate(samples(4)))
+        # the ok judge has answered every call (statements, nli) and each sample's hung call is parked
+        await until(
+            lambda: len(srv.requests_for("ok")) == 8 and ok.limiter.in_flight == 0 and srv.parked == 4,
+            "the ok judge done, four hung calls parked",
+        )
+        await settle()  # the ok judge's scores are computed (queued work, no I/O)
+        loop.advance(deadline_s)  # the deadline passes; no per-request timeout is due
+        report = await task
+        later = await started_after_cancel(srv, judges, 0.3)
+        await aclose_all(judges)
+        return report, later, judges
+
+    report, later, judges = run_stepped(run)
+    assert later == 0
     assert len(report.results) == 4
     for row in report.results:
         assert row.by_judge()["ok"] == pytest.approx(1.0)
         (failure,) = row.failures
         assert failure.judge_id == "hung" and failure.error_type == "JudgeTimeout"
-        assert "run deadline of 0.5s" in failure.message
+        assert "run deadline of 60s" in failure.message
     assert all(j.limiter.in_flight == 0 for j in judges)
 
 
@@ -214,7 +244,7 @@ spring:
       base-url: ${FAKE_URL}
       api-key: sk-loops-0123456789
     chat-models:
-      default-options: {timeout: 5s}
+      default-options: {timeout: 10m}
       list:
         - {id: judge-a}
         - {id: judge-b}

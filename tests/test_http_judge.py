@@ -48,7 +48,7 @@ def chat_model(
         model=name,
         base_url=base_url if base_url is not None else srv.base_url,
         api_key=SecretStr(KEY),
-        options=ChatOptions(**{"timeout": timedelta(seconds=5), **options}),
+        options=ChatOptions(**{"timeout": timedelta(minutes=10), **options}),  # never reached, however loaded
         retry=RetrySettings(max_attempts=1),
     )
 

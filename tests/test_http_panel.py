@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _clock import SteppedLoop, run_stepped, until
 from pydantic import SecretStr
 
 from ragqa.cache import CachingJudge, JudgeCache
@@ -27,6 +28,7 @@ from ragqa.judges.openai import OpenAIJudge, aclose_all, build_openai_judges
 from ragqa.judges.ratelimit import ProviderLimiters
 from ragqa.metrics import Faithfulness
 from ragqa.prompts.statements import STATEMENTS, StatementsInput
+from ragqa.report import Report
 from ragqa.schema import Sample
 from ragqa.settings import BackoffSettings, ChatOptions, ResolvedChatModel, RetrySettings
 from ragqa.testing import ChatRequest, FakeOpenAIServer, Fault, fake_openai_server, ragqa_responder
@@ -45,7 +47,7 @@ spring:
       base-url: ${FAKE_URL}          # Spring semantics: no /v1
       api-key: ${FAKE_API_KEY}
     chat-models:
-      default-options: {temperature: 0.0, max-tokens: 1000, top-p: 1.0, timeout: 5s}
+      default-options: {temperature: 0.0, max-tokens: 1000, top-p: 1.0, timeout: 10m}
       list:
         - {id: judge-good}
         - {id: judge-garbage}
@@ -171,6 +173,10 @@ async def test_application_yaml_panel_of_three_judges_end_to_end(
     assert all(KEY not in f.message and KEY not in (f.raw or "") for row in report.results for f in row.failures)
 
 
+REQUEST_TIMEOUT_S = 600.0
+"""Per-request timeout: never reached by a call that gets an answer, whatever the machine's load."""
+
+
 def model(srv: FakeOpenAIServer, name: str, **retry: Any) -> ResolvedChatModel:
     backoff = BackoffSettings(initial_interval=timedelta(milliseconds=20), max_interval=timedelta(milliseconds=40))
     return ResolvedChatModel(
@@ -178,7 +184,7 @@ def model(srv: FakeOpenAIServer, name: str, **retry: Any) -> ResolvedChatModel:
         model=name,
         base_url=srv.base_url + "/v1",
         api_key=SecretStr(KEY),
-        options=ChatOptions(timeout=timedelta(milliseconds=300)),
+        options=ChatOptions(timeout=timedelta(seconds=REQUEST_TIMEOUT_S)),
         retry=RetrySettings(**{"max_attempts": 2, "backoff": backoff, **retry}),
     )
 
@@ -200,21 +206,34 @@ def drop_a_verdict(request: ChatRequest) -> Any:
     return answer
 
 
-async def test_every_failure_kind_is_typed_per_judge_and_sample_and_the_run_completes(
+def test_every_failure_kind_is_typed_per_judge_and_sample_and_the_run_completes(
     srv: FakeOpenAIServer, caplog: pytest.LogCaptureFixture
 ) -> None:
     srv.script("good", ragqa_responder())
-    srv.script("hangs", on_second_sample(Fault(status=200, hang_s=10)))
+    srv.script("hangs", on_second_sample(Fault(status=200, hang_s=math.inf)))  # never answers about Ada
     srv.script("storm", on_second_sample(Fault(status=500)))
     srv.script("broken", on_second_sample(Fault(status=200, body='{"choices": [{"message": {"content": "{\\"sta')))
     srv.script("miscount", drop_a_verdict)
     names = ["good", "hangs", "storm", "broken", "miscount"]
-    judges = build_openai_judges([model(srv, n) for n in names], ProviderLimiters())
     caplog.set_level(logging.DEBUG)
-    try:
-        report = await PanelEvaluator(judges, [Faithfulness()]).evaluate(SAMPLES)
-    finally:
-        await aclose_all(judges)
+
+    def hung_attempts() -> int:
+        return len([r for r in srv.requests_for("hangs") if "Ada" in json.dumps(r.body)])
+
+    async def run(loop: SteppedLoop) -> Report:
+        judges = build_openai_judges([model(srv, n) for n in names], ProviderLimiters())
+        limiter = judges[0].limiter  # one provider: every request of the panel holds one of its slots
+        try:
+            task = asyncio.create_task(PanelEvaluator(judges, [Faithfulness()]).evaluate(SAMPLES))
+            for attempt in (1, 2):  # max-attempts 2: the timed-out call is retried once
+                # the hanging Ada call is the only request in flight, so its timeout is the only one due
+                await until(lambda n=attempt: hung_attempts() == n and limiter.in_flight == 1, f"attempt {attempt}")
+                loop.advance(REQUEST_TIMEOUT_S)
+            return await task
+        finally:
+            await aclose_all(judges)
+
+    report = run_stepped(run)
 
     rows = {r.sample_id: r for r in report.results}
     assert set(rows) == {"paris", "ada", "moon"}

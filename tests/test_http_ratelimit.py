@@ -124,16 +124,19 @@ async def test_wait_with_timeout_refuses_waits_that_are_too_long() -> None:
 
 async def test_max_in_flight_bounds_concurrency_and_times_out() -> None:
     limiter = ProviderLimiter("p", ProviderLimits(max_in_flight=2, timeout=timedelta(milliseconds=50)))
+    done = asyncio.Event()  # the holders keep their slots until the third call was refused
 
     async def hold() -> None:
         async with limiter.slot("j"):
-            await asyncio.sleep(0.2)
+            await done.wait()
 
     tasks = [asyncio.create_task(hold()) for _ in range(2)]
-    await asyncio.sleep(0.01)
+    while limiter.in_flight < 2:
+        await asyncio.sleep(0)
     with pytest.raises(JudgeRateLimited, match="no free request slot"):
         async with limiter.slot("j"):
             pass
+    done.set()
     await asyncio.gather(*tasks)
     assert limiter.peak_in_flight == 2 and limiter.in_flight == 0
 
@@ -188,7 +191,7 @@ async def test_a_cancelled_wait_takes_no_slot() -> None:
 
 
 async def test_a_hung_judge_cannot_starve_another_of_the_same_provider(srv: FakeOpenAIServer) -> None:
-    srv.hang("hung", times=100, seconds=5)
+    srv.hang("hung", times=100, seconds=math.inf)  # the hung judge never gets an answer, nor a timeout here
     limits = ProviderLimits(max_in_flight=4)
     registry = ProviderLimiters()
     hung, healthy = build_openai_judges(
@@ -228,24 +231,29 @@ def chat_model(srv: FakeOpenAIServer, name: str, provider: str, limits: Provider
         api_key=SecretStr("sk-limits-0123456789"),
         provider_key=provider,
         limits=limits,
-        options=ChatOptions(timeout=timedelta(seconds=5)),
+        options=ChatOptions(timeout=timedelta(minutes=10)),  # never reached, however loaded the machine
         retry=RetrySettings(max_attempts=1),
     )
 
 
 async def test_judges_of_one_provider_share_in_flight_slots_over_http(srv: FakeOpenAIServer) -> None:
     limits = ProviderLimits(max_in_flight=3)
-    for name in ("a", "b"):
-        srv.set_latency(name, 0.1)
+    srv.hold("*")  # no answer until the slots are full: the peak is reached whatever the machine's speed
     judges = build_openai_judges(
         [chat_model(srv, "a", "shared", limits), chat_model(srv, "b", "shared", limits)], ProviderLimiters()
     )
     assert judges[0].limiter is judges[1].limiter
     data = StatementsInput(question="q", answer="a")
-    await asyncio.gather(*(j.ask(STATEMENTS, data) for j in judges for _ in range(6)))
+    asks = asyncio.gather(*(j.ask(STATEMENTS, data) for j in judges for _ in range(6)))
+    while srv.parked < 3:
+        await asyncio.sleep(0.005)
+    srv.release("*")
+    answers = await asks
     for j in judges:
         await j.aclose()
+    assert [a.statements for a in answers] == [["ok"]] * 12
     assert judges[0].limiter.peak_in_flight == 3
+    assert len(srv.requests) == 12
 
 
 async def test_rejected_calls_are_judge_failures_not_crashes(srv: FakeOpenAIServer) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import email.utils
 import logging
+import math
 from datetime import timedelta
 
 import httpx
@@ -49,7 +50,7 @@ class Sleeps:
         await asyncio.sleep(0)
 
 
-def model(srv: FakeOpenAIServer, name: str, *, retry: RetrySettings, timeout_s: float = 5.0) -> ResolvedChatModel:
+def model(srv: FakeOpenAIServer, name: str, *, retry: RetrySettings, timeout_s: float = 600.0) -> ResolvedChatModel:
     return ResolvedChatModel(
         id=f"judge-{name}",
         model=name,
@@ -291,7 +292,7 @@ async def test_a_wrong_key_is_not_retried_even_with_on_client_errors(srv: FakeOp
 
 
 async def test_timeouts_are_retried_then_a_typed_timeout(srv: FakeOpenAIServer) -> None:
-    srv.hang("mhang", times=5, seconds=10)
+    srv.hang("mhang", times=5, seconds=math.inf)  # never answers: the 0.25 s timeout fires however slow
     judge = OpenAIJudge(model(srv, "mhang", retry=fast(max_attempts=2), timeout_s=0.25), sleep=Sleeps())
     with pytest.raises(JudgeTimeout) as info:
         await judge.ask(STATEMENTS, StatementsInput(question="q", answer="a"))
@@ -303,7 +304,7 @@ async def test_timeouts_are_retried_then_a_typed_timeout(srv: FakeOpenAIServer) 
 
 async def test_a_slow_answer_within_the_timeout_succeeds(srv: FakeOpenAIServer) -> None:
     srv.hang("mslow", times=1, seconds=0.1)
-    judge = OpenAIJudge(model(srv, "mslow", retry=fast(max_attempts=1), timeout_s=2))
+    judge = OpenAIJudge(model(srv, "mslow", retry=fast(max_attempts=1)))  # 10 min: never reached
     out = await judge.ask(STATEMENTS, StatementsInput(question="q", answer="a"))
     await judge.aclose()
     assert out.statements == ["ok"]

@@ -98,7 +98,7 @@ def _http_judge(srv: FakeOpenAIServer) -> OpenAIJudge:
             model="m",
             base_url=srv.base_url,
             api_key=SecretStr("sk-test"),
-            options=ChatOptions(timeout=timedelta(seconds=5)),
+            options=ChatOptions(timeout=timedelta(minutes=10)),  # never reached, however loaded the machine
             retry=RetrySettings(max_attempts=1),
         )
     )

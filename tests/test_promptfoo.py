@@ -465,7 +465,7 @@ def test_ctrl_c_while_judges_hang_is_exit_130(tmp_path: Path) -> None:
     import signal
 
     with FakeOpenAIServer() as server:
-        server.hang("*", times=100, seconds=60)
+        server.hang("*", times=100, seconds=math.inf)  # no answer comes before the signal, however slow
         env = dict(os.environ)
         env["RAGQA_FAKE_URL"] = server.base_url
         env["PYTHONPATH"] = os.pathsep.join([str(ROOT), *filter(None, [env.get("PYTHONPATH")])])
@@ -479,7 +479,7 @@ def test_ctrl_c_while_judges_hang_is_exit_130(tmp_path: Path) -> None:
                 assert proc.poll() is None, proc.communicate()
                 threading.Event().wait(0.05)
             proc.send_signal(signal.SIGINT)
-            stdout, stderr = proc.communicate(timeout=60)
+            stdout, stderr = proc.communicate(timeout=600)  # a hang guard, not a speed check
         finally:
             if proc.poll() is None:
                 proc.kill()

@@ -18,6 +18,8 @@ HTTP 400 with the reason and is listed in :attr:`FakeOpenAIServer.failures` (any
 of a responder: HTTP 500, listed too). Faults come on demand (:meth:`~FakeOpenAIServer.fail`,
 :meth:`~FakeOpenAIServer.hang`, :meth:`~FakeOpenAIServer.malformed`) and every request is
 recorded (:attr:`~FakeOpenAIServer.requests`) so tests can assert on prompts, headers and counts.
+:meth:`~FakeOpenAIServer.hold` parks a model's requests until the test calls
+:meth:`~FakeOpenAIServer.release`, so a test knows a request is in flight without racing a clock.
 
 Example::
 
@@ -79,6 +81,7 @@ class _State:
     scripts: dict[str, Responder] = field(default_factory=dict)
     faults: dict[str, deque[Fault]] = field(default_factory=lambda: defaultdict(deque))
     latency: dict[str, float] = field(default_factory=dict)
+    holds: dict[str, asyncio.Event] = field(default_factory=dict)
     requests: list[RecordedRequest] = field(default_factory=list)
     failures: list[ResponderFailure] = field(default_factory=list)
     counts: dict[str, int] = field(default_factory=lambda: defaultdict(int))
@@ -116,6 +119,7 @@ class FakeOpenAIServer:
         self._loop_thread: LoopThread | None = None
         self._runner: web.AppRunner | None = None
         self._closing: asyncio.Event | None = None
+        self._parked = 0
 
     # -- lifecycle ---------------------------------------------------------------------------
 
@@ -158,6 +162,10 @@ class FakeOpenAIServer:
         async def shutdown() -> None:
             if self._closing is not None:
                 self._closing.set()
+            with self._lock:
+                holds = list(self._state.holds.values())
+            for gate in holds:
+                gate.set()
             if self._runner is not None:
                 await self._runner.cleanup()
 
@@ -223,7 +231,9 @@ class FakeOpenAIServer:
         """Let the next ``times`` requests for ``model`` hang ``seconds``, then answer normally.
 
         A hang longer than the client's timeout makes the client time out; stopping the server
-        ends every hang at once.
+        ends every hang at once. ``seconds=math.inf`` (also as a :class:`~ragqa.testing.wire.Fault`'s
+        ``hang_s``) never answers: a client timeout that must fire then fires however slow the
+        machine is.
         """
         self.inject(model, Fault(status=200, hang_s=seconds), times=times)
 
@@ -236,15 +246,57 @@ class FakeOpenAIServer:
         with self._lock:
             self._state.faults[model].extend([fault] * times)
 
+    def hold(self, model: str) -> None:
+        """Park every request for ``model`` (``"*"``: any model) until :meth:`release`.
+
+        A parked request is recorded in :attr:`requests` first, then waits with no time limit
+        (counted in :attr:`parked`); once released it goes on as usual (latency, faults, the
+        responder). Use it where a test must know that a request is in flight, or must act
+        (cancel a waiter, count slots) before any answer comes, without racing a clock.
+        :meth:`reset` and :meth:`stop` release every held model.
+
+        Args:
+            model: the model name of the requests to park, or ``"*"``.
+        """
+        with self._lock:
+            self._state.holds.setdefault(model, asyncio.Event())
+
+    def release(self, model: str = "*") -> None:
+        """Let the requests parked by :meth:`hold` for ``model`` go on, and park no more of them.
+
+        Args:
+            model: the model given to :meth:`hold` (``"*"`` releases only a ``hold("*")``).
+        """
+        with self._lock:
+            gate = self._state.holds.pop(model, None)
+        if gate is not None:
+            self._set_soon(gate)
+
+    @property
+    def parked(self) -> int:
+        """How many requests :meth:`hold` parks right now (recorded, not yet released)."""
+        with self._lock:
+            return self._parked
+
+    def _set_soon(self, gate: asyncio.Event) -> None:
+        """Set ``gate`` on the server's loop (an :class:`asyncio.Event` is not thread-safe)."""
+        loop_thread = self._loop_thread
+        if loop_thread is None:
+            gate.set()
+        else:
+            loop_thread.loop.call_soon_threadsafe(gate.set)
+
     def set_latency(self, model: str, seconds: float) -> None:
         """Delay every answer for ``model`` by ``seconds``."""
         with self._lock:
             self._state.latency[model] = seconds
 
     def reset(self) -> None:
-        """Forget scripts, faults, latencies, recorded requests and failures."""
+        """Forget scripts, faults, latencies, recorded requests and failures; release held models."""
         with self._lock:
-            self._state = _State()
+            holds, self._state = self._state.holds, _State()
+        for gate in holds.values():
+            self._set_soon(gate)
 
     @property
     def requests(self) -> list[RecordedRequest]:
@@ -301,8 +353,11 @@ class FakeOpenAIServer:
             queue = self._state.faults.get(model) or self._state.faults.get("*")
             fault = queue.popleft() if queue else None
             latency = self._state.latency.get(model, self.latency_s)
+            gate = self._state.holds.get(model) or self._state.holds.get("*")
         if self.api_key is not None and headers.get("authorization") != f"Bearer {self.api_key}":
             return body, model, headers, _error(401, "invalid api key", "invalid_request_error")
+        if gate is not None:
+            await self._park(gate)
         if latency > 0:
             await asyncio.sleep(latency)
         if fault is not None:
@@ -316,8 +371,20 @@ class FakeOpenAIServer:
     async def _counts(self, request: web.Request) -> web.Response:
         return web.json_response(self.counts)
 
+    async def _park(self, gate: asyncio.Event) -> None:
+        with self._lock:
+            self._parked += 1
+        try:
+            await gate.wait()
+        finally:
+            with self._lock:
+                self._parked -= 1
+
     async def _hang(self, seconds: float) -> None:
         assert self._closing is not None
+        if math.isinf(seconds):
+            await self._closing.wait()
+            return
         with suppress(TimeoutError):
             await asyncio.wait_for(self._closing.wait(), timeout=seconds)
 

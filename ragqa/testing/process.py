@@ -47,7 +47,11 @@ def fake_openai_server_process(*, latency_s: float = 0.0, responder: str = "defa
         yield line.split(" ", 1)[1]
     finally:
         proc.terminate()
-        proc.wait(timeout=10)
+        try:
+            proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:  # a child too slow to stop (a loaded machine) is killed
+            proc.kill()
+            proc.wait()
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -42,6 +42,7 @@ class Fault:
         retry_after_ms: ``retry-after-ms`` header in milliseconds, or ``None``.
         hang_s: sleep this long before answering (past the client's timeout), or ``None``. A
             hang with status 200 and no body then answers normally (a slow answer).
+            ``math.inf``: no answer until the server stops (a timeout that must fire, fires).
         body: a raw response body sent with ``status`` as-is (e.g. truncated JSON with 200), or
             ``None`` for an OpenAI-style error object.
     """
