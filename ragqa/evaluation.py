@@ -30,7 +30,7 @@ from ragqa.errors import ConfigError, JudgeError, JudgeTimeout, SampleError
 from ragqa.judges.base import Embedder, Embedders, Judge, SharedCallJudge
 from ragqa.metrics.base import CallPlan, Metric, MetricContext
 from ragqa.report import Report, SkippedSample, summarize
-from ragqa.schema import JudgeFailure, JudgeOutcome, Language, PanelResult, Sample
+from ragqa.schema import JudgeFailure, JudgeOutcome, Language, PanelResult, Sample, Usage
 from ragqa.usage import usage_scope
 
 __all__ = ["PanelEvaluator", "PanelOptions", "ProgressCallback", "validate_samples"]
@@ -112,6 +112,10 @@ def _metric_objects(metrics: Sequence[Metric]) -> tuple[Metric, ...]:
 
 class PanelEvaluator:
     """Runs metrics across a panel of judges and aggregates per sample.
+
+    A metric that needs no judge (``needs_judge`` False: text similarity, tool-call accuracy,
+    semantic similarity) is scored once per sample and its outcome shown under every judge (the
+    same score; its usage counted once).
 
     Args:
         judges: the panel (at least one judge unless every metric needs none).
@@ -315,11 +319,22 @@ class PanelEvaluator:
         self, sample: Sample, chosen: Sequence[Metric], deadline: float | None
     ) -> list[PanelResult]:
         shared = [SharedCallJudge(j) for j in self.judges]
-        outcomes = await _gather_or_cancel(
-            [self._run_by(deadline, metric, sample, judge) for metric in chosen for judge in shared]
-        )
-        n = len(shared)
-        return [self._panel(metric, sample, list(outcomes[i * n : (i + 1) * n])) for i, metric in enumerate(chosen)]
+        # a metric that needs no judge (text similarity, tool calls, embeddings only) is scored once
+        # and its outcome shown for every judge: the same score, its usage counted once
+        runs = [shared if metric.needs_judge else shared[:1] for metric in chosen]
+        calls = [
+            self._run_by(deadline, metric, sample, judge)
+            for metric, judges in zip(chosen, runs, strict=True)
+            for judge in judges
+        ]
+        outcomes = iter(await _gather_or_cancel(calls))
+        results = []
+        for metric, judges in zip(chosen, runs, strict=True):
+            got = [next(outcomes) for _ in judges]
+            if not metric.needs_judge and got:
+                got += [_copy_for(got[0], judge.id) for judge in shared[1:]]
+            results.append(self._panel(metric, sample, got))
+        return results
 
     async def score(self, sample: Sample, metric: Metric) -> PanelResult:
         """Validate and score one sample with one metric across the panel.
@@ -406,6 +421,12 @@ class PanelEvaluator:
                     judge_id=judge.id, failure=failure, latency_s=time.perf_counter() - started, usage=meter.total
                 )
         return JudgeOutcome(judge_id=judge.id, score=score, latency_s=time.perf_counter() - started, usage=meter.total)
+
+
+def _copy_for(outcome: JudgeOutcome, judge_id: str) -> JudgeOutcome:
+    """``outcome`` of a judge-free metric shown under ``judge_id``: same score or failure, no usage."""
+    failure = outcome.failure.model_copy(update={"judge_id": judge_id}) if outcome.failure is not None else None
+    return outcome.model_copy(update={"judge_id": judge_id, "failure": failure, "usage": Usage(), "latency_s": 0.0})
 
 
 async def _gather_or_cancel(coroutines: Sequence[Coroutine[Any, Any, T]]) -> list[T]:

@@ -45,7 +45,6 @@ class _Probe(Metric):
     required_fields = ("user_input",)
     description = "counts scoring tasks"
     calls_per_sample = "0"
-    needs_judge = False
 
     def __init__(self) -> None:
         self.created = 0
@@ -93,6 +92,23 @@ async def test_samples_in_flight_stay_within_the_window_however_many_samples() -
     assert probe.created == n_samples * n_judges
     assert most_open == window  # a sample is taken only when a slot is free
     assert probe.peak == window * n_judges  # the window fills, and never more scoring tasks than it holds
+
+
+class _JudgeFreeProbe(_Probe):
+    """The probe as a metric that needs no judge (text similarity): scored once per sample."""
+
+    needs_judge = False
+
+
+async def test_a_judge_free_metric_is_scored_once_and_shown_for_every_judge() -> None:
+    probe = _JudgeFreeProbe()
+    evaluator = PanelEvaluator(_judges(3), [probe])
+    report = await evaluator.evaluate([make_sample(id=f"s{i}") for i in range(10)])
+    assert probe.created == 10  # once per sample, not once per judge
+    for result in report.results:
+        assert [o.judge_id for o in result.judges] == ["j0", "j1", "j2"]
+        assert len({o.score.value for o in result.judges if o.score is not None}) == 1
+        assert result.aggregate.value == result.judges[0].score.value  # type: ignore[union-attr]
 
 
 async def test_evaluate_keeps_dataset_order_through_the_window() -> None:

@@ -98,8 +98,8 @@ class SemanticSimilarity(Metric):
       is better.
     - Judge calls per sample: 0. Embedding calls: 1 per embedding model (both texts batched).
     - NaN when an embedding model returns a zero vector.
-    - The panel evaluator runs every metric once per judge; this one asks no judge, so each
-      judge's row holds the same value (and the same embedding requests are made per judge).
+    - It asks no judge: the panel evaluator scores it once per sample and shows that outcome
+      under every judge (the same value; the embedding requests are made once).
     - Raises :class:`~ragqa.errors.JudgeError` when an embedding model fails,
       :class:`~ragqa.errors.JudgeUnsupported` when none is configured.
 

@@ -1,9 +1,9 @@
 """What every text metric shares: no judge, ``response`` against ``reference``, a key of its options.
 
 A text metric's score depends only on the sample's two strings: no judge is asked and no
-embedding model is used. The panel still runs every metric once per judge of the panel (the
-:class:`~ragqa.evaluation.PanelEvaluator` has no judge-free path), so a text metric's score is
-recorded under each judge with the same value; :meth:`TextMetric.score` never reads the judge,
+embedding model is used. The :class:`~ragqa.evaluation.PanelEvaluator` scores a metric with
+``needs_judge`` False once per sample and shows that outcome under each judge of the panel (the
+same value, usage counted once); :meth:`TextMetric.score` never reads the judge,
 and the run's estimate counts no call for it (:meth:`~ragqa.metrics.base.Metric.estimate_calls`
 is 0 when ``needs_judge`` is False).
 """
