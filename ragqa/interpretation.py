@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from ragqa.schema import Language
 
-__all__ = ["BANDS", "Band", "band_for", "interpret"]
+__all__ = ["BANDS", "Band", "band_for", "interpret", "scale_for"]
 
 
 @dataclass(frozen=True)
@@ -76,21 +76,33 @@ _STANDARD: tuple[Band, ...] = (
 
 BANDS: Mapping[str, Sequence[Band]] = {
     "noise_sensitivity": _NOISE,
-    "faithfulness": _STANDARD,
-    "context_precision": _STANDARD,
-    "context_recall": _STANDARD,
-    "context_entity_recall": _STANDARD,
-    "response_relevancy": _STANDARD,
-    "response_relevancy_llm": _STANDARD,
-    "answer_accuracy": _STANDARD,
-    "context_relevance": _STANDARD,
-    "response_groundedness": _STANDARD,
-    **dict.fromkeys(("factual_correctness", "answer_correctness", "semantic_similarity"), _STANDARD),
+    # judge-free metrics with the standard scale (every judged 0..1 higher-is-better metric has it
+    # by default, see scale_for)
+    "semantic_similarity": _STANDARD,
     "tool_call_accuracy": _STANDARD,
-    "agent_goal_accuracy": _STANDARD,
-    "topic_adherence": _STANDARD,
+    "response_relevancy": _STANDARD,  # a cosine in [-1, 1]: below 0 reads as poor
 }
-"""Interpretation scales by metric registry name (metrics without a scale are absent)."""
+"""Interpretation scales by metric registry name, where a metric's scale is not the default (see :func:`scale_for`)."""
+
+
+def scale_for(metric_name: str) -> Sequence[Band] | None:
+    """The interpretation scale of ``metric_name`` (a registry name or a result key).
+
+    :data:`BANDS` first; otherwise spring-ai-ragas's standard scale for every metric of the
+    registry that asks a judge, scores in [0, 1] and is better higher (a new metric needs no
+    entry here); ``None`` for the rest (text metrics, levels such as rubrics 1..5, lower-is-better
+    metrics without a scale of their own).
+    """
+    base = _base_name(metric_name)
+    if base in BANDS:
+        return BANDS[base]
+    from ragqa.metrics import METRICS
+
+    cls = METRICS.get(base)
+    if cls is not None and cls.needs_judge and cls.direction == "higher" and cls.value_range == (0.0, 1.0):
+        return _STANDARD
+    return None
+
 
 
 def _base_name(metric_name: str) -> str:
@@ -110,7 +122,7 @@ def band_for(metric_name: str, value: float) -> Band | None:
         outside the scale. A value below a scale whose lowest band is ``poor`` (a negative
         cosine relevancy) falls in that band.
     """
-    scale = BANDS.get(_base_name(metric_name))
+    scale = scale_for(metric_name)
     if scale is None or math.isnan(value):
         return None
     # 1e-9 of slack on the upper bound absorbs float noise at band edges (0.1 + 0.2 = 0.30000000000000004).

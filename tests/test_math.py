@@ -147,3 +147,18 @@ async def test_graded_reasons_agree_with_graded_scores() -> None:
         score = await ContextRecall().score(make_sample(reference="s"), judge, MetricContext())
         assert score.value == value
         assert score.reason is not None and score.reason.startswith(f"{said} reference sentences attributed")
+
+
+def test_every_judged_zero_to_one_metric_gets_the_standard_scale_without_an_entry() -> None:
+    from ragqa.interpretation import BANDS, scale_for
+    from ragqa.metrics import METRICS
+
+    standard = scale_for("faithfulness")
+    assert standard is not None and "faithfulness" not in BANDS
+    for name in ("factual_correctness(mode=f1)", "answer_accuracy", "agent_goal_accuracy", "context_relevance"):
+        assert scale_for(name) is standard
+    assert scale_for("bleu_score") is None  # a text metric: no judge, no scale
+    assert scale_for("rubrics_score") is None  # levels 1..5
+    assert scale_for("hallucination") is None  # lower is better, no scale of its own
+    judged = [c for c in METRICS.values() if c.needs_judge and c.direction == "higher" and c.value_range == (0.0, 1.0)]
+    assert judged and all(scale_for(c.name) is not None for c in judged)
