@@ -9,6 +9,7 @@ two differently worded templates; each rating is divided by 4 and the two are av
 
 from __future__ import annotations
 
+import asyncio
 from typing import ClassVar
 
 from ragqa.judges.base import Judge
@@ -66,23 +67,30 @@ class AnswerAccuracy(Metric):
     async def score(self, sample: Sample, judge: Judge, context: MetricContext) -> MetricScore:
         """Score ``sample`` (see the class docstring)."""
         question, response, reference = sample.user_input or "", sample.response or "", sample.reference or ""
-        first = await ask_rating(
-            judge,
-            ANSWER_ACCURACY_1,
-            lambda n: AnswerAccuracyInput(query=question, user_answer=response, reference_answer=reference, attempt=n),
-            allowed=ACCURACY_RATINGS,
-            scale=4,
-            max_retries=self.max_retries,
-            language=context.language,
-        )
-        second = await ask_rating(
-            judge,
-            ANSWER_ACCURACY_2,
-            lambda n: AnswerAccuracy2Input(query=question, reference_answer=reference, user_answer=response, attempt=n),
-            allowed=ACCURACY_RATINGS,
-            scale=4,
-            max_retries=self.max_retries,
-            language=context.language,
+        # the two templates are independent calls: asked at once
+        first, second = await asyncio.gather(
+            ask_rating(
+                judge,
+                ANSWER_ACCURACY_1,
+                lambda n: AnswerAccuracyInput(
+                    query=question, user_answer=response, reference_answer=reference, attempt=n
+                ),
+                allowed=ACCURACY_RATINGS,
+                scale=4,
+                max_retries=self.max_retries,
+                language=context.language,
+            ),
+            ask_rating(
+                judge,
+                ANSWER_ACCURACY_2,
+                lambda n: AnswerAccuracy2Input(
+                    query=question, reference_answer=reference, user_answer=response, attempt=n
+                ),
+                allowed=ACCURACY_RATINGS,
+                scale=4,
+                max_retries=self.max_retries,
+                language=context.language,
+            ),
         )
         value = answer_accuracy_score(first.rating, second.rating)
         return MetricScore(

@@ -10,6 +10,7 @@ question.
 
 from __future__ import annotations
 
+import asyncio
 from typing import ClassVar
 
 from ragqa.judges.base import Judge
@@ -93,18 +94,21 @@ class ContextRelevance(Metric):
         if shortcut is not None:
             return MetricScore(value=0.0, reason=f"{shortcut}: 0 without a judge call", details={"shortcut": shortcut})
         joined = "\n".join(contexts)
-        ratings = [
-            await ask_rating(
-                judge,
-                prompt,
-                lambda n: ContextRelevanceInput(user_input=question, context=joined, attempt=n),
-                allowed=RELEVANCE_RATINGS,
-                scale=2,
-                max_retries=self.max_retries,
-                language=context.language,
+        # the two templates are independent calls: asked at once
+        ratings = await asyncio.gather(
+            *(
+                ask_rating(
+                    judge,
+                    prompt,
+                    lambda n: ContextRelevanceInput(user_input=question, context=joined, attempt=n),
+                    allowed=RELEVANCE_RATINGS,
+                    scale=2,
+                    max_retries=self.max_retries,
+                    language=context.language,
+                )
+                for prompt in (CONTEXT_RELEVANCE_1, CONTEXT_RELEVANCE_2)
             )
-            for prompt in (CONTEXT_RELEVANCE_1, CONTEXT_RELEVANCE_2)
-        ]
+        )
         return MetricScore(
             value=context_relevance_score(ratings[0].rating, ratings[1].rating),
             reason=describe(ratings),

@@ -11,6 +11,7 @@ collections rewrite dropped this shortcut).
 
 from __future__ import annotations
 
+import asyncio
 from typing import ClassVar
 
 from ragqa.judges.base import Judge
@@ -94,18 +95,21 @@ class ResponseGroundedness(Metric):
             value, why = shortcut
             return MetricScore(value=value, reason=f"{why}: {value:g} without a judge call", details={"shortcut": why})
         joined = "\n".join(contexts)
-        ratings = [
-            await ask_rating(
-                judge,
-                prompt,
-                lambda n: ResponseGroundednessInput(response=response, context=joined, attempt=n),
-                allowed=RELEVANCE_RATINGS,
-                scale=2,
-                max_retries=self.max_retries,
-                language=context.language,
+        # the two templates are independent calls: asked at once
+        ratings = await asyncio.gather(
+            *(
+                ask_rating(
+                    judge,
+                    prompt,
+                    lambda n: ResponseGroundednessInput(response=response, context=joined, attempt=n),
+                    allowed=RELEVANCE_RATINGS,
+                    scale=2,
+                    max_retries=self.max_retries,
+                    language=context.language,
+                )
+                for prompt in (RESPONSE_GROUNDEDNESS_1, RESPONSE_GROUNDEDNESS_2)
             )
-            for prompt in (RESPONSE_GROUNDEDNESS_1, RESPONSE_GROUNDEDNESS_2)
-        ]
+        )
         return MetricScore(
             value=response_groundedness_score(ratings[0].rating, ratings[1].rating),
             reason=describe(ratings),
