@@ -2,14 +2,22 @@
 
 from __future__ import annotations
 
+import asyncio
 import re
 from collections import Counter
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
 
-from ragqa.schema import Sample
+from pydantic import BaseModel
 
-__all__ = ["check_label", "majority_vote", "odd_strictness", "submission"]
+from ragqa.judges.base import Judge
+from ragqa.prompts.base import Prompt
+from ragqa.schema import Language, Sample
+
+__all__ = ["ask_votes", "check_label", "majority_vote", "odd_strictness", "submission"]
+
+In = TypeVar("In", bound=BaseModel)
+Out = TypeVar("Out", bound=BaseModel)
 
 _LABEL = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
 
@@ -73,3 +81,31 @@ def check_label(value: str, option: str) -> str:
     if not isinstance(value, str) or not _LABEL.fullmatch(value):
         raise ValueError(f"{option} must be a word of letters, digits, '_' or '-' (e.g. tone_ok), got {value!r}")
     return value
+
+
+async def ask_votes(
+    judge: Judge, prompt: Prompt[In, Out], make_input: Callable[[int], In], strictness: int, language: Language
+) -> list[Out]:
+    """Ask ``prompt`` ``strictness`` times at once for a self-consistency vote.
+
+    Each call's input carries its attempt number (``make_input(1)`` ... ``make_input(strictness)``),
+    so the shared-call layer and the cache keep the votes apart instead of answering them once.
+
+    Args:
+        judge: the judge to ask.
+        prompt: the verdict prompt.
+        make_input: the prompt's input for attempt ``n`` (1-based).
+        strictness: the number of votes (>= 1; odd, see :func:`odd_strictness`).
+        language: prompt language.
+
+    Returns:
+        ``strictness`` answers, in attempt order.
+
+    Raises:
+        ragqa.errors.JudgeError: when a call fails (the other votes are cancelled).
+    """
+    return list(
+        await asyncio.gather(
+            *(judge.ask(prompt, make_input(attempt), language=language) for attempt in range(1, strictness + 1))
+        )
+    )

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from typing import ClassVar
 
 from ragqa.judges.base import Judge
-from ragqa.metrics._criteria import check_label, majority_vote, odd_strictness, submission
+from ragqa.metrics._criteria import ask_votes, check_label, majority_vote, odd_strictness, submission
 from ragqa.metrics.base import CallPlan, Direction, Metric, MetricContext
 from ragqa.prompts.criteria import ASPECT_CRITIC, AspectCriticInput
 from ragqa.schema import MetricScore, Sample
@@ -115,14 +115,13 @@ class AspectCritic(Metric):
     async def score(self, sample: Sample, judge: Judge, context: MetricContext) -> MetricScore:
         """Score ``sample`` (see the class docstring)."""
         fields = submission(sample)
-        outs = [
-            await judge.ask(
-                ASPECT_CRITIC,
-                AspectCriticInput(aspect=self.aspect, definition=self.definition, attempt=attempt, **fields),
-                language=context.language,
-            )
-            for attempt in range(1, self.strictness + 1)
-        ]
+        outs = await ask_votes(
+            judge,
+            ASPECT_CRITIC,
+            lambda n: AspectCriticInput(aspect=self.aspect, definition=self.definition, attempt=n, **fields),
+            self.strictness,
+            context.language,
+        )
         verdicts = [o.verdict for o in outs]
         value = aspect_critic_score(verdicts)
         said = "yes" if value == 1.0 else "no"

@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import ClassVar
 
 from ragqa.judges.base import Judge
-from ragqa.metrics._criteria import check_label, majority_vote, odd_strictness, submission
+from ragqa.metrics._criteria import ask_votes, check_label, majority_vote, odd_strictness, submission
 from ragqa.metrics.base import CallPlan, Direction, Metric, MetricContext
 from ragqa.prompts.criteria import SIMPLE_CRITERIA, SIMPLE_CRITERIA_MAX, SimpleCriteriaInput
 from ragqa.schema import MetricScore, Sample
@@ -91,14 +91,13 @@ class SimpleCriteriaScore(Metric):
     async def score(self, sample: Sample, judge: Judge, context: MetricContext) -> MetricScore:
         """Score ``sample`` (see the class docstring)."""
         fields = submission(sample)
-        outs = [
-            await judge.ask(
-                SIMPLE_CRITERIA,
-                SimpleCriteriaInput(name=self.criterion, definition=self.definition, attempt=attempt, **fields),
-                language=context.language,
-            )
-            for attempt in range(1, self.strictness + 1)
-        ]
+        outs = await ask_votes(
+            judge,
+            SIMPLE_CRITERIA,
+            lambda n: SimpleCriteriaInput(name=self.criterion, definition=self.definition, attempt=n, **fields),
+            self.strictness,
+            context.language,
+        )
         scores = [o.score for o in outs]
         value = simple_criteria_score(scores)
         if len(scores) == 1:
