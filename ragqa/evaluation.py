@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
 from ragqa.aggregate import Strategy, aggregate
-from ragqa.errors import ConfigError, JudgeError, JudgeTimeout, SampleError
+from ragqa.errors import ConfigError, JudgeError, JudgeTimeout, JudgeUnsupported, SampleError
 from ragqa.judges.base import Embedder, Embedders, Judge, SharedCallJudge
 from ragqa.metrics.base import CallPlan, Metric, MetricContext
 from ragqa.report import Report, SkippedSample, summarize
@@ -118,14 +118,16 @@ class PanelEvaluator:
     same score; its usage counted once).
 
     Args:
-        judges: the panel (at least one judge unless every metric needs none).
+        judges: the panel; it may be empty when every metric needs no judge (their outcomes are
+            then shown under the judge id :data:`NO_JUDGE`).
         metrics: the default metrics of :meth:`evaluate`.
         embedders: embedding models for metrics that embed.
         options: aggregation and run options.
 
     Raises:
         ValueError: when two judges share an id.
-        ConfigError: when the quorum is larger than the panel (no aggregate could exist).
+        ConfigError: when the quorum is larger than the panel (no aggregate could exist). An
+            empty panel asked to score a metric that needs a judge raises it when scoring starts.
     """
 
     def __init__(
@@ -207,8 +209,10 @@ class PanelEvaluator:
             SampleError: when samples are invalid and ``on_invalid == "raise"``; the message
                 lists every problem. Raised before any judge call.
             TypeError: when ``metrics`` holds something other than metric objects (e.g. names).
+            ConfigError: when the panel is empty and a metric needs a judge, before any work.
         """
         chosen = _metric_objects(metrics) if metrics is not None else self.metrics
+        _require_judges(self.judges, chosen)
         samples = [s if s.id is not None else s.model_copy(update={"id": str(i)}) for i, s in enumerate(samples, 1)]
         problems = [] if validated else self.validate(samples, chosen)
         skipped: list[SkippedSample] = []
@@ -318,10 +322,12 @@ class PanelEvaluator:
     async def _score_sample(
         self, sample: Sample, chosen: Sequence[Metric], deadline: float | None
     ) -> list[PanelResult]:
-        shared = [SharedCallJudge(j) for j in self.judges]
+        _require_judges(self.judges, chosen)
+        shared: list[Judge] = [SharedCallJudge(j) for j in self.judges]
         # a metric that needs no judge (text similarity, tool calls, embeddings only) is scored once
         # and its outcome shown for every judge: the same score, its usage counted once
-        runs = [shared if metric.needs_judge else shared[:1] for metric in chosen]
+        alone = shared[:1] or [_NoJudge()]  # an empty panel still scores judge-free metrics
+        runs = [shared if metric.needs_judge else alone for metric in chosen]
         calls = [
             self._run_by(deadline, metric, sample, judge)
             for metric, judges in zip(chosen, runs, strict=True)
@@ -421,6 +427,31 @@ class PanelEvaluator:
                     judge_id=judge.id, failure=failure, latency_s=time.perf_counter() - started, usage=meter.total
                 )
         return JudgeOutcome(judge_id=judge.id, score=score, latency_s=time.perf_counter() - started, usage=meter.total)
+
+
+NO_JUDGE = "(no judge)"
+"""The judge id of judge-free outcomes in a run whose panel is empty."""
+
+
+class _NoJudge:
+    """Stands in for an empty panel so judge-free metrics are scored; it answers no prompt."""
+
+    id = NO_JUDGE
+    fingerprint = "no-judge"
+
+    async def ask(self, prompt: Any, data: Any, *, language: Language = "en") -> Any:
+        raise JudgeUnsupported(f"the panel has no judge to answer {prompt.name!r}", judge_id=NO_JUDGE)
+
+
+def _require_judges(judges: Sequence[Judge], metrics: Sequence[Metric]) -> None:
+    """Raise ConfigError when the panel is empty and a metric needs a judge (every score would be missing)."""
+    judged = [m.key for m in metrics if m.needs_judge] if not judges else []
+    if judged:
+        raise ConfigError(
+            f"{', '.join(judged)} {'needs' if len(judged) == 1 else 'need'} a judge, but the panel has none; "
+            "add judges (spring.ai.chat-models.list) or choose judge-free metrics only",
+            key="spring.ai.chat-models.list",
+        )
 
 
 def _copy_for(outcome: JudgeOutcome, judge_id: str) -> JudgeOutcome:

@@ -30,6 +30,7 @@ __all__ = [
     "Output",
     "RunPlan",
     "build_metrics",
+    "check_judge_free",
     "make_plan",
     "panel_overrides",
     "plan_output",
@@ -155,6 +156,29 @@ def build_metrics(metrics: Sequence[MetricLike] | str, defaults: Mapping[str, Ma
     return built
 
 
+def check_judge_free(metrics: Sequence[Metric]) -> None:
+    """Refuse metrics that need a judge in a run whose panel has none (``spring.ai.chat-models.list: []``).
+
+    Judge-free metrics (text similarity, tool-call accuracy, semantic similarity) are scored
+    without a judge; any other metric would have every score missing.
+
+    Raises:
+        ConfigError: naming the metrics that need a judge, the setting and the fixes.
+    """
+    from ragqa.metrics import METRICS
+
+    judged = [m.key for m in metrics if m.needs_judge]
+    if judged:
+        free = ", ".join(name for name, cls in METRICS.items() if not cls.needs_judge)
+        verb = "needs" if len(judged) == 1 else "need"
+        raise ConfigError(
+            f"{', '.join(judged)} {verb} a judge, but the panel is empty (spring.ai.chat-models.list: []); "
+            "add judges to that list, delete the empty list to use the model of spring.ai.openai.chat, "
+            f"run with --profile local (offline judges), or choose judge-free metrics only ({free})",
+            key="spring.ai.chat-models.list",
+        )
+
+
 def panel_overrides(
     *,
     language: str | None = None,
@@ -236,12 +260,15 @@ def make_plan(
         no_cache: run without the judge cache.
 
     Raises:
-        ConfigError: for any problem above, before any judge call.
+        ConfigError: for any problem above, or a metric that needs a judge when the panel has
+            none (:func:`check_judge_free`), before any judge call.
     """
     if on_invalid not in ("raise", "skip"):
         raise ConfigError(f"on_invalid {on_invalid!r}: use raise or skip", key="--on-invalid")
     _check_panel(panel or {})
     built = build_metrics(metrics if metrics is not None else settings.ragqa.metrics, settings.ragqa.metric_options)
+    if settings.spring.ai.chat_models.empty_panel:
+        check_judge_free(built)
     resolved = resolve_thresholds(settings.ragqa.thresholds, built, source="ragqa.thresholds", require_in_run=False)
     resolved.update(resolve_thresholds(thresholds or {}, built, source=threshold_source, require_in_run=True))
     paths = [o.path.resolve() for o in outputs]

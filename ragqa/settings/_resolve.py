@@ -109,8 +109,8 @@ def _require(value: Any, user: str) -> Any:
 
 
 def _chat_entries(ai: SpringAISettings) -> tuple[list[ChatModelEntry], str]:
-    """The chat list and its dotted key; empty: Spring's default client (one judge)."""
-    if ai.chat_models.items:
+    """The chat list and its dotted key; absent: Spring's default client (one judge); ``list: []``: no judge."""
+    if ai.chat_models.items or ai.chat_models.empty_panel:
         return list(ai.chat_models.items), "spring.ai.chat-models.list"
     return [ChatModelEntry(id=ai.openai.chat.options.model or DEFAULT_CHAT_MODEL)], "spring.ai.openai.chat"
 

@@ -381,12 +381,17 @@ class ChatModelsSettings(_Model):
     default_options: ChatOptions = Field(default_factory=ChatOptions)
     """Options every entry inherits, field by field (``model`` is never inherited)."""
     items: list[ChatModelEntry] = Field(default_factory=list)
-    """YAML key ``list``. Empty: one judge from ``spring.ai.openai.chat.options``."""
+    """YAML key ``list``. Absent: one judge from ``spring.ai.openai.chat.options``; ``[]``: no judge."""
 
     @model_validator(mode="after")
     def _unique(self) -> ChatModelsSettings:
         check_unique_ids((e.id for e in self.items), "spring.ai.chat-models.list")
         return self
+
+    @property
+    def empty_panel(self) -> bool:
+        """True when ``list: []`` is written: a panel of no judge, for runs of judge-free metrics only."""
+        return "items" in self.model_fields_set and not self.items
 
 
 class EmbeddingModelsSettings(_Model):

@@ -75,8 +75,9 @@ class Settings(BaseSettings):
         appended when models of that server send different keys (the tag: 8 hex digits of a
         SHA-256, never the key); ``limits`` is the first of ``ragqa.providers[provider_key]``,
         ``[host:port]``, ``[host]`` that exists, else ``ragqa.default-limits``; ``price`` is
-        ``ragqa.prices[model]`` (else ``[id]``). An empty list gives Spring's default client: one
-        judge named after ``spring.ai.openai.chat.options.model`` (default ``gpt-4o-mini``).
+        ``ragqa.prices[model]`` (else ``[id]``). No ``list`` key gives Spring's default client: one
+        judge named after ``spring.ai.openai.chat.options.model`` (default ``gpt-4o-mini``); an
+        explicit ``list: []`` gives no judge (only judge-free metrics can run).
 
         Raises:
             ConfigError: when an ``openai`` model inherits an ``api-key``/``base-url`` whose
