@@ -12,7 +12,10 @@ Field names follow RAGAS (``user_input``, ``response``, ``reference``, ``retriev
   (the direction of :meth:`pandas.DataFrame.rename`; RAGAS's ``column_map`` goes the other way).
 
 Every problem is a :class:`~ragqa.errors.DatasetError` that names the file, the line (JSONL), item
-(JSON) or row (CSV), the sample id when known, the field, and the fix. Nothing is sent to a judge
+(JSON) or row (CSV), the sample id when known, the field, and the fix. The whole file is checked
+in one pass: one bad record raises its own error; several raise one
+:class:`~ragqa.errors.DatasetProblems` listing the first :data:`MAX_PROBLEMS_SHOWN` (one problem
+per record) and counting the rest. Nothing is sent to a judge
 here: loading is pure parsing and type checking, plus two guards (a lone surrogate is not text,
 a blank context is not a context); which fields each metric needs, and the size limits, are
 checked once per run by :mod:`ragqa.run.validate`.
@@ -32,7 +35,7 @@ from typing import Any, Literal
 
 from pydantic import ValidationError
 
-from ragqa.errors import DatasetError
+from ragqa.errors import DatasetError, DatasetProblems
 from ragqa.messages import parse_messages, parse_tool_calls
 from ragqa.schema import Sample
 
@@ -83,6 +86,12 @@ _JSON_FIELDS = frozenset(
 """Columns whose CSV cells hold JSON (lists or objects)."""
 
 _EXTENSIONS: Mapping[str, DatasetFormat] = {".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "json", ".csv": "csv"}
+
+MAX_PROBLEMS_SHOWN = 20
+"""Bad records a :class:`~ragqa.errors.DatasetProblems` lists in full; the rest are counted."""
+
+_Record = dict[str, Any] | DatasetError
+"""What a reader yields per record: the record, or the problem that makes it unreadable."""
 
 
 class _Where:
@@ -144,6 +153,7 @@ def load_dataset(
             not a JSON list, a field is unknown (with the closest known names) or has the wrong
             type, two records share an id, a column map entry names no field, or the file holds no
             sample. The message names the file, the line/item/row or id, the field and the fix.
+            Several bad records raise one :class:`~ragqa.errors.DatasetProblems` listing them.
     """
     path = Path(path)
     source = str(path)
@@ -183,7 +193,9 @@ def iter_jsonl(path: str | Path, *, column_map: Mapping[str, str] | None = None)
     Same fields, aliases, column map, default ids (``line N``) and checks as :func:`load_dataset`
     with ``fmt="jsonl"``; each problem is raised when its line is reached, and the checks that
     need the whole file (a repeated id, a column map entry no record uses, no sample at all)
-    when the line or the end is reached. Iterate once to check a file before using its samples.
+    when the line or the end is reached. Problems of records are collected: the first bad
+    record ends the samples, and the end of the file raises them all (one error, or a
+    :class:`~ragqa.errors.DatasetProblems`). Iterate once to check a file before using its samples.
 
     Args:
         path: the ``.jsonl`` file.
@@ -251,7 +263,7 @@ def parse_column_map(text: str) -> dict[str, str]:
 # -- readers: each yields (where, record) ---------------------------------------------------------
 
 
-def _jsonl_records(text: str | Iterable[str], source: str) -> Iterator[tuple[_Where, dict[str, Any]]]:
+def _jsonl_records(text: str | Iterable[str], source: str) -> Iterator[tuple[_Where, _Record]]:
     lines = text.splitlines() if isinstance(text, str) else text
     for number, line in enumerate(lines, 1):
         if not line.strip():
@@ -260,16 +272,21 @@ def _jsonl_records(text: str | Iterable[str], source: str) -> Iterator[tuple[_Wh
         try:
             record = json.loads(line)
         except json.JSONDecodeError as exc:
-            raise where.error(
-                f"not valid JSON ({exc.msg} at column {exc.colno}); each line must be one JSON object "
-                'such as {"user_input": "...", "response": "..."}'
-            ) from None
+            yield (
+                where,
+                where.error(
+                    f"not valid JSON ({exc.msg} at column {exc.colno}); each line must be one JSON object "
+                    'such as {"user_input": "...", "response": "..."}'
+                ),
+            )
+            continue
         if not isinstance(record, dict):
-            raise where.error(f"expected a JSON object, got {_json_type(record)}")
+            yield where, where.error(f"expected a JSON object, got {_json_type(record)}")
+            continue
         yield where, record
 
 
-def _json_records(text: str, source: str) -> Iterator[tuple[_Where, dict[str, Any]]]:
+def _json_records(text: str, source: str) -> Iterator[tuple[_Where, _Record]]:
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
@@ -287,11 +304,12 @@ def _json_records(text: str, source: str) -> Iterator[tuple[_Where, dict[str, An
     for number, record in enumerate(data, 1):
         where = _Where(source, "item", number)
         if not isinstance(record, dict):
-            raise where.error(f"expected a JSON object, got {_json_type(record)}")
+            yield where, where.error(f"expected a JSON object, got {_json_type(record)}")
+            continue
         yield where, record
 
 
-def _csv_records(text: str, source: str) -> Iterator[tuple[_Where, dict[str, Any]]]:
+def _csv_records(text: str, source: str) -> Iterator[tuple[_Where, _Record]]:
     reader = csv.reader(io.StringIO(text, newline=""))
     try:
         header = next(reader)
@@ -312,17 +330,25 @@ def _csv_records(text: str, source: str) -> Iterator[tuple[_Where, dict[str, Any
             row = next(reader)
         except StopIteration:
             return
-        except csv.Error as exc:
-            raise DatasetError(f"{source} line {reader.line_num}: unreadable CSV ({exc})") from None
+        except csv.Error as exc:  # the reader cannot go on: what came before is still reported
+            yield (
+                _Where(source, "row", number + 1),
+                DatasetError(f"{source} line {reader.line_num}: unreadable CSV ({exc})"),
+            )
+            return
         if not any(cell.strip() for cell in row):
             continue
         number += 1
         where = _Where(source, "row", number)
         if len(row) != len(header):
-            raise where.error(
-                f"has {len(row)} cells but the header has {len(header)} columns (ends on file line "
-                f"{reader.line_num}); quote cells that contain commas or line breaks"
+            yield (
+                where,
+                where.error(
+                    f"has {len(row)} cells but the header has {len(header)} columns (ends on file line "
+                    f"{reader.line_num}); quote cells that contain commas or line breaks"
+                ),
             )
+            continue
         record: dict[str, Any] = {}
         for column, cell in zip(header, row, strict=True):
             if cell == "":
@@ -335,7 +361,7 @@ def _csv_records(text: str, source: str) -> Iterator[tuple[_Where, dict[str, Any
 
 
 def _to_samples(
-    records: Iterable[tuple[_Where, dict[str, Any]]],
+    records: Iterable[tuple[_Where, _Record]],
     column_map: Mapping[str, str] | None,
     source: str,
 ) -> list[Sample]:
@@ -343,35 +369,59 @@ def _to_samples(
 
 
 def _iter_samples(
-    records: Iterable[tuple[_Where, dict[str, Any]]],
+    records: Iterable[tuple[_Where, _Record]],
     column_map: Mapping[str, str] | None,
     source: str,
 ) -> Iterator[Sample]:
+    """The samples of ``records``; every bad record is collected and raised at the end, together.
+
+    Samples are yielded until the first bad record; the records after it are still checked.
+    """
     column_map = dict(column_map or {})
     _check_column_map(column_map, source)
     count = 0
     seen: dict[str, tuple[str, int]] = {}
     used_map_columns: set[str] = set()
     is_csv = False
+    problems: list[DatasetError] = []
+    n_problems = 0
     for where, record in records:
         is_csv = where.unit == "row"
-        used_map_columns.update(c for c in column_map if c in record)
-        sample = _to_sample(where, record, column_map)
-        assert sample.id is not None
-        if sample.id in seen:
-            unit, number = seen[sample.id]
-            raise where.error(f"id {sample.id!r} is also used by {unit} {number}; ids must be unique", field="id")
+        try:
+            if isinstance(record, DatasetError):
+                raise record
+            used_map_columns.update(c for c in column_map if c in record)
+            sample = _to_sample(where, record, column_map)
+            assert sample.id is not None
+            if sample.id in seen:
+                unit, number = seen[sample.id]
+                raise where.error(f"id {sample.id!r} is also used by {unit} {number}; ids must be unique", field="id")
+        except DatasetError as exc:
+            if where.sample_id is not None:  # a bad record's id is taken all the same: a later repeat is reported
+                seen.setdefault(where.sample_id, (where.unit, where.number))
+            n_problems += 1
+            if len(problems) < MAX_PROBLEMS_SHOWN:
+                problems.append(exc)
+            continue
         seen[sample.id] = (where.unit, where.number)
         count += 1
-        yield sample
+        if not n_problems:
+            yield sample
     unused = sorted(set(column_map) - used_map_columns)
     if unused and count:
         prefix = f"{source}: " if source else ""
         what = "column" if is_csv or not source else "field"
-        raise DatasetError(
-            f"{prefix}the column map renames {', '.join(repr(c) for c in unused)}, but no record has that {what}; "
-            "check the spelling (the map goes dataset_column=sample_field)"
+        n_problems += 1
+        problems.append(
+            DatasetError(
+                f"{prefix}the column map renames {', '.join(repr(c) for c in unused)}, but no record has that "
+                f"{what}; check the spelling (the map goes dataset_column=sample_field)"
+            )
         )
+    if n_problems == 1:
+        raise problems[0]
+    if n_problems:
+        raise DatasetProblems(source, problems, n_problems, limit=MAX_PROBLEMS_SHOWN)
 
 
 def _check_column_map(column_map: Mapping[str, str], source: str) -> None:

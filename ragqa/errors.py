@@ -8,6 +8,7 @@ attributes (not only in the message), so callers never branch on message text::
     ├── MissingExtraError      an optional feature needs an extra that is not installed (also an ImportError)
     ├── SampleError            a sample lacks a field a metric needs (or it is empty / malformed)
     │   ├── DatasetError       a dataset file cannot be read (line, column, cause)
+    │   │   └── DatasetProblems  every bad record of a file at once (``.problems``, ``.n_problems``)
     │   └── InvalidSamples     every problem of a run's samples at once (``.problems``)
     └── JudgeError             a judge call failed; recorded per judge, never turned into a score
         ├── JudgeTimeout       the call did not finish within its deadline
@@ -26,6 +27,7 @@ from __future__ import annotations
 __all__ = [
     "ConfigError",
     "DatasetError",
+    "DatasetProblems",
     "InvalidSamples",
     "JudgeError",
     "JudgeHTTPError",
@@ -209,3 +211,32 @@ class MissingExtraError(RagqaError, ImportError):
     def __init__(self, message: str, *, extra: str) -> None:
         super().__init__(message)
         self.extra = extra
+
+
+class DatasetProblems(DatasetError):
+    """Every bad record of a dataset file, found in one pass over the file before any judge call.
+
+    The message lists the first ``limit`` problems, one a line, each naming the file, the
+    line/item/row, the sample id when known, the field and the fix, then how many more there are.
+    ``sample_id`` and ``field`` are those of the first problem.
+
+    Attributes:
+        problems: the first ``limit`` problems, in file order.
+        n_problems: how many problems the file has in all (>= ``len(problems)``).
+    """
+
+    def __init__(self, source: str, problems: list[DatasetError], n_problems: int, *, limit: int = 20) -> None:
+        shown = "\n".join(f"  - {p}" for p in problems[:limit])
+        more = (
+            f"\n  ... and {n_problems - min(limit, len(problems))} more"
+            if n_problems > min(limit, len(problems))
+            else ""
+        )
+        prefix = f"{source}: " if source else ""
+        super().__init__(
+            f"{prefix}{n_problems} bad record(s); nothing was scored (fix them and run again):\n{shown}{more}"
+        )
+        self.sample_id = problems[0].sample_id if problems else None
+        self.field = problems[0].field if problems else None
+        self.problems = list(problems[:limit])
+        self.n_problems = n_problems
