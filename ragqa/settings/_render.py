@@ -114,13 +114,14 @@ def render_settings(settings: Settings, *, panel: bool = True) -> str:
     Returns:
         YAML text. API keys and secret-looking headers read ``**********``; so does the userinfo
         of a URL (``https://**********@host``); unset placeholders show as written
-        (``${OPENROUTER_API_KEY}``); durations as ``2s`` / ``1500ms``.
+        (``${OPENROUTER_API_KEY}``); durations as ``2s`` / ``1500ms``. Each of
+        :attr:`Settings.notes <ragqa.settings.Settings.notes>` comes first, as a ``# note:`` comment.
     """
 
     def dump(data: Any) -> str:
         return yaml.safe_dump(data, sort_keys=False, allow_unicode=True, default_flow_style=False)
 
-    text = dump(render_model(settings))
+    text = "".join(f"# note: {note}\n" for note in settings.notes) + dump(render_model(settings))
     if not panel:
         return text
     try:

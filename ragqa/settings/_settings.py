@@ -8,10 +8,11 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from pathlib import Path
 
-from pydantic import Field, ValidationError
+from pydantic import Field, PrivateAttr, ValidationError
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from ragqa.settings._errors import config_error
+from ragqa.settings._notes import log_notes
 from ragqa.settings._resolve import resolve_embedders, resolve_judges
 from ragqa.settings._schema import RagqaSettings, ResolvedChatModel, ResolvedEmbeddingModel, SpringSettings
 from ragqa.settings._spring_source import SpringYamlSource
@@ -46,6 +47,18 @@ class Settings(BaseSettings):
 
     spring: SpringSettings = Field(default_factory=SpringSettings)
     ragqa: RagqaSettings = Field(default_factory=RagqaSettings)
+    _notes: tuple[str, ...] = PrivateAttr(default=())
+
+    @property
+    def notes(self) -> tuple[str, ...]:
+        """Warnings about values that load but may not mean what they say, one per key.
+
+        Today: a duration written as a bare number under 1000 (``timeout: 60`` is 60 **ms**, as in
+        Spring): ``"<key>: 60 means 60 ms; write 60s for seconds (or 60ms to keep milliseconds)"``.
+        :func:`load_settings` logs each once per process (``ragqa.settings`` logger, WARNING), and
+        ``ragqa config show`` prints them. Empty for ``Settings()`` built in code.
+        """
+        return self._notes
 
     @classmethod
     def settings_customise_sources(
@@ -132,7 +145,8 @@ def load_settings(
         environ: variables for placeholders, profiles and overrides (default ``os.environ``).
 
     Returns:
-        The validated, frozen :class:`Settings`. ``api-key``/``base-url`` placeholders whose
+        The validated, frozen :class:`Settings`, with its :attr:`Settings.notes` (each also
+        logged once as a WARNING). ``api-key``/``base-url`` placeholders whose
         variable is unset stay :class:`UnresolvedPlaceholder` until :meth:`Settings.judges` /
         :meth:`Settings.embedders` resolve a model that uses them.
 
@@ -150,6 +164,9 @@ def load_settings(
     source = SpringYamlSource(Settings, base, active, env, base_required=config_file is not None)
     try:
         with _active(source):
-            return Settings()
+            settings = Settings()
     except ValidationError as exc:
         raise config_error(exc, source.files) from None
+    settings._notes = tuple(source.notes)
+    log_notes(settings.notes)
+    return settings

@@ -31,6 +31,7 @@ from ragqa.settings._binding import (
     normalise,
     unknown_key,
 )
+from ragqa.settings._notes import duration_notes
 
 __all__ = ["ENV_PREFIX", "SpringYamlSource", "builtin_profiles", "deep_merge", "describe", "profile_file"]
 
@@ -234,6 +235,8 @@ class SpringYamlSource(PydanticBaseSettingsSource):
         self.base_required = base_required
         self.files: list[Traversable] = []
         """The files read, in order (filled by :meth:`__call__`); built-in profiles are package data."""
+        self.notes: list[str] = []
+        """Notes on the merged tree (:func:`ragqa.settings._notes.duration_notes`), filled by :meth:`__call__`."""
 
     def get_field_value(self, field: FieldInfo, field_name: str) -> tuple[Any, str, bool]:
         """Unused: this source returns the whole tree from :meth:`__call__`."""
@@ -262,4 +265,5 @@ class SpringYamlSource(PydanticBaseSettingsSource):
         for name in sorted(self.environ):
             if name.upper().startswith(ENV_PREFIX):
                 data = _apply_env_override(self.settings_cls, data, name.upper(), self.environ[name])
+        self.notes = duration_notes(data, self.settings_cls)
         return data
