@@ -158,6 +158,8 @@ class MetricSummary(BaseModel):
     """Samples with fewer than ``quorum`` judges holding a finite score (their aggregate is NaN)."""
     n_all_failed: int
     """Samples where every judge failed (none scored, none returned NaN)."""
+    n_unscored: int = 0
+    """Samples where no judge has a finite score (each NaN or failed), whatever the quorum; among ``n_below_quorum``."""
     usage: Usage = Field(default_factory=Usage)
     """Sum over judges."""
     agreement: Agreement | None = None
@@ -401,6 +403,7 @@ def summarize(results: Sequence[PanelResult], judge_ids: Sequence[str]) -> list[
                 n_nan=len(rows) - n_scored,
                 n_below_quorum=sum(1 for r in rows if not r.aggregate.quorum_met),
                 n_all_failed=sum(1 for r in rows if _all_failed(r)),
+                n_unscored=sum(1 for r in rows if r.aggregate.n_ok == 0),
                 usage=total,
                 agreement=metric_agreement(rows, judge_ids),
             )

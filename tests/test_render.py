@@ -131,7 +131,8 @@ judge-a            0.833        3     0        1               960   0.0080
 judge-b            0.750        2     1        1                 -        -
 flaky              0.000        1     0        3                 -        -
 aggregate (mean)   0.750      2/4     2        1    0.333      960   0.0080
-quorum 2: 2 sample(s) below quorum have no aggregate
+no judge scored 1 sample(s) (every judge failed): no aggregate
+quorum 2: 1 sample(s) below quorum have no aggregate
 agreement: alpha 0.25 · spearman n/a · |diff| 0.58 (means of 3 pairs) · most contested s1 (1.00)
 
 hallucination  ↓ lower is better
@@ -141,7 +142,8 @@ judge-a            0.167        3     0        1                 -      -
 judge-b            0.250        2     1        1                 -      -
 flaky              1.000        1     0        3                 -      -
 aggregate (mean)   0.250      2/4     2        1    0.333        -      -
-quorum 2: 2 sample(s) below quorum have no aggregate
+no judge scored 1 sample(s) (every judge failed): no aggregate
+quorum 2: 1 sample(s) below quorum have no aggregate
 agreement: alpha 0.25 · spearman n/a · |diff| 0.58 (means of 3 pairs) · most contested s1 (1.00)
 
 judge failures (10 in 5 calls), excluded from the aggregate

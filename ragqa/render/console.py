@@ -25,7 +25,14 @@ from ragqa.metrics._math import nan_mean
 from ragqa.report import MetricSummary, Report
 from ragqa.schema import JudgeFailure, Language, Usage
 
-__all__ = ["DIRECTION_LABELS", "agreement_line", "render_report", "report_renderable", "report_to_text"]
+__all__ = [
+    "DIRECTION_LABELS",
+    "agreement_line",
+    "no_aggregate_caption",
+    "render_report",
+    "report_renderable",
+    "report_to_text",
+]
 
 DIRECTION_LABELS = {"higher": "↑ higher is better", "lower": "↓ lower is better"}
 """How the direction of a metric is shown."""
@@ -83,9 +90,8 @@ def metric_table(summary: MetricSummary) -> Table:
     Judge rows: the judge's mean over its finite scores, samples scored, NaN (metric undefined),
     failed (excluded). Aggregate row: the mean of per-sample aggregates, samples with an
     aggregate / all, samples without one (NaN: unscored or below quorum), samples where every
-    judge failed, and the mean spread (max - min between judges). A caption counts the samples
-    below quorum when the quorum is above 1 or any sample missed it. The heading is
-    :func:`metric_title`.
+    judge failed, and the mean spread (max - min between judges). A caption says why samples have
+    no aggregate (:func:`no_aggregate_caption`). The heading is :func:`metric_title`.
 
     Args:
         summary: the metric's summary from ``report.summaries``.
@@ -125,10 +131,40 @@ def metric_table(summary: MetricSummary) -> Table:
         fmt_cost(summary.usage.cost),
         end_section=True,
     )
-    if summary.quorum > 1 or summary.n_below_quorum:
-        table.caption = f"quorum {summary.quorum}: {summary.n_below_quorum} sample(s) below quorum have no aggregate"
+    caption = no_aggregate_caption(summary)
+    if caption:
+        table.caption = caption
         table.caption_justify = "left"
     return table
+
+
+def no_aggregate_caption(summary: MetricSummary) -> str | None:
+    """Why samples of one metric have no aggregate, one line per cause, or ``None`` when nothing to say.
+
+    Two causes, never confused: no judge scored the sample (every judge NaN, the metric being
+    undefined there, or failed), whatever the quorum: ``no judge scored 2 sample(s) (every judge
+    failed): no aggregate``, or ``(NaN: metric undefined)`` when a judge found the metric
+    undefined and none scored; or some judges scored it, but fewer than the quorum: ``quorum 2: 1
+    sample(s) below quorum have no aggregate`` (shown whenever the quorum is above 1).
+
+    Args:
+        summary: the metric's summary (:attr:`~ragqa.report.MetricSummary.n_unscored`,
+            ``n_all_failed``, ``n_below_quorum``, ``quorum``).
+    """
+    lines = []
+    unscored, failed = summary.n_unscored, summary.n_all_failed
+    if unscored:
+        if failed == unscored:
+            why = "every judge failed"
+        elif failed == 0:
+            why = "NaN: metric undefined"
+        else:
+            why = f"every judge failed on {failed}, NaN on {unscored - failed}"
+        lines.append(f"no judge scored {unscored} sample(s) ({why}): no aggregate")
+    below = summary.n_below_quorum - unscored
+    if summary.quorum > 1 or below > 0:
+        lines.append(f"quorum {summary.quorum}: {below} sample(s) below quorum have no aggregate")
+    return "\n".join(lines) or None
 
 
 def agreement_line(summary: MetricSummary) -> Text | None:

@@ -132,6 +132,8 @@ def _metric_view(summary: MetricSummary, threshold: float | None, language: Lang
         "n_scored": summary.n_scored,
         "n_nan": summary.n_nan,
         "n_below_quorum": summary.n_below_quorum,
+        "n_unscored": summary.n_unscored,
+        "n_few_judges": summary.n_below_quorum - summary.n_unscored,
         "n_all_failed": summary.n_all_failed,
         "threshold": None if threshold is None else f"{threshold:g}",
         "passed": verdict,

@@ -67,6 +67,7 @@ class _MetricColumns:
     spread: array[float]
     quorum_met: bytearray
     all_failed: bytearray
+    unscored: bytearray
     judges: list[_JudgeColumns] = field(default_factory=list)
 
 
@@ -117,6 +118,7 @@ class RunSummary:
                 spread=_floats(n),
                 quorum_met=bytearray(n),
                 all_failed=bytearray(n),
+                unscored=bytearray(n),
                 judges=[
                     _JudgeColumns(
                         status=bytearray(n),
@@ -161,6 +163,7 @@ class RunSummary:
         columns.spread[position] = agg.spread
         columns.quorum_met[position] = agg.quorum_met
         columns.all_failed[position] = agg.n_failed > 0 and agg.n_ok + agg.n_nan == 0
+        columns.unscored[position] = agg.n_ok == 0
         for judge in columns.judges:
             judge.status[position] = _ABSENT
         failed = False
@@ -279,6 +282,7 @@ class RunSummary:
             n_nan=len(rows) - n_scored,
             n_below_quorum=sum(1 for p in rows if not columns.quorum_met[p]),
             n_all_failed=sum(1 for p in rows if columns.all_failed[p]),
+            n_unscored=sum(1 for p in rows if columns.unscored[p]),
             usage=total,
             agreement=agreement(labels, self.judge_ids, matrix),
         )
