@@ -22,12 +22,14 @@ from rich.table import Table
 from rich.text import Text
 
 from ragqa.metrics._math import nan_mean
+from ragqa.render.labels import labels
 from ragqa.report import MetricSummary, Report
 from ragqa.schema import JudgeFailure, Language, Usage
 
 __all__ = [
     "DIRECTION_LABELS",
     "agreement_line",
+    "direction_label",
     "no_aggregate_caption",
     "render_report",
     "report_renderable",
@@ -35,7 +37,13 @@ __all__ = [
 ]
 
 DIRECTION_LABELS = {"higher": "↑ higher is better", "lower": "↓ lower is better"}
-"""How the direction of a metric is shown."""
+"""How the direction of a metric is shown (in English; :func:`direction_label` for another language)."""
+
+
+def direction_label(direction: str, language: Language = "en") -> str:
+    """``↑ higher is better`` / ``↓ lower is better`` in ``language`` (labels ``higher``, ``lower``)."""
+    return f"{'↑' if direction == 'higher' else '↓'} {labels(language)[direction]}"
+
 
 _Interpret = Callable[[str, float, Language], "str | None"]
 
@@ -76,15 +84,15 @@ def metric_title(summary: MetricSummary, *, language: Language = "en") -> Text:
     """
     title = Text()
     title.append(summary.metric, style="bold")
-    title.append(f"  {DIRECTION_LABELS[summary.direction]}", style="dim")
+    title.append(f"  {direction_label(summary.direction, language)}", style="dim")
     interpret = _interpreter()
     band = interpret(summary.metric, summary.aggregate_mean, language) if interpret is not None else None
     if band:
-        title.append(f"  aggregate: {band}", style="italic")
+        title.append(f"  {labels(language)['aggregate']}: {band}", style="italic")
     return title
 
 
-def metric_table(summary: MetricSummary) -> Table:
+def metric_table(summary: MetricSummary, *, language: Language = "en") -> Table:
     """One metric's table: a row per judge plus the aggregate row, read from the summary alone.
 
     Judge rows: the judge's mean over its finite scores, samples scored, NaN (metric undefined),
@@ -95,19 +103,16 @@ def metric_table(summary: MetricSummary) -> Table:
 
     Args:
         summary: the metric's summary from ``report.summaries``.
+        language: language of the column heads and the caption (``templates/labels.json``).
 
     Returns:
         A rich table (untitled).
     """
+    t = labels(language)
     table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
-    table.add_column("judge", no_wrap=True)
-    table.add_column("mean", justify="right")
-    table.add_column("scored", justify="right")
-    table.add_column("NaN", justify="right")
-    table.add_column("failed", justify="right")
-    table.add_column("spread", justify="right")
-    table.add_column("tokens", justify="right")
-    table.add_column("cost", justify="right")
+    table.add_column(t["judge"], no_wrap=True)
+    for key in ("mean", "scored", "nan", "failed", "spread", "tokens", "cost"):
+        table.add_column(t[key], justify="right")
     for judge in summary.judges:
         table.add_row(
             judge.judge_id,
@@ -121,7 +126,7 @@ def metric_table(summary: MetricSummary) -> Table:
         )
     n_all_failed = summary.n_all_failed
     table.add_row(
-        Text(f"aggregate ({summary.strategy})", style="bold"),
+        Text(f"{t['aggregate']} ({summary.strategy})", style="bold"),
         Text(fmt_score(summary.aggregate_mean), style="bold"),
         f"{summary.n_scored}/{summary.n_samples}",
         str(summary.n_nan),
@@ -131,14 +136,14 @@ def metric_table(summary: MetricSummary) -> Table:
         fmt_cost(summary.usage.cost),
         end_section=True,
     )
-    caption = no_aggregate_caption(summary)
+    caption = no_aggregate_caption(summary, language=language)
     if caption:
         table.caption = caption
         table.caption_justify = "left"
     return table
 
 
-def no_aggregate_caption(summary: MetricSummary) -> str | None:
+def no_aggregate_caption(summary: MetricSummary, *, language: Language = "en") -> str | None:
     """Why samples of one metric have no aggregate, one line per cause, or ``None`` when nothing to say.
 
     Two causes, never confused: no judge scored the sample (every judge NaN, the metric being
@@ -150,80 +155,94 @@ def no_aggregate_caption(summary: MetricSummary) -> str | None:
     Args:
         summary: the metric's summary (:attr:`~ragqa.report.MetricSummary.n_unscored`,
             ``n_all_failed``, ``n_below_quorum``, ``quorum``).
+        language: language of the caption.
     """
+    t = labels(language)
     lines = []
     unscored, failed = summary.n_unscored, summary.n_all_failed
     if unscored:
         if failed == unscored:
-            why = "every judge failed"
+            why = t["console_why_failed"]
         elif failed == 0:
-            why = "NaN: metric undefined"
+            why = t["console_why_nan"]
         else:
-            why = f"every judge failed on {failed}, NaN on {unscored - failed}"
-        lines.append(f"no judge scored {unscored} sample(s) ({why}): no aggregate")
+            why = t["console_why_mixed"].format(failed=failed, nan=unscored - failed)
+        lines.append(t["console_unscored"].format(n=unscored, why=why))
     below = summary.n_below_quorum - unscored
     if summary.quorum > 1 or below > 0:
-        lines.append(f"quorum {summary.quorum}: {below} sample(s) below quorum have no aggregate")
+        lines.append(t["console_quorum"].format(quorum=summary.quorum, n=below))
     return "\n".join(lines) or None
 
 
-def agreement_line(summary: MetricSummary) -> Text | None:
+def agreement_line(summary: MetricSummary, *, language: Language = "en") -> Text | None:
     """The judges' agreement on one metric in one line, or ``None`` when it was not computed (one judge).
 
     ``agreement: alpha A · spearman S · |diff| D[ (means of N pairs)] · most contested ID (SPREAD)``:
     Krippendorff's interval alpha across judges; Spearman's rho and the mean absolute difference
     of a judge pair (with more than two judges, their means over the pairs, NaN-ignoring); the
     sample with the largest spread between judges (left out when no sample has a spread). NaN
-    shows as ``n/a``. Two decimals: the line is a glance; the JSON report has every figure.
+    shows as ``n/a``. Two decimals: the line is a glance; the JSON report has every figure. The
+    words follow ``language``.
     """
     agreement = summary.agreement
     if agreement is None:
         return None
+    t = labels(language)
     spearman = nan_mean([p.spearman for p in agreement.pairs])
     diff = nan_mean([p.mean_abs_diff for p in agreement.pairs])
-    parts = [f"alpha {_two(agreement.alpha)}", f"spearman {_two(spearman)}", f"|diff| {_two(diff)}"]
+    parts = [
+        f"{t['console_alpha']} {_two(agreement.alpha)}",
+        f"{t['console_spearman']} {_two(spearman)}",
+        f"|diff| {_two(diff)}",
+    ]
     if len(agreement.pairs) > 1:
-        parts[-1] += f" (means of {len(agreement.pairs)} pairs)"
+        parts[-1] += f" ({t['console_pairs_mean'].format(n=len(agreement.pairs))})"
     if agreement.contested:
         top = agreement.contested[0]
-        parts.append(f"most contested {top.sample_id} ({_two(top.spread)})")
-    return Text("agreement: " + " · ".join(parts), style="dim")
+        parts.append(f"{t['console_most_contested']} {top.sample_id} ({_two(top.spread)})")
+    return Text(f"{t['console_agreement']}: " + " · ".join(parts), style="dim")
 
 
 def _two(value: float) -> str:
     return "n/a" if math.isnan(value) else f"{value:.2f}"
 
 
-def failures_table(failures: Sequence[JudgeFailure], *, limit: int = 5) -> RenderableType:
+def failures_table(failures: Sequence[JudgeFailure], *, limit: int = 5, language: Language = "en") -> RenderableType:
     """The first ``limit`` distinct judge failures (judge, metrics, sample, step, cause), then a count of the rest.
 
     A failure of a step that several metrics share (the response's statements, asked once for
     faithfulness and hallucination) is one row naming every metric it cost, not one row per
-    metric; the title counts both (``judge failures (18 in 9 calls)``).
+    metric; the title counts both (``judge failures (18 in 9 calls)``). Titles and column heads
+    follow ``language``; the causes are the errors' own messages.
     """
+    t = labels(language)
     groups: dict[tuple[str, str, str | None, str, str], list[str]] = {}
     for f in failures:
         groups.setdefault((f.judge_id, f.sample_id, f.step, f.error_type, f.message), []).append(f.metric)
-    count = f"{len(failures)}" if len(groups) == len(failures) else f"{len(failures)} in {len(groups)} calls"
+    count = (
+        f"{len(failures)}"
+        if len(groups) == len(failures)
+        else t["console_failures_calls"].format(n=len(failures), calls=len(groups))
+    )
     table = Table(
-        title=Text(f"judge failures ({count}), excluded from the aggregate", style="bold red"),
+        title=Text(t["console_failures"].format(count=count), style="bold red"),
         title_justify="left",
         box=box.SIMPLE_HEAD,
         show_edge=False,
         pad_edge=False,
     )
     for column in ("judge", "metric", "sample", "step"):
-        table.add_column(column, no_wrap=True)
-    table.add_column("cause", overflow="fold")
+        table.add_column(t[column], no_wrap=True)
+    table.add_column(t["cause"], overflow="fold")
     rows = list(groups.items())
     for (judge_id, sample_id, step, error_type, message), metrics in rows[:limit]:
         table.add_row(judge_id, ", ".join(metrics), sample_id, step or "-", _clip(f"{error_type}: {message}", 200))
     if len(rows) > limit:
-        return Group(table, Text(f"... and {len(rows) - limit} more (every failure is in the results file)"))
+        return Group(table, Text(t["console_more_failures"].format(n=len(rows) - limit)))
     return table
 
 
-def usage_line(report: Report) -> Text:
+def usage_line(report: Report, *, language: Language = "en") -> Text:
     """The run's usage in one line.
 
     ``calls N · tokens T (prompt P, completion C) · cost X · [cache: H hit(s), M miss(es) ·
@@ -231,51 +250,60 @@ def usage_line(report: Report) -> Text:
     when the report has :attr:`~ragqa.report.Report.cache`, its embeddings part when the run
     embedded texts, the call plan when the report has :attr:`~ragqa.report.Report.call_plan`.
     Calls count provider requests only (cache hits excluded); cost is in the price table's
-    currency; wall time is in seconds with one decimal.
+    currency; wall time is in seconds with one decimal. The words follow ``language``.
     """
+    t = labels(language)
     usage = report.usage
     parts = [
-        f"calls {usage.calls:,}",
-        f"tokens {usage.total_tokens:,} (prompt {usage.prompt_tokens:,}, completion {usage.completion_tokens:,})",
-        f"cost {fmt_cost(usage.cost)}",
+        f"{t['console_calls']} {usage.calls:,}",
+        t["console_tokens"].format(
+            total=f"{usage.total_tokens:,}",
+            prompt=f"{usage.prompt_tokens:,}",
+            completion=f"{usage.completion_tokens:,}",
+        ),
+        f"{t['console_cost']} {fmt_cost(usage.cost)}",
     ]
     if report.cache is not None:
-        parts.append(f"cache: {report.cache.hits:,} hit(s), {report.cache.misses:,} miss(es)")
-        if report.cache.embedding_hits or report.cache.embedding_misses:
-            cache = report.cache
-            parts.append(f"embeddings: {cache.embedding_hits:,} hit(s), {cache.embedding_misses:,} miss(es)")
-    parts.append(f"wall time {report.wall_time_s:.1f} s")
+        cache = report.cache
+        parts.append(t["console_cache"].format(hits=f"{cache.hits:,}", misses=f"{cache.misses:,}"))
+        if cache.embedding_hits or cache.embedding_misses:
+            parts.append(
+                t["console_embeddings"].format(hits=f"{cache.embedding_hits:,}", misses=f"{cache.embedding_misses:,}")
+            )
+    parts.append(t["console_wall_time"].format(seconds=f"{report.wall_time_s:.1f}"))
     if report.call_plan is not None:
-        parts.append(f"call plan {report.call_plan}")
+        parts.append(f"{t['console_call_plan']} {report.call_plan}")
     return Text(" · ".join(parts), style="dim")
 
 
 def report_renderable(report: Report, *, language: Language = "en", max_failures: int = 5) -> RenderableType:
-    """Everything :func:`render_report` prints, as one rich renderable."""
+    """Everything :func:`render_report` prints, as one rich renderable; ragqa's words in ``language``."""
+    t = labels(language)
     parts: list[RenderableType] = []
     n_samples = report.n_samples
     n_judges = max((len(s.judges) for s in report.summaries), default=0)
-    parts.append(Text(f"{n_samples} sample(s) x {len(report.summaries)} metric(s) x {n_judges} judge(s)", style="bold"))
+    header = t["console_header"].format(samples=n_samples, metrics=len(report.summaries), judges=n_judges)
+    parts.append(Text(header, style="bold"))
     for summary in report.summaries:
         parts.append(Text(""))
         parts.append(metric_title(summary, language=language))
-        parts.append(metric_table(summary))
-        line = agreement_line(summary)
+        parts.append(metric_table(summary, language=language))
+        line = agreement_line(summary, language=language)
         if line is not None:
             parts.append(line)
     failures = report.failures
     if failures:
         parts.append(Text(""))
-        parts.append(failures_table(failures, limit=max_failures))
+        parts.append(failures_table(failures, limit=max_failures, language=language))
     if report.skipped:
         parts.append(Text(""))
-        parts.append(Text(f"skipped samples ({len(report.skipped)}), not scored:", style="bold yellow"))
+        parts.append(Text(t["console_skipped"].format(n=len(report.skipped)), style="bold yellow"))
         for s in report.skipped[:max_failures]:
             parts.append(Text(f"  {s.message}"))
         if len(report.skipped) > max_failures:
-            parts.append(Text(f"  ... and {len(report.skipped) - max_failures} more"))
+            parts.append(Text(f"  {t['console_more'].format(n=len(report.skipped) - max_failures)}"))
     parts.append(Text(""))
-    parts.append(usage_line(report))
+    parts.append(usage_line(report, language=language))
     return Group(*parts)
 
 
@@ -287,7 +315,8 @@ def render_report(
     Args:
         report: the run.
         console: where to print.
-        language: language of interpretation bands.
+        language: language of ragqa's own words (column heads, captions, bands, the usage line;
+            ``templates/labels.json``); judges' reasons and error messages stay as they were written.
         max_failures: failures and skipped samples listed before a count of the rest.
     """
     (console or Console()).print(report_renderable(report, language=language, max_failures=max_failures))

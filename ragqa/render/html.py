@@ -24,7 +24,6 @@ import json
 import math
 import re
 from collections.abc import Mapping
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +34,7 @@ from ragqa.interpretation import interpret
 from ragqa.messages import Message
 from ragqa.render.atomic import replace_text
 from ragqa.render.console import fmt_cost, fmt_score
+from ragqa.render.labels import LABELS
 from ragqa.render.registry import RenderOptions, register
 from ragqa.report import Agreement, MetricSummary, Report, finite_json
 from ragqa.schema import JudgeOutcome, Language, Sample, Usage
@@ -53,10 +53,6 @@ __all__ = [
 PER_STATEMENT = ("verdicts", "reasons")
 """Keys of a score's ``details`` that hold one entry per statement (shown as columns beside ``statements``)."""
 
-LABELS: Mapping[Language, Mapping[str, str]] = json.loads(
-    resources.files("ragqa.render").joinpath("templates/labels.json").read_text(encoding="utf-8")
-)
-"""Every label of the page, per language (``templates/labels.json``; the keys are the same in each)."""
 
 
 def json_for_script(value: Any) -> str:
