@@ -33,7 +33,10 @@ properties (``ragqa:<metric>:aggregate``, ``ragqa:<metric>:judge:<id>``, ...; th
 :func:`ragqa.render.junit.result_properties`, shared with ``ragqa test``); the JSONL file.
 
 Panel work runs on a :class:`ragqa.run.loop.LoopThread` owned by the session, so plain and async
-tests (on any pytest-asyncio loop scope) share one container.
+tests (on any pytest-asyncio loop scope) share one container. Every fixture is a plain (sync)
+fixture: plain ``def`` tests need no async plugin. An ``async def`` test that uses ragqa and that
+no plugin runs (pytest-asyncio missing, or in strict mode without a marker) fails with the fix
+(``asyncio_mode = auto``) instead of pytest's bare "not natively supported".
 """
 
 from __future__ import annotations
@@ -229,6 +232,44 @@ def summary_table(rows: Sequence[_Row]) -> list[str]:
         table.append(cells)
     widths = [max(len(r[i]) for r in table) for i in range(len(header))]
     return ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in table]
+
+
+_ASYNC_MARKERS = ("asyncio", "anyio", "trio")
+"""Markers with which another plugin runs an ``async def`` test."""
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> None:
+    """Fail an ``async def`` test that uses ragqa's fixtures and that no plugin will run, saying how to fix it.
+
+    pytest itself only says ``async def functions are not natively supported``. A test is left to
+    the other plugins when it carries an ``asyncio``/``anyio``/``trio`` marker, or when
+    pytest-asyncio runs in ``asyncio_mode = auto``. Plain tests are untouched.
+    """
+    import inspect
+
+    if not inspect.iscoroutinefunction(pyfuncitem.obj):
+        return
+    if not any(name.startswith("ragqa") for name in pyfuncitem.fixturenames):
+        return
+    if any(pyfuncitem.get_closest_marker(marker) for marker in _ASYNC_MARKERS):
+        return
+    config = pyfuncitem.config
+    has_asyncio = config.pluginmanager.hasplugin("asyncio")
+    if has_asyncio and str(config.getini("asyncio_mode")) == "auto":
+        return
+    plugin = (
+        "pytest-asyncio is installed but in strict mode"
+        if has_asyncio
+        else "pytest-asyncio is not installed (pip install 'ragqa[pytest]')"
+    )
+    pytest.fail(
+        f"{pyfuncitem.name} is an async test, but no plugin runs it: {plugin}. Add the line "
+        "'asyncio_mode = auto' to the [pytest] section of pytest.ini (or mark the test "
+        "@pytest.mark.asyncio), or make it a plain def test calling ragqa.check_metric(...), which "
+        "needs no plugin.",
+        pytrace=False,
+    )
 
 
 @pytest.hookimpl(hookwrapper=True)
