@@ -387,22 +387,23 @@ def _iter_samples(
     n_problems = 0
     for where, record in records:
         is_csv = where.unit == "row"
-        try:
-            if isinstance(record, DatasetError):
-                raise record
+        if isinstance(record, DatasetError):
+            problem: DatasetError | None = record
+        else:
             used_map_columns.update(c for c in column_map if c in record)
-            sample = _to_sample(where, record, column_map)
-            assert sample.id is not None
-            if sample.id in seen:
-                unit, number = seen[sample.id]
-                raise where.error(f"id {sample.id!r} is also used by {unit} {number}; ids must be unique", field="id")
-        except DatasetError as exc:
+            try:
+                sample = _to_sample(where, record, column_map)
+                problem = _repeated_id(where, sample, seen)
+            except DatasetError as exc:
+                problem = exc
+        if problem is not None:
             if where.sample_id is not None:  # a bad record's id is taken all the same: a later repeat is reported
                 seen.setdefault(where.sample_id, (where.unit, where.number))
             n_problems += 1
             if len(problems) < MAX_PROBLEMS_SHOWN:
-                problems.append(exc)
+                problems.append(problem)
             continue
+        assert sample.id is not None
         seen[sample.id] = (where.unit, where.number)
         count += 1
         if not n_problems:
@@ -422,6 +423,15 @@ def _iter_samples(
         raise problems[0]
     if n_problems:
         raise DatasetProblems(source, problems, n_problems, limit=MAX_PROBLEMS_SHOWN)
+
+
+def _repeated_id(where: _Where, sample: Sample, seen: Mapping[str, tuple[str, int]]) -> DatasetError | None:
+    """The error for a sample whose id an earlier record already has, else ``None``."""
+    assert sample.id is not None
+    if sample.id not in seen:
+        return None
+    unit, number = seen[sample.id]
+    return where.error(f"id {sample.id!r} is also used by {unit} {number}; ids must be unique", field="id")
 
 
 def _check_column_map(column_map: Mapping[str, str], source: str) -> None:

@@ -163,8 +163,8 @@ class PanelEvaluator:
 
         Returns:
             Every problem found (empty when all samples are valid): first one per metric that
-            needs an embedding model none is configured for (``sample_id`` ``None``), then
-            :func:`validate_samples`'s.
+            needs an embedding model none is configured for, or a judge when the panel is empty
+            (``sample_id`` ``None``), then :func:`validate_samples`'s.
         """
         chosen = tuple(metrics) if metrics is not None else self.metrics
         problems = (
@@ -182,6 +182,16 @@ class PanelEvaluator:
                 if metric.needs_embeddings
             ]
         )
+        if not self.judges:  # an empty panel scores judge-free metrics only
+            problems += [
+                SampleError(
+                    "needs a judge, but the panel has none; add judges to spring.ai.chat-models.list, "
+                    "or choose judge-free metrics only",
+                    metric=metric.key,
+                )
+                for metric in chosen
+                if metric.needs_judge
+            ]
         return problems + validate_samples(samples, chosen)
 
     async def evaluate(

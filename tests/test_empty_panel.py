@@ -111,3 +111,31 @@ def test_a_run_that_scores_nothing_exits_3_even_with_only_judge_free_metrics(wor
     code, output = _evaluate(work, "-m", "bleu_score", "--on-invalid", "skip")
     assert code == 3, output
     assert "nothing was scored" in output
+
+
+PROMPTFOO = """
+tests:
+  - vars:
+      query: "Where is order 12345?"
+      context: "Order 12345 shipped on 3 May."
+      response: "Order 12345 shipped on 3 May."
+    assert:
+      - type: {kind}
+        value: "Order 12345 shipped on 3 May."
+        threshold: {threshold}
+"""
+
+
+def test_ragqa_test_runs_judge_free_assertions_and_refuses_judged_ones_without_a_traceback(work: Path) -> None:
+    def run(kind: str, threshold: float) -> tuple[int, str]:
+        path = work / f"{kind}.yaml"
+        path.write_text(PROMPTFOO.format(kind=kind, threshold=threshold), encoding="utf-8")
+        result = CliRunner().invoke(app, ["test", str(path), "-c", str(work / "application.yaml")])
+        return result.exit_code, result.output
+
+    code, output = run("levenshtein", 0)
+    assert code == 0, output
+    code, output = run("context-faithfulness", 0.8)
+    assert code == 2, output
+    assert "metric 'faithfulness': needs a judge, but the panel has none" in output
+    assert "Traceback" not in output

@@ -18,7 +18,8 @@ The flow is one direction::
 * Profile files are looked up beside the base file, then among the profiles built into ragqa
   (``local``: the offline panel), so ``--profile local`` works in any folder.
 * Durations accept ``2000ms``, ``2s``, ``1m``, ``1h``, ``1d`` (also ``ns``, ``us``), a bare
-  number meaning **milliseconds** (as in Spring), and ISO-8601 (``PT2S``) via pydantic.
+  number meaning **milliseconds** (as in Spring), and ISO-8601 (``PT2S``) via pydantic. A bare
+  number under 1000 gets a note (:attr:`Settings.notes`, logged once as a WARNING).
 * Environment overrides: ``RAGQA__<PATH>`` with ``__`` between path segments, case-insensitive,
   the value parsed as a YAML scalar, applied after the profiles; for example
   ``RAGQA__RAGQA__LANGUAGE=ru`` or ``RAGQA__SPRING__AI__CHAT_MODELS__LIST__0__OPTIONS__TEMPERATURE=0.2``.
@@ -26,7 +27,9 @@ The flow is one direction::
 Modules, one concern each: ``_schema`` (the pydantic models), ``_durations`` (Spring durations),
 ``_resolve`` (the panel), ``_spring_source`` and ``_binding`` (the Spring YAML source),
 ``_errors`` (validation errors as ``ConfigError``), ``_render`` (``ragqa config show``),
-``_masking`` (what is never shown), ``_settings`` (the root model and :func:`load_settings`).
+``_masking`` (what is never shown), ``_notes`` (warnings on values that load but may not mean
+what they say: a bare-number duration under 1000), ``_settings`` (the root model and
+:func:`load_settings`).
 Import from ``ragqa.settings`` only.
 
 See ``docs/configuration.md`` for every key with its default.
