@@ -139,3 +139,24 @@ def test_ragqa_test_runs_judge_free_assertions_and_refuses_judged_ones_without_a
     assert code == 2, output
     assert "metric 'faithfulness': needs a judge, but the panel has none" in output
     assert "Traceback" not in output
+
+
+async def test_the_runner_refuses_a_judged_metric_for_a_container_without_judges() -> None:
+    from dependency_injector import providers
+
+    from ragqa.container import close_container, create_container
+    from ragqa.run.runner import Runner
+
+    container = create_container(None, [], environ={})
+    container.judges.override(providers.Object([]))
+    container.embedders.override(providers.Object([]))
+    try:
+        plan = make_plan(container.settings(), metrics=["faithfulness"])
+        with pytest.raises(ConfigError, match="faithfulness needs a judge") as err:
+            await Runner(plan, container).arun([make_sample()])
+        assert err.value.key == "spring.ai.chat-models.list"
+        free = make_plan(container.settings(), metrics=["exact_match"])
+        result = await Runner(free, container).arun([make_sample()])
+        assert result.exit_code == 0 and result.report.results[0].aggregate.value == 1.0
+    finally:
+        await close_container(container)

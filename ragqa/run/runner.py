@@ -37,7 +37,7 @@ from ragqa.render.registry import RenderOptions
 from ragqa.report import CacheStats, Report, SkippedSample
 from ragqa.run.estimate import RunEstimate, estimate_pairs
 from ragqa.run.outcome import RunResult, exit_code_for, incomplete_results, threshold_verdicts
-from ragqa.run.plan import RunPlan
+from ragqa.run.plan import RunPlan, check_judge_free
 from ragqa.run.stream import Pair, ResultsHeader, ResultStream, partial_path, read_results
 from ragqa.run.summary import RunSummary
 from ragqa.run.validate import Validation, validate_run
@@ -288,8 +288,9 @@ class Runner:
         """Build the evaluator once, with the plan's panel overrides; check panel-level problems.
 
         Raises:
-            ConfigError: settings that cannot build a judge (a missing key), or a metric that
-                needs an embedding model none is configured for.
+            ConfigError: settings that cannot build a judge (a missing key), a metric that
+                needs an embedding model none is configured for, or one that needs a judge when
+                the panel has none.
         """
         from ragqa.evaluation import PanelEvaluator
 
@@ -298,6 +299,8 @@ class Runner:
 
             self.container.cache.override(providers.Object(None))
         judges = self.container.judges()
+        if not judges:  # a panel of no judge runs judge-free metrics only
+            check_judge_free(self.plan.metrics)
         options = dataclasses.replace(self.container.panel_options(), **dict(self.plan.panel))
         if options.quorum > len(judges) and judges:
             raise ConfigError(
