@@ -53,6 +53,7 @@ from ragqa.metrics import (
     SemanticSimilarity,
     SimpleCriteriaScore,
     ToolCallAccuracy,
+    ToolCallF1,
     TopicAdherence,
     build_metric,
 )
@@ -136,6 +137,7 @@ __all__ = [
     "StringSimilarity",
     "ToolCall",
     "ToolCallAccuracy",
+    "ToolCallF1",
     "ToolMessage",
     "TopicAdherence",
     "Usage",

@@ -30,6 +30,7 @@ __all__ = [
     "Message",
     "ToolCall",
     "ToolMessage",
+    "conversation_parts",
     "last_human_message",
     "parse_messages",
     "parse_tool_calls",
@@ -271,3 +272,36 @@ def render_conversation(messages: Sequence[Message]) -> str:
                 lines.append("Tools:")
                 lines.extend(f"  {call.name}: {call.args}" for call in m.tool_calls)
     return "\n".join(lines)
+
+
+_ROLES = (("Human: ", "human"), ("AI: ", "ai"), ("ToolOutput: ", "tool"))
+
+
+def conversation_parts(text: str) -> dict[str, list[str]]:
+    """Read a transcript written by :func:`render_conversation` back into its messages' texts.
+
+    A judge that only sees the rendered conversation (the general metrics' multi-turn form) uses
+    it to tell the human turns from the agent's: lines starting ``Human:``, ``AI:`` and
+    ``ToolOutput:`` open a message; ``Tools:`` and its call lines are skipped; any other line
+    continues the message above it (a content with newlines). A content line that itself starts
+    with one of those prefixes is read as a new message: the transcript cannot tell them apart.
+
+    Args:
+        text: a rendered conversation.
+
+    Returns:
+        ``{"human": [...], "ai": [...], "tool": [...]}``: each role's message texts, in order
+        (empty lists where the role never speaks; an ai message with no content is absent).
+    """
+    parts: dict[str, list[str]] = {"human": [], "ai": [], "tool": []}
+    current: list[str] | None = None
+    for line in text.split("\n"):
+        role = next(((name, line[len(prefix) :]) for prefix, name in _ROLES if line.startswith(prefix)), None)
+        if role is not None:
+            parts[role[0]].append(role[1])
+            current = parts[role[0]]
+        elif line == "Tools:":
+            current = None  # the call lines that follow are not message text
+        elif current is not None:
+            current[-1] += "\n" + line
+    return parts

@@ -147,3 +147,20 @@ def test_messages_reject_the_wrong_input_model() -> None:
 def test_every_prompt_has_left_version_1_behind() -> None:
     # version 1 rendered one user message; answers cached under it must never be reused
     assert all(p.version != "1" for p in PROMPTS.values())
+
+
+@pytest.mark.parametrize("name", sorted(PROMPTS))
+def test_every_language_with_instructions_has_its_own_examples(name: str) -> None:
+    """A Russian instruction is never followed by English examples: each language has its own shots.
+
+    Translated examples keep the English cases' answers (the same number of shots, the same outputs
+    apart from free-text reasons), so a judge is shown the same scale in both languages.
+    """
+    prompt = PROMPTS[name]
+    english = list(prompt.examples.get("en", ()))
+    for language in prompt.instructions:
+        shots = list(prompt.examples.get(language, ()))
+        assert shots, f"{name}: instructions in {language!r} but no examples in {language!r}"
+    russian = list(prompt.examples.get("ru", ()))
+    if name.startswith(("answer_accuracy", "context_relevance", "response_groundedness")):
+        assert [e.output.model_dump() for e in russian] == [e.output.model_dump() for e in english]

@@ -37,6 +37,7 @@ from ragqa.metrics.text import (
     StringSimilarity,
 )
 from ragqa.metrics.tool_call_accuracy import ToolCallAccuracy
+from ragqa.metrics.tool_call_f1 import ToolCallF1
 from ragqa.metrics.topic_adherence import TopicAdherence
 
 __all__ = [
@@ -73,6 +74,7 @@ __all__ = [
     "StringPresence",
     "StringSimilarity",
     "ToolCallAccuracy",
+    "ToolCallF1",
     "TopicAdherence",
     "build_metric",
 ]
@@ -98,6 +100,7 @@ METRICS: Mapping[str, type[Metric]] = {
         SimpleCriteriaScore,
         RubricsScore,
         ToolCallAccuracy,
+        ToolCallF1,
         AgentGoalAccuracy,
         TopicAdherence,
     )

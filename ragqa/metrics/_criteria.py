@@ -1,4 +1,10 @@
-"""What the general-purpose metrics share: the submission they show, option checks and the majority vote."""
+"""What the general-purpose metrics share: the submission they show, option checks and the majority vote.
+
+A sample with ``messages`` is judged in RAGAS's multi-turn form (``AspectCritic``,
+``SimpleCriteriaScore`` and ``RubricsScore`` ``_multi_turn_ascore``): the judge sees the whole
+conversation as ``user_input`` (:func:`ragqa.messages.render_conversation`, RAGAS's
+``pretty_repr``) and no ``response`` or contexts.
+"""
 
 from __future__ import annotations
 
@@ -10,11 +16,22 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
+from ragqa.errors import SampleError
 from ragqa.judges.base import Judge
+from ragqa.messages import render_conversation
+from ragqa.metrics.base import Metric
 from ragqa.prompts.base import Prompt
 from ragqa.schema import Language, Sample
 
-__all__ = ["ask_votes", "check_label", "majority_vote", "odd_strictness", "submission"]
+__all__ = [
+    "ask_votes",
+    "check_label",
+    "is_conversation",
+    "majority_vote",
+    "odd_strictness",
+    "submission",
+    "validate_submission",
+]
 
 In = TypeVar("In", bound=BaseModel)
 Out = TypeVar("Out", bound=BaseModel)
@@ -22,17 +39,34 @@ Out = TypeVar("Out", bound=BaseModel)
 _LABEL = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
 
 
-def submission(sample: Sample, *, reference: bool = True) -> dict[str, Any]:
+def is_conversation(sample: Sample) -> bool:
+    """Whether ``sample`` is judged in the multi-turn form: it has ``messages`` (RAGAS ``MultiTurnSample``)."""
+    return bool(sample.messages)
+
+
+def submission(sample: Sample, *, reference: bool = True, conversation_reference: bool = False) -> dict[str, Any]:
     """The sample's fields a general-purpose judge sees, ``None`` where absent (left out of the prompt).
 
     Args:
         sample: the sample.
-        reference: include ``reference`` (RAGAS's single-turn inputs do).
+        reference: include ``reference`` in the single-turn form (RAGAS's single-turn inputs do).
+        conversation_reference: include ``reference`` in the multi-turn form (RAGAS's
+            ``SimpleCriteriaScore`` does; its ``AspectCritic`` and ``RubricsScore`` do not).
 
     Returns:
         ``{user_input, response, retrieved_contexts, reference_contexts, reference}``; the
         contexts are :meth:`Sample.contexts` (``context_chunks`` count), ``None`` when empty.
+        For a conversation (:func:`is_conversation`), ``user_input`` is the rendered
+        conversation and ``response`` and the contexts are ``None``.
     """
+    if is_conversation(sample):
+        return {
+            "user_input": render_conversation(sample.messages or []),
+            "response": None,
+            "retrieved_contexts": None,
+            "reference_contexts": None,
+            "reference": sample.reference if conversation_reference else None,
+        }
     contexts = sample.contexts()
     return {
         "user_input": sample.user_input,
@@ -41,6 +75,25 @@ def submission(sample: Sample, *, reference: bool = True) -> dict[str, Any]:
         "reference_contexts": sample.reference_contexts or None,
         "reference": sample.reference if reference else None,
     }
+
+
+def validate_submission(metric: Metric, sample: Sample) -> None:
+    """Check a general-purpose metric's input: a conversation (``messages``), or the metric's fields.
+
+    Raises:
+        SampleError: naming the sample, the field and the fix, when there is neither a
+            conversation nor a non-blank ``response``.
+    """
+    if is_conversation(sample):
+        return
+    if sample.response is None:
+        raise SampleError(
+            "missing; add the answer to judge as 'response', or the conversation as 'messages'",
+            sample_id=sample.label,
+            field="response",
+            metric=metric.key,
+        )
+    Metric.validate(metric, sample)
 
 
 def odd_strictness(strictness: int) -> int:

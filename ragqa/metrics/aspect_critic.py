@@ -14,7 +14,14 @@ from collections.abc import Mapping
 from typing import ClassVar
 
 from ragqa.judges.base import Judge
-from ragqa.metrics._criteria import ask_votes, check_label, majority_vote, odd_strictness, submission
+from ragqa.metrics._criteria import (
+    ask_votes,
+    check_label,
+    majority_vote,
+    odd_strictness,
+    submission,
+    validate_submission,
+)
 from ragqa.metrics.base import CallPlan, Direction, Metric, MetricContext
 from ragqa.prompts.criteria import ASPECT_CRITIC, AspectCriticInput
 from ragqa.schema import MetricScore, Sample
@@ -53,7 +60,8 @@ class AspectCritic(Metric):
     """Whether the submission meets an aspect's definition: 1 (yes) or 0 (no), by majority of ``strictness`` calls.
 
     - Fields: ``response``; ``user_input``, the contexts, ``reference`` and ``reference_contexts``
-      are shown to the judge when present.
+      are shown to the judge when present. A sample with ``messages`` is judged as a conversation
+      instead (RAGAS's multi-turn form: the rendered conversation as ``user_input``, nothing else).
     - Range 0..1 (0 or 1 per judge; the panel's mean is the share of judges saying yes).
       Direction "higher": 1 means the definition holds, which is "good" only for aspects worded
       positively (``coherence``); for ``harmfulness`` a 1 is a finding. Word your own aspects so
@@ -111,6 +119,14 @@ class AspectCritic(Metric):
     def estimate_calls(self, sample: Sample, plan: CallPlan = "ragas") -> int:
         """``strictness`` calls."""
         return self.strictness
+
+    def validate(self, sample: Sample) -> None:
+        """Check that the sample has a ``response`` or a conversation (``messages``).
+
+        Raises:
+            SampleError: naming the sample, the field and the fix.
+        """
+        validate_submission(self, sample)
 
     async def score(self, sample: Sample, judge: Judge, context: MetricContext) -> MetricScore:
         """Score ``sample`` (see the class docstring)."""

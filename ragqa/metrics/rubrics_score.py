@@ -18,7 +18,7 @@ from typing import ClassVar
 
 from ragqa.errors import JudgeOutputError, SampleError
 from ragqa.judges.base import Judge
-from ragqa.metrics._criteria import check_label, submission
+from ragqa.metrics._criteria import check_label, is_conversation, submission, validate_submission
 from ragqa.metrics.base import Direction, Metric, MetricContext
 from ragqa.prompts.criteria import RUBRICS_SCORE, RubricsScoreInput
 from ragqa.schema import MetricScore, Sample
@@ -130,6 +130,8 @@ class RubricsScore(Metric):
 
     - Fields: ``response``; ``user_input``, the contexts, ``reference`` and ``reference_contexts``
       are shown when present; optional ``rubrics`` (the sample's own rubric, overriding the metric's).
+      A sample with ``messages`` is judged as a conversation (RAGAS's multi-turn form: the
+      rendered conversation as ``user_input``, no reference, the reference-free default rubric).
     - Range 1..5, the raw level (not scaled to 0..1, as RAGAS and spring-ai-ragas), higher is better.
     - Judge calls per sample: 1.
     - Raises :class:`~ragqa.errors.JudgeOutputError` when the judge gives a level the rubric
@@ -175,7 +177,7 @@ class RubricsScore(Metric):
             return dict(sample.rubrics), "sample"
         if self.rubrics is not None:
             return dict(self.rubrics), "metric"
-        if sample.reference is not None:
+        if sample.reference is not None and not is_conversation(sample):
             return dict(DEFAULT_WITH_REFERENCE_RUBRICS), "default with reference"
         return dict(DEFAULT_REFERENCE_FREE_RUBRICS), "default reference-free"
 
@@ -185,7 +187,7 @@ class RubricsScore(Metric):
         Raises:
             SampleError: naming the sample, the field and the fix.
         """
-        super().validate(sample)
+        validate_submission(self, sample)
         if sample.rubrics is not None:
             try:
                 rubric_levels(sample.rubrics)

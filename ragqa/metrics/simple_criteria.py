@@ -16,7 +16,14 @@ from __future__ import annotations
 from typing import ClassVar
 
 from ragqa.judges.base import Judge
-from ragqa.metrics._criteria import ask_votes, check_label, majority_vote, odd_strictness, submission
+from ragqa.metrics._criteria import (
+    ask_votes,
+    check_label,
+    majority_vote,
+    odd_strictness,
+    submission,
+    validate_submission,
+)
 from ragqa.metrics.base import CallPlan, Direction, Metric, MetricContext
 from ragqa.prompts.criteria import SIMPLE_CRITERIA, SIMPLE_CRITERIA_MAX, SimpleCriteriaInput
 from ragqa.schema import MetricScore, Sample
@@ -47,6 +54,8 @@ class SimpleCriteriaScore(Metric):
 
     - Fields: ``response``; ``user_input``, the contexts, ``reference`` and
       ``reference_contexts`` are shown when present ("with reference" when the sample has one).
+      A sample with ``messages`` is judged as a conversation (RAGAS's multi-turn form: the
+      rendered conversation as ``user_input``, and ``reference`` when present).
     - Range 0..5 (the raw integer, not normalised), higher is better.
     - Judge calls per sample: ``strictness`` (default 1; an even value is raised by one).
     - Raises :class:`~ragqa.errors.JudgeError` when a call fails; a score outside 0..5 is an
@@ -88,9 +97,17 @@ class SimpleCriteriaScore(Metric):
         """``strictness`` calls."""
         return self.strictness
 
+    def validate(self, sample: Sample) -> None:
+        """Check that the sample has a ``response`` or a conversation (``messages``).
+
+        Raises:
+            SampleError: naming the sample, the field and the fix.
+        """
+        validate_submission(self, sample)
+
     async def score(self, sample: Sample, judge: Judge, context: MetricContext) -> MetricScore:
         """Score ``sample`` (see the class docstring)."""
-        fields = submission(sample)
+        fields = submission(sample, conversation_reference=True)
         outs = await ask_votes(
             judge,
             SIMPLE_CRITERIA,

@@ -153,7 +153,7 @@ ASPECT_CRITIC: Prompt[AspectCriticInput, AspectCriticOutput] = Prompt(
 
 SIMPLE_CRITERIA: Prompt[SimpleCriteriaInput, SimpleCriteriaOutput] = Prompt(
     name="simple_criteria",
-    version="2",
+    version="3",
     input_model=SimpleCriteriaInput,
     output_model=SimpleCriteriaOutput,
     instructions={
@@ -181,12 +181,23 @@ SIMPLE_CRITERIA: Prompt[SimpleCriteriaInput, SimpleCriteriaOutput] = Prompt(
                 SimpleCriteriaOutput(reason="It names the capital but not the currency (the yen).", score=2),
             ),
         ],
+        "ru": [
+            Example(
+                SimpleCriteriaInput(
+                    name="completeness",
+                    definition="Насколько полно ответ отвечает на каждую часть вопроса?",
+                    user_input="Назовите столицу и валюту Японии.",
+                    response="Столица Японии — Токио.",
+                ),
+                SimpleCriteriaOutput(reason="Названа столица, но не валюта (иена).", score=2),
+            ),
+        ],
     },
 )
 
 RUBRICS_SCORE: Prompt[RubricsScoreInput, RubricsScoreOutput] = Prompt(
     name="rubrics_score",
-    version="2",
+    version="3",
     input_model=RubricsScoreInput,
     output_model=RubricsScoreOutput,
     instructions={
@@ -218,6 +229,23 @@ RUBRICS_SCORE: Prompt[RubricsScoreInput, RubricsScoreOutput] = Prompt(
                     },
                 ),
                 RubricsScoreOutput(feedback="Sydney is not the capital; the reference says Canberra.", score=1),
+            ),
+        ],
+        "ru": [
+            Example(
+                RubricsScoreInput(
+                    user_input="Какой город — столица Австралии?",
+                    response="Столица Австралии — Сидней.",
+                    reference="Столица Австралии — Канберра.",
+                    rubrics={
+                        "score1_description": "Ответ неверен или не отвечает на вопрос.",
+                        "score2_description": "Ответ в основном неверен.",
+                        "score3_description": "Ответ отчасти верен.",
+                        "score4_description": "Ответ верен, с небольшими недочётами.",
+                        "score5_description": "Ответ полностью верен и полон.",
+                    },
+                ),
+                RubricsScoreOutput(feedback="Сидней — не столица; по эталону столица — Канберра.", score=1),
             ),
         ],
     },

@@ -12,12 +12,13 @@ applies RAGAS's rule (ask again, up to ``max_retries`` times, then NaN for that 
 ``attempt`` number makes each retry a distinct call (the shared-call layer and the caches key on
 the input), as ``question_generation`` does.
 
-The few-shot examples are RAGAS's (collections ``util.py``).
+The few-shot examples are RAGAS's (collections ``util.py``), with Russian translations of the same
+cases for ``language: ru``.
 Scales (RAGAS): answer accuracy 0, 2 or 4 (divided by 4); context relevance and response
 groundedness 0, 1 or 2 (divided by 2).
 
 Versions start at 2: version 1 named the one-user-message rendering of ragqa's first prompts,
-whose cached answers must never be served to these.
+whose cached answers must never be served to these. Version 3 added the Russian examples.
 """
 
 from __future__ import annotations
@@ -406,53 +407,206 @@ _RG_EXAMPLES_2 = [
     ),
 ]
 
+# Russian few-shot examples: the same cases and ratings as RAGAS's English ones, translated, so a
+# Russian instruction is never followed by English examples.
+_AA_EXAMPLES_1_RU = [
+    Example(
+        AnswerAccuracyInput(
+            query="Когда родился Альберт Эйнштейн?",
+            user_answer="Альберт Эйнштейн родился в 1879 году.",
+            reference_answer="Альберт Эйнштейн родился 14 марта 1879 года.",
+        ),
+        AnswerAccuracy1Output(rating=2),
+    ),
+    Example(
+        AnswerAccuracyInput(
+            query="Какой город — столица Франции?",
+            user_answer="Париж — столица Франции.",
+            reference_answer="Париж — столица Франции.",
+        ),
+        AnswerAccuracy1Output(rating=4),
+    ),
+    Example(
+        AnswerAccuracyInput(
+            query="Какая гора самая высокая?",
+            user_answer="Эйфелева башня — известная достопримечательность.",
+            reference_answer="Эверест — самая высокая гора.",
+        ),
+        AnswerAccuracy1Output(rating=0),
+    ),
+]
+_AA_EXAMPLES_2_RU = [
+    Example(
+        AnswerAccuracy2Input(
+            query="Когда родился Альберт Эйнштейн?",
+            reference_answer="Альберт Эйнштейн родился 14 марта 1879 года в Ульме, Германия.",
+            user_answer="Эйнштейн родился в 1879 году в Германии.",
+        ),
+        AnswerAccuracy2Output(rating=2),
+    ),
+    Example(
+        AnswerAccuracy2Input(
+            query="Какой город — столица Франции?",
+            reference_answer="Париж — столица Франции.",
+            user_answer="Столица Франции — Париж.",
+        ),
+        AnswerAccuracy2Output(rating=4),
+    ),
+    Example(
+        AnswerAccuracy2Input(
+            query="Какова скорость света?",
+            reference_answer="Скорость света — примерно 299 792 458 метров в секунду.",
+            user_answer="Солнце — это звезда.",
+        ),
+        AnswerAccuracy2Output(rating=0),
+    ),
+]
+_CR_EXAMPLES_1_RU = [
+    Example(
+        ContextRelevanceInput(
+            user_input="Когда родился Альберт Эйнштейн?",
+            context="Альберт Эйнштейн родился 14 марта 1879 года.",
+        ),
+        ContextRelevance1Output(rating=2),
+    ),
+    Example(
+        ContextRelevanceInput(
+            user_input="Что такое фотосинтез?",
+            context="Фотосинтез — процесс, в котором растения превращают солнечный свет в энергию.",
+        ),
+        ContextRelevance1Output(rating=2),
+    ),
+    Example(
+        ContextRelevanceInput(
+            user_input="Как работают компьютеры?",
+            context="Альберт Эйнштейн был физиком-теоретиком.",
+        ),
+        ContextRelevance1Output(rating=0),
+    ),
+]
+_CR_EXAMPLES_2_RU = [
+    Example(
+        ContextRelevanceInput(
+            user_input="Когда родился Альберт Эйнштейн?",
+            context="Альберт Эйнштейн родился 14 марта 1879 года.",
+        ),
+        ContextRelevance2Output(rating=2),
+    ),
+    Example(
+        ContextRelevanceInput(
+            user_input="Что такое фотосинтез?",
+            context="Фотосинтез — процесс, в котором растения превращают солнечный свет в энергию.",
+        ),
+        ContextRelevance2Output(rating=2),
+    ),
+    Example(
+        ContextRelevanceInput(
+            user_input="Как работают компьютеры?",
+            context="Сегодня солнечная погода.",
+        ),
+        ContextRelevance2Output(rating=0),
+    ),
+]
+_RG_EXAMPLES_1_RU = [
+    Example(
+        ResponseGroundednessInput(
+            response="Альберт Эйнштейн родился в Германии.",
+            context="Альберт Эйнштейн родился 14 марта 1879 года в Ульме, Вюртемберг, Германия.",
+        ),
+        ResponseGroundedness1Output(rating=2),
+    ),
+    Example(
+        ResponseGroundednessInput(
+            response="Эйнштейн был химиком и изобрёл порох.",
+            context="Альберт Эйнштейн был физиком-теоретиком, известным своей теорией относительности.",
+        ),
+        ResponseGroundedness1Output(rating=0),
+    ),
+    Example(
+        ResponseGroundednessInput(
+            response="Эйнштейн получил Нобелевскую премию.",
+            context=(
+                "Альберт Эйнштейн получил Нобелевскую премию по физике 1921 года "
+                "за заслуги в теоретической физике."
+            ),
+        ),
+        ResponseGroundedness1Output(rating=2),
+    ),
+]
+_RG_EXAMPLES_2_RU = [
+    Example(
+        ResponseGroundednessInput(
+            response="Альберт Эйнштейн был учёным.",
+            context=(
+                "Альберт Эйнштейн — физик-теоретик немецкого происхождения, которого считают одним из величайших "
+                "и самых влиятельных учёных всех времён."
+            ),
+        ),
+        ResponseGroundedness2Output(rating=2),
+    ),
+    Example(
+        ResponseGroundednessInput(
+            response="Эйнштейн изобрёл телевидение.",
+            context="Альберт Эйнштейн создал теорию относительности.",
+        ),
+        ResponseGroundedness2Output(rating=0),
+    ),
+    Example(
+        ResponseGroundednessInput(
+            response="Эйнштейн получил Нобелевскую премию.",
+            context="Альберт Эйнштейн получил Нобелевскую премию по физике 1921 года.",
+        ),
+        ResponseGroundedness2Output(rating=2),
+    ),
+]
+
 ANSWER_ACCURACY_1: Prompt[AnswerAccuracyInput, AnswerAccuracy1Output] = Prompt(
     name="answer_accuracy_1",
-    version="2",
+    version="3",
     input_model=AnswerAccuracyInput,
     output_model=AnswerAccuracy1Output,
     instructions={"en": _AA_EN_1, "ru": _AA_RU_1},
-    examples={"en": _AA_EXAMPLES_1},
+    examples={"en": _AA_EXAMPLES_1, "ru": _AA_EXAMPLES_1_RU},
 )
 ANSWER_ACCURACY_2: Prompt[AnswerAccuracy2Input, AnswerAccuracy2Output] = Prompt(
     name="answer_accuracy_2",
-    version="2",
+    version="3",
     input_model=AnswerAccuracy2Input,
     output_model=AnswerAccuracy2Output,
     instructions={"en": _AA_EN_2, "ru": _AA_RU_2},
-    examples={"en": _AA_EXAMPLES_2},
+    examples={"en": _AA_EXAMPLES_2, "ru": _AA_EXAMPLES_2_RU},
 )
 CONTEXT_RELEVANCE_1: Prompt[ContextRelevanceInput, ContextRelevance1Output] = Prompt(
     name="context_relevance_1",
-    version="2",
+    version="3",
     input_model=ContextRelevanceInput,
     output_model=ContextRelevance1Output,
     instructions={"en": _CR_EN_1, "ru": _CR_RU_1},
-    examples={"en": _CR_EXAMPLES_1},
+    examples={"en": _CR_EXAMPLES_1, "ru": _CR_EXAMPLES_1_RU},
 )
 CONTEXT_RELEVANCE_2: Prompt[ContextRelevanceInput, ContextRelevance2Output] = Prompt(
     name="context_relevance_2",
-    version="2",
+    version="3",
     input_model=ContextRelevanceInput,
     output_model=ContextRelevance2Output,
     instructions={"en": _CR_EN_2, "ru": _CR_RU_2},
-    examples={"en": _CR_EXAMPLES_2},
+    examples={"en": _CR_EXAMPLES_2, "ru": _CR_EXAMPLES_2_RU},
 )
 RESPONSE_GROUNDEDNESS_1: Prompt[ResponseGroundednessInput, ResponseGroundedness1Output] = Prompt(
     name="response_groundedness_1",
-    version="2",
+    version="3",
     input_model=ResponseGroundednessInput,
     output_model=ResponseGroundedness1Output,
     instructions={"en": _RG_EN_1, "ru": _RG_RU_1},
-    examples={"en": _RG_EXAMPLES_1},
+    examples={"en": _RG_EXAMPLES_1, "ru": _RG_EXAMPLES_1_RU},
 )
 RESPONSE_GROUNDEDNESS_2: Prompt[ResponseGroundednessInput, ResponseGroundedness2Output] = Prompt(
     name="response_groundedness_2",
-    version="2",
+    version="3",
     input_model=ResponseGroundednessInput,
     output_model=ResponseGroundedness2Output,
     instructions={"en": _RG_EN_2, "ru": _RG_RU_2},
-    examples={"en": _RG_EXAMPLES_2},
+    examples={"en": _RG_EXAMPLES_2, "ru": _RG_EXAMPLES_2_RU},
 )
 
 NVIDIA_PROMPTS = (

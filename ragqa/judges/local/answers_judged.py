@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING
 from ragqa.judges.base import Embedder
 from ragqa.judges.local.relevance import relevance
 from ragqa.judges.local.text import claims, detect_script, features, split_sentences
+from ragqa.messages import conversation_parts
 from ragqa.prompts.criteria import (
     SIMPLE_CRITERIA_MAX,
     AspectCriticInput,
@@ -311,7 +312,23 @@ def criterion_value(judge: LocalJudge, data: SubmissionFields, definition: str) 
 
 
 def _fields(data: SubmissionFields) -> SubmissionFields:
-    return SubmissionFields.model_validate(data.model_dump(include=set(SubmissionFields.model_fields)))
+    """The submission the checks read; a conversation (multi-turn form) is split into its turns.
+
+    In the multi-turn form the judge sees only the rendered conversation as ``user_input``: the
+    human turns become the question, the agent's turns the response, and tool outputs the
+    evidence (contexts), so every check reads a conversation as it reads a single turn.
+    """
+    fields = SubmissionFields.model_validate(data.model_dump(include=set(SubmissionFields.model_fields)))
+    if fields.response is None and fields.user_input is not None and fields.user_input.startswith("Human: "):
+        parts = conversation_parts(fields.user_input)
+        fields = fields.model_copy(
+            update={
+                "user_input": "\n".join(parts["human"]),
+                "response": "\n".join(parts["ai"]),
+                "retrieved_contexts": fields.retrieved_contexts or parts["tool"] or None,
+            }
+        )
+    return fields
 
 
 async def _aspect_critic(judge: LocalJudge, data: AspectCriticInput, language: Language) -> AspectCriticOutput:
