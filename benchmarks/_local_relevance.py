@@ -228,9 +228,10 @@ async def relevance_rows(data: Path, strict: LocalJudgeSettings) -> list[Relevan
     except ImportError:  # an older ragqa without the public relevance function
         relevance_many = None  # type: ignore[assignment]
     if relevance_many is not None:
-        for name, embedder in [("lexical", None), *embedders]:
+        scorers: list[tuple[str, Embedder | None]] = [("lexical", None), *embedders]
+        for name, maybe in scorers:
 
-            async def direct(items: Sequence[tuple[str, str]], e: Embedder | None = embedder) -> list[float]:
+            async def direct(items: Sequence[tuple[str, str]], e: Embedder | None = maybe) -> list[float]:
                 out = []
                 for q, p in items:
                     out.append((await relevance_many(q, [p], e))[0].value)

@@ -16,7 +16,8 @@ confidence interval over the 200 pairs (10,000 resamples, seed 0). Then:
   chosen on this data can be expected to score on new pairs; the best figure on all 200 is not.
 
 Signals: MiniLM cosine of query and passage; the largest and the mean query-sentence cosine; the
-shipped ``relevance()`` before late interaction (algorithm version 4, sentence cosines); MiniLM
+cosine of the passage's first sentence alone (topic focus: is the passage *about* the query
+from its start); the shipped ``relevance()`` before late interaction (algorithm version 4, sentence cosines); MiniLM
 MaxSim over all query pieces and over the query's content words
 (:func:`ragqa.judges.local.relevance.content_maxsim`, what ``relevance()`` uses now); the lexical
 evidence; and **answer-type match** (Li & Roth 2002 style question classes: money, duration,
@@ -174,6 +175,7 @@ async def signals(pairs: dict[str, tuple[str, str]]) -> dict[str, list[tuple[flo
     add("MiniLM cosine", lambda q, p: float(vector[q] @ vector[p]))
     add("largest sentence cosine", lambda q, p: max(sentence_cosines(q, p)))
     add("mean sentence cosine", lambda q, p: float(np.mean(sentence_cosines(q, p))))
+    add("topic focus: first sentence cosine", lambda q, p: sentence_cosines(q, p)[0])
     add("answer-type match, then cosine", typed)
     add("lexical evidence", lambda q, p: lexical_relevance(q, p))
     add("MaxSim, all query pieces", maxsim_all)
@@ -220,7 +222,7 @@ def study(data: Path) -> str:
     for name, w in wins.items():
         low, high = bootstrap_ci(w)
         lines.append(f"| {name} | {w[dev].mean():.3f} | {w[test].mean():.3f} | {w.mean():.3f} | {low:.3f}-{high:.3f} |")
-    blendable = [n for n in scores if not n.startswith(("relevance()", "answer-type"))]
+    blendable = [n for n in scores if not n.startswith(("relevance()", "answer-type", "topic focus"))]
     diffs = {n: np.array([a - b for a, b in scores[n]]) for n in blendable}
     subsets = [s for r in range(1, 5) for s in itertools.combinations(blendable, r)]
 
