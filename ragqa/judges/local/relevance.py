@@ -12,17 +12,23 @@ of a query ``q`` and a passage split into sentences ``s_1..s_n``:
    contain them.
 2. **Lexical evidence**, in [0, 1]: ``0.5 x`` the largest share of query terms found in one
    sentence (or two adjacent ones) ``+ 0.5 x`` the share found anywhere in the passage.
-3. **Semantic evidence** (with an embedder): the embedding cosines of the query with each
-   sentence and with the whole passage, ``0.25 x max + 0.25 x mean`` over sentences ``+ 0.5 x``
-   the passage cosine, clipped to [0, 1]. The sentence maximum finds the one sentence that
-   answers; the mean penalises passages about something else that mention the query once.
+3. **Semantic evidence** (with an embedder), in [0, 1]. With a token-level embedder (MiniLM,
+   :class:`~ragqa.judges.local.embedder.TokenEmbedder`): late interaction, ColBERT's MaxSim
+   (Khattab & Zaharia 2020) over the query's *content words*: for each word-initial wordpiece of
+   the query that is not a stop word or punctuation, the largest cosine of its contextual vector
+   with any wordpiece vector of the passage, averaged over those pieces (all pieces when none is
+   left). Each query word counts once, and it must be matched by some passage token in context,
+   not by the passage's average meaning. With another embedder (one vector per text): the
+   embedding cosines of the query with each sentence and with the whole passage,
+   ``0.25 x max + 0.25 x mean`` over sentences ``+ 0.5 x`` the passage cosine, clipped.
 4. **Blend and calibration.** ``raw = 0.8 x semantic + 0.2 x lexical`` (lexical alone without
    an embedder), mapped through a logistic curve rescaled so that 0 stays 0 and 1 stays 1. Its
    midpoint is halfway between the mean raw evidence of relevant passages and of unrelated ones
    (another query's passage), and its slope takes those means to about 0.9 and 0.1, both
-   measured on the development half of the MS MARCO hard-negative set; the weights were chosen on
-   that half too, and the held-out half is reported in ``docs/local-judge.md``. The curve is
-   strictly increasing, so the graded score is monotone in the evidence.
+   measured on the development half of the MS MARCO hard-negative set (one curve per kind of
+   evidence); the weights and the choice of MaxSim were made on that half too, and the held-out
+   half and a cross-validation are reported in ``docs/local-judge.md``. The curve is strictly
+   increasing, so the graded score is monotone in the evidence.
 
 The constants are in :class:`RelevanceConfig`; :func:`relevance` is the public entry point.
 """
@@ -35,8 +41,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
+import numpy as np
+
 from ragqa.judges.base import Embedder
-from ragqa.judges.local.text import Script, detect_script, features, split_sentences, stem, strip_citations
+from ragqa.judges.local.embedder import TokenEmbedder, TokenEmbedding
+from ragqa.judges.local.text import STOP_WORDS, Script, detect_script, features, split_sentences, stem, strip_citations
 from ragqa.judges.local.worker import run_in_worker
 from ragqa.metrics._math import cosine
 
@@ -44,6 +53,7 @@ __all__ = [
     "INTENT_WORDS",
     "Relevance",
     "RelevanceConfig",
+    "content_maxsim",
     "lexical_relevance",
     "query_terms",
     "relevance",
@@ -83,8 +93,10 @@ class RelevanceConfig:
         semantic_weight: weight of the semantic evidence in the blend when an embedder is given.
         lexical_midpoint: raw lexical evidence that maps to 0.5 (no embedder).
         lexical_slope: logistic slope of that map (per unit of raw evidence).
-        blend_midpoint: raw blend that maps to 0.5 (with an embedder).
+        blend_midpoint: raw blend that maps to 0.5 (with a one-vector-per-text embedder).
         blend_slope: logistic slope of that map.
+        token_blend_midpoint: raw blend that maps to 0.5 (with a token-level embedder: MaxSim).
+        token_blend_slope: logistic slope of that map.
     """
 
     window_weight: float = 0.5
@@ -96,6 +108,8 @@ class RelevanceConfig:
     lexical_slope: float = 5.9
     blend_midpoint: float = 0.36
     blend_slope: float = 6.8
+    token_blend_midpoint: float = 0.46
+    token_blend_slope: float = 6.7
 
 
 DEFAULT_CONFIG = RelevanceConfig()
@@ -174,6 +188,33 @@ def _evidence(
     return lexical, sentences
 
 
+def content_maxsim(query: TokenEmbedding, passage: TokenEmbedding) -> float:
+    """Late-interaction relevance of a passage to a query over the query's content words, in [0, 1].
+
+    ColBERT's MaxSim (Khattab & Zaharia 2020, "ColBERT: Efficient and Effective Passage Search via
+    Contextualized Late Interaction over BERT", eq. 3), averaged instead of summed so that it is a
+    cosine: for every word-initial query wordpiece that is alphanumeric and not a stop word
+    (:data:`ragqa.judges.local.text.STOP_WORDS`, English and Russian), the largest cosine of its
+    vector with any passage piece; the mean over those pieces, clipped to [0, 1]. Pieces that
+    continue a word (``##...``) are left out so that each query word counts once. When no piece
+    qualifies, every query piece is used.
+
+    Args:
+        query: the query's token embedding (:meth:`~ragqa.judges.local.embedder.LocalEmbedder.embed_tokens`).
+        passage: the passage's.
+
+    Returns:
+        The MaxSim in [0, 1]; 0.0 when either text has no piece.
+    """
+    if not query.pieces or not passage.pieces:
+        return 0.0
+    stop = STOP_WORDS["en"] | STOP_WORDS["ru"]
+    keep = [i for i, piece in enumerate(query.pieces) if piece.isalnum() and piece not in stop]
+    rows = query.vectors[keep] if keep else query.vectors
+    best = (rows @ passage.vectors.T).max(axis=1)
+    return min(1.0, max(0.0, float(np.mean(best))))
+
+
 def _calibrate(x: float, midpoint: float, slope: float) -> float:
     """A logistic curve rescaled to map 0 to 0 and 1 to 1: strictly increasing on [0, 1]."""
 
@@ -192,9 +233,11 @@ async def relevance_many(
     Args:
         query: the question (any length; English or Russian).
         passages: the texts to score (retrieved contexts, statements...).
-        embedder: any :class:`~ragqa.judges.base.Embedder` (MiniLM was used to choose the
-            constants; the hashing embedder works but adds little to the lexical evidence);
-            ``None`` for the lexical evidence alone.
+        embedder: any :class:`~ragqa.judges.base.Embedder`; a token-level
+            :class:`~ragqa.judges.local.embedder.TokenEmbedder` (MiniLM, on which the constants
+            were chosen) gives MaxSim evidence, any other embedder sentence cosines (the hashing
+            embedder works but adds little to the lexical evidence); ``None`` for the lexical
+            evidence alone.
         config: the constants (default: the measured ones).
 
     Returns:
@@ -206,27 +249,36 @@ async def relevance_many(
     """
     lexical, sentences = await run_in_worker(_evidence, query, tuple(passages), config.window_weight)
     semantic: list[float | None] = [None] * len(passages)
-    if embedder is not None and passages:
+    token_level = isinstance(embedder, TokenEmbedder) and embedder.token_level
+    if isinstance(embedder, TokenEmbedder) and token_level and passages:
+        q, *rest = await embedder.embed_tokens([query, *passages])
+        semantic = [content_maxsim(q, p) for p in rest]
+    elif embedder is not None and passages:
         texts = [query, *passages, *itertools.chain.from_iterable(sentences)]
         vectors = await embedder.embed(texts)
-        q = vectors[0]
+        qv = vectors[0]
         offset = 1 + len(passages)
         for i, group in enumerate(sentences):
-            cosines = [_cos(q, v) for v in vectors[offset : offset + len(group)]]
+            cosines = [_cos(qv, v) for v in vectors[offset : offset + len(group)]]
             offset += len(group)
             value = (
                 config.sentence_max_weight * max(cosines)
                 + config.sentence_mean_weight * math.fsum(cosines) / len(cosines)
-                + config.passage_weight * _cos(q, vectors[1 + i])
+                + config.passage_weight * _cos(qv, vectors[1 + i])
             )
             semantic[i] = min(1.0, max(0.0, value))
+    midpoint, slope = (
+        (config.token_blend_midpoint, config.token_blend_slope)
+        if token_level
+        else (config.blend_midpoint, config.blend_slope)
+    )
     out = []
     for (lex, best, terms, missing), sem in zip(lexical, semantic, strict=True):
         if sem is None:
             value = _calibrate(lex, config.lexical_midpoint, config.lexical_slope)
         else:
             raw = config.semantic_weight * sem + (1 - config.semantic_weight) * lex
-            value = _calibrate(raw, config.blend_midpoint, config.blend_slope)
+            value = _calibrate(raw, midpoint, slope)
         out.append(Relevance(round(value, 9), lex, sem, best, terms, missing))
     return out
 
@@ -247,8 +299,9 @@ async def relevance(query: str, passage: str, embedder: Embedder | None = None) 
     """How relevant ``passage`` is to ``query``: a calibrated score in [0, 1], higher = more relevant.
 
     The method is the module docstring's: query terms without intent words, lexical evidence from
-    the best sentence window, semantic evidence from sentence-level embedding cosines (max, mean
-    and whole passage) when ``embedder`` is given, blended and mapped through a logistic curve.
+    the best sentence window, semantic evidence when ``embedder`` is given (MaxSim of the query's
+    content words over the passage's token vectors with MiniLM; sentence-level cosines with an
+    embedder of one vector per text), blended and mapped through a logistic curve.
     Deterministic for a deterministic embedder.
 
     Args:
