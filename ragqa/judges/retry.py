@@ -321,6 +321,16 @@ async def call_with_retry(
         breaker.record_success()
         return result
 
+    # The first attempt runs without tenacity: a call that succeeds (nearly all of them) pays for no
+    # retry machinery. A failed first attempt is handed to tenacity as its own first outcome (the
+    # same exception, raised again without a second request), so every decision, wait and log line
+    # after it is the one tenacity makes when it runs the first attempt itself. Anything that is
+    # not an Exception (cancellation) is never retried either way and propagates as it is.
+    try:
+        return await guarded()
+    except Exception as exc:
+        first: Exception | None = exc
+
     def failure_of(state: RetryCallState) -> Failure | None:
         outcome = state.outcome
         if outcome is None or not outcome.failed:
@@ -362,6 +372,13 @@ async def call_with_retry(
             delay,
         )
 
+    async def replay_then_attempt() -> T:
+        nonlocal first
+        if first is not None:
+            failed, first = first, None
+            raise failed
+        return await guarded()
+
     retrying = AsyncRetrying(
         stop=stop_after_attempt(policy.max_attempts),
         wait=wait,
@@ -370,5 +387,5 @@ async def call_with_retry(
         sleep=sleep,
         reraise=True,
     )
-    result: T = await retrying(guarded)
+    result: T = await retrying(replay_then_attempt)
     return result
