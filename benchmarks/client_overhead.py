@@ -8,7 +8,10 @@ latency is hundreds of milliseconds, so this CPU is the ceiling on calls per sec
 Rows:
 
 - ``raw AsyncOpenAI``: the OpenAI SDK alone over the aiohttp client, ``response_format`` and
-  ``model_validate_json`` (the floor: what any client of this SDK pays).
+  ``model_validate_json`` (the floor: what any client of ``chat.completions.create`` pays).
+- ``raw AsyncOpenAI.post``: the same request and validation through the SDK's ``post`` with a
+  ready JSON body, which skips ``create``'s request transform as ragqa's judge does: the SDK's
+  HTTP and parsing alone, the lowest a client of this SDK can go.
 - ``OpenAIJudge json_schema`` / ``function_calling`` / ``prompt``: ragqa's judge, per mode
   (prompt rendering, LangChain's ``ChatOpenAI``, limiter, breaker, retry, validation, usage).
 - ``OpenAIJudge json_schema, traced``: the path a judge takes when a LangChain callback listens
@@ -35,6 +38,7 @@ from collections.abc import Awaitable, Callable
 from datetime import timedelta
 
 import openai
+from openai.types.chat import ChatCompletion
 from pydantic import SecretStr
 
 from ragqa.judges import openai as judge_module
@@ -82,9 +86,13 @@ def judge_for(base_url: str, mode: str, concurrency: int) -> OpenAIJudge:
     return OpenAIJudge(model)
 
 
+FORMAT = {"type": "json_schema", "json_schema": {"name": "NLIOutput", "schema": NLI.output_schema}}
+FLOOR = "raw AsyncOpenAI + validate"
+
+
 def raw_call(client: openai.AsyncOpenAI) -> Callable[[], Awaitable[object]]:
     """The floor: the OpenAI SDK alone, json_schema response_format, then validation."""
-    fmt = {"type": "json_schema", "json_schema": {"name": "NLIOutput", "schema": NLI.output_schema}}
+    fmt = FORMAT
     messages = [{"role": m.role, "content": m.content} for m in NLI.messages(DATA)]
 
     async def raw() -> object:
@@ -92,6 +100,23 @@ def raw_call(client: openai.AsyncOpenAI) -> Callable[[], Awaitable[object]]:
             model="bench",
             messages=messages,
             response_format=fmt,  # type: ignore[arg-type]
+        )
+        return NLI.output_model.model_validate_json(resp.choices[0].message.content or "")
+
+    return raw
+
+
+def raw_post_call(client: openai.AsyncOpenAI) -> Callable[[], Awaitable[object]]:
+    """The SDK without ``create``'s request transform: ``post`` with a ready body, then validation."""
+
+    messages = [{"role": m.role, "content": m.content} for m in NLI.messages(DATA)]
+
+    async def raw() -> object:
+        resp = await client.post(
+            "/chat/completions",
+            body={"model": "bench", "messages": messages, "response_format": FORMAT},
+            options={"security": {"bearer_auth": True}},  # as create() sends it: with the API key
+            cast_to=ChatCompletion,
         )
         return NLI.output_model.model_validate_json(resp.choices[0].message.content or "")
 
@@ -111,7 +136,10 @@ async def run(calls: int, levels: list[int], rounds: int) -> list[tuple[str, int
                 http_client=openai.DefaultAioHttpClient(),
             )
             judges = {mode: judge_for(base_url, mode, concurrency) for mode in modes}
-            calls_of: dict[str, Callable[[], Awaitable[object]]] = {"raw AsyncOpenAI + validate": raw_call(client)}
+            calls_of: dict[str, Callable[[], Awaitable[object]]] = {
+                FLOOR: raw_call(client),
+                "raw AsyncOpenAI.post + validate": raw_post_call(client),
+            }
             for mode, judge in judges.items():
 
                 async def ask(judge: OpenAIJudge = judge) -> object:
@@ -129,7 +157,7 @@ async def run(calls: int, levels: list[int], rounds: int) -> list[tuple[str, int
                         seen[name].append(await measure(call, calls, concurrency))
                     finally:
                         judge_module._callbacks_configured = listening
-            floor = statistics.median(cpu for _, cpu in seen["raw AsyncOpenAI + validate"])
+            floor = statistics.median(cpu for _, cpu in seen[FLOOR])
             for name, results in seen.items():
                 rate = statistics.median(r for r, _ in results)
                 cpu = statistics.median(c for _, c in results)

@@ -27,6 +27,10 @@ given, the longest). A wait longer than :data:`MAX_RETRY_AFTER_S` ends the retri
 An optional :class:`~ragqa.judges.breaker.CircuitBreaker` is checked before every attempt (an
 open breaker ends the retries at once) and told the outcome of each attempt.
 
+The first attempt runs outside tenacity, so a call that succeeds pays for no retry machinery; a
+failed first attempt becomes tenacity's own first outcome (:func:`call_with_retry`), so every
+decision, wait and log line is the one tenacity alone would make.
+
 The provider SDK's own retries must be off (``max_retries=0``) so nothing is retried twice.
 This module knows no provider: the adapter passes a ``classify`` function that turns its
 exceptions into a :class:`Failure`.
