@@ -21,10 +21,15 @@ The rows of one concurrency level run in turns (floor, then each judge mode) for
 rounds, so that the floor and ragqa see the same machine; each row shows the median of its
 rounds, and ``over floor`` is the row's CPU per call minus the floor's of the same level.
 
+``--waiting`` measures the provider limiter alone under contention instead: that many requests
+of 4 judges wait for 64 in-flight permits of one provider (as 64 samples in flight x 6 metrics x
+4 judges do), and the CPU per permit taken and given back is printed, without HTTP.
+
 Run::
 
     python benchmarks/client_overhead.py                 # 1000 calls per row and round, 3 rounds, concurrency 1, 16, 64
     python benchmarks/client_overhead.py --calls 500 --concurrency 16 --rounds 5
+    python benchmarks/client_overhead.py --waiting 64 256 1536
 """
 
 from __future__ import annotations
@@ -43,6 +48,7 @@ from pydantic import SecretStr
 
 from ragqa.judges import openai as judge_module
 from ragqa.judges.openai import OpenAIJudge, openai_base_url
+from ragqa.judges.ratelimit import ProviderLimiter
 from ragqa.prompts.nli import NLI, NLIInput
 from ragqa.settings import ChatOptions, ProviderLimits, ResolvedChatModel, RetrySettings
 from ragqa.testing.server import fake_openai_server_process
@@ -168,12 +174,39 @@ async def run(calls: int, levels: list[int], rounds: int) -> list[tuple[str, int
     return rows
 
 
+async def limiter_cpu(waiting: int, permits: int = 64, judges: int = 4, rounds: int = 4) -> float:
+    """CPU ms per slot when ``waiting`` requests of ``judges`` judges share ``permits`` permits."""
+    limiter = ProviderLimiter("bench", ProviderLimits(max_in_flight=permits))
+    for j in range(judges):
+        limiter.register(f"judge-{j}")
+
+    async def requests(i: int) -> None:
+        for _ in range(rounds):
+            async with limiter.slot(f"judge-{i % judges}", "nli"):
+                await asyncio.sleep(0)  # the request: give the loop to the others
+
+    gc.collect()
+    gc.disable()  # a collection of the whole heap would dwarf a short run of the limiter alone
+    try:
+        cpu0 = time.process_time()
+        await asyncio.gather(*(requests(i) for i in range(waiting)))
+        return (time.process_time() - cpu0) / (waiting * rounds) * 1000
+    finally:
+        gc.enable()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calls", type=int, default=1000, help="calls per row and round (after 50 warm-up calls)")
     parser.add_argument("--concurrency", type=int, nargs="+", default=[1, 16, 64])
     parser.add_argument("--rounds", type=int, default=3, help="turns of every row per concurrency level")
+    parser.add_argument("--waiting", type=int, nargs="+", help="measure the limiter alone with this many requests")
     args = parser.parse_args()
+    if args.waiting:
+        print(f"{'requests waiting':>16} {'permits':>8} {'CPU ms/slot':>12}")
+        for waiting in args.waiting:
+            print(f"{waiting:>16} {64:>8} {asyncio.run(limiter_cpu(waiting)):>12.3f}")
+        return
     rows = asyncio.run(run(args.calls, args.concurrency, args.rounds))
     print(f"{'client':<32} {'conc':>5} {'calls/s':>9} {'CPU ms/call':>12} {'over floor':>11}")
     for name, conc, rate, cpu, over in rows:
