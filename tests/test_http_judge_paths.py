@@ -9,18 +9,34 @@ on the wire and the recorded usage.
 
 from __future__ import annotations
 
+import functools
+import json
+import typing
+from collections.abc import Awaitable, Callable, Iterator
 from datetime import timedelta
 from typing import Any
 
+import openai
 import pytest
+import typing_extensions
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+from langchain_core.outputs import ChatResult
 from langchain_core.tracers.context import collect_runs
+from langchain_openai import ChatOpenAI
+from openai._constants import RAW_RESPONSE_HEADER
+from openai._utils import async_maybe_transform
+from openai._utils._transform import PropertyInfo
+from openai.types.chat import completion_create_params
 from pydantic import SecretStr
 
 from ragqa.errors import JudgeHTTPError, JudgeOutputError
+from ragqa.judges._chat_openai import BODY_KEYS, OPTION_KEYS, _JudgeChatOpenAI, wire_request
+from ragqa.judges._http import classify_error, response_text
 from ragqa.judges.openai import OpenAIJudge, _callbacks_configured
 from ragqa.prompts.nli import NLI, NLIInput
 from ragqa.settings import ChatOptions, Price, ResolvedChatModel, RetrySettings
 from ragqa.testing import FakeOpenAIServer, ragqa_responder
+from ragqa.testing.wire import Fault
 from ragqa.usage import usage_scope
 
 pytestmark = pytest.mark.usefixtures("reset_srv")
@@ -113,3 +129,200 @@ def test_the_fast_path_is_the_chat_model_the_adapter_builds(srv: FakeOpenAIServe
     model = j._make_model(None)
     assert isinstance(model, ChatOpenAI)
     assert model.max_retries == 0 and model.extra_body == {"max_tokens": 300}
+
+
+# -- the judge's Chat Completions step against ChatOpenAI's own ----------------------------------
+#
+# ``_JudgeChatOpenAI._agenerate`` posts LangChain's payload with the SDK client LangChain built,
+# skipping only the SDK's request transform. Against the step it replaces
+# (``ChatOpenAI._agenerate``, which calls ``chat.completions.with_raw_response.create``), it must
+# send the same request and return the same result or raise the same error.
+
+MODES = ["json_schema", "json_mode", "function_calling", "prompt"]
+
+_CONTENT = '{"verdicts": [{"statement": "Ada wrote programs.", "reason": "said", "verdict": 1}]}'
+COMPLETIONS = {
+    "content": {
+        "id": "chatcmpl-fixed",
+        "object": "chat.completion",
+        "created": 1700000000,
+        "model": "m",
+        "system_fingerprint": "fp_1",
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": _CONTENT, "refusal": None},
+                "finish_reason": "stop",
+                "logprobs": None,
+            }
+        ],
+        "usage": {
+            "prompt_tokens": 120,
+            "completion_tokens": 30,
+            "total_tokens": 150,
+            "prompt_tokens_details": {"cached_tokens": 64},
+        },
+    },
+    "tool_call": {
+        "id": "chatcmpl-fixed-tool",
+        "object": "chat.completion",
+        "created": 1700000000,
+        "model": "m",
+        "choices": [
+            {
+                "index": 0,
+                "message": {
+                    "role": "assistant",
+                    "content": None,
+                    "tool_calls": [
+                        {"id": "call_1", "type": "function", "function": {"name": "NLIOutput", "arguments": _CONTENT}}
+                    ],
+                },
+                "finish_reason": "tool_calls",
+            }
+        ],
+        "usage": {"prompt_tokens": 120, "completion_tokens": 30, "total_tokens": 150},
+    },
+}
+
+
+def lc_messages(repair: bool) -> list[BaseMessage]:
+    messages: list[BaseMessage] = [
+        SystemMessage(content=m.content) if m.role == "system" else HumanMessage(content=m.content)
+        for m in NLI.messages(DATA)
+    ]
+    if repair:
+        messages += [AIMessage(content='{"verdict": "wrong key"}'), HumanMessage(content="Answer again.")]
+    return messages
+
+
+Step = Callable[..., Awaitable[ChatResult]]
+
+
+async def both_steps(
+    srv: FakeOpenAIServer, mode: str, messages: list[BaseMessage], answer: Fault
+) -> list[tuple[Any, Any, dict[str, str]]]:
+    """(result or error, request body, request headers) of the judge's step, then of ChatOpenAI's."""
+    j = judge(srv, mode)
+    http = openai.DefaultAioHttpClient()
+    llm = j._make_model(http)
+    assert isinstance(llm, _JudgeChatOpenAI)
+    steps: list[Step] = [llm._agenerate, functools.partial(ChatOpenAI._agenerate, llm)]
+    seen = []
+    try:
+        for step in steps:
+            srv.clear_requests()
+            srv.inject("m", answer)
+            try:
+                outcome: Any = await step(messages, **j._request_kwargs(NLI))
+            except Exception as exc:  # compared below, whatever it is
+                outcome = exc
+            (request,) = srv.requests
+            seen.append((outcome, request.body, request.headers))
+    finally:
+        await http.aclose()
+    return seen
+
+
+def error_view(exc: BaseException) -> tuple[Any, ...]:
+    """What ragqa reads from an SDK error: type, text, status, headers, body and its classification."""
+    response = getattr(exc, "response", None)
+    headers = dict(response.headers) if response is not None else None
+    return (type(exc), str(exc), getattr(exc, "status_code", None), headers, response_text(exc), classify_error(exc))
+
+
+@pytest.mark.parametrize("repair", [False, True])
+@pytest.mark.parametrize("mode", MODES)
+async def test_the_judge_step_sends_and_returns_what_chatopenai_does(
+    srv: FakeOpenAIServer, mode: str, repair: bool
+) -> None:
+    completion = COMPLETIONS["tool_call" if mode == "function_calling" else "content"]
+    fast, stock = await both_steps(srv, mode, lc_messages(repair), Fault(status=200, body=json.dumps(completion)))
+    assert isinstance(fast[0], ChatResult) and isinstance(stock[0], ChatResult)
+    assert fast[0] == stock[0]  # message (content, tool calls, usage, metadata) and llm_output
+    assert fast[1] == stock[1]  # the JSON body
+    assert fast[2] == stock[2]  # every header: auth, content type and length, SDK headers
+    message = fast[0].generations[0].message
+    assert isinstance(message, AIMessage) and message.usage_metadata is not None
+    assert message.usage_metadata["input_tokens"] == 120 and message.usage_metadata["output_tokens"] == 30
+    assert len(fast[1]["messages"]) == (4 if repair else 2)
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        Fault(status=500),
+        Fault(status=503, retry_after=2),
+        Fault(status=429, retry_after_ms=1500),
+        Fault(status=400),
+        Fault(status=401),
+        Fault(status=200, body='{"id": "chatcmpl-x", "choices": [{"mess'),  # truncated JSON
+        Fault(status=200, body="<html>gateway</html>"),  # not JSON at all
+        Fault(status=200, body='{"id": "chatcmpl-x", "object": "chat.completion"}'),  # no choices
+        Fault(status=200, body='{"error": {"message": "upstream failed"}}'),
+    ],
+    ids=["500", "503-retry-after", "429-retry-after-ms", "400", "401", "truncated", "html", "no-choices", "error"],
+)
+async def test_the_judge_step_fails_as_chatopenai_does(srv: FakeOpenAIServer, answer: Fault) -> None:
+    fast, stock = await both_steps(srv, "json_schema", lc_messages(False), answer)
+    assert isinstance(fast[0], Exception) and isinstance(stock[0], Exception)
+    assert error_view(fast[0]) == error_view(stock[0])
+    assert fast[1] == stock[1] and fast[2] == stock[2]
+
+
+@pytest.mark.parametrize("repair", [False, True])
+@pytest.mark.parametrize("mode", MODES)
+async def test_the_sdk_transform_is_the_identity_on_every_body_the_judge_sends(
+    srv: FakeOpenAIServer, mode: str, repair: bool
+) -> None:
+    j = judge(srv, mode)
+    llm = j._make_model(None)
+    payload = llm._get_request_payload(lc_messages(repair), stop=["\n\n"], **j._request_kwargs(NLI))
+    wire = wire_request(payload)
+    assert wire is not None
+    body, options = wire
+    as_create_sends = {**dict.fromkeys(BODY_KEYS, openai.omit), **body}  # every keyword create() takes
+    params = completion_create_params.CompletionCreateParamsNonStreaming
+    transformed = await async_maybe_transform(as_create_sends, params)
+    assert transformed == body
+    assert options["extra_json"] == payload["extra_body"] and options["headers"] == {RAW_RESPONSE_HEADER: "true"}
+
+
+def _property_infos(tp: Any, seen: set[int]) -> Iterator[PropertyInfo]:
+    """Every ``PropertyInfo`` annotation reachable from the type ``tp`` (TypedDicts, unions, containers)."""
+    if id(tp) in seen:
+        return
+    seen.add(id(tp))
+    if typing.get_origin(tp) is typing.Annotated:
+        inner, *metadata = typing.get_args(tp)
+        yield from (m for m in metadata if isinstance(m, PropertyInfo))
+        yield from _property_infos(inner, seen)
+        return
+    if typing.is_typeddict(tp) or typing_extensions.is_typeddict(tp):
+        for hint in typing.get_type_hints(tp, include_extras=True).values():
+            yield from _property_infos(hint, seen)
+        return
+    for arg in typing.get_args(tp):
+        yield from _property_infos(arg, seen)
+
+
+def test_chat_parameters_have_nothing_for_the_transform_to_rename_or_format() -> None:
+    """The reason the transform may be skipped; an SDK that adds an alias or a format fails here."""
+    infos = list(_property_infos(completion_create_params.CompletionCreateParamsNonStreaming, set()))
+    assert [(i.alias, i.format) for i in infos if i.alias is not None or i.format is not None] == []
+    assert {"messages", "model", "temperature", "tools", "tool_choice", "stream"} <= BODY_KEYS
+    assert not BODY_KEYS & OPTION_KEYS
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [
+        {"model": "m", "messages": [], "response_format": {"type": "json_object"}},  # LangChain's parse branch
+        {"model": "m", "messages": [], "stream": True},
+        {"model": "m", "messages": [], "not_a_create_keyword": 1},  # create() would refuse it
+        {"messages": []},
+    ],
+    ids=["response_format", "stream", "unknown-key", "no-model"],
+)
+def test_payloads_the_sdk_must_see_go_through_create(payload: dict[str, Any]) -> None:
+    assert wire_request(payload) is None

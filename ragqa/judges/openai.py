@@ -1,6 +1,7 @@
 """Judges and embedders over any OpenAI-compatible endpoint (LangChain ``ChatOpenAI`` / ``OpenAIEmbeddings``).
 
-This is the only module of ragqa that imports LangChain model classes. One :class:`OpenAIJudge`
+With :mod:`ragqa.judges._chat_openai` (the judge's ``ChatOpenAI`` subclass), this is the only
+module of ragqa that imports LangChain model classes. One :class:`OpenAIJudge`
 per configured chat model and one :class:`OpenAIEmbedder` per embedding model; each owns one
 HTTP client (an aiohttp-backed ``openai.DefaultAioHttpClient``, the cheapest client measured) per
 event loop: the client and its LangChain object are created on first use in a loop and again
@@ -44,16 +45,14 @@ import time
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from typing import Any, TypeVar, cast
 
-import openai
-from langchain_core.callbacks import AsyncCallbackManager, AsyncCallbackManagerForLLMRun
+from langchain_core.callbacks import AsyncCallbackManager
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
-from langchain_core.outputs import ChatResult
 from langchain_core.runnables import ensure_config
 from langchain_openai import ChatOpenAI, OpenAIEmbeddings
-from langchain_openai.chat_models.base import _handle_openai_api_error, _handle_openai_bad_request
 from pydantic import BaseModel, SecretStr, ValidationError
 
 from ragqa.errors import JudgeOutputError
+from ragqa.judges._chat_openai import _JudgeChatOpenAI
 from ragqa.judges._http import (
     DEFAULT_TIMEOUT_S,
     NO_KEY,
@@ -153,47 +152,6 @@ _REPAIR = (
     "Answer again with only the corrected JSON object that complies with the schema given above, "
     "with no other text."
 )
-
-
-class _JudgeChatOpenAI(ChatOpenAI):
-    """``ChatOpenAI`` whose completion skips two costs LangChain pays for every call.
-
-    Overrides only ``_agenerate`` (LangChain's extension point for a chat model), for the
-    Chat Completions request ragqa sends (``response_format`` rides in ``extra_body``, so
-    LangChain's ``parse`` branch is never taken; anything else goes to ``ChatOpenAI``):
-
-    - LangChain builds the ``ChatResult`` (``_create_chat_result``, about 0.1 ms of pure CPU) in a
-      thread pool; handing it to a thread and back costs more CPU than the work. Here it runs inline.
-    - The request, the raw-response wrapper, the error mapping and the result are ``ChatOpenAI``'s
-      own (``_get_request_payload``, ``with_raw_response.create``, ``_create_chat_result``), so
-      the message is the one ``ChatOpenAI`` returns.
-    """
-
-    async def _agenerate(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: AsyncCallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
-    ) -> ChatResult:
-        payload = self._get_request_payload(messages, stop=stop, **kwargs)
-        if "response_format" in payload or self._use_responses_api(payload) or self.include_response_headers:
-            return await super()._agenerate(messages, stop=stop, run_manager=run_manager, **kwargs)
-        raw_response: Any = None
-        try:
-            raw_response = await self.async_client.with_raw_response.create(**payload)
-            response = raw_response.parse()
-        except openai.BadRequestError as e:
-            _handle_openai_bad_request(e)
-            raise
-        except openai.APIError as e:
-            _handle_openai_api_error(e)
-            raise
-        except Exception as e:
-            if raw_response is not None and hasattr(raw_response, "http_response"):
-                e.response = raw_response.http_response  # type: ignore[attr-defined]
-            raise
-        return self._create_chat_result(response)
 
 
 def _callbacks_configured() -> bool:

@@ -98,6 +98,10 @@ class FairSlots:
       always get its first permit, so no holder starves another;
     - waiting holders are served fewest-held first, then first come, first served.
 
+    Waiters queue per holder (first come, first served within a holder), so serving one costs a
+    look at each holder's first waiter, not at every waiter: with 1,500 requests waiting for 64
+    permits a release costs as little as with none waiting.
+
     Unregistered names are served too (they simply reserve nothing for themselves). Not bound
     to an event loop; not thread-safe (one loop at a time).
 
@@ -112,7 +116,9 @@ class FairSlots:
         self.held: dict[str, int] = {}
         """Permits held now, per holder."""
         self._members: set[str] = set()
-        self._waiters: deque[tuple[str, asyncio.Future[None]]] = deque()
+        self._queues: dict[str, deque[tuple[int, asyncio.Future[None]]]] = {}
+        """Waiters per holder, in arrival order: (arrival number, future)."""
+        self._arrivals = 0
         self._in_use = 0
 
     def register(self, name: str) -> None:
@@ -123,6 +129,11 @@ class FairSlots:
     def free(self) -> int:
         """Permits not held now."""
         return self.capacity - self._in_use
+
+    @property
+    def waiting(self) -> int:
+        """Waiters queued now (a cancelled wait may count until its task runs again)."""
+        return sum(len(q) for q in self._queues.values())
 
     def _may_take(self, name: str) -> bool:
         if self.free <= 0:
@@ -136,29 +147,41 @@ class FairSlots:
         self._in_use += 1
         self.held[name] = self.held.get(name, 0) + 1
 
+    def _first_waiters(self) -> dict[str, tuple[int, asyncio.Future[None]]]:
+        """Each holder's first live waiter (cancelled waits at the front are dropped)."""
+        firsts = {}
+        for name, queue in self._queues.items():
+            while queue and queue[0][1].done():
+                queue.popleft()
+            if queue:
+                firsts[name] = queue[0]
+        return firsts
+
     def _wake(self) -> None:
-        if any(f.done() for _, f in self._waiters):
-            self._waiters = deque((n, f) for n, f in self._waiters if not f.done())
-        while self._waiters and self.free > 0:
-            order = sorted(range(len(self._waiters)), key=lambda i: self.held.get(self._waiters[i][0], 0))
-            for i in order:
-                name, future = self._waiters[i]
-                if self._may_take(name):
-                    del self._waiters[i]
-                    self._grant(name)
-                    future.set_result(None)
-                    break
-            else:
+        # Serve the waiter that holds the fewest, earliest first among equals, while one may take:
+        # a holder's first waiter stands for all of its waiters (they hold and may take alike).
+        while self.free > 0:
+            best: tuple[int, int, str] | None = None
+            for name, (arrival, _) in self._first_waiters().items():
+                key = (self.held.get(name, 0), arrival, name)
+                if (best is None or key < best) and self._may_take(name):
+                    best = key
+            if best is None:
                 return
+            name = best[2]
+            _, future = self._queues[name].popleft()
+            self._grant(name)
+            future.set_result(None)
 
     async def acquire(self, name: str) -> None:
         """Wait for a permit for ``name`` (cancellation-safe: a cancelled wait takes nothing)."""
-        self._waiters = deque((n, f) for n, f in self._waiters if not f.done())
-        if not self._waiters and self._may_take(name):
+        if not self._first_waiters() and self._may_take(name):
             self._grant(name)
             return
         future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._waiters.append((name, future))
+        entry = (self._arrivals, future)
+        self._arrivals += 1
+        self._queues.setdefault(name, deque()).append(entry)
         self._wake()
         try:
             await future
@@ -166,7 +189,9 @@ class FairSlots:
             if future.done() and not future.cancelled():
                 self.release(name)  # granted, then cancelled before it could be used
             else:
-                self._waiters = deque((n, f) for n, f in self._waiters if f is not future)
+                queue = self._queues.get(name)
+                if queue is not None and entry in queue:
+                    queue.remove(entry)
             raise
 
     def release(self, name: str) -> None:

@@ -27,6 +27,10 @@ given, the longest). A wait longer than :data:`MAX_RETRY_AFTER_S` ends the retri
 An optional :class:`~ragqa.judges.breaker.CircuitBreaker` is checked before every attempt (an
 open breaker ends the retries at once) and told the outcome of each attempt.
 
+The first attempt runs outside tenacity, so a call that succeeds pays for no retry machinery; a
+failed first attempt becomes tenacity's own first outcome (:func:`call_with_retry`), so every
+decision, wait and log line is the one tenacity alone would make.
+
 The provider SDK's own retries must be off (``max_retries=0``) so nothing is retried twice.
 This module knows no provider: the adapter passes a ``classify`` function that turns its
 exceptions into a :class:`Failure`.
@@ -321,6 +325,16 @@ async def call_with_retry(
         breaker.record_success()
         return result
 
+    # The first attempt runs without tenacity: a call that succeeds (nearly all of them) pays for no
+    # retry machinery. A failed first attempt is handed to tenacity as its own first outcome (the
+    # same exception, raised again without a second request), so every decision, wait and log line
+    # after it is the one tenacity makes when it runs the first attempt itself. Anything that is
+    # not an Exception (cancellation) is never retried either way and propagates as it is.
+    try:
+        return await guarded()
+    except Exception as exc:
+        first: Exception | None = exc
+
     def failure_of(state: RetryCallState) -> Failure | None:
         outcome = state.outcome
         if outcome is None or not outcome.failed:
@@ -362,6 +376,13 @@ async def call_with_retry(
             delay,
         )
 
+    async def replay_then_attempt() -> T:
+        nonlocal first
+        if first is not None:
+            failed, first = first, None
+            raise failed
+        return await guarded()
+
     retrying = AsyncRetrying(
         stop=stop_after_attempt(policy.max_attempts),
         wait=wait,
@@ -370,5 +391,5 @@ async def call_with_retry(
         sleep=sleep,
         reraise=True,
     )
-    result: T = await retrying(guarded)
+    result: T = await retrying(replay_then_attempt)
     return result
