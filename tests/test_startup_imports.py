@@ -30,6 +30,7 @@ HEAVY = (
     "numpy",
     "openai",
     "pandas",
+    "razdel",
     "rouge_score",
     "sacrebleu",
     "scipy",

@@ -17,7 +17,6 @@ from typing import Any, Literal
 
 import pysbd
 import pysbd.lang.english
-import razdel
 import snowballstemmer  # type: ignore[import-untyped]
 from pysbd.utils import TextSpan
 
@@ -244,6 +243,8 @@ def _plain_split(line: str) -> tuple[str, ...] | None:
 def _split_line(line: str) -> tuple[str, ...]:
     """Sentences of one stripped, non-empty line (cached: retrieved chunks repeat across samples)."""
     if detect_script(line) == "ru":
+        import razdel  # imported on the first Cyrillic line: English-only runs never need it
+
         return tuple(p for p in (s.text.strip() for s in razdel.sentenize(line)) if p)
     plain = _plain_split(line)
     if plain is not None:
