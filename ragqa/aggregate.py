@@ -11,7 +11,6 @@
 from __future__ import annotations
 
 import math
-import statistics
 from collections.abc import Callable, Mapping, Sequence
 from typing import Literal, get_args
 
@@ -22,6 +21,12 @@ __all__ = ["STRATEGIES", "Strategy", "aggregate", "combine"]
 Strategy = Literal["mean", "median", "min", "max", "majority"]
 
 
+def _median(scores: Sequence[float]) -> float:
+    import statistics  # imported on use: most runs aggregate by mean
+
+    return float(statistics.median(scores))
+
+
 def _majority(scores: Sequence[float]) -> float:
     passing = sum(1 for s in scores if s >= 0.5)
     return 1.0 if passing > len(scores) / 2 else 0.0
@@ -29,7 +34,7 @@ def _majority(scores: Sequence[float]) -> float:
 
 STRATEGIES: Mapping[Strategy, Callable[[Sequence[float]], float]] = {
     "mean": lambda s: math.fsum(s) / len(s),
-    "median": lambda s: float(statistics.median(s)),
+    "median": _median,
     "min": lambda s: float(min(s)),
     "max": lambda s: float(max(s)),
     "majority": _majority,

@@ -9,16 +9,19 @@ from __future__ import annotations
 
 import json
 import logging
+import sys
 from collections.abc import Awaitable, Mapping, Sequence
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from ragqa.cache import CachingEmbedder, CachingJudge, JudgeCache
 from ragqa.errors import ConfigError
 from ragqa.evaluation import PanelOptions
 from ragqa.judges.base import Embedder, Embedders, Judge
 from ragqa.metrics import build_metric
 from ragqa.metrics.base import Metric
 from ragqa.settings import CacheSettings, ResolvedChatModel, ResolvedEmbeddingModel, Settings
+
+if TYPE_CHECKING:  # the disk cache (and diskcache) is imported only when ragqa.cache.enabled
+    from ragqa.cache import JudgeCache
 
 __all__ = [
     "Closer",
@@ -112,6 +115,8 @@ def build_embedders(
             raise ConfigError(f"unknown embedding provider {m.provider!r} for {m.id!r}", key="embedding-models.list")
         closer.register(embedder)
         if cache is not None:
+            from ragqa.cache import CachingEmbedder
+
             embedder = CachingEmbedder(
                 embedder,
                 cache,
@@ -177,6 +182,8 @@ def open_cache(settings: CacheSettings, closer: Closer) -> JudgeCache | None:
     """The disk cache of judge calls when ``ragqa.cache.enabled``, else ``None``."""
     if not settings.enabled:
         return None
+    from ragqa.cache import JudgeCache
+
     cache = JudgeCache(settings.directory)
     closer.register(cache)
     return cache
@@ -214,7 +221,7 @@ def build_judges(
         if m.provider == "local":
             from ragqa.judges.local import LocalEmbedder, LocalJudge
 
-            plain = [e.inner if isinstance(e, CachingEmbedder) else e for e in embedders]
+            plain = [_uncached(e) for e in embedders]
             local_embedder = next((e for e in plain if isinstance(e, LocalEmbedder)), None)
             judge = LocalJudge(m.id, m.local, embedder=local_embedder if m.local.use_embeddings else None)
         elif m.provider == "openai":
@@ -229,8 +236,24 @@ def build_judges(
         else:  # pragma: no cover - settings validation restricts providers
             raise ConfigError(f"unknown judge provider {m.provider!r} for {m.id!r}", key="chat-models.list")
         closer.register(judge)
-        out.append(CachingJudge(judge, cache) if cache is not None else judge)
+        if cache is not None:
+            from ragqa.cache import CachingJudge
+
+            judge = CachingJudge(judge, cache)
+        out.append(judge)
     return out
+
+
+def _uncached(embedder: Embedder) -> Embedder:
+    """The embedder inside a :class:`~ragqa.cache.CachingEmbedder`, else ``embedder`` itself.
+
+    Without ``ragqa.cache`` imported no caching embedder exists, so the check needs no import.
+    """
+    cache_module = sys.modules.get("ragqa.cache")
+    if cache_module is not None and isinstance(embedder, cache_module.CachingEmbedder):
+        inner: Embedder = embedder.inner
+        return inner
+    return embedder
 
 
 def build_metrics(names: Sequence[str], options: Mapping[str, Mapping[str, Any]]) -> list[Metric]:

@@ -25,9 +25,7 @@ import math
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
-
-from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
+from typing import TYPE_CHECKING, Any
 
 from ragqa.assertions import passes
 from ragqa.interpretation import interpret
@@ -38,6 +36,9 @@ from ragqa.render.labels import LABELS
 from ragqa.render.registry import RenderOptions, register
 from ragqa.report import Agreement, MetricSummary, Report, finite_json
 from ragqa.schema import JudgeOutcome, Language, Sample, Usage
+
+if TYPE_CHECKING:
+    from jinja2 import Environment
 
 __all__ = [
     "LABELS",
@@ -316,6 +317,8 @@ def _cell_score(outcome: JudgeOutcome | None) -> dict[str, str]:
 
 def template_environment() -> Environment:
     """The Jinja2 environment of ragqa's HTML pages: package templates, autoescaping on, strict undefined."""
+    from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
+
     return Environment(
         loader=PackageLoader("ragqa.render", "templates"),
         autoescape=select_autoescape(default=True, default_for_string=True),

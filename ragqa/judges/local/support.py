@@ -111,13 +111,19 @@ def _context(text: str, window: int, script: Script) -> _Context:
         return cached
     sentences = split_sentences(strip_citations(text))
     feats = [features(s, script) for s in sentences]
-    windows = []
-    for size in range(1, max(1, window) + 1):
+    vocabularies = [frozenset(f.content) for f in feats]
+    windows = [(s, v, f.content, f.negated) for s, v, f in zip(sentences, vocabularies, feats, strict=True)]
+    for size in range(2, max(1, window) + 1):
         for i in range(0, max(0, len(sentences) - size + 1)):
             chunk = feats[i : i + size]
-            stems = [st for f in chunk for st in f.content]
-            negated = any(f.negated for f in chunk)
-            windows.append((" ".join(sentences[i : i + size]), frozenset(stems), tuple(stems), negated))
+            windows.append(
+                (
+                    " ".join(sentences[i : i + size]),
+                    frozenset().union(*vocabularies[i : i + size]),
+                    tuple(itertools.chain.from_iterable(f.content for f in chunk)),
+                    any(f.negated for f in chunk),
+                )
+            )
     df: dict[str, int] = {}
     for f in feats:
         for st in set(f.content):
@@ -208,8 +214,11 @@ def _scan(
     stmt_bigrams = _bigrams([canon(w) for w in feats.content])
 
     best_cov, best_text, best_bigram, best_negated = -1.0, "", 0.0, False
+    weighted = [(weights[w], c) for w, c in canon_words.items()]
+    wanted = frozenset(canon_words.values())
     for text, vocab, ordered, negated in ctx.windows:
-        cov = math.fsum(weights[w] for w, c in canon_words.items() if c in vocab) / total
+        # a window without any of the words covers exactly 0.0 (the fsum of nothing), as computed
+        cov = 0.0 if wanted.isdisjoint(vocab) else math.fsum([wt for wt, c in weighted if c in vocab]) / total
         if cov > best_cov:
             best_cov, best_text, best_negated = cov, text, negated
             best_bigram = len(stmt_bigrams & _bigrams(ordered)) / len(stmt_bigrams) if stmt_bigrams else cov

@@ -17,7 +17,6 @@ from typing import Any, Literal
 
 import pysbd
 import pysbd.lang.english
-import razdel
 import snowballstemmer  # type: ignore[import-untyped]
 from pysbd.utils import TextSpan
 
@@ -244,6 +243,8 @@ def _plain_split(line: str) -> tuple[str, ...] | None:
 def _split_line(line: str) -> tuple[str, ...]:
     """Sentences of one stripped, non-empty line (cached: retrieved chunks repeat across samples)."""
     if detect_script(line) == "ru":
+        import razdel  # imported on the first Cyrillic line: English-only runs never need it
+
         return tuple(p for p in (s.text.strip() for s in razdel.sentenize(line)) if p)
     plain = _plain_split(line)
     if plain is not None:
@@ -404,6 +405,39 @@ class TextFeatures:
     first_person: bool = False
 
 
+_Token = tuple[str | None, str | None, str | None, bool, bool, str | None]
+"""What one word token adds to :class:`TextFeatures`: content stem, asserted number, mentioned
+number, negation, first person, entity stem (``None``/``False`` when it adds nothing)."""
+
+
+@lru_cache(maxsize=65536)
+def _token(raw: str, lang: Script, first: bool) -> _Token:
+    """The contribution of one token ``raw`` (as written) to the features of its text (cached).
+
+    ``first`` says whether the token opens the text (openers and capitals are read differently
+    there). A pure function of its arguments, so that :func:`features` reads each distinct token
+    once: most words of a context repeat across its sentences and the contexts of a dataset.
+    """
+    low = _lower(raw)
+    if raw[:1].isdigit():
+        number = normalise_number(raw)
+        return number, number, number, False, False, None
+    negated = low in _NEGATIONS or low.endswith("n't")
+    first_person = low in _FIRST_PERSON
+    mention = asserted = None
+    if low in _NUMBER_WORDS:
+        mention = _NUMBER_WORDS[low]
+        if low not in _AMBIGUOUS_NUMBER_WORDS:
+            asserted = mention
+    stop = STOP_WORDS[lang]
+    capitalised = raw[:1].isupper() and not first and low != "i"
+    if (low in stop and not capitalised) or len(low) < 2 or (first and low in _DISCOURSE_OPENERS):
+        return None, asserted, mention, negated, first_person, None
+    st = stem(low, lang)
+    entity = raw[:1].isupper() and low not in stop and (not first or not is_common_opener(raw))
+    return st, asserted, mention, negated, first_person, st if entity else None
+
+
 @lru_cache(maxsize=16384)
 def features(text: str, script: Script | None = None) -> TextFeatures:
     """Extract :class:`TextFeatures` from ``text`` (cached).
@@ -413,35 +447,25 @@ def features(text: str, script: Script | None = None) -> TextFeatures:
         script: the language of stop words and stemming; detected when ``None``.
     """
     lang = script or detect_script(text)
-    stop = STOP_WORDS[lang]
     content: list[str] = []
     numbers: set[str] = set()
     mentions: set[str] = set()
     entities: set[str] = set()
     negated = first_person = False
     for position, raw in enumerate(_WORD.findall(text)):
-        low = _lower(raw)
-        if raw[:1].isdigit():
-            number = normalise_number(raw)
-            numbers.add(number)
-            mentions.add(number)
-            content.append(number)
-            continue
-        if low in _NEGATIONS or low.endswith("n't"):
+        st, asserted, mention, neg, speaker, entity = _token(raw, lang, position == 0)
+        if st is not None:
+            content.append(st)
+        if asserted is not None:
+            numbers.add(asserted)
+        if mention is not None:
+            mentions.add(mention)
+        if neg:
             negated = True
-        if low in _FIRST_PERSON:
+        if speaker:
             first_person = True
-        if low in _NUMBER_WORDS:
-            mentions.add(_NUMBER_WORDS[low])
-            if low not in _AMBIGUOUS_NUMBER_WORDS:
-                numbers.add(_NUMBER_WORDS[low])
-        capitalised = raw[:1].isupper() and position > 0 and low != "i"
-        if (low in stop and not capitalised) or len(low) < 2 or (position == 0 and low in _DISCOURSE_OPENERS):
-            continue
-        st = stem(low, lang)
-        content.append(st)
-        if raw[:1].isupper() and low not in stop and (position > 0 or not is_common_opener(raw)):
-            entities.add(st)
+        if entity is not None:
+            entities.add(entity)
     return TextFeatures(
         tuple(content), frozenset(numbers), frozenset(mentions), frozenset(entities), negated, first_person
     )

@@ -1,0 +1,55 @@
+"""The README's main job keeps its scores: what makes it faster must not change a single number.
+
+The job is ``ragqa evaluate examples/datasets/it_helpdesk.jsonl --profile local`` (60 samples,
+faithfulness and hallucination, the two offline local judges). Its per-judge means are pinned to
+the last bit, and every per-sample score with its details (statements, graded verdicts, reasons)
+to a digest, both taken before the speed work of the local judge and the start-up. A change that
+moves them is a change of the local judge's answers: bump ``ALGORITHM_VERSION`` and re-pin here
+on purpose (the digest is printed by the failing assertion).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import pytest
+
+import ragqa
+from ragqa.report import Report
+
+ROOT = Path(__file__).resolve().parents[1]
+
+MEANS = {
+    "faithfulness": {"local-strict": 0.6048997486685315, "local-lenient": 0.6090624279672494},
+    "hallucination": {"local-strict": 0.39510025133146853, "local-lenient": 0.39093757203275054},
+}
+AGGREGATE_MEANS = {"faithfulness": 0.6069810883178904, "hallucination": 0.39301891168210956}
+SCORES_DIGEST = "ffd24d19b3349f653476025dd8a69cba813662714381ce340fd92ed83fcb3cdb"
+
+
+@pytest.fixture(scope="module")
+def report() -> Report:
+    return ragqa.evaluate(
+        ROOT / "examples" / "datasets" / "it_helpdesk.jsonl", config=ROOT / "application.yaml", profile="local"
+    )
+
+
+def test_the_job_scores_what_the_readme_shows(report: Report) -> None:
+    assert [s.metric for s in report.summaries] == ["faithfulness", "hallucination"]
+    for summary in report.summaries:
+        assert {j.judge_id: j.mean for j in summary.judges} == MEANS[summary.metric]
+        assert summary.aggregate_mean == AGGREGATE_MEANS[summary.metric]
+        assert all(j.n_scored == 60 and j.n_failed == 0 for j in summary.judges)
+
+
+def test_every_score_and_verdict_of_the_job_is_unchanged(report: Report) -> None:
+    lines = sorted(
+        f"{r.sample_id}|{r.metric}|{o.judge_id}|{o.score.value!r}|{json.dumps(o.score.details, sort_keys=True)}"
+        for r in report.results
+        for o in r.judges
+        if o.score is not None
+    )
+    assert len(lines) == 240
+    assert hashlib.sha256("\n".join(lines).encode()).hexdigest() == SCORES_DIGEST
