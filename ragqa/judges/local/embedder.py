@@ -27,15 +27,16 @@ import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
-from typing import Any, Literal, Protocol, runtime_checkable
-
-import numpy as np
-import numpy.typing as npt
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 from ragqa.errors import JudgeError
 from ragqa.judges.local.text import STOP_WORDS, detect_script, stem, tokens
 from ragqa.schema import Usage
 from ragqa.usage import record_usage
+
+if TYPE_CHECKING:  # numpy loads with the model, not when an offline panel is built
+    import numpy as np
+    import numpy.typing as npt
 
 __all__ = [
     "HASHING_DIMENSIONS",
@@ -151,6 +152,8 @@ def _minilm_tokens(texts: Sequence[str]) -> list[TokenEmbedding]:
     part of a long text is cut off; a piece in an overlap appears twice.
     """
     import importlib
+
+    import numpy as np
 
     torch: Any = importlib.import_module("torch")
     model = _load_minilm()

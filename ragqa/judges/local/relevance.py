@@ -41,8 +41,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-import numpy as np
-
 from ragqa.judges.base import Embedder
 from ragqa.judges.local.embedder import TokenEmbedder, TokenEmbedding
 from ragqa.judges.local.text import STOP_WORDS, Script, detect_script, features, split_sentences, stem, strip_citations
@@ -212,7 +210,7 @@ def content_maxsim(query: TokenEmbedding, passage: TokenEmbedding) -> float:
     keep = [i for i, piece in enumerate(query.pieces) if piece.isalnum() and piece not in stop]
     rows = query.vectors[keep] if keep else query.vectors
     best = (rows @ passage.vectors.T).max(axis=1)
-    return min(1.0, max(0.0, float(np.mean(best))))
+    return min(1.0, max(0.0, float(best.mean())))
 
 
 def _calibrate(x: float, midpoint: float, slope: float) -> float:
