@@ -4,14 +4,24 @@ Every contender scores the same synthetic samples (a question, a three-sentence 
 reference and ``--contexts`` retrieved contexts each) with the six metrics faithfulness,
 noise_sensitivity, context_precision, context_recall, context_entity_recall and
 response_relevancy, across ``--judges`` judges, against one fake OpenAI-compatible server in a
-child process (``python -m ragqa.testing.server --responder ragqa+foreign``: ragqa's prompts are
+child process (``python -m ragqa.testing.server --responder ragqa+foreign --memo``: ragqa's prompts are
 answered by the local judge's rules, RAGAS's by schema-valid placeholders). Each contender runs in
 a process of its own, so its CPU and peak memory are its own. The benchmark prints:
 
 - calls per sample and judge for each metric alone (a short pass on a server without latency;
   embedding requests are counted apart) and for the six together (from the timed run);
 - wall time against the ideal ``requests x latency / concurrency`` of the plan used;
-- client CPU per request and peak resident memory of the contender's process.
+- client CPU per request and peak resident memory of the contender's process;
+- the fake server's CPU per request (its process CPU over the timed run, ``GET /_fake/stats``)
+  and the requests it had in flight: the mean over its busy time and the share of that time with
+  all ``--concurrency`` in flight (a client that keeps its slots full is near 100%).
+
+The ideal assumes a server of zero CPU, like a real provider: the fake server shares the machine
+with the client, so its CPU per request is printed beside the client's. The server answers ragqa's
+prompts by running the local judge's rules; it remembers each answer by request content, the
+messages and the schema asked for (``--memo``: the rules are deterministic, so an answer asked
+again is the same answer), which keeps its CPU low when every judge of the panel asks the same
+prompts.
 
 ragqa's plan is chosen with the normal settings override (``RAGQA__RAGQA__CALL_PLAN=batched``,
 i.e. ``ragqa.call-plan``); a ragqa without that setting runs its one plan and the benchmark says so.
@@ -76,6 +86,13 @@ def counts(base_url: str) -> dict[str, int]:
     """The fake server's requests per path so far (``GET /_fake/counts``)."""
     with urllib.request.urlopen(base_url + "/_fake/counts", timeout=10) as response:
         data: dict[str, int] = json.load(response)
+    return data
+
+
+def stats(base_url: str) -> dict[str, Any]:
+    """The fake server's counters so far (``GET /_fake/stats``: counts, in flight over time, process CPU)."""
+    with urllib.request.urlopen(base_url + "/_fake/stats", timeout=10) as response:
+        data: dict[str, Any] = json.load(response)
     return data
 
 
@@ -162,14 +179,23 @@ def run_contender(name: str, job: dict[str, Any], python: str | None, folder: Pa
         cmd = [sys.executable, str(Path(__file__).resolve()), "--worker", str(path)]
     else:
         cmd = [python, str(HERE / "_ragas_side.py"), str(path)]
-    before = counts(job["base_url"])
+    before = stats(job["base_url"])
     done = subprocess.run(cmd, capture_output=True, text=True, check=False, env=own_environ(job.get("plan")))
-    after = counts(job["base_url"])
+    after = stats(job["base_url"])
     if done.returncode != 0:
         raise RuntimeError(f"{name} failed (exit {done.returncode}):\n{done.stderr[-3000:]}")
     result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
-    result["chat"] = after.get(CHAT, 0) - before.get(CHAT, 0)
-    result["embed"] = after.get(EMBED, 0) - before.get(EMBED, 0)
+    result["chat"] = after["counts"].get(CHAT, 0) - before["counts"].get(CHAT, 0)
+    result["embed"] = after["counts"].get(EMBED, 0) - before["counts"].get(EMBED, 0)
+    result["server_cpu_s"] = after["cpu_s"] - before["cpu_s"]
+    busy = after["busy_s"] - before["busy_s"]
+    result["mean_in_flight"] = (after["request_seconds"] - before["request_seconds"]) / busy if busy > 0 else 0.0
+    full = sum(
+        s - before["seconds_at"].get(level, 0.0)
+        for level, s in after["seconds_at"].items()
+        if int(level) >= job["concurrency"]
+    )
+    result["full_share"] = full / busy if busy > 0 else 0.0
     return result
 
 
@@ -179,6 +205,7 @@ def server(latency: float, log: Path) -> tuple[subprocess.Popen[str], str]:
     Its stderr goes to ``log``: aiohttp logs a client that closes a kept-alive connection as an error.
     """
     cmd = [sys.executable, "-m", "ragqa.testing.server", "--latency", str(latency), "--responder", "ragqa+foreign"]
+    cmd.append("--memo")  # every judge asks the same prompts: the local judge's rules run once per distinct prompt
     with log.open("w", encoding="utf-8") as err:
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=err, text=True)
     assert proc.stdout is not None
@@ -259,7 +286,7 @@ def main() -> None:
     print(f"{'all six (timed run)':<24}" + "".join(f"{timed_rows[n]['chat'] / per:>16.2f}" for n in names))
     print()
     header = f"{'contender':<16}{'requests':>9}{'ideal s':>9}{'wall s':>9}{'ratio':>7}{'CPU ms/req':>11}{'peak MB':>9}"
-    print(header + f"{'scores':>8}")
+    print(header + f"{'scores':>8}{'server CPU ms/req':>18}{'in flight':>10}{'full':>6}")
     for n in names:
         r = timed_rows[n]
         requests = max(1, r["chat"] + r["embed"])
@@ -268,7 +295,13 @@ def main() -> None:
         print(
             f"{n:<16}{requests:>9}{ideal:>9.1f}{r['wall_s']:>9.1f}{ratio}"
             f"{r['cpu_s'] / requests * 1000:>11.2f}{r['peak_mb']:>9.0f}{r['scored']:>8}"
+            f"{r['server_cpu_s'] / requests * 1000:>18.2f}{r['mean_in_flight']:>10.1f}{r['full_share']:>6.0%}"
         )
+    print(
+        "\nCPU ms/req: the contender's process CPU per request; server CPU ms/req: the fake server's; "
+        f"in flight: the server's mean requests in flight while busy; full: its share of busy time with "
+        f"{args.concurrency} in flight. Load average now: {' '.join(f'{x:.2f}' for x in os.getloadavg())}"
+    )
 
 
 if __name__ == "__main__":
