@@ -1,4 +1,5 @@
-"""The heap alive when a run starts is frozen for the run (full collections skip it) and given back after.
+"""The heap alive when a run starts is frozen for the run (full collections skip it) and given back after;
+young collections are rarer during the run, and the collector's thresholds are put back after.
 
 Scores never depend on the collector; these tests pin the freezing itself: frozen while the
 stream scores, unfrozen after (also after a failure), re-entrant across overlapping runs, and a
@@ -19,7 +20,7 @@ from ragqa.evaluation import PanelEvaluator
 from ragqa.judges.local import LocalJudge
 from ragqa.metrics import Faithfulness
 from ragqa.prompts.base import Prompt
-from ragqa.run.heap import frozen_heap
+from ragqa.run.heap import YOUNG_THRESHOLD, frozen_heap
 from ragqa.testing.judges import FunctionJudge, make_sample
 
 
@@ -32,12 +33,14 @@ def thawed() -> Iterator[None]:
 
 def test_frozen_inside_unfrozen_after_also_on_error() -> None:
     assert gc.get_freeze_count() == 0
+    before = gc.get_threshold()
     with frozen_heap():
         assert gc.get_freeze_count() > 0
-    assert gc.get_freeze_count() == 0
+        assert gc.get_threshold() == (max(before[0], YOUNG_THRESHOLD), before[1], before[2])
+    assert gc.get_freeze_count() == 0 and gc.get_threshold() == before
     with pytest.raises(RuntimeError), frozen_heap():
         raise RuntimeError("boom")
-    assert gc.get_freeze_count() == 0
+    assert gc.get_freeze_count() == 0 and gc.get_threshold() == before
 
 
 def test_overlapping_runs_unfreeze_when_the_last_ends() -> None:
@@ -45,9 +48,9 @@ def test_overlapping_runs_unfreeze_when_the_last_ends() -> None:
     outer.__enter__()
     inner.__enter__()
     outer.__exit__(None, None, None)  # the first run ends while the second still runs
-    assert gc.get_freeze_count() > 0
+    assert gc.get_freeze_count() > 0 and gc.get_threshold()[0] >= YOUNG_THRESHOLD
     inner.__exit__(None, None, None)
-    assert gc.get_freeze_count() == 0
+    assert gc.get_freeze_count() == 0 and gc.get_threshold()[0] < YOUNG_THRESHOLD
 
 
 def test_a_heap_frozen_before_is_left_frozen() -> None:
