@@ -34,6 +34,7 @@ Run::
 
     python benchmarks/side_by_side.py                    # 200 samples, 4 judges, 200 ms, 64 in flight
     python benchmarks/side_by_side.py --samples 20 --latency 0.05 --plans ragas
+    python benchmarks/side_by_side.py --plans batched --samples-in-flight 16   # a smaller sample window
 """
 
 from __future__ import annotations
@@ -96,8 +97,14 @@ def stats(base_url: str) -> dict[str, Any]:
     return data
 
 
-def settings_file(folder: Path, base_url: str, judges: int, concurrency: int) -> Path:
-    """An ``application.yaml``: ``judges`` judges and one embedding model on the fake server."""
+def settings_file(
+    folder: Path, base_url: str, judges: int, concurrency: int, samples_in_flight: int | None = None
+) -> Path:
+    """An ``application.yaml``: ``judges`` judges and one embedding model on the fake server.
+
+    ``concurrency`` requests in flight (``max-in-flight``) and ``samples_in_flight`` samples
+    (``max-concurrent-samples``; default: ``concurrency``).
+    """
     lines = [
         "spring:",
         "  ai:",
@@ -111,7 +118,7 @@ def settings_file(folder: Path, base_url: str, judges: int, concurrency: int) ->
         "      list:",
         "        - {id: embed, options: {dimensions: 8}}",
         "ragqa:",
-        f"  concurrency: {{max-concurrent-samples: {concurrency}}}",
+        f"  concurrency: {{max-concurrent-samples: {samples_in_flight or concurrency}}}",
         f"  default-limits: {{max-in-flight: {concurrency}}}",
     ]
     folder.mkdir(parents=True, exist_ok=True)
@@ -238,6 +245,7 @@ def main() -> None:
     parser.add_argument("--judges", type=int, default=4)
     parser.add_argument("--latency", type=float, default=0.2, help="seconds per answer")
     parser.add_argument("--concurrency", type=int, default=64, help="requests in flight (all judges together)")
+    parser.add_argument("--samples-in-flight", type=int, help="ragqa's max-concurrent-samples (default: --concurrency)")
     parser.add_argument("--plans", nargs="+", default=["batched", "ragas"], help="values of ragqa.call-plan")
     parser.add_argument("--ragas-python", help="the Python of an environment with ragas==0.4.3 (not ragqa's)")
     parser.add_argument("--count-samples", type=int, default=2, help="samples per metric in the call-count pass")
@@ -254,7 +262,7 @@ def main() -> None:
         timed, timed_url = server(args.latency, folder / "timed-server.log")
         try:
             count_config = settings_file(folder / "count", quick_url, args.judges, args.concurrency)
-            config = settings_file(folder, timed_url, args.judges, args.concurrency)
+            config = settings_file(folder, timed_url, args.judges, args.concurrency, args.samples_in_flight)
             runners = contenders(args, config)
             timed_rows = {}
             for name, plan, python in runners:
