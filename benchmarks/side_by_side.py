@@ -11,7 +11,8 @@ a process of its own, so its CPU and peak memory are its own. The benchmark prin
 - calls per sample and judge for each metric alone (a short pass on a server without latency;
   embedding requests are counted apart) and for the six together (from the timed run);
 - wall time against the ideal ``requests x latency / concurrency`` of the plan used;
-- client CPU per request and peak resident memory of the contender's process;
+- client CPU per request and peak resident memory of the contender's process, and for ragqa the
+  part of that CPU the garbage collector took (``gc.callbacks``, the collecting thread's CPU);
 - the fake server's CPU per request (its process CPU over the timed run, ``GET /_fake/stats``)
   and the requests it had in flight: the mean over its busy time and the share of that time with
   all ``--concurrency`` in flight (a client that keeps its slots full is near 100%).
@@ -40,12 +41,14 @@ Run::
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import resource
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.request
 from pathlib import Path
@@ -147,6 +150,22 @@ def plan_known(config: Path, plan: str) -> str | None:
     return None
 
 
+class CollectorCPU:
+    """A :data:`gc.callbacks` entry adding up the CPU seconds of the threads that ran a collection."""
+
+    def __init__(self) -> None:
+        self.seconds = 0.0
+        self._started: dict[int, float] = {}
+
+    def __call__(self, phase: str, info: dict[str, int]) -> None:
+        """Start or stop the clock of the collecting thread (its own CPU time, not wall time)."""
+        thread = threading.get_ident()
+        if phase == "start":
+            self._started[thread] = time.thread_time()
+        elif thread in self._started:
+            self.seconds += time.thread_time() - self._started.pop(thread)
+
+
 def ragqa_worker(job: dict[str, Any]) -> dict[str, Any]:
     """Score the job's samples with ``ragqa.evaluate`` in this process; wall, CPU and peak memory.
 
@@ -161,9 +180,12 @@ def ragqa_worker(job: dict[str, Any]) -> dict[str, Any]:
         ragqa.evaluate(job["samples"][: job["count_samples"]], [metric], config=job["count_config"], no_cache=True)
         after = counts(job["count_url"])
         per_metric[metric] = {path: after.get(path, 0) - before.get(path, 0) for path in after}
+    collector = CollectorCPU()
+    gc.callbacks.append(collector)
     cpu0, wall0 = time.process_time(), time.perf_counter()
     report = ragqa.evaluate(job["samples"], job["metrics"], config=job["config"], no_cache=True)
     wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
+    gc.callbacks.remove(collector)
     outcomes = [o for r in report.results for o in r.judges]
     scored = sum(1 for o in outcomes if o.score is not None and o.score.value == o.score.value)  # not NaN
     failures = sum(1 for o in outcomes if o.failure is not None)
@@ -171,6 +193,7 @@ def ragqa_worker(job: dict[str, Any]) -> dict[str, Any]:
     return {
         "wall_s": wall,
         "cpu_s": cpu,
+        "gc_s": collector.seconds,
         "peak_mb": peak_mb,
         "scored": scored,
         "failures": failures,
@@ -238,6 +261,12 @@ def contenders(args: argparse.Namespace, config: Path) -> list[tuple[str, str | 
     return found
 
 
+def gc_ms(row: dict[str, Any], requests: int) -> str:
+    """The garbage collector's CPU ms per request of a contender's row, or ``-`` where it was not measured."""
+    seconds = row.get("gc_s")
+    return f"{seconds / requests * 1000:.2f}" if seconds is not None else "-"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--samples", type=int, default=200)
@@ -294,7 +323,7 @@ def main() -> None:
     print(f"{'all six (timed run)':<24}" + "".join(f"{timed_rows[n]['chat'] / per:>16.2f}" for n in names))
     print()
     header = f"{'contender':<16}{'requests':>9}{'ideal s':>9}{'wall s':>9}{'ratio':>7}{'CPU ms/req':>11}{'peak MB':>9}"
-    print(header + f"{'scores':>8}{'server CPU ms/req':>18}{'in flight':>10}{'full':>6}")
+    print(header + f"{'scores':>8}{'GC ms/req':>10}{'server CPU ms/req':>18}{'in flight':>10}{'full':>6}")
     for n in names:
         r = timed_rows[n]
         requests = max(1, r["chat"] + r["embed"])
@@ -303,10 +332,12 @@ def main() -> None:
         print(
             f"{n:<16}{requests:>9}{ideal:>9.1f}{r['wall_s']:>9.1f}{ratio}"
             f"{r['cpu_s'] / requests * 1000:>11.2f}{r['peak_mb']:>9.0f}{r['scored']:>8}"
-            f"{r['server_cpu_s'] / requests * 1000:>18.2f}{r['mean_in_flight']:>10.1f}{r['full_share']:>6.0%}"
+            f"{gc_ms(r, requests):>10}{r['server_cpu_s'] / requests * 1000:>18.2f}"
+            f"{r['mean_in_flight']:>10.1f}{r['full_share']:>6.0%}"
         )
     print(
-        "\nCPU ms/req: the contender's process CPU per request; server CPU ms/req: the fake server's; "
+        "\nCPU ms/req: the contender's process CPU per request (GC ms/req: the part spent collecting garbage, "
+        "ragqa only); server CPU ms/req: the fake server's; "
         f"in flight: the server's mean requests in flight while busy; full: its share of busy time with "
         f"{args.concurrency} in flight. Load average now: {' '.join(f'{x:.2f}' for x in os.getloadavg())}"
     )
