@@ -4,14 +4,25 @@ Every contender scores the same synthetic samples (a question, a three-sentence 
 reference and ``--contexts`` retrieved contexts each) with the six metrics faithfulness,
 noise_sensitivity, context_precision, context_recall, context_entity_recall and
 response_relevancy, across ``--judges`` judges, against one fake OpenAI-compatible server in a
-child process (``python -m ragqa.testing.server --responder ragqa+foreign``: ragqa's prompts are
+child process (``python -m ragqa.testing.server --responder ragqa+foreign --memo``: ragqa's prompts are
 answered by the local judge's rules, RAGAS's by schema-valid placeholders). Each contender runs in
 a process of its own, so its CPU and peak memory are its own. The benchmark prints:
 
 - calls per sample and judge for each metric alone (a short pass on a server without latency;
   embedding requests are counted apart) and for the six together (from the timed run);
 - wall time against the ideal ``requests x latency / concurrency`` of the plan used;
-- client CPU per request and peak resident memory of the contender's process.
+- client CPU per request and peak resident memory of the contender's process, and for ragqa the
+  part of that CPU the garbage collector took (``gc.callbacks``, the collecting thread's CPU);
+- the fake server's CPU per request (its process CPU over the timed run, ``GET /_fake/stats``)
+  and the requests it had in flight: the mean over its busy time and the share of that time with
+  all ``--concurrency`` in flight (a client that keeps its slots full is near 100%).
+
+The ideal assumes a server of zero CPU, like a real provider: the fake server shares the machine
+with the client, so its CPU per request is printed beside the client's. The server answers ragqa's
+prompts by running the local judge's rules; it remembers each answer by request content, the
+messages and the schema asked for (``--memo``: the rules are deterministic, so an answer asked
+again is the same answer), which keeps its CPU low when every judge of the panel asks the same
+prompts.
 
 ragqa's plan is chosen with the normal settings override (``RAGQA__RAGQA__CALL_PLAN=batched``,
 i.e. ``ragqa.call-plan``); a ragqa without that setting runs its one plan and the benchmark says so.
@@ -24,17 +35,20 @@ Run::
 
     python benchmarks/side_by_side.py                    # 200 samples, 4 judges, 200 ms, 64 in flight
     python benchmarks/side_by_side.py --samples 20 --latency 0.05 --plans ragas
+    python benchmarks/side_by_side.py --plans batched --samples-in-flight 16   # a smaller sample window
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import resource
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.request
 from pathlib import Path
@@ -79,8 +93,21 @@ def counts(base_url: str) -> dict[str, int]:
     return data
 
 
-def settings_file(folder: Path, base_url: str, judges: int, concurrency: int) -> Path:
-    """An ``application.yaml``: ``judges`` judges and one embedding model on the fake server."""
+def stats(base_url: str) -> dict[str, Any]:
+    """The fake server's counters so far (``GET /_fake/stats``: counts, in flight over time, process CPU)."""
+    with urllib.request.urlopen(base_url + "/_fake/stats", timeout=10) as response:
+        data: dict[str, Any] = json.load(response)
+    return data
+
+
+def settings_file(
+    folder: Path, base_url: str, judges: int, concurrency: int, samples_in_flight: int | None = None
+) -> Path:
+    """An ``application.yaml``: ``judges`` judges and one embedding model on the fake server.
+
+    ``concurrency`` requests in flight (``max-in-flight``) and ``samples_in_flight`` samples
+    (``max-concurrent-samples``; default: ``concurrency``).
+    """
     lines = [
         "spring:",
         "  ai:",
@@ -94,7 +121,7 @@ def settings_file(folder: Path, base_url: str, judges: int, concurrency: int) ->
         "      list:",
         "        - {id: embed, options: {dimensions: 8}}",
         "ragqa:",
-        f"  concurrency: {{max-concurrent-samples: {concurrency}}}",
+        f"  concurrency: {{max-concurrent-samples: {samples_in_flight or concurrency}}}",
         f"  default-limits: {{max-in-flight: {concurrency}}}",
     ]
     folder.mkdir(parents=True, exist_ok=True)
@@ -123,6 +150,22 @@ def plan_known(config: Path, plan: str) -> str | None:
     return None
 
 
+class CollectorCPU:
+    """A :data:`gc.callbacks` entry adding up the CPU seconds of the threads that ran a collection."""
+
+    def __init__(self) -> None:
+        self.seconds = 0.0
+        self._started: dict[int, float] = {}
+
+    def __call__(self, phase: str, info: dict[str, int]) -> None:
+        """Start or stop the clock of the collecting thread (its own CPU time, not wall time)."""
+        thread = threading.get_ident()
+        if phase == "start":
+            self._started[thread] = time.thread_time()
+        elif thread in self._started:
+            self.seconds += time.thread_time() - self._started.pop(thread)
+
+
 def ragqa_worker(job: dict[str, Any]) -> dict[str, Any]:
     """Score the job's samples with ``ragqa.evaluate`` in this process; wall, CPU and peak memory.
 
@@ -137,9 +180,12 @@ def ragqa_worker(job: dict[str, Any]) -> dict[str, Any]:
         ragqa.evaluate(job["samples"][: job["count_samples"]], [metric], config=job["count_config"], no_cache=True)
         after = counts(job["count_url"])
         per_metric[metric] = {path: after.get(path, 0) - before.get(path, 0) for path in after}
+    collector = CollectorCPU()
+    gc.callbacks.append(collector)
     cpu0, wall0 = time.process_time(), time.perf_counter()
     report = ragqa.evaluate(job["samples"], job["metrics"], config=job["config"], no_cache=True)
     wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
+    gc.callbacks.remove(collector)
     outcomes = [o for r in report.results for o in r.judges]
     scored = sum(1 for o in outcomes if o.score is not None and o.score.value == o.score.value)  # not NaN
     failures = sum(1 for o in outcomes if o.failure is not None)
@@ -147,6 +193,7 @@ def ragqa_worker(job: dict[str, Any]) -> dict[str, Any]:
     return {
         "wall_s": wall,
         "cpu_s": cpu,
+        "gc_s": collector.seconds,
         "peak_mb": peak_mb,
         "scored": scored,
         "failures": failures,
@@ -162,14 +209,23 @@ def run_contender(name: str, job: dict[str, Any], python: str | None, folder: Pa
         cmd = [sys.executable, str(Path(__file__).resolve()), "--worker", str(path)]
     else:
         cmd = [python, str(HERE / "_ragas_side.py"), str(path)]
-    before = counts(job["base_url"])
+    before = stats(job["base_url"])
     done = subprocess.run(cmd, capture_output=True, text=True, check=False, env=own_environ(job.get("plan")))
-    after = counts(job["base_url"])
+    after = stats(job["base_url"])
     if done.returncode != 0:
         raise RuntimeError(f"{name} failed (exit {done.returncode}):\n{done.stderr[-3000:]}")
     result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
-    result["chat"] = after.get(CHAT, 0) - before.get(CHAT, 0)
-    result["embed"] = after.get(EMBED, 0) - before.get(EMBED, 0)
+    result["chat"] = after["counts"].get(CHAT, 0) - before["counts"].get(CHAT, 0)
+    result["embed"] = after["counts"].get(EMBED, 0) - before["counts"].get(EMBED, 0)
+    result["server_cpu_s"] = after["cpu_s"] - before["cpu_s"]
+    busy = after["busy_s"] - before["busy_s"]
+    result["mean_in_flight"] = (after["request_seconds"] - before["request_seconds"]) / busy if busy > 0 else 0.0
+    full = sum(
+        s - before["seconds_at"].get(level, 0.0)
+        for level, s in after["seconds_at"].items()
+        if int(level) >= job["concurrency"]
+    )
+    result["full_share"] = full / busy if busy > 0 else 0.0
     return result
 
 
@@ -179,6 +235,7 @@ def server(latency: float, log: Path) -> tuple[subprocess.Popen[str], str]:
     Its stderr goes to ``log``: aiohttp logs a client that closes a kept-alive connection as an error.
     """
     cmd = [sys.executable, "-m", "ragqa.testing.server", "--latency", str(latency), "--responder", "ragqa+foreign"]
+    cmd.append("--memo")  # every judge asks the same prompts: the local judge's rules run once per distinct prompt
     with log.open("w", encoding="utf-8") as err:
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=err, text=True)
     assert proc.stdout is not None
@@ -204,6 +261,12 @@ def contenders(args: argparse.Namespace, config: Path) -> list[tuple[str, str | 
     return found
 
 
+def gc_ms(row: dict[str, Any], requests: int) -> str:
+    """The garbage collector's CPU ms per request of a contender's row, or ``-`` where it was not measured."""
+    seconds = row.get("gc_s")
+    return f"{seconds / requests * 1000:.2f}" if seconds is not None else "-"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--samples", type=int, default=200)
@@ -211,6 +274,7 @@ def main() -> None:
     parser.add_argument("--judges", type=int, default=4)
     parser.add_argument("--latency", type=float, default=0.2, help="seconds per answer")
     parser.add_argument("--concurrency", type=int, default=64, help="requests in flight (all judges together)")
+    parser.add_argument("--samples-in-flight", type=int, help="ragqa's max-concurrent-samples (default: --concurrency)")
     parser.add_argument("--plans", nargs="+", default=["batched", "ragas"], help="values of ragqa.call-plan")
     parser.add_argument("--ragas-python", help="the Python of an environment with ragas==0.4.3 (not ragqa's)")
     parser.add_argument("--count-samples", type=int, default=2, help="samples per metric in the call-count pass")
@@ -227,7 +291,7 @@ def main() -> None:
         timed, timed_url = server(args.latency, folder / "timed-server.log")
         try:
             count_config = settings_file(folder / "count", quick_url, args.judges, args.concurrency)
-            config = settings_file(folder, timed_url, args.judges, args.concurrency)
+            config = settings_file(folder, timed_url, args.judges, args.concurrency, args.samples_in_flight)
             runners = contenders(args, config)
             timed_rows = {}
             for name, plan, python in runners:
@@ -259,7 +323,7 @@ def main() -> None:
     print(f"{'all six (timed run)':<24}" + "".join(f"{timed_rows[n]['chat'] / per:>16.2f}" for n in names))
     print()
     header = f"{'contender':<16}{'requests':>9}{'ideal s':>9}{'wall s':>9}{'ratio':>7}{'CPU ms/req':>11}{'peak MB':>9}"
-    print(header + f"{'scores':>8}")
+    print(header + f"{'scores':>8}{'GC ms/req':>10}{'server CPU ms/req':>18}{'in flight':>10}{'full':>6}")
     for n in names:
         r = timed_rows[n]
         requests = max(1, r["chat"] + r["embed"])
@@ -268,7 +332,15 @@ def main() -> None:
         print(
             f"{n:<16}{requests:>9}{ideal:>9.1f}{r['wall_s']:>9.1f}{ratio}"
             f"{r['cpu_s'] / requests * 1000:>11.2f}{r['peak_mb']:>9.0f}{r['scored']:>8}"
+            f"{gc_ms(r, requests):>10}{r['server_cpu_s'] / requests * 1000:>18.2f}"
+            f"{r['mean_in_flight']:>10.1f}{r['full_share']:>6.0%}"
         )
+    print(
+        "\nCPU ms/req: the contender's process CPU per request (GC ms/req: the part spent collecting garbage, "
+        "ragqa only); server CPU ms/req: the fake server's; "
+        f"in flight: the server's mean requests in flight while busy; full: its share of busy time with "
+        f"{args.concurrency} in flight. Load average now: {' '.join(f'{x:.2f}' for x in os.getloadavg())}"
+    )
 
 
 if __name__ == "__main__":

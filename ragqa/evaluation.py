@@ -30,6 +30,7 @@ from ragqa.errors import ConfigError, JudgeError, JudgeTimeout, JudgeUnsupported
 from ragqa.judges.base import Embedder, Embedders, Judge, SharedCallJudge
 from ragqa.metrics.base import CallPlan, Metric, MetricContext
 from ragqa.report import Report, SkippedSample, summarize
+from ragqa.run.heap import frozen_heap
 from ragqa.schema import JudgeFailure, JudgeOutcome, Language, PanelResult, Sample, Usage
 from ragqa.usage import usage_scope
 
@@ -271,7 +272,9 @@ class PanelEvaluator:
         ``todo`` is consumed lazily: a sample is taken from it only when one of the ``window``
         slots is free, so memory stays flat however many samples there are (a generator over a
         file is never read ahead). Each sample's metrics run together (shared steps once per
-        judge). One deadline (:attr:`PanelOptions.deadline_s`) covers the whole stream.
+        judge). One deadline (:attr:`PanelOptions.deadline_s`) covers the whole stream. The objects
+        alive when the stream starts are kept out of the garbage collector's way while it runs
+        (:func:`ragqa.run.heap.frozen_heap`), so full collections do not stall the loop.
 
         Args:
             todo: ``(tag, sample, metrics)`` triples; every sample has an ``id``; ``tag`` is the
@@ -293,26 +296,27 @@ class PanelEvaluator:
 
         limit = max(1, window if window is not None else self.options.max_concurrent_samples)
         in_flight: set[asyncio.Future[None]] = set()
-        try:
-            items = iter(todo)
-            while True:
-                if len(in_flight) >= limit:  # a slot first, then the next sample: none waits in memory
+        with frozen_heap():
+            try:
+                items = iter(todo)
+                while True:
+                    if len(in_flight) >= limit:  # a slot first, then the next sample: none waits in memory
+                        done, in_flight = await asyncio.wait(in_flight, return_when=asyncio.FIRST_COMPLETED)
+                        for task in done:
+                            task.result()
+                    item = next(items, None)
+                    if item is None:
+                        break
+                    in_flight.add(asyncio.ensure_future(one(*item)))
+                while in_flight:
                     done, in_flight = await asyncio.wait(in_flight, return_when=asyncio.FIRST_COMPLETED)
                     for task in done:
                         task.result()
-                item = next(items, None)
-                if item is None:
-                    break
-                in_flight.add(asyncio.ensure_future(one(*item)))
-            while in_flight:
-                done, in_flight = await asyncio.wait(in_flight, return_when=asyncio.FIRST_COMPLETED)
-                for task in done:
-                    task.result()
-        except BaseException:
-            for task in in_flight:
-                task.cancel()
-            await asyncio.gather(*in_flight, return_exceptions=True)
-            raise
+            except BaseException:
+                for task in in_flight:
+                    task.cancel()
+                await asyncio.gather(*in_flight, return_exceptions=True)
+                raise
 
     async def score_sample(self, sample: Sample, metrics: Sequence[Metric] | None = None) -> list[PanelResult]:
         """Score one (already validated) sample with several metrics; shared steps run once per judge.

@@ -225,6 +225,24 @@ class Prompt(Generic[In, Out]):
         if not isinstance(data, self.input_model):
             raise TypeError(f"prompt {self.name!r} expects {self.input_model.__name__}, got {type(data).__name__}")
         words = _HEADERS.get(language) or _HEADERS["en"]
+        user = f"{self._head(language)}{data_block(data)}\n{words['output']}: "
+        return [Message("system", system_rules(language)), Message("user", user)]
+
+    @cached_property
+    def _heads(self) -> dict[Language, str]:
+        """The rendered user-message heads by language, filled by :meth:`_head` (the prompt is immutable)."""
+        return {}
+
+    def _head(self, language: Language) -> str:
+        """The user message up to the data block of the input: the same text for every input, so made once.
+
+        It is the instruction, the output's JSON schema, the examples and the lead-in of the input,
+        exactly as :meth:`messages` joins them; a prompt is frozen, so the text never changes.
+        """
+        head = self._heads.get(language)
+        if head is not None:
+            return head
+        words = _HEADERS.get(language) or _HEADERS["en"]
         instruction = self.instructions.get(language) or self.instructions["en"]
         examples = self.examples.get(language) or self.examples.get("en") or ()
         parts = [
@@ -239,13 +257,9 @@ class Prompt(Generic[In, Out]):
                 for i, ex in enumerate(examples, start=1)
             ]
             parts.append(words["examples"] + "\n" + "\n\n".join(shots))
-        parts.append(
-            "-----------------------------\n\n"
-            f"{words['now']}\n"
-            f"{words['input']}:\n{data_block(data)}\n"
-            f"{words['output']}: "
-        )
-        return [Message("system", system_rules(language)), Message("user", "\n\n".join(parts))]
+        parts.append(f"-----------------------------\n\n{words['now']}\n{words['input']}:\n")
+        head = self._heads[language] = "\n\n".join(parts)
+        return head
 
     def parse(self, text: str) -> Out:
         """Validate a judge's JSON text against ``output_model``.

@@ -8,7 +8,9 @@ background thread with its own event loop, so it serves sync and async code alik
   ``n`` identical choices when the request asks for ``n``);
 - ``POST /v1/embeddings`` with deterministic unit vectors of ``dimensions`` (default 8) for a
   string, a list of strings or token arrays, as floats or base64 (``encoding_format``);
-- ``GET /_fake/counts`` with the number of requests received per path (:attr:`FakeOpenAIServer.counts`).
+- ``GET /_fake/counts`` with the number of requests received per path (:attr:`FakeOpenAIServer.counts`);
+- ``GET /_fake/stats`` with the counts, the requests in flight over time and the CPU of the
+  server's process (:attr:`FakeOpenAIServer.stats`).
 
 Answers are scripted per model with :meth:`FakeOpenAIServer.script` (a responder: a function of
 the :class:`~ragqa.testing.wire.ChatRequest`; see :mod:`ragqa.testing.responders`). Unscripted
@@ -52,6 +54,7 @@ from typing import Any
 from aiohttp import web
 
 from ragqa.run.loop import LoopThread
+from ragqa.testing.load import InFlight
 from ragqa.testing.responders import default_responder
 from ragqa.testing.wire import (
     Answer,
@@ -120,6 +123,7 @@ class FakeOpenAIServer:
         self._runner: web.AppRunner | None = None
         self._closing: asyncio.Event | None = None
         self._parked = 0
+        self._in_flight = InFlight()
 
     # -- lifecycle ---------------------------------------------------------------------------
 
@@ -142,12 +146,13 @@ class FakeOpenAIServer:
 
     async def _serve(self, sock: socket.socket) -> None:
         self._closing = asyncio.Event()
-        app = web.Application(client_max_size=64 * 1024 * 1024)
+        app = web.Application(client_max_size=64 * 1024 * 1024, middlewares=[self._follow_in_flight])
         app.router.add_post("/v1/chat/completions", self._chat)
         app.router.add_post("/v1/embeddings", self._embeddings)
         app.router.add_post("/chat/completions", self._chat)
         app.router.add_post("/embeddings", self._embeddings)
         app.router.add_get("/_fake/counts", self._counts)
+        app.router.add_get("/_fake/stats", self._stats)
         runner = web.AppRunner(app, access_log=None, shutdown_timeout=0.5)
         await runner.setup()
         await web.SockSite(runner, sock).start()
@@ -328,6 +333,21 @@ class FakeOpenAIServer:
         with self._lock:
             return dict(self._state.counts)
 
+    @property
+    def stats(self) -> dict[str, Any]:
+        """How busy the server has been: :attr:`counts`, requests in flight over time, process CPU.
+
+        Returns:
+            ``counts`` (as :attr:`counts`), ``cpu_s`` (CPU seconds of this whole process so far,
+            :func:`time.process_time`: the server's own only when it runs in a process of its own,
+            see :mod:`ragqa.testing.process`) and :meth:`ragqa.testing.load.InFlight.snapshot`'s
+            keys (``in_flight``, ``peak_in_flight``, ``seconds_at``, ``busy_s``,
+            ``request_seconds``) over the API requests (``/_fake/...`` not included). Every value
+            only grows (but ``in_flight``): take differences around a run. Over HTTP:
+            ``GET /_fake/stats``.
+        """
+        return {"counts": self.counts, "cpu_s": time.process_time(), **self._in_flight.snapshot()}
+
     def clear_requests(self) -> None:
         """Forget recorded requests."""
         with self._lock:
@@ -370,6 +390,21 @@ class FakeOpenAIServer:
 
     async def _counts(self, request: web.Request) -> web.Response:
         return web.json_response(self.counts)
+
+    async def _stats(self, request: web.Request) -> web.Response:
+        return web.json_response(self.stats)
+
+    @web.middleware
+    async def _follow_in_flight(self, request: web.Request, handler: Any) -> web.StreamResponse:
+        if request.path.startswith("/_fake/"):
+            response: web.StreamResponse = await handler(request)
+            return response
+        self._in_flight.enter()
+        try:
+            response = await handler(request)
+            return response
+        finally:
+            self._in_flight.leave()
 
     async def _park(self, gate: asyncio.Event) -> None:
         with self._lock:

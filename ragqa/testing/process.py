@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 
 from ragqa.testing.app import FakeOpenAIServer
-from ragqa.testing.responders import foreign_prompt_responder, ragqa_responder
+from ragqa.testing.responders import foreign_prompt_responder, memoised, ragqa_responder
 
 __all__ = ["fake_openai_server_process", "main"]
 
@@ -25,7 +25,9 @@ _ENTRY = "ragqa.testing.server"
 
 
 @contextmanager
-def fake_openai_server_process(*, latency_s: float = 0.0, responder: str = "default") -> Iterator[str]:
+def fake_openai_server_process(
+    *, latency_s: float = 0.0, responder: str = "default", memo: bool = False
+) -> Iterator[str]:
     """Run a fake server in a child process; yields its base URL (Spring style, no ``/v1``).
 
     Args:
@@ -33,11 +35,16 @@ def fake_openai_server_process(*, latency_s: float = 0.0, responder: str = "defa
         responder: ``default`` (schema-valid placeholders), ``ragqa`` (:func:`ragqa_responder`
             for every model) or ``ragqa+foreign`` (ragqa prompts by :func:`ragqa_responder`, any
             other prompt, RAGAS's say, by :func:`foreign_prompt_responder`'s placeholder).
+        memo: answer a request whose content was answered before from memory
+            (:func:`~ragqa.testing.responders.memoised`: the same answer, without running the
+            responder again), e.g. when every judge of a benchmark's panel asks the same prompts.
 
     Raises:
         RuntimeError: the child did not print ``READY <url>`` as its first line.
     """
     cmd = [sys.executable, "-m", _ENTRY, "--latency", str(latency_s), "--responder", responder]
+    if memo:
+        cmd.append("--memo")
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
     try:
         assert proc.stdout is not None
@@ -65,12 +72,18 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--latency", type=float, default=0.0, help="seconds before every answer")
     parser.add_argument("--responder", choices=["default", "ragqa", "ragqa+foreign"], default="default")
     parser.add_argument("--record", action="store_true", help="keep every request in memory")
+    parser.add_argument(
+        "--memo", action="store_true", help="answer a request asked before from memory (same answer, less CPU)"
+    )
     args = parser.parse_args(argv)
     server = FakeOpenAIServer(latency_s=args.latency, host=args.host, port=args.port, record=args.record)
+    chosen = None
     if args.responder == "ragqa":
-        server.script("*", ragqa_responder())
+        chosen = ragqa_responder()
     elif args.responder == "ragqa+foreign":
-        server.script("*", ragqa_responder(fallback=foreign_prompt_responder))
+        chosen = ragqa_responder(fallback=foreign_prompt_responder)
+    if chosen is not None:
+        server.script("*", memoised(chosen) if args.memo else chosen)
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     with server:

@@ -18,6 +18,8 @@ does not validate) raises :class:`~ragqa.testing.wire.ResponderError`: the serve
 from __future__ import annotations
 
 import json
+import threading
+from collections import OrderedDict
 from collections.abc import Mapping
 from typing import Any
 
@@ -30,13 +32,14 @@ from ragqa.run.loop import run_sync
 from ragqa.schema import Language
 from ragqa.settings import LocalJudgeSettings
 from ragqa.testing.schema_examples import example_from_schema
-from ragqa.testing.wire import Answer, ChatRequest, Responder, ResponderError
+from ragqa.testing.wire import Answer, ChatRequest, Fault, Responder, ResponderError
 
 __all__ = [
     "default_responder",
     "foreign_prompt_responder",
     "language_of",
     "local_judge_responder",
+    "memoised",
     "ragqa_prompt_of",
     "ragqa_responder",
 ]
@@ -204,3 +207,59 @@ def ragqa_responder(*, support_threshold: float = 0.5, fallback: Responder | Non
         A responder for :meth:`~ragqa.testing.app.FakeOpenAIServer.script`.
     """
     return local_judge_responder(LocalJudgeSettings(support_threshold=support_threshold), fallback=fallback)
+
+
+def memoised(responder: Responder, *, by_model: bool = False, max_entries: int = 100_000) -> Responder:
+    """``responder`` with its answers remembered by request content: the same question gets the same answer, once made.
+
+    For deterministic responders only (:func:`ragqa_responder`, :func:`local_judge_responder`,
+    :func:`foreign_prompt_responder`, :func:`default_responder`): they answer from the request's
+    messages and requested schema alone, so an answer asked again is the answer they would give
+    again. A benchmark that asks every judge of a panel the same prompts then runs the local
+    judge's rules once per distinct prompt instead of once per request, which keeps the fake
+    server's CPU off the client's on a shared machine (a real provider's CPU is not the client's).
+
+    The key is the request's ``messages``, ``response_format`` and ``tools`` (and its ``model``
+    with ``by_model``) as canonical JSON. Only answers (a dict or a string) are remembered: a
+    :class:`~ragqa.testing.wire.Fault` or a :class:`~ragqa.testing.wire.ResponderError` is
+    asked of ``responder`` every time. A dict answer is remembered as the JSON text the server
+    sends for it (``json.dumps(answer, ensure_ascii=False)``), so the reply's bytes and token
+    counts are the ones the plain responder gets. Thread-safe; the oldest answers are dropped
+    past ``max_entries``.
+
+    Args:
+        responder: the deterministic responder to remember.
+        by_model: key on the model too (for a responder that answers models differently).
+        max_entries: the most answers kept (>= 1).
+
+    Returns:
+        A responder that answers exactly as ``responder`` does.
+
+    Raises:
+        ValueError: ``max_entries`` below 1.
+    """
+    if max_entries < 1:
+        raise ValueError(f"max_entries must be >= 1, got {max_entries}")
+    kept: OrderedDict[str, str] = OrderedDict()
+    lock = threading.Lock()
+
+    def respond(request: ChatRequest) -> Answer:
+        body = request.body
+        parts = [request.messages, body.get("response_format"), body.get("tools"), request.model if by_model else None]
+        key = json.dumps(parts, sort_keys=True, ensure_ascii=False, default=str)
+        with lock:
+            hit = kept.get(key)
+            if hit is not None:
+                kept.move_to_end(key)
+        if hit is None:
+            answer = responder(request)
+            if isinstance(answer, Fault):
+                return answer
+            hit = answer if isinstance(answer, str) else json.dumps(answer, ensure_ascii=False)
+            with lock:
+                kept[key] = hit
+                if len(kept) > max_entries:
+                    kept.popitem(last=False)
+        return hit
+
+    return respond
