@@ -19,6 +19,7 @@ cancels every in-flight judge call, shared ones included; no request starts afte
 from __future__ import annotations
 
 import asyncio
+import itertools
 import logging
 import time
 from collections.abc import Callable, Coroutine, Iterable, Sequence
@@ -28,6 +29,7 @@ from typing import Any, Literal, TypeVar
 from ragqa.aggregate import Strategy, aggregate
 from ragqa.errors import ConfigError, JudgeError, JudgeTimeout, JudgeUnsupported, SampleError
 from ragqa.judges.base import Embedder, Embedders, Judge, SharedCallJudge
+from ragqa.judges.ratelimit import request_priority
 from ragqa.metrics.base import CallPlan, Metric, MetricContext
 from ragqa.report import Report, SkippedSample, summarize
 from ragqa.run.heap import frozen_heap
@@ -291,7 +293,11 @@ class PanelEvaluator:
         """
         deadline = self._deadline()
 
-        async def one(tag: int, sample: Sample, metrics: Sequence[Metric]) -> None:
+        admitted = itertools.count()
+
+        async def one(rank: int, tag: int, sample: Sample, metrics: Sequence[Metric]) -> None:
+            # This task's requests wait behind earlier samples' only (see request_priority).
+            request_priority.set(rank)
             on_rows(tag, await self._score_sample(sample, metrics, deadline))
 
         limit = max(1, window if window is not None else self.options.max_concurrent_samples)
@@ -307,7 +313,7 @@ class PanelEvaluator:
                     item = next(items, None)
                     if item is None:
                         break
-                    in_flight.add(asyncio.ensure_future(one(*item)))
+                    in_flight.add(asyncio.ensure_future(one(next(admitted), *item)))
                 while in_flight:
                     done, in_flight = await asyncio.wait(in_flight, return_when=asyncio.FIRST_COMPLETED)
                     for task in done:

@@ -175,3 +175,50 @@ async def test_serving_a_waiter_looks_at_each_holders_first_waiter_only(monkeypa
     for task in waiters:
         task.cancel()
     await asyncio.gather(*waiters, return_exceptions=True)
+
+
+async def test_a_holders_waiters_are_served_earliest_sample_first() -> None:
+    """request_priority (the sample's admission number) orders one holder's waiters; arrival breaks ties."""
+    from ragqa.judges.ratelimit import request_priority
+
+    slots = FairSlots(1)
+    slots.register("a")
+    await slots.acquire("a")
+    granted: list[str] = []
+
+    async def waiter(label: str, rank: int) -> None:
+        request_priority.set(rank)
+        await slots.acquire("a")
+        granted.append(label)
+
+    tasks = [asyncio.ensure_future(waiter(label, rank)) for label, rank in [("late", 7), ("early", 1), ("tie", 1)]]
+    await asyncio.sleep(0)
+    for _ in tasks:
+        slots.release("a")
+        await asyncio.sleep(0)
+        await asyncio.sleep(0)
+    await asyncio.gather(*tasks)
+    assert granted == ["early", "tie", "late"]
+
+
+async def test_the_evaluator_ranks_each_samples_requests_by_admission() -> None:
+    """score_stream sets request_priority per sample task, in the order samples enter the window."""
+    from ragqa.evaluation import PanelEvaluator
+    from ragqa.judges.local import LocalJudge
+    from ragqa.judges.ratelimit import request_priority
+    from ragqa.metrics import Faithfulness
+    from ragqa.testing import FunctionJudge, make_sample
+
+    seen: dict[str, int] = {}
+    local = LocalJudge("local")
+
+    def answer(prompt: Any, data: Any) -> Any:
+        if prompt.name == "statements":
+            seen[data.answer] = request_priority.get()
+        return local.ask(prompt, data)
+
+    samples = [make_sample(id=f"s{i}", response=f"answer {i}") for i in range(5)]
+    plain = await PanelEvaluator([LocalJudge("local")], [Faithfulness()]).evaluate(samples)
+    report = await PanelEvaluator([FunctionJudge("j", answer)], [Faithfulness()]).evaluate(samples)
+    assert [r.aggregate.value for r in report.results] == [r.aggregate.value for r in plain.results]
+    assert [seen[f"answer {i}"] for i in range(5)] == [0, 1, 2, 3, 4]

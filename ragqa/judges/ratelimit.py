@@ -27,16 +27,26 @@ Nothing here is bound to an event loop: one limiter serves successive ``asyncio.
 from __future__ import annotations
 
 import asyncio
+import heapq
 import logging
 import time
-from collections import deque
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from contextvars import ContextVar
 
 from ragqa.errors import JudgeRateLimited
 from ragqa.settings import ProviderLimits
 
-__all__ = ["FairSlots", "ProviderLimiter", "ProviderLimiters", "TokenBucket"]
+__all__ = ["FairSlots", "ProviderLimiter", "ProviderLimiters", "TokenBucket", "request_priority"]
+
+request_priority: ContextVar[int] = ContextVar("ragqa_request_priority", default=0)
+"""Rank of a waiting request among its judge's waiters: lower is served first, then first come.
+
+The panel evaluator sets it to each sample's admission number (0, 1, 2, ... in the order samples
+enter the run), so a sample's next step is not queued behind every later sample's first step:
+samples finish in the order they started and free their place in the window steadily instead of
+in waves. Default 0 (plain first come, first served). It orders requests only: what is asked and
+answered, and so every score, is unchanged."""
 
 log = logging.getLogger(__name__)
 
@@ -96,11 +106,12 @@ class FairSlots:
     - a holder that holds some may take a free permit only when more remain free than the
       registered holders (other than itself) that hold none: every registered holder can
       always get its first permit, so no holder starves another;
-    - waiting holders are served fewest-held first, then first come, first served.
+    - waiting holders are served fewest-held first, then by the waiter's
+      :data:`request_priority` (lower first: the earliest sample), then first come, first served.
 
-    Waiters queue per holder (first come, first served within a holder), so serving one costs a
-    look at each holder's first waiter, not at every waiter: with 1,500 requests waiting for 64
-    permits a release costs as little as with none waiting.
+    Waiters queue per holder in a heap (priority, then arrival), so serving one costs a look at
+    each holder's first waiter, not at every waiter: with 1,500 requests waiting for 64 permits a
+    release costs as little as with none waiting.
 
     Unregistered names are served too (they simply reserve nothing for themselves). Not bound
     to an event loop; not thread-safe (one loop at a time).
@@ -116,8 +127,8 @@ class FairSlots:
         self.held: dict[str, int] = {}
         """Permits held now, per holder."""
         self._members: set[str] = set()
-        self._queues: dict[str, deque[tuple[int, asyncio.Future[None]]]] = {}
-        """Waiters per holder, in arrival order: (arrival number, future)."""
+        self._queues: dict[str, list[tuple[int, int, asyncio.Future[None]]]] = {}
+        """Waiters per holder, a heap of (priority, arrival number, future)."""
         self._arrivals = 0
         self._in_use = 0
 
@@ -147,12 +158,12 @@ class FairSlots:
         self._in_use += 1
         self.held[name] = self.held.get(name, 0) + 1
 
-    def _first_waiters(self) -> dict[str, tuple[int, asyncio.Future[None]]]:
+    def _first_waiters(self) -> dict[str, tuple[int, int, asyncio.Future[None]]]:
         """Each holder's first live waiter (cancelled waits at the front are dropped)."""
         firsts = {}
         for name, queue in self._queues.items():
-            while queue and queue[0][1].done():
-                queue.popleft()
+            while queue and queue[0][2].done():
+                heapq.heappop(queue)
             if queue:
                 firsts[name] = queue[0]
         return firsts
@@ -161,15 +172,15 @@ class FairSlots:
         # Serve the waiter that holds the fewest, earliest first among equals, while one may take:
         # a holder's first waiter stands for all of its waiters (they hold and may take alike).
         while self.free > 0:
-            best: tuple[int, int, str] | None = None
-            for name, (arrival, _) in self._first_waiters().items():
-                key = (self.held.get(name, 0), arrival, name)
+            best: tuple[int, int, int, str] | None = None
+            for name, (priority, arrival, _) in self._first_waiters().items():
+                key = (self.held.get(name, 0), priority, arrival, name)
                 if (best is None or key < best) and self._may_take(name):
                     best = key
             if best is None:
                 return
-            name = best[2]
-            _, future = self._queues[name].popleft()
+            name = best[3]
+            _, _, future = heapq.heappop(self._queues[name])
             self._grant(name)
             future.set_result(None)
 
@@ -179,9 +190,9 @@ class FairSlots:
             self._grant(name)
             return
         future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        entry = (self._arrivals, future)
+        entry = (request_priority.get(), self._arrivals, future)
         self._arrivals += 1
-        self._queues.setdefault(name, deque()).append(entry)
+        heapq.heappush(self._queues.setdefault(name, []), entry)
         self._wake()
         try:
             await future
@@ -192,6 +203,7 @@ class FairSlots:
                 queue = self._queues.get(name)
                 if queue is not None and entry in queue:
                     queue.remove(entry)
+                    heapq.heapify(queue)
             raise
 
     def release(self, name: str) -> None:
