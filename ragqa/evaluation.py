@@ -29,6 +29,7 @@ from typing import Any, Literal, TypeVar
 from ragqa.aggregate import Strategy, aggregate
 from ragqa.errors import ConfigError, JudgeError, JudgeTimeout, JudgeUnsupported, SampleError
 from ragqa.judges.base import Embedder, Embedders, Judge, SharedCallJudge
+from ragqa.judges.offload import all_local, run_inline
 from ragqa.judges.ratelimit import request_priority
 from ragqa.metrics.base import CallPlan, Metric, MetricContext
 from ragqa.report import Report, SkippedSample, summarize
@@ -302,7 +303,7 @@ class PanelEvaluator:
 
         limit = max(1, window if window is not None else self.options.max_concurrent_samples)
         in_flight: set[asyncio.Future[None]] = set()
-        with frozen_heap():
+        with frozen_heap(), run_inline(all_local(self.judges)):
             try:
                 items = iter(todo)
                 while True:

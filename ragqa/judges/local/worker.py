@@ -9,6 +9,10 @@ answer with :func:`run_in_worker`, which hands the function to one dedicated thr
 One thread, not a pool: Python runs one thread's bytecode at a time, so more threads would not
 answer faster, while one thread computes each shared cache entry (a context's sentences and
 features) once instead of racing to compute it twice.
+
+When every judge of the panel is local, the panel evaluator sets
+:data:`ragqa.judges.offload.inline_work` and the work runs in place: with no HTTP judge to serve,
+the hand-off to the thread only costs CPU.
 """
 
 from __future__ import annotations
@@ -19,6 +23,8 @@ import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import ParamSpec, TypeVar
+
+from ragqa.judges.offload import inline_work
 
 __all__ = ["run_in_worker", "worker_thread_name"]
 
@@ -55,5 +61,7 @@ async def run_in_worker(fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -
         Exception: whatever ``fn`` raises, re-raised in the caller. A cancelled caller stops
             waiting at once; the function itself finishes in the worker and its result is dropped.
     """
+    if inline_work.get():  # a panel of local judges only: nothing else needs the loop meanwhile
+        return fn(*args, **kwargs)
     loop = asyncio.get_running_loop()
     return await loop.run_in_executor(_executor(), functools.partial(fn, *args, **kwargs))
