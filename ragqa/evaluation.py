@@ -277,7 +277,12 @@ class PanelEvaluator:
         file is never read ahead). Each sample's metrics run together (shared steps once per
         judge). One deadline (:attr:`PanelOptions.deadline_s`) covers the whole stream. The objects
         alive when the stream starts are kept out of the garbage collector's way while it runs
-        (:func:`ragqa.run.heap.frozen_heap`), so full collections do not stall the loop.
+        (:func:`ragqa.run.heap.frozen_heap`), so full collections do not stall the loop. Each
+        sample's requests are ranked by the order the sample entered the stream
+        (:data:`ragqa.judges.ratelimit.request_priority`), so a judge's waiting requests are served
+        earliest sample first; a panel of local judges only computes in place instead of in the
+        local judge's worker thread (:mod:`ragqa.judges.offload`). Neither changes what is asked
+        or answered.
 
         Args:
             todo: ``(tag, sample, metrics)`` triples; every sample has an ``id``; ``tag`` is the
