@@ -33,7 +33,15 @@ from ragqa.messages import ToolCall, tool_calls_of
 from ragqa.metrics.base import Direction, Metric, MetricContext
 from ragqa.schema import MetricScore, Sample
 
-__all__ = ["ArgComparison", "ToolCallAccuracy", "argument_score", "sequence_aligned", "tool_call_accuracy_score"]
+__all__ = [
+    "ArgComparison",
+    "ToolCallAccuracy",
+    "argument_score",
+    "call_text",
+    "check_tool_call_fields",
+    "sequence_aligned",
+    "tool_call_accuracy_score",
+]
 
 ArgComparison = Literal["exact", "levenshtein"]
 """How one argument value is compared: RAGAS's ``ExactMatch`` (default) or ``NonLLMStringSimilarity``."""
@@ -118,8 +126,35 @@ def tool_call_accuracy_score(
     return score * int(aligned)
 
 
-def _call_text(call: ToolCall) -> str:
+def call_text(call: ToolCall) -> str:
+    """A call as the reasons show it: ``name(arg='value', n=5)`` (arguments in the call's order, ``repr`` values)."""
     return f"{call.name}({', '.join(f'{k}={v!r}' for k, v in call.args.items())})"
+
+
+def check_tool_call_fields(sample: Sample, metric_key: str) -> None:
+    """Check what the tool-call metrics read: a non-empty ``messages`` and a ``reference_tool_calls`` (``[]`` allowed).
+
+    Args:
+        sample: the sample.
+        metric_key: the metric's result key, named in the error.
+
+    Raises:
+        SampleError: naming the sample, the field and the fix.
+    """
+    if not sample.messages:
+        raise SampleError(
+            'missing or empty; add the conversation as [{"type": "human", "content": "..."}, ...]',
+            sample_id=sample.label,
+            field="messages",
+            metric=metric_key,
+        )
+    if sample.reference_tool_calls is None:
+        raise SampleError(
+            'missing; add the expected calls as [{"name": "tool", "args": {...}}] ([] when none is expected)',
+            sample_id=sample.label,
+            field="reference_tool_calls",
+            metric=metric_key,
+        )
 
 
 class ToolCallAccuracy(Metric):
@@ -176,20 +211,7 @@ class ToolCallAccuracy(Metric):
         Raises:
             SampleError: naming the sample, the field and the fix.
         """
-        if not sample.messages:
-            raise SampleError(
-                'missing or empty; add the conversation as [{"type": "human", "content": "..."}, ...]',
-                sample_id=sample.label,
-                field="messages",
-                metric=self.key,
-            )
-        if sample.reference_tool_calls is None:
-            raise SampleError(
-                'missing; add the expected calls as [{"name": "tool", "args": {...}}] ([] when none is expected)',
-                sample_id=sample.label,
-                field="reference_tool_calls",
-                metric=self.key,
-            )
+        check_tool_call_fields(sample, self.key)
 
     async def score(self, sample: Sample, judge: Judge, context: MetricContext) -> MetricScore:
         """Score ``sample``; the judge is not asked (see the class docstring)."""
@@ -219,7 +241,7 @@ class ToolCallAccuracy(Metric):
                 f"[{', '.join(c.name for c in predicted)}], expected [{', '.join(c.name for c in reference)}]"
             )
         else:
-            wrong = [_call_text(p) for p, s in zip(pred, pairs, strict=False) if s < 1.0]
+            wrong = [call_text(p) for p, s in zip(pred, pairs, strict=False) if s < 1.0]
             reason = f"{len(reference)} expected call(s) made; argument match {value:.2f}"
             if wrong:
                 reason += f"; arguments differ in: {'; '.join(wrong)}"

@@ -23,13 +23,13 @@ from __future__ import annotations
 from collections.abc import Hashable, Sequence
 from typing import Any, ClassVar
 
-from ragqa.errors import SampleError
 from ragqa.judges.base import Judge
 from ragqa.messages import ToolCall, tool_calls_of
 from ragqa.metrics.base import Direction, Metric, MetricContext
+from ragqa.metrics.tool_call_accuracy import call_text, check_tool_call_fields
 from ragqa.schema import MetricScore, Sample
 
-__all__ = ["ToolCallF1", "hashable_call", "tool_call_f1_counts", "tool_call_f1_score"]
+__all__ = ["ToolCallF1", "hashable_call", "precision_recall_f1", "tool_call_f1_counts", "tool_call_f1_score"]
 
 
 def _hashable(value: Any) -> Hashable:
@@ -64,6 +64,19 @@ def tool_call_f1_counts(predicted: Sequence[ToolCall], reference: Sequence[ToolC
     return len(actual & expected), len(actual - expected), len(expected - actual)
 
 
+def precision_recall_f1(tp: int, fp: int, fn: int) -> tuple[float, float, float]:
+    """RAGAS's precision, recall and F1 from set counts (``ToolCallF1._multi_turn_ascore``).
+
+    Returns:
+        ``(precision, recall, f1)``, each in [0, 1], F1 rounded to 4 decimals as RAGAS rounds
+        it; a ratio with a zero denominator is 0.0, never NaN.
+    """
+    precision = tp / (tp + fp) if tp + fp > 0 else 0.0
+    recall = tp / (tp + fn) if tp + fn > 0 else 0.0
+    f1 = 2 * precision * recall / (precision + recall) if precision + recall > 0 else 0.0
+    return precision, recall, round(f1, 4)
+
+
 def tool_call_f1_score(predicted: Sequence[ToolCall], reference: Sequence[ToolCall]) -> float:
     """RAGAS's tool call F1 of ``predicted`` against ``reference`` (see the module docstring).
 
@@ -71,15 +84,7 @@ def tool_call_f1_score(predicted: Sequence[ToolCall], reference: Sequence[ToolCa
         A value in [0, 1], higher is better, rounded to 4 decimals; 0.0 when either set is
         empty (no true positive is possible); never NaN.
     """
-    tp, fp, fn = tool_call_f1_counts(predicted, reference)
-    precision = tp / (tp + fp) if tp + fp > 0 else 0.0
-    recall = tp / (tp + fn) if tp + fn > 0 else 0.0
-    f1 = 2 * precision * recall / (precision + recall) if precision + recall > 0 else 0.0
-    return round(f1, 4)
-
-
-def _call_text(call: ToolCall) -> str:
-    return f"{call.name}({', '.join(f'{k}={v!r}' for k, v in call.args.items())})"
+    return precision_recall_f1(*tool_call_f1_counts(predicted, reference))[2]
 
 
 class ToolCallF1(Metric):
@@ -109,31 +114,18 @@ class ToolCallF1(Metric):
         Raises:
             SampleError: naming the sample, the field and the fix.
         """
-        if not sample.messages:
-            raise SampleError(
-                'missing or empty; add the conversation as [{"type": "human", "content": "..."}, ...]',
-                sample_id=sample.label,
-                field="messages",
-                metric=self.key,
-            )
-        if sample.reference_tool_calls is None:
-            raise SampleError(
-                'missing; add the expected calls as [{"name": "tool", "args": {...}}] ([] when none is expected)',
-                sample_id=sample.label,
-                field="reference_tool_calls",
-                metric=self.key,
-            )
+        check_tool_call_fields(sample, self.key)
 
     async def score(self, sample: Sample, judge: Judge, context: MetricContext) -> MetricScore:
         """Score ``sample``; the judge is not asked (see the class docstring)."""
         predicted = tool_calls_of(sample.messages or [])
         reference = list(sample.reference_tool_calls or [])
-        tp, fp, fn = tool_call_f1_counts(predicted, reference)
-        value = tool_call_f1_score(predicted, reference)
-        expected = {hashable_call(c) for c in reference}
         actual = {hashable_call(c) for c in predicted}
-        extra = list(dict.fromkeys(_call_text(c) for c in predicted if hashable_call(c) not in expected))
-        missing = list(dict.fromkeys(_call_text(c) for c in reference if hashable_call(c) not in actual))
+        expected = {hashable_call(c) for c in reference}
+        tp, fp, fn = len(actual & expected), len(actual - expected), len(expected - actual)
+        precision, recall, value = precision_recall_f1(tp, fp, fn)
+        extra = list(dict.fromkeys(call_text(c) for c in predicted if hashable_call(c) not in expected))
+        missing = list(dict.fromkeys(call_text(c) for c in reference if hashable_call(c) not in actual))
         reason = f"{tp} of {tp + fn} expected call(s) made, {fp} other call(s); f1 {value:.4f}"
         if missing:
             reason += f"; missing: {'; '.join(missing)}"
@@ -146,8 +138,8 @@ class ToolCallF1(Metric):
                 "tp": tp,
                 "fp": fp,
                 "fn": fn,
-                "precision": tp / (tp + fp) if tp + fp else 0.0,
-                "recall": tp / (tp + fn) if tp + fn else 0.0,
+                "precision": precision,
+                "recall": recall,
                 "missing_calls": missing,
                 "unexpected_calls": extra,
             },
