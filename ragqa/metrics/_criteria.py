@@ -24,13 +24,13 @@ from ragqa.prompts.base import Prompt
 from ragqa.schema import Language, Sample
 
 __all__ = [
+    "SubmissionMetric",
     "ask_votes",
     "check_label",
     "is_conversation",
     "majority_vote",
     "odd_strictness",
     "submission",
-    "validate_submission",
 ]
 
 In = TypeVar("In", bound=BaseModel)
@@ -77,23 +77,30 @@ def submission(sample: Sample, *, reference: bool = True, conversation_reference
     }
 
 
-def validate_submission(metric: Metric, sample: Sample) -> None:
-    """Check a general-purpose metric's input: a conversation (``messages``), or the metric's fields.
+class SubmissionMetric(Metric):
+    """A general-purpose metric (aspect critic, simple criteria, rubrics): it judges a submission.
 
-    Raises:
-        SampleError: naming the sample, the field and the fix, when there is neither a
-            conversation nor a non-blank ``response``.
+    The submission is a single turn (``response``, with what else the sample has) or a whole
+    conversation (``messages``, RAGAS's multi-turn form; see :func:`submission`).
     """
-    if is_conversation(sample):
-        return
-    if sample.response is None:
-        raise SampleError(
-            "missing; add the answer to judge as 'response', or the conversation as 'messages'",
-            sample_id=sample.label,
-            field="response",
-            metric=metric.key,
-        )
-    Metric.validate(metric, sample)
+
+    def validate(self, sample: Sample) -> None:
+        """Check for a conversation (``messages``), else for this metric's fields.
+
+        Raises:
+            SampleError: naming the sample, the field and the fix, when there is neither a
+                conversation nor a non-blank ``response``.
+        """
+        if is_conversation(sample):
+            return
+        if sample.response is None:
+            raise SampleError(
+                "missing; add the answer to judge as 'response', or the conversation as 'messages'",
+                sample_id=sample.label,
+                field="response",
+                metric=self.key,
+            )
+        super().validate(sample)
 
 
 def odd_strictness(strictness: int) -> int:

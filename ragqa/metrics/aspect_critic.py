@@ -15,14 +15,14 @@ from typing import ClassVar
 
 from ragqa.judges.base import Judge
 from ragqa.metrics._criteria import (
+    SubmissionMetric,
     ask_votes,
     check_label,
     majority_vote,
     odd_strictness,
     submission,
-    validate_submission,
 )
-from ragqa.metrics.base import CallPlan, Direction, Metric, MetricContext
+from ragqa.metrics.base import CallPlan, Direction, MetricContext
 from ragqa.prompts.criteria import ASPECT_CRITIC, AspectCriticInput
 from ragqa.schema import MetricScore, Sample
 
@@ -56,7 +56,7 @@ def aspect_critic_score(verdicts: list[int]) -> float:
     return float(majority_vote(verdicts))
 
 
-class AspectCritic(Metric):
+class AspectCritic(SubmissionMetric):
     """Whether the submission meets an aspect's definition: 1 (yes) or 0 (no), by majority of ``strictness`` calls.
 
     - Fields: ``response``; ``user_input``, the contexts, ``reference`` and ``reference_contexts``
@@ -119,14 +119,6 @@ class AspectCritic(Metric):
     def estimate_calls(self, sample: Sample, plan: CallPlan = "ragas") -> int:
         """``strictness`` calls."""
         return self.strictness
-
-    def validate(self, sample: Sample) -> None:
-        """Check that the sample has a ``response`` or a conversation (``messages``).
-
-        Raises:
-            SampleError: naming the sample, the field and the fix.
-        """
-        validate_submission(self, sample)
 
     async def score(self, sample: Sample, judge: Judge, context: MetricContext) -> MetricScore:
         """Score ``sample`` (see the class docstring)."""

@@ -18,8 +18,8 @@ from typing import ClassVar
 
 from ragqa.errors import JudgeOutputError, SampleError
 from ragqa.judges.base import Judge
-from ragqa.metrics._criteria import check_label, is_conversation, submission, validate_submission
-from ragqa.metrics.base import Direction, Metric, MetricContext
+from ragqa.metrics._criteria import SubmissionMetric, check_label, is_conversation, submission
+from ragqa.metrics.base import Direction, MetricContext
 from ragqa.prompts.criteria import RUBRICS_SCORE, RubricsScoreInput
 from ragqa.schema import MetricScore, Sample
 
@@ -125,7 +125,7 @@ def rubrics_score(level: int, levels: list[int]) -> float:
     return float(level)
 
 
-class RubricsScore(Metric):
+class RubricsScore(SubmissionMetric):
     """The rubric level (1..5) the submission reaches, by one judge call.
 
     - Fields: ``response``; ``user_input``, the contexts, ``reference`` and ``reference_contexts``
@@ -187,7 +187,7 @@ class RubricsScore(Metric):
         Raises:
             SampleError: naming the sample, the field and the fix.
         """
-        validate_submission(self, sample)
+        super().validate(sample)
         if sample.rubrics is not None:
             try:
                 rubric_levels(sample.rubrics)

@@ -17,14 +17,14 @@ from typing import ClassVar
 
 from ragqa.judges.base import Judge
 from ragqa.metrics._criteria import (
+    SubmissionMetric,
     ask_votes,
     check_label,
     majority_vote,
     odd_strictness,
     submission,
-    validate_submission,
 )
-from ragqa.metrics.base import CallPlan, Direction, Metric, MetricContext
+from ragqa.metrics.base import CallPlan, Direction, MetricContext
 from ragqa.prompts.criteria import SIMPLE_CRITERIA, SIMPLE_CRITERIA_MAX, SimpleCriteriaInput
 from ragqa.schema import MetricScore, Sample
 
@@ -49,7 +49,7 @@ def simple_criteria_score(scores: list[int]) -> float:
     return float(majority_vote(scores))
 
 
-class SimpleCriteriaScore(Metric):
+class SimpleCriteriaScore(SubmissionMetric):
     """An integer score 0..5 on a user-defined criterion, by majority of ``strictness`` calls.
 
     - Fields: ``response``; ``user_input``, the contexts, ``reference`` and
@@ -96,14 +96,6 @@ class SimpleCriteriaScore(Metric):
     def estimate_calls(self, sample: Sample, plan: CallPlan = "ragas") -> int:
         """``strictness`` calls."""
         return self.strictness
-
-    def validate(self, sample: Sample) -> None:
-        """Check that the sample has a ``response`` or a conversation (``messages``).
-
-        Raises:
-            SampleError: naming the sample, the field and the fix.
-        """
-        validate_submission(self, sample)
 
     async def score(self, sample: Sample, judge: Judge, context: MetricContext) -> MetricScore:
         """Score ``sample`` (see the class docstring)."""
