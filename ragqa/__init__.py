@@ -72,10 +72,15 @@ from ragqa.report import Report
 from ragqa.schema import Aggregate, ContextChunk, JudgeFailure, JudgeOutcome, MetricScore, PanelResult, Sample, Usage
 
 if TYPE_CHECKING:
-    from ragqa.run.api import aevaluate, evaluate
+    from ragqa.run.api import IncompleteRunWarning, aevaluate, evaluate
     from ragqa.run.spec import MetricSpec
 
-_LAZY = {"aevaluate": "ragqa.run.api", "evaluate": "ragqa.run.api", "MetricSpec": "ragqa.run.spec"}
+_LAZY = {
+    "IncompleteRunWarning": "ragqa.run.api",
+    "aevaluate": "ragqa.run.api",
+    "evaluate": "ragqa.run.api",
+    "MetricSpec": "ragqa.run.spec",
+}
 
 __all__ = [
     "METRICS",
@@ -100,6 +105,7 @@ __all__ = [
     "Faithfulness",
     "Hallucination",
     "HumanMessage",
+    "IncompleteRunWarning",
     "InvalidSamples",
     "Judge",
     "JudgeError",

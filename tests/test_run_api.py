@@ -158,3 +158,18 @@ def test_the_run_layer_returns_exactly_the_plain_panel_scores(tmp_path: Path) ->
     assert {pair: rec["aggregate"]["value"] for pair, rec in kept.items()} == {
         pair: (None if math.isnan(v) else v) for pair, v in _scores(expected).items()
     }
+
+
+def test_a_python_run_that_scores_nothing_warns_as_the_cli_exits_3() -> None:
+    with pytest.warns(ragqa.IncompleteRunWarning, match="nothing was scored"):
+        report = ragqa.evaluate([RECORDS[0]], metrics=["context_recall"], profile="local", on_invalid="skip")
+    assert report.results == [] and [s.field for s in report.skipped] == ["reference"]
+
+
+def test_a_fully_scored_python_run_does_not_warn() -> None:
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ragqa.IncompleteRunWarning)
+        report = ragqa.evaluate(RECORDS, metrics=["faithfulness"], profile="local")
+    assert len(report.results) == 2

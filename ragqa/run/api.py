@@ -10,12 +10,15 @@ container's HTTP clients stay valid from one call to the next.
 from __future__ import annotations
 
 import logging
+import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ragqa.errors import ConfigError
+from ragqa.run.exit_codes import ExitCode
 from ragqa.run.loop import default_loop, run_sync
+from ragqa.run.outcome import RunResult
 from ragqa.run.plan import MetricLike, OnInvalid, make_plan, panel_overrides, plan_output
 from ragqa.run.runner import Runner
 from ragqa.schema import Sample
@@ -24,7 +27,7 @@ if TYPE_CHECKING:
     from ragqa.container import Container
     from ragqa.report import Report
 
-__all__ = ["aevaluate", "evaluate", "samples_from_data"]
+__all__ = ["IncompleteRunWarning", "aevaluate", "evaluate", "samples_from_data"]
 
 log = logging.getLogger(__name__)
 
@@ -65,6 +68,34 @@ def samples_from_data(data: Any, *, column_map: Mapping[str, str] | None = None)
     raise TypeError(
         f"data is {type(data).__name__}; give a path (.jsonl, .json, .csv), a list of dicts or Samples, "
         "or a pandas DataFrame"
+    )
+
+
+class IncompleteRunWarning(RuntimeWarning):
+    """A run returned results without an aggregate: nothing was scored, or judges failed on some pairs.
+
+    The CLI exits 3 for such a run (``ragqa.run.exit_codes``); from Python the report is returned
+    and this warning says so, naming how many pairs lack an aggregate and why to look at
+    ``report.results``' failures. Turn it into an error with ``warnings.simplefilter("error",
+    IncompleteRunWarning)`` where a silent partial run must fail.
+    """
+
+
+def _warn_if_incomplete(result: RunResult) -> None:
+    """Warn (:class:`IncompleteRunWarning`) when the CLI would have exited 3 for ``result`` as incomplete."""
+    if result.exit_code is not ExitCode.INCOMPLETE:
+        return
+    report = result.report
+    scored = any(s.n_scored for s in report.summaries)
+    what = (
+        f"{len(result.incomplete)} (sample, metric) pair(s) have no aggregate because judges failed"
+        if scored
+        else "nothing was scored: no (sample, metric) pair has an aggregate"
+    )
+    warnings.warn(
+        f"incomplete run: {what}; see the judges' failures in report.results (the CLI exits 3 here)",
+        IncompleteRunWarning,
+        stacklevel=2,
     )
 
 
@@ -123,6 +154,7 @@ async def _run(
             plan, container, on_estimate=lambda estimate: log.info("%s", estimate), keep_results=keep_results
         )
         result = await runner.arun(samples)
+        _warn_if_incomplete(result)
         return result.report
     finally:
         if owned:
@@ -257,6 +289,11 @@ def evaluate(
             resume of another run; all before any call.
         TypeError: data or metrics of the wrong kind.
         KeyboardInterrupt: when interrupted; finished results stay in the ``.jsonl`` output.
+
+    Warns:
+        IncompleteRunWarning: when the CLI would exit 3 (nothing scored, or pairs without an
+            aggregate because judges failed and ``allow_incomplete`` is False); the report is
+            returned all the same.
     """
     coro = _run(
         data,
