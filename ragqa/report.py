@@ -21,7 +21,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from ragqa.metrics._math import nan_mean
-from ragqa.schema import JudgeFailure, PanelResult, Sample, Usage
+from ragqa.schema import Interval, JudgeFailure, PanelResult, Sample, Usage
 
 __all__ = [
     "Agreement",
@@ -54,6 +54,9 @@ class JudgeSummary(BaseModel):
     """Samples where the judge failed (excluded)."""
     usage: Usage = Field(default_factory=Usage)
     """Tokens, calls and latency this judge spent on this metric."""
+    interval: Interval | None = None
+    """Confidence interval of :attr:`mean` with the samples as clusters (:mod:`ragqa.uncertainty`);
+    ``None`` when not computed or with fewer than two scored samples."""
 
 
 class PairAgreement(BaseModel):
@@ -165,6 +168,9 @@ class MetricSummary(BaseModel):
     agreement: Agreement | None = None
     """Judge agreement (:func:`ragqa.agreement.metric_agreement`, computed by :func:`summarize` when the
     panel has two or more judges; ``None`` otherwise or when not computed)."""
+    interval: Interval | None = None
+    """Confidence interval of :attr:`aggregate_mean` with the samples as clusters
+    (:mod:`ragqa.uncertainty`); ``None`` when not computed or with fewer than two scored samples."""
 
     @property
     def n_aggregated(self) -> int:

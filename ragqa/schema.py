@@ -18,11 +18,13 @@ from ragqa.messages import Message, ToolCall, last_human_message, parse_messages
 __all__ = [
     "Aggregate",
     "ContextChunk",
+    "Interval",
     "JudgeFailure",
     "JudgeOutcome",
     "Language",
     "MetricScore",
     "PanelResult",
+    "RepeatOutcome",
     "Sample",
     "Usage",
 ]
@@ -194,8 +196,33 @@ class JudgeFailure(BaseModel):
     """The judge's raw output, when it was unparseable."""
 
 
+class RepeatOutcome(BaseModel):
+    """One repeat (epoch) of one judge on one sample and metric: a score or a failure, plus usage.
+
+    Only present when a run judges every (sample, metric, judge) more than once (``repeats > 1``);
+    the owning :class:`JudgeOutcome` then holds the score reduced over its repeats.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    index: int = Field(ge=0)
+    """The repeat's index, 0-based (repeat 0 is the call a single-repeat run makes)."""
+    score: MetricScore | None = None
+    """The repeat's score, or ``None`` when it failed."""
+    failure: JudgeFailure | None = None
+    """Why the repeat failed, or ``None``."""
+    latency_s: float = 0.0
+    """Wall time of this repeat's metric computation, seconds."""
+    usage: Usage = Field(default_factory=Usage)
+    """Tokens and calls spent by this repeat."""
+
+
 class JudgeOutcome(BaseModel):
-    """One judge's result for one sample and metric: a score or a failure, plus usage."""
+    """One judge's result for one sample and metric: a score or a failure, plus usage.
+
+    With repeats (``repeats > 1``), ``score`` is the reduction of the repeats' scores and
+    ``repeats`` keeps every repeat; with one repeat, ``repeats`` is empty and nothing else changes.
+    """
 
     model_config = ConfigDict(extra="forbid")
 
@@ -209,11 +236,58 @@ class JudgeOutcome(BaseModel):
     """Wall time of this judge's whole metric computation, seconds."""
     usage: Usage = Field(default_factory=Usage)
     """Tokens and calls spent by this judge on this metric and sample."""
+    repeats: list[RepeatOutcome] = Field(default_factory=list)
+    """Every repeat's outcome in index order when the run judged more than once; else empty."""
+
+    def repeat_values(self) -> list[float]:
+        """Return this judge's score per repeat, NaN for a failed or unscored repeat.
+
+        Returns:
+            One value per repeat (index order); ``[score.value]`` (or ``[nan]`` on failure) when
+            the run had a single repeat.
+        """
+        if not self.repeats:
+            return [self.score.value if self.score is not None else float("nan")]
+        return [r.score.value if r.score is not None else float("nan") for r in self.repeats]
 
     @property
     def ok(self) -> bool:
         """True when the judge produced a score (possibly NaN)."""
         return self.failure is None and self.score is not None
+
+
+class Interval(BaseModel):
+    """A two-sided confidence interval around an estimate, e.g. a metric's aggregate.
+
+    ``low <= estimate <= high`` for the usual methods; all three are in the metric's units.
+    ``method`` names how it was computed (for example ``clustered-se`` or ``cluster-bootstrap``,
+    see :mod:`ragqa.uncertainty`), ``confidence`` is the nominal coverage in (0, 1), and ``n`` the
+    number of independent units (clusters, usually samples) it rests on.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    estimate: float
+    """The point estimate the interval surrounds."""
+    low: float
+    """Lower bound."""
+    high: float
+    """Upper bound."""
+    confidence: float = Field(gt=0.0, lt=1.0)
+    """Nominal coverage, e.g. 0.95."""
+    method: str
+    """How the interval was computed."""
+    n: int = Field(ge=0)
+    """Independent units (clusters) behind it."""
+
+    def contains(self, value: float) -> bool:
+        """Return True when ``low <= value <= high`` (the bounds count as inside)."""
+        return self.low <= value <= self.high
+
+    @property
+    def half_width(self) -> float:
+        """Half the interval's width, ``(high - low) / 2``, in the metric's units."""
+        return (self.high - self.low) / 2
 
 
 class Aggregate(BaseModel):
