@@ -1,0 +1,541 @@
+"""How sure a score is: confidence intervals and where the variance of an aggregate comes from (pure).
+
+Three questions a panel can answer about a metric's aggregate (the mean over samples of the
+per-sample panel aggregate):
+
+- **How wide is it?** :func:`mean_interval` gives the confidence interval of a mean of per-cluster
+  values with the samples as clusters, as recommended for evals by Miller (2024), "Adding Error
+  Bars to Evals: A Statistical Approach to Language Model Evaluations", arXiv:2411.00640: the
+  clustered (CLT) standard error with a Student t quantile (default), or a cluster bootstrap
+  (``scipy.stats.bootstrap``, seeded). :func:`sample_interval` gives one sample's interval across
+  its judges x repeats.
+- **Where does the variance come from?** :func:`variance_components` splits the scores of one
+  metric, shaped (samples, judges, repeats), into sample, judge, sample x judge and repeat
+  variance with the ANOVA (expected mean squares) estimator of a crossed two-way random-effects
+  design with replication (Searle, Casella & McCulloch 1992, *Variance Components*, ch. 4; the
+  unweighted-means analysis of Yates 1934 for unequal repeats, ch. 5).
+- **What would tighten it?** :func:`halving_advice` says how many samples, judges or repeats
+  would halve the interval and what that costs in judge calls; :func:`decompose` does both.
+
+What the aggregate's interval targets: the configured panel is *fixed* (its judges are the
+instrument, not a draw from all possible judges) and the samples are *random* clusters. A
+sample's aggregate already averages its judges and repeats, so the spread of the per-sample
+aggregates carries the sample, sample x judge and repeat variance, and the interval of their mean
+is the clustered standard error of Miller (2024) with one value per cluster. The judges' main
+effects (one judge is stricter than another) shift the panel's mean but add no variance to it.
+
+No I/O, no judges: every function takes numbers and returns numbers (or the pydantic shapes
+below), and is tested against simulations with known components (``tests/test_uncertainty.py``).
+``scipy`` is imported inside the functions that use it (it is slow to import and the offline
+path must start fast).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Literal
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+from pydantic import BaseModel, ConfigDict, Field
+
+from ragqa.schema import Interval
+
+__all__ = [
+    "BOOTSTRAP_RESAMPLES",
+    "DEFAULT_CONFIDENCE",
+    "METHODS",
+    "AdviceOption",
+    "Decomposition",
+    "VarianceComponents",
+    "aggregate_variance",
+    "check_confidence",
+    "decompose",
+    "halving_advice",
+    "mean_interval",
+    "sample_interval",
+    "variance_components",
+]
+
+DEFAULT_CONFIDENCE = 0.95
+"""Confidence level of every interval unless configured (``--confidence``, ``ragqa.confidence``)."""
+
+METHODS = ("clustered-se", "cluster-bootstrap")
+"""Interval methods of :func:`mean_interval`."""
+
+BOOTSTRAP_RESAMPLES = 9999
+"""Resamples of the cluster bootstrap (scipy's default)."""
+
+Method = Literal["clustered-se", "cluster-bootstrap"]
+Lever = Literal["samples", "judges", "repeats"]
+
+
+def check_confidence(confidence: float) -> float:
+    """Return ``confidence`` when it is a level strictly between 0 and 1.
+
+    Raises:
+        ValueError: for a value outside (0, 1) (for example 95 instead of 0.95) or NaN.
+    """
+    if not 0.0 < confidence < 1.0:
+        raise ValueError(f"confidence must be between 0 and 1 (e.g. 0.95), got {confidence!r}")
+    return confidence
+
+
+def _finite(values: ArrayLike) -> NDArray[np.float64]:
+    data: NDArray[np.float64] = np.asarray(values, dtype=float).ravel()
+    finite: NDArray[np.float64] = data[np.isfinite(data)]
+    return finite
+
+
+def mean_interval(
+    values: Sequence[float] | ArrayLike,
+    *,
+    confidence: float = DEFAULT_CONFIDENCE,
+    method: str = "clustered-se",
+    seed: int = 0,
+    bounds: tuple[float, float] | None = None,
+) -> Interval | None:
+    """Confidence interval of the mean of per-cluster values (one value per sample, usually).
+
+    ``clustered-se`` (default): the mean plus or minus ``t * s / sqrt(n)``, with ``s`` the sample
+    standard deviation of the ``n`` cluster values (``ddof=1``) and ``t`` the Student t quantile
+    at ``(1 + confidence) / 2`` with ``n - 1`` degrees of freedom (``scipy.special.stdtrit``).
+    This is Miller (2024), "Adding Error Bars to Evals", arXiv:2411.00640, eq. 4 (clustered
+    standard error) when each cluster is summarised by its mean, with the t quantile his section
+    on small samples recommends in place of 1.96.
+
+    ``cluster-bootstrap``: ``scipy.stats.bootstrap`` over the cluster values (percentile method,
+    :data:`BOOTSTRAP_RESAMPLES` resamples, a generator seeded with ``seed``: the same values give
+    the same interval); Efron & Tibshirani (1993), *An Introduction to the Bootstrap*, ch. 13.
+
+    Args:
+        values: one number per cluster, in the metric's units; NaN and infinities are ignored.
+        confidence: nominal coverage, in (0, 1).
+        method: ``clustered-se`` or ``cluster-bootstrap``.
+        seed: the bootstrap's seed (unused by ``clustered-se``).
+        bounds: the metric's closed range ``(low, high)``; the interval is clamped to it.
+
+    Returns:
+        The interval (``estimate`` is the plain mean, ``n`` the finite values), or ``None`` with
+        fewer than two finite values. All values equal give a zero-width interval.
+
+    Raises:
+        ValueError: for a confidence outside (0, 1) or an unknown method.
+    """
+    check_confidence(confidence)
+    if method not in METHODS:
+        raise ValueError(f"unknown interval method {method!r}; use one of {', '.join(METHODS)}")
+    data = _finite(values)
+    n = int(data.size)
+    if n < 2:
+        return None
+    estimate = math.fsum(data.tolist()) / n
+    if np.ptp(data) == 0:
+        low = high = estimate
+    elif method == "clustered-se":
+        from scipy.special import stdtrit  # type: ignore[import-untyped]
+
+        se = float(np.std(data, ddof=1)) / math.sqrt(n)
+        half = float(stdtrit(n - 1, (1.0 + confidence) / 2.0)) * se
+        low, high = estimate - half, estimate + half
+    else:
+        from scipy.stats import bootstrap  # type: ignore[import-untyped]
+
+        result = bootstrap(
+            (data,),
+            np.mean,
+            confidence_level=confidence,
+            n_resamples=BOOTSTRAP_RESAMPLES,
+            method="percentile",
+            vectorized=True,
+            rng=np.random.default_rng(seed),
+        )
+        low, high = float(result.confidence_interval.low), float(result.confidence_interval.high)
+    if bounds is not None:
+        low, high = max(low, bounds[0]), min(high, bounds[1])
+    return Interval(estimate=estimate, low=low, high=high, confidence=confidence, method=method, n=n)
+
+
+def sample_interval(
+    scores: ArrayLike,
+    *,
+    confidence: float = DEFAULT_CONFIDENCE,
+    bounds: tuple[float, float] | None = None,
+) -> Interval | None:
+    """One sample's interval across its judges x repeats (clustered standard error, judges as clusters).
+
+    Each judge's repeats are averaged (a judge is one cluster); with two or more judges the
+    interval is :func:`mean_interval` of the judge means (it answers "what would another judge like
+    these say?"); with one judge, :func:`mean_interval` of its repeats.
+
+    Args:
+        scores: shape (judges, repeats), or (judges,) for one repeat; NaN for a missing value.
+        confidence: nominal coverage, in (0, 1).
+        bounds: the metric's closed range, to clamp to.
+
+    Returns:
+        The interval, or ``None`` when fewer than two judges (or, for one judge, repeats) have a
+        finite value.
+
+    Raises:
+        ValueError: for a confidence outside (0, 1) or an array with more than two dimensions.
+    """
+    data = np.asarray(scores, dtype=float)
+    if data.ndim == 1:
+        data = data[:, None]
+    if data.ndim != 2:
+        raise ValueError(f"sample scores must be shaped (judges, repeats), got shape {data.shape}")
+    finite = np.isfinite(data)
+    counts = finite.sum(axis=1)
+    scored = counts > 0
+    if int(scored.sum()) >= 2:
+        means = np.where(finite, data, 0.0).sum(axis=1)[scored] / counts[scored]
+        return mean_interval(means, confidence=confidence, bounds=bounds)
+    if int(scored.sum()) == 1:
+        return mean_interval(data[scored][0], confidence=confidence, bounds=bounds)
+    check_confidence(confidence)
+    return None
+
+
+class VarianceComponents(BaseModel):
+    """Variance of one metric's scores split into samples, judges, sample x judge and repeats.
+
+    Model (crossed two-way random effects with replication): ``y[i, j, k] = mu + s_i + b_j +
+    (sb)_ij + e_ijk`` for sample ``i``, judge ``j``, repeat ``k``, each effect independent with
+    mean 0 and the variance named below, in squared metric units. ``None`` means the design cannot
+    estimate that component (one judge: no judge variance; one repeat: repeats not separated from
+    the interaction). Estimated by :func:`variance_components`.
+
+    Attributes:
+        samples: variance between samples' true scores (what the eval measures), ``sigma_s^2``.
+        judges: variance between judges' overall leniency (their main effects), ``sigma_b^2``.
+        interaction: sample x judge variance (judges ranking samples differently), ``sigma_sb^2``;
+            with one repeat it also holds the repeat variance (see :attr:`confounded`).
+        repeats: variance of one judge's repeated scores of one sample (residual), ``sigma_e^2``;
+            0 for a deterministic judge.
+        n_samples: samples used (those with a score from every judge kept).
+        n_judges: judges used (those with at least one score).
+        repeats_per_cell: harmonic mean of finite repeats per (sample, judge) cell used (>= 1).
+        n_dropped: samples left out because a kept judge has no finite score for them.
+        truncated: components whose estimate was negative and was set to 0.
+        confounded: pairs the design cannot separate, as ``"interaction+repeats"`` (one repeat:
+            :attr:`interaction` holds both) or ``"samples+interaction"`` (one judge: :attr:`samples`
+            holds both).
+        method: the estimator's name.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    samples: float | None
+    judges: float | None
+    interaction: float | None
+    repeats: float | None
+    n_samples: int = Field(ge=0)
+    n_judges: int = Field(ge=0)
+    repeats_per_cell: float
+    n_dropped: int = Field(default=0, ge=0)
+    truncated: list[str] = Field(default_factory=list)
+    confounded: list[str] = Field(default_factory=list)
+    method: str = "anova-unweighted-means"
+
+
+def variance_components(scores: ArrayLike) -> VarianceComponents:
+    """Estimate the variance components of one metric's scores (ANOVA / method of moments).
+
+    The estimator equates mean squares to their expectations in the crossed two-way random-effects
+    model with ``r`` repeats per cell (Searle, Casella & McCulloch 1992, *Variance Components*,
+    ch. 4, balanced data): ``E[MS_S] = s2_e + r s2_sb + J r s2_s``, ``E[MS_J] = s2_e + r s2_sb + S r
+    s2_b``, ``E[MS_SJ] = s2_e + r s2_sb``, ``E[MS_E] = s2_e``. It works on the table of cell means
+    (the unweighted-means analysis, Yates 1934; Searle et al. ch. 5), which is the same estimator
+    on balanced data and stays unbiased when cells have different numbers of repeats:
+
+    - ``s2_e``: the within-cell variance pooled over every cell with two or more finite repeats
+      (sum of squared deviations from the cell mean over the sum of ``count - 1``);
+    - from the S x J table of cell means: ``MS_S``, ``MS_J``, ``MS_SJ`` of a two-way table without
+      replication, and ``r_h`` the harmonic mean of the cells' repeat counts; then
+      ``s2_sb = MS_SJ - s2_e / r_h``, ``s2_s = (MS_S - MS_SJ) / J``, ``s2_b = (MS_J - MS_SJ) / S``.
+
+    Missing values (NaN: a failed judge, an unscored repeat) are handled in two steps: a cell's
+    mean uses its finite repeats; judges with no finite score at all are left out, then samples
+    missing a cell of a kept judge are left out (counted in ``n_dropped``) so the table of cell
+    means is complete. Negative estimates (sampling noise when a component is near 0) are truncated
+    at 0 and named in ``truncated``, the usual practice (Searle et al. ch. 4.5).
+
+    Args:
+        scores: shape (samples, judges, repeats), in the metric's units; NaN for a missing value.
+
+    Returns:
+        The components; those the design cannot estimate are ``None`` (fewer than two samples:
+        every one).
+
+    Raises:
+        ValueError: when ``scores`` is not three-dimensional.
+    """
+    y = np.asarray(scores, dtype=float)
+    if y.ndim != 3:
+        raise ValueError(f"scores must be shaped (samples, judges, repeats), got shape {y.shape}")
+    finite = np.isfinite(y)
+    counts = finite.sum(axis=2)
+    filled = np.where(finite, y, 0.0)
+    has = counts > 0
+    cell_mean = np.divide(filled.sum(axis=2), counts, out=np.zeros(counts.shape), where=has)
+    # within-cell sum of squares, shifted by each cell's first finite value so that equal repeats
+    # (a deterministic judge) give exactly 0: sum(d^2) - (sum d)^2 / count, d = y - first
+    first = np.take_along_axis(filled, np.argmax(finite, axis=2)[..., None], axis=2)
+    shifted = np.where(finite, y - first, 0.0)
+    within = (shifted**2).sum(axis=2) - np.divide(
+        shifted.sum(axis=2) ** 2, counts, out=np.zeros(counts.shape), where=has
+    )
+    squares = float(np.clip(within, 0.0, None).sum())
+    df_e = int(np.clip(counts - 1, 0, None).sum())
+    repeats = float(squares / df_e) if df_e > 0 else None
+
+    kept_judges = has.any(axis=0)
+    table_has = has[:, kept_judges]
+    rows = table_has.all(axis=1) if table_has.shape[1] else np.zeros(len(has), dtype=bool)
+    n_dropped = int((has.any(axis=1) & ~rows).sum())
+    table = cell_mean[rows][:, kept_judges]
+    a, b = table.shape
+    cell_counts = counts[rows][:, kept_judges]
+    if cell_counts.size == 0:
+        r_h = 1.0
+    elif np.all(cell_counts == cell_counts.flat[0]):
+        r_h = float(cell_counts.flat[0])
+    else:
+        r_h = float(cell_counts.size / np.sum(1.0 / cell_counts))
+    noise = repeats / r_h if repeats is not None else 0.0
+    confounded = [] if repeats is not None else ["interaction+repeats"]
+    truncated: list[str] = []
+
+    def clip(name: str, value: float) -> float:
+        if value < 0:
+            truncated.append(name)
+            return 0.0
+        return value
+
+    samples = judges = interaction = None
+    if a >= 2:
+        table = table - table.flat[0]  # variances are shift-free; equal scores now give exact zeros
+        grand = table.mean()
+        row = table.mean(axis=1)
+        ms_s = b * float(np.sum((row - grand) ** 2)) / (a - 1)
+        if b >= 2:
+            col = table.mean(axis=0)
+            ms_j = a * float(np.sum((col - grand) ** 2)) / (b - 1)
+            resid = table - row[:, None] - col[None, :] + grand
+            ms_sj = float(np.sum(resid**2)) / ((a - 1) * (b - 1))
+            samples = clip("samples", (ms_s - ms_sj) / b)
+            judges = clip("judges", (ms_j - ms_sj) / a)
+            interaction = clip("interaction", ms_sj - noise)
+        else:
+            samples = clip("samples", ms_s - noise)
+            confounded = ["samples+interaction"]
+    return VarianceComponents(
+        samples=samples,
+        judges=judges,
+        interaction=interaction,
+        repeats=repeats,
+        n_samples=a,
+        n_judges=b,
+        repeats_per_cell=r_h,
+        n_dropped=n_dropped,
+        truncated=truncated,
+        confounded=confounded,
+    )
+
+
+def aggregate_variance(components: VarianceComponents, *, judges: int, repeats: float) -> float | None:
+    """Variance of one sample's panel-mean aggregate with the given panel size and repeats.
+
+    With the panel fixed and samples random, a sample's mean over ``judges`` judges of the mean of
+    ``repeats`` repeats varies as ``s2_s + s2_sb / judges + s2_e / (judges * repeats)`` (the
+    judges' main effects cancel out of the variance: they are the same for every sample). The
+    variance of the aggregate's mean over ``n`` samples is this over ``n``.
+
+    Args:
+        components: from :func:`variance_components`.
+        judges: judges in the panel (>= 1).
+        repeats: repeats per judge (>= 1).
+
+    Returns:
+        The variance in squared metric units, or ``None`` when the samples component is unknown.
+        A confounded component is used as estimated (with one repeat, ``interaction`` already holds
+        ``s2_sb + s2_e`` and the repeat term is 0).
+    """
+    if components.samples is None:
+        return None
+    interaction = components.interaction or 0.0
+    noise = components.repeats or 0.0
+    return components.samples + interaction / judges + noise / (judges * repeats)
+
+
+class AdviceOption(BaseModel):
+    """One way to halve an aggregate's interval: more samples, more judges or more repeats.
+
+    Halving the interval's half-width means quartering the variance of the mean (the half-width is
+    proportional to its square root).
+
+    Attributes:
+        lever: ``samples``, ``judges`` or ``repeats``.
+        possible: True when adding this lever alone can halve the interval, False when it cannot
+            (the variance it averages away is too small a share), ``None`` when the design cannot
+            tell (the component it acts on was not estimated: one repeat, or one judge).
+        target: the number of samples, judges or repeats (per judge) needed in all, or ``None``.
+        extra_judgements: extra (sample, judge, repeat) metric computations that takes, or ``None``.
+        extra_calls: those times the judge calls per computation, or ``None`` when unknown.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    lever: Lever
+    possible: bool | None
+    target: int | None = None
+    extra_judgements: int | None = None
+    extra_calls: int | None = None
+
+
+def halving_advice(
+    components: VarianceComponents,
+    *,
+    n_samples: int,
+    n_judges: int,
+    n_repeats: int,
+    calls_per_judgement: float | None = None,
+) -> list[AdviceOption]:
+    """How many samples, judges or repeats would halve the aggregate's interval, and at what cost.
+
+    With ``V(S, J, R) = (s2_s + s2_sb / J + s2_e / (J R)) / S`` (:func:`aggregate_variance`), the
+    half-width halves when ``V`` quarters:
+
+    - samples: ``S' = 4 S`` (always possible while ``V > 0``);
+    - repeats: the smallest ``R'`` with ``s2_s + s2_sb / J + s2_e / (J R') <= V_1 / 4`` (``V_1``:
+      the per-sample variance now); impossible when the sample and interaction terms alone exceed
+      a quarter: repeats only average out the repeat noise;
+    - judges: the smallest ``J'`` with ``s2_s + (s2_sb + s2_e / R) / J' <= V_1 / 4``, assuming
+      new judges behave like the current ones (same interaction and repeat variance); impossible
+      when ``s2_s`` alone exceeds a quarter. Adding judges changes the panel, and so what its mean
+      estimates, by the new judges' leniency.
+
+    This is the design-study reasoning of generalizability theory (Cronbach et al. 1972, *The
+    Dependability of Behavioral Measurements*; Brennan 2001, *Generalizability Theory*, ch. 4).
+
+    Args:
+        components: from :func:`variance_components`.
+        n_samples: samples behind the interval now (>= 1).
+        n_judges: judges in the panel now (>= 1).
+        n_repeats: repeats per judge now (>= 1).
+        calls_per_judgement: judge calls per (sample, judge, repeat) metric computation, for the
+            cost; ``None`` when unknown.
+
+    Returns:
+        Three options, in the order samples, judges, repeats. When the variance is 0 (every score
+        equal) nothing can narrow a zero-width interval: all three are impossible.
+    """
+    per_sample = aggregate_variance(components, judges=n_judges, repeats=n_repeats)
+
+    def option(lever: Lever, target: int, extra: int) -> AdviceOption:
+        calls = None if calls_per_judgement is None else round(extra * calls_per_judgement)
+        return AdviceOption(lever=lever, possible=True, target=target, extra_judgements=extra, extra_calls=calls)
+
+    if per_sample is None:
+        return [AdviceOption(lever=lever, possible=None) for lever in ("samples", "judges", "repeats")]
+    if per_sample <= 0:
+        return [AdviceOption(lever=lever, possible=False) for lever in ("samples", "judges", "repeats")]
+    goal = per_sample / 4
+    s2_s = components.samples or 0.0
+    s2_sb = components.interaction or 0.0
+    s2_e = components.repeats
+
+    samples = option("samples", 4 * n_samples, 3 * n_samples * n_judges * n_repeats)
+
+    if "samples+interaction" in components.confounded:
+        judges = AdviceOption(lever="judges", possible=None)
+    elif s2_s >= goal:
+        judges = AdviceOption(lever="judges", possible=False)
+    else:
+        spread = s2_sb + (s2_e or 0.0) / n_repeats
+        target = max(n_judges + 1, math.ceil(spread / (goal - s2_s) - 1e-12))
+        judges = option("judges", target, n_samples * (target - n_judges) * n_repeats)
+
+    if s2_e is None:
+        repeats = AdviceOption(lever="repeats", possible=None)
+    else:
+        fixed = s2_s + s2_sb / n_judges
+        if s2_e <= 0 or fixed >= goal:
+            repeats = AdviceOption(lever="repeats", possible=False)
+        else:
+            target = max(n_repeats + 1, math.ceil(s2_e / (n_judges * (goal - fixed)) - 1e-12))
+            repeats = option("repeats", target, n_samples * n_judges * (target - n_repeats))
+    return [samples, judges, repeats]
+
+
+class Decomposition(BaseModel):
+    """Where one metric's aggregate variance comes from, and what would halve its interval.
+
+    Attributes:
+        components: the variance components (:func:`variance_components`).
+        share: each component's share of the per-sample aggregate's variance under the fixed-panel
+            model (:func:`aggregate_variance`), keys ``samples``, ``interaction``, ``repeats``
+            (each in [0, 1], summing to 1; a component the design cannot estimate has no key, its
+            variance is in the one it is confounded with); empty when the variance is unknown or 0.
+        advice: how to halve the interval (:func:`halving_advice`): samples, judges, repeats.
+        repeats: repeats per judge the run used (the largest count of any cell).
+        calls_per_judgement: judge calls per (sample, judge, repeat) this run spent, or ``None``.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    components: VarianceComponents
+    share: dict[str, float] = Field(default_factory=dict)
+    advice: list[AdviceOption] = Field(default_factory=list)
+    repeats: int = Field(default=1, ge=1)
+    calls_per_judgement: float | None = None
+
+
+def decompose(scores: ArrayLike, *, calls_per_judgement: float | None = None) -> Decomposition:
+    """Variance components of one metric's scores, their shares and the halving advice.
+
+    Args:
+        scores: shape (samples, judges, repeats), NaN for a missing value (see
+            :func:`variance_components`).
+        calls_per_judgement: judge calls per (sample, judge, repeat) metric computation, for the
+            cost of the advice (``None``: unknown).
+
+    Returns:
+        The decomposition; the advice uses the samples and judges the components rest on and the
+        largest repeat count.
+
+    Raises:
+        ValueError: when ``scores`` is not three-dimensional.
+    """
+    y = np.asarray(scores, dtype=float)
+    components = variance_components(y)
+    repeats = max(1, int(np.isfinite(y).sum(axis=2).max())) if y.size else 1
+    judges = max(1, components.n_judges)
+    share: dict[str, float] = {}
+    total = aggregate_variance(components, judges=judges, repeats=repeats)
+    if total is not None and total > 0:
+        share["samples"] = (components.samples or 0.0) / total
+        if components.interaction is not None:
+            share["interaction"] = components.interaction / judges / total
+        if components.repeats is not None:
+            share["repeats"] = components.repeats / (judges * repeats) / total
+    advice = (
+        halving_advice(
+            components,
+            n_samples=components.n_samples,
+            n_judges=judges,
+            n_repeats=repeats,
+            calls_per_judgement=calls_per_judgement,
+        )
+        if components.n_samples >= 2
+        else []
+    )
+    return Decomposition(
+        components=components,
+        share=share,
+        advice=advice,
+        repeats=repeats,
+        calls_per_judgement=calls_per_judgement,
+    )
