@@ -15,9 +15,19 @@ Policies decide what must pass:
 - ``"all"``: every judge that was not excluded passes, and the quorum is met.
 - ``k`` (an int) or ``"at_least:k"``: at least ``k`` judges pass.
 
-A failed verdict is *undecided* (:attr:`MetricVerdict.decided` is False) when only judge
+A failed verdict is *incomplete* (:attr:`MetricVerdict.decided` is False) when only judge
 failures stand in its way: had the excluded judges scored, the policy could have passed (e.g.
 every judge failed). It still fails the assertion; ``ragqa test`` reports it as incomplete.
+
+Under the ``aggregate`` policy, a sample whose aggregate comes with a confidence interval (across
+judges x repeats, :func:`ragqa.uncertainty.sample_interval`) gets the gate of
+:func:`ragqa.thresholds.sample_gate`: **undecided** when its judges or repeats fall on both sides
+of the threshold and the interval contains it. What an
+undecided verdict does is ``on_undecided`` (:data:`ragqa.thresholds.OnUndecided`): ``fail`` (the
+default: the assertion fails with ``undecided: 0.612 [0.570, 0.655] against 0.6, add samples or
+repeats``), ``pass``, or ``warn`` (it passes with an :class:`~ragqa.thresholds.UndecidedWarning`).
+Without an interval (one judge and one repeat, or too few values) the verdict is today's pass or
+fail. The ``all`` and ``at_least`` policies count judges and keep today's rule.
 
 Thresholds are resolved by :func:`ragqa.run.spec.resolve_threshold` and metric strings parsed
 by :class:`ragqa.run.spec.MetricSpec`, as for every entry point; the synchronous helpers run on
@@ -31,15 +41,32 @@ with the step and cause, the aggregate, the threshold and the direction.
 from __future__ import annotations
 
 import math
-import re
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
-from ragqa.errors import ConfigError
 from ragqa.run.loop import run_sync
 from ragqa.run.spec import MetricSpec, resolve_threshold, spec_of
-from ragqa.schema import JudgeOutcome, MetricScore, PanelResult, Sample
+from ragqa.schema import Interval, JudgeOutcome, MetricScore, PanelResult, Sample
+from ragqa.thresholds import (
+    Gate,
+    OnUndecided,
+    ParsedPolicy,
+    Policy,
+    UndecidedWarning,
+    comparator,
+    counts_as_passed,
+    format_score,
+    is_flaky,
+    parse_on_undecided,
+    parse_policy,
+    passes,
+    sample_gate,
+    sample_scores,
+    undecided_message,
+)
+from ragqa.uncertainty import sample_interval
 
 if TYPE_CHECKING:
     from ragqa.evaluation import PanelEvaluator
@@ -48,8 +75,10 @@ if TYPE_CHECKING:
 __all__ = [
     "MetricAssertionError",
     "MetricVerdict",
+    "OnUndecided",
     "ParsedPolicy",
     "Policy",
+    "UndecidedWarning",
     "assert_metric",
     "check_metric",
     "failed_statements",
@@ -57,100 +86,13 @@ __all__ = [
     "format_verdict",
     "parse_policy",
     "passes",
+    "raise_on_fail",
     "resolve_metric",
     "resolve_threshold",
     "run_sync",
     "score_metric",
     "verdict_for",
 ]
-
-Policy = Literal["aggregate", "all"] | int | str
-"""``"aggregate"``, ``"all"``, an int ``k`` or ``"at_least:k"`` (see the module docstring)."""
-
-_AT_LEAST = re.compile(r"^at[_-]least:(\d+)$")
-
-
-@dataclass(frozen=True)
-class ParsedPolicy:
-    """A validated panel policy.
-
-    Attributes:
-        kind: ``aggregate``, ``all`` or ``at_least``.
-        k: the number of judges that must pass (``at_least`` only; 0 otherwise).
-    """
-
-    kind: Literal["aggregate", "all", "at_least"]
-    k: int = 0
-
-    @property
-    def label(self) -> str:
-        """The policy as written by users (``aggregate``, ``all``, ``at_least:2``)."""
-        return f"at_least:{self.k}" if self.kind == "at_least" else self.kind
-
-
-def parse_policy(policy: Policy, *, key: str = "policy") -> ParsedPolicy:
-    """Validate a policy.
-
-    Args:
-        policy: ``"aggregate"``, ``"all"``, an int ``k >= 1`` or ``"at_least:k"``.
-        key: where the policy was given (``policy``, ``tests[0].assert[1].config.policy``), named
-            in the error.
-
-    Returns:
-        The parsed policy.
-
-    Raises:
-        ConfigError: for anything else (including ``k < 1`` and booleans), with ``key``.
-    """
-    where = "" if key == "policy" else f"{key}: "
-    if isinstance(policy, bool):
-        raise ConfigError(f"{where}policy must be 'aggregate', 'all', an int or 'at_least:k', not {policy!r}", key=key)
-    if isinstance(policy, int):
-        if policy < 1:
-            raise ConfigError(f"{where}policy at_least:k needs k >= 1, got {policy}", key=key)
-        return ParsedPolicy("at_least", policy)
-    text = str(policy).strip().lower()
-    if text in ("aggregate", "all"):
-        return ParsedPolicy("aggregate" if text == "aggregate" else "all")
-    match = _AT_LEAST.match(text)
-    if match and int(match.group(1)) >= 1:
-        return ParsedPolicy("at_least", int(match.group(1)))
-    raise ConfigError(
-        f"{where}unknown policy {policy!r}; use 'aggregate', 'all', an int k or 'at_least:k' (k >= 1)", key=key
-    )
-
-
-def passes(value: float, threshold: float, direction: Literal["higher", "lower"]) -> bool:
-    """Whether one score passes a threshold.
-
-    Args:
-        value: the score (NaN = unscored).
-        threshold: the pass threshold, in the metric's range.
-        direction: ``higher`` (pass when ``value >= threshold``) or ``lower`` (``value <= threshold``).
-
-    Returns:
-        The verdict; always False for NaN.
-    """
-    if math.isnan(value):
-        return False
-    return value >= threshold if direction == "higher" else value <= threshold
-
-
-def format_score(value: float | None, *, against: float | None = None) -> str:
-    """Format a score for messages: three decimals, ``unscored`` for NaN, ``-`` for ``None``.
-
-    With ``against`` (the threshold it is compared with), a value that differs from the threshold
-    but would print the same with three decimals is printed in full (``0.8999999999999999``), so
-    a message never reads "it is 0.900, needs >= 0.9" without showing why it failed.
-    """
-    if value is None:
-        return "-"
-    if math.isnan(value):
-        return "unscored"
-    shown = f"{value:.3f}"
-    if against is not None and value != against and shown == f"{against:.3f}":
-        return repr(value)
-    return shown
 
 
 def failed_statements(score: MetricScore) -> list[str]:
@@ -212,9 +154,14 @@ class MetricVerdict:
         failing_judges: judges that scored (or returned NaN) and do not pass.
         excluded_judges: judges that failed (errors) and were excluded.
         why: one line saying what the policy required and what happened.
-        decided: False when the verdict is "fail" only because judges failed: had the excluded
-            judges scored, the policy could have passed. ``ragqa test`` then exits 3 (incomplete)
-            rather than 1, and reports a JUnit ``error`` rather than a ``failure``.
+        decided: False when the verdict is "fail" only because judges failed (it is incomplete):
+            had the excluded judges scored, the policy could have passed. ``ragqa test`` then
+            exits 3 (incomplete) rather than 1, and reports a JUnit ``error`` rather than a ``failure``.
+        gate: ``pass``, ``fail`` or ``undecided`` (the interval contains the threshold; see
+            :func:`ragqa.thresholds.gate`), before ``on_undecided`` applies.
+        interval: the confidence interval of the sample's aggregate across judges x repeats that
+            the gate used, or ``None`` (then the gate is pass or fail).
+        on_undecided: what an undecided gate counts as; ``passed`` already applies it.
     """
 
     result: PanelResult
@@ -226,11 +173,24 @@ class MetricVerdict:
     excluded_judges: list[str] = field(default_factory=list)
     why: str = ""
     decided: bool = True
+    gate: Gate = "pass"
+    interval: Interval | None = None
+    on_undecided: OnUndecided = "fail"
 
     @property
     def direction(self) -> Literal["higher", "lower"]:
         """The metric's direction."""
         return self.result.direction
+
+    @property
+    def undecided(self) -> bool:
+        """True when the gate is undecided (the interval contains the threshold), whatever ``on_undecided`` says."""
+        return self.gate == "undecided"
+
+    @property
+    def flaky(self) -> bool:
+        """True when the sample's judges or repeats fall on both sides of the threshold."""
+        return is_flaky(self.result, self.threshold)
 
     def message(self) -> str:
         """The full human-readable explanation (the failure message of :class:`MetricAssertionError`)."""
@@ -245,8 +205,11 @@ class MetricVerdict:
         """
         r = self.result
         a = r.aggregate
-        cmp = _comparator(r.direction)
-        if self.policy.kind == "aggregate":
+        cmp = comparator(r.direction)
+        if self.undecided and self.interval is not None:
+            line = f"{r.metric} {undecided_message(a.value, self.interval, self.threshold)}"
+            line += f" ({a.strategy} of {a.n_ok} judges), sample {r.sample_id!r}"
+        elif self.policy.kind == "aggregate":
             shown = format_score(a.value)
             relation = cmp if self.passed else {">=": "<", "<=": ">"}[cmp]
             line = f"{r.metric} {shown} {relation} {self.threshold:g} ({a.strategy} of {a.n_ok} judges)"
@@ -261,27 +224,35 @@ class MetricVerdict:
         return line
 
 
-def _comparator(direction: Literal["higher", "lower"]) -> str:
-    return ">=" if direction == "higher" else "<="
-
-
-def verdict_for(result: PanelResult, *, threshold: float, policy: Policy = "aggregate") -> MetricVerdict:
-    """Decide pass/fail for a panel result (pure).
+def verdict_for(
+    result: PanelResult,
+    *,
+    threshold: float,
+    policy: Policy = "aggregate",
+    interval: Interval | None = None,
+    on_undecided: OnUndecided = "fail",
+) -> MetricVerdict:
+    """Decide pass, fail or undecided for a panel result (pure).
 
     Args:
         result: one metric on one sample across the panel.
-        threshold: the pass threshold (see :func:`passes` for the direction).
+        threshold: the pass threshold (see :func:`~ragqa.thresholds.passes` for the direction).
         policy: the panel policy (see the module docstring).
+        interval: the confidence interval of the sample's aggregate (across judges x repeats), or
+            ``None``; only the ``aggregate`` policy uses it (:func:`ragqa.thresholds.sample_gate`).
+        on_undecided: what an undecided gate counts as (``fail``, ``pass`` or ``warn``).
 
     Returns:
-        The verdict with the judges sorted into passing, failing and excluded.
+        The verdict with the judges sorted into passing, failing and excluded; without an
+        interval, exactly today's pass/fail.
 
     Raises:
-        ConfigError: for an invalid policy.
+        ConfigError: for an invalid policy or ``on_undecided``.
     """
     parsed = parse_policy(policy)
+    on_undecided = parse_on_undecided(on_undecided, key="on_undecided")
     direction = result.direction
-    cmp = _comparator(direction)
+    cmp = comparator(direction)
     passing, failing, excluded = [], [], []
     for outcome in result.judges:
         if not outcome.ok or outcome.score is None:
@@ -291,14 +262,19 @@ def verdict_for(result: PanelResult, *, threshold: float, policy: Policy = "aggr
         else:
             failing.append(outcome.judge_id)
     agg = result.aggregate
+    used: Interval | None = None
     if parsed.kind == "aggregate":
-        ok = passes(agg.value, threshold, direction)
+        verdict = sample_gate(result, interval, threshold)
+        used = interval if interval is not None and not math.isnan(agg.value) else None
+        ok = counts_as_passed(verdict, on_undecided)
         shown = format_score(agg.value, against=threshold)
         if math.isnan(agg.value):
             shown += (
                 f" (quorum {agg.quorum} not met: {agg.n_ok} judge(s) scored)" if not agg.quorum_met else " (no score)"
             )
         why = f"policy 'aggregate' needs the {agg.strategy} aggregate {cmp} {threshold:g}; it is {shown}"
+        if verdict == "undecided" and used is not None:
+            why += f"; {undecided_message(agg.value, used, threshold)}"
     elif parsed.kind == "all":
         scored = len(passing) + len(failing)
         ok = scored > 0 and not failing and agg.quorum_met
@@ -317,9 +293,11 @@ def verdict_for(result: PanelResult, *, threshold: float, policy: Policy = "aggr
         )
         if parsed.k > len(result.judges):
             why += f" (the panel has only {len(result.judges)} judge(s))"
+    if parsed.kind != "aggregate":
+        verdict = "pass" if ok else "fail"
     decided = ok or not _failures_could_pass(parsed, passing, failing, excluded, agg.quorum_met)
     if not decided:
-        why += f"; undecided: {len(excluded)} judge(s) failed"
+        why += f"; incomplete: {len(excluded)} judge(s) failed"
     return MetricVerdict(
         result=result,
         threshold=threshold,
@@ -330,13 +308,16 @@ def verdict_for(result: PanelResult, *, threshold: float, policy: Policy = "aggr
         excluded_judges=excluded,
         why=why,
         decided=decided,
+        gate=verdict,
+        interval=used,
+        on_undecided=on_undecided,
     )
 
 
 def _failures_could_pass(
     policy: ParsedPolicy, passing: list[str], failing: list[str], excluded: list[str], quorum_met: bool
 ) -> bool:
-    """Whether a failed verdict could have passed had the excluded judges scored (then it is undecided)."""
+    """Whether a failed verdict could have passed had the excluded judges scored (then it is incomplete)."""
     if not excluded:
         return False
     if policy.kind == "aggregate":
@@ -369,6 +350,13 @@ def _judge_lines(outcome: JudgeOutcome, verdict: MetricVerdict, width: int) -> l
     return lines
 
 
+def _word(verdict: MetricVerdict) -> str:
+    if verdict.undecided:
+        shown = f"UNDECIDED (counted as pass, on_undecided={verdict.on_undecided})"
+        return shown if verdict.passed else "UNDECIDED"
+    return "PASSED" if verdict.passed else "FAILED"
+
+
 def format_verdict(verdict: MetricVerdict) -> str:
     """Render a verdict as a multi-line message: headline, one row per judge, the aggregate.
 
@@ -381,7 +369,7 @@ def format_verdict(verdict: MetricVerdict) -> str:
     a = r.aggregate
     better = "higher is better" if r.direction == "higher" else "lower is better"
     head = (
-        f"{r.metric} {'PASSED' if verdict.passed else 'FAILED'} on sample {r.sample_id!r}: {verdict.why} "
+        f"{r.metric} {_word(verdict)} on sample {r.sample_id!r}: {verdict.why} "
         f"(threshold {verdict.threshold:g}, {better})"
     )
     width = max([len("judge"), *(len(o.judge_id) for o in r.judges)])
@@ -449,8 +437,10 @@ async def score_metric(
     threshold: float | None = None,
     policy: Policy = "aggregate",
     thresholds: Mapping[str, float] | None = None,
+    on_undecided: OnUndecided = "fail",
+    confidence: float = 0.95,
 ) -> MetricVerdict:
-    """Score ``sample`` with ``metric`` across the panel and decide pass/fail, without raising on "fail".
+    """Score ``sample`` with ``metric`` across the panel and decide pass, fail or undecided, without raising.
 
     Args:
         evaluator: the panel evaluator.
@@ -461,20 +451,42 @@ async def score_metric(
             metric's default (see :func:`ragqa.run.spec.resolve_threshold`).
         policy: the panel policy.
         thresholds: configured thresholds by metric spec (``ragqa.thresholds``).
+        on_undecided: what an undecided gate counts as: ``fail`` (default), ``pass`` or ``warn``.
+        confidence: the confidence level of the sample's interval across judges x repeats.
 
     Returns:
-        The verdict.
+        The verdict (its ``gate`` is ``undecided`` when the sample's interval contains the threshold).
 
     Raises:
-        ConfigError: for an invalid policy, an unknown metric, a bad or missing threshold (before
-            any judge call).
+        ConfigError: for an invalid policy or ``on_undecided``, an unknown metric, a bad or
+            missing threshold (before any judge call).
         ragqa.errors.SampleError: when the sample lacks a field the metric needs (before any judge call).
     """
     parse_policy(policy)
+    parse_on_undecided(on_undecided, key="on_undecided")
     chosen = resolve_metric(evaluator, metric)
     limit = resolve_threshold(chosen, explicit=threshold, configured=thresholds)
     result = await evaluator.score(sample, chosen)
-    return verdict_for(result, threshold=limit, policy=policy)
+    interval = sample_interval(sample_scores(result), confidence=confidence, bounds=chosen.value_range)
+    return verdict_for(result, threshold=limit, policy=policy, interval=interval, on_undecided=on_undecided)
+
+
+def raise_on_fail(verdict: MetricVerdict) -> PanelResult:
+    """What an assertion does with a verdict: raise when it did not pass, warn when it passed undecided.
+
+    Returns:
+        The panel result, when the verdict passed.
+
+    Raises:
+        MetricAssertionError: when ``verdict.passed`` is False (an undecided gate with
+            ``on_undecided="fail"`` included; its message starts with ``undecided:``).
+    """
+    __tracebackhide__ = True
+    if not verdict.passed:
+        raise MetricAssertionError(verdict)
+    if verdict.undecided and verdict.on_undecided == "warn":
+        warnings.warn(UndecidedWarning(verdict.headline()), stacklevel=2)
+    return verdict.result
 
 
 async def assert_metric(
@@ -485,6 +497,8 @@ async def assert_metric(
     threshold: float | None = None,
     policy: Policy = "aggregate",
     thresholds: Mapping[str, float] | None = None,
+    on_undecided: OnUndecided = "fail",
+    confidence: float = 0.95,
 ) -> PanelResult:
     """Assert that the panel passes ``metric`` on ``sample``.
 
@@ -497,20 +511,32 @@ async def assert_metric(
             ``score >= threshold``, lower-is-better ones when ``score <= threshold``; NaN never passes.
         policy: ``"aggregate"`` (default), ``"all"``, an int ``k`` or ``"at_least:k"``.
         thresholds: configured thresholds by metric spec (``ragqa.thresholds``).
+        on_undecided: what an undecided gate does (the sample's interval across judges x
+            repeats contains the threshold): ``fail`` (default), ``pass``, or ``warn`` (pass with
+            an :class:`~ragqa.thresholds.UndecidedWarning`).
+        confidence: the confidence level of that interval.
 
     Returns:
         The panel result (when the assertion passes).
 
     Raises:
-        MetricAssertionError: when the policy's verdict is "fail"; the message lists every judge.
+        MetricAssertionError: when the policy's verdict is "fail", or "undecided" with
+            ``on_undecided="fail"``; the message lists every judge.
         ConfigError: for an invalid policy, an unknown metric, a bad or missing threshold.
         ragqa.errors.SampleError: when the sample lacks a field the metric needs.
     """
     __tracebackhide__ = True
-    verdict = await score_metric(evaluator, metric, sample, threshold=threshold, policy=policy, thresholds=thresholds)
-    if not verdict.passed:
-        raise MetricAssertionError(verdict)
-    return verdict.result
+    verdict = await score_metric(
+        evaluator,
+        metric,
+        sample,
+        threshold=threshold,
+        policy=policy,
+        thresholds=thresholds,
+        on_undecided=on_undecided,
+        confidence=confidence,
+    )
+    return raise_on_fail(verdict)
 
 
 def check_metric(
@@ -521,6 +547,8 @@ def check_metric(
     threshold: float | None = None,
     policy: Policy = "aggregate",
     thresholds: Mapping[str, float] | None = None,
+    on_undecided: OnUndecided = "fail",
+    confidence: float = 0.95,
 ) -> PanelResult:
     """Synchronous twin of :func:`assert_metric`, for plain tests and scripts.
 
@@ -539,4 +567,15 @@ def check_metric(
         KeyboardInterrupt: when interrupted (the panel's calls were cancelled first).
     """
     __tracebackhide__ = True
-    return run_sync(assert_metric(evaluator, metric, sample, threshold=threshold, policy=policy, thresholds=thresholds))
+    return run_sync(
+        assert_metric(
+            evaluator,
+            metric,
+            sample,
+            threshold=threshold,
+            policy=policy,
+            thresholds=thresholds,
+            on_undecided=on_undecided,
+            confidence=confidence,
+        )
+    )

@@ -12,6 +12,9 @@ Command-line options (also settable in the ini file as ``ragqa_config`` / ``ragq
 - ``--ragqa-profile a,b``: active profiles (default: ``RAGQA_PROFILES_ACTIVE``).
 - ``--ragqa-results PATH``: write one JSON line per ragqa assertion: the panel result in the one
   record shape of :func:`ragqa.render.records.result_record`, plus the test's verdict fields.
+- ``--ragqa-on-undecided fail|pass|warn`` (ini ``ragqa_on_undecided``; else ``ragqa.on-undecided``
+  of the settings; default ``fail``): what an assertion does when the sample's interval across
+  judges x repeats contains the threshold (see :mod:`ragqa.assertions`).
 
 Fixtures:
 
@@ -24,9 +27,9 @@ Fixtures:
 - ``ragqa``: a :class:`RagqaHelper` with ``assert_metric`` (async) and ``check_metric`` (sync) bound
   to the evaluator, which also records scores for the reports.
 
-Marker: ``@pytest.mark.ragqa(judges=[...], profile="...", policy=...)`` picks judges of the panel
-(ids or shell-style patterns such as ``"openai/*"``), a profile (instead of ``--ragqa-profile``)
-and the default policy of the ``ragqa`` helper for one test.
+Marker: ``@pytest.mark.ragqa(judges=[...], profile="...", policy=..., on_undecided=...)`` picks
+judges of the panel (ids or shell-style patterns such as ``"openai/*"``), a profile (instead of
+``--ragqa-profile``), the default policy and the ``on_undecided`` of the ``ragqa`` helper for one test.
 
 Reports: a metric x judge table at the end of the session; per-test scores as JUnit XML
 properties (``ragqa:<metric>:aggregate``, ``ragqa:<metric>:judge:<id>``, ...; the property list of
@@ -59,6 +62,7 @@ if TYPE_CHECKING:
     from ragqa.evaluation import PanelEvaluator
     from ragqa.metrics.base import Metric
     from ragqa.schema import PanelResult, Sample
+    from ragqa.thresholds import OnUndecided
 
 __all__ = ["RagqaHelper", "parse_properties", "results_line", "select_judges", "summary_table"]
 
@@ -89,8 +93,16 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         metavar="PATH",
         help="write one JSON line per ragqa assertion (every judge's score, reason and failure)",
     )
+    group.addoption(
+        "--ragqa-on-undecided",
+        dest="ragqa_on_undecided",
+        default=None,
+        choices=("fail", "pass", "warn"),
+        help="an assertion whose interval contains its threshold: fail (default), pass, or warn (pass with a warning)",
+    )
     parser.addini("ragqa_config", "application.yaml of the judge panel (default: ./application.yaml)", default=None)
     parser.addini("ragqa_profile", "comma-separated settings profiles", default=None)
+    parser.addini("ragqa_on_undecided", "fail, pass or warn: what an undecided assertion does", default=None)
 
 
 @dataclass
@@ -122,8 +134,8 @@ def pytest_configure(config: pytest.Config) -> None:
     """Declare the ``ragqa`` marker and reset the results file (controller process only)."""
     config.addinivalue_line(
         "markers",
-        "ragqa(judges=None, profile=None, policy=None): pick judges (ids or patterns) or a settings profile "
-        "for this test, and the default panel policy of the `ragqa` fixture",
+        "ragqa(judges=None, profile=None, policy=None, on_undecided=None): pick judges (ids or patterns) or a "
+        "settings profile for this test, and the default panel policy and on_undecided of the `ragqa` fixture",
     )
     raw = config.getoption("ragqa_results", default=None)
     path = Path(config.invocation_params.dir, raw) if raw else None
@@ -458,6 +470,7 @@ class RagqaHelper:
         evaluator: the panel evaluator (narrowed by the marker).
         thresholds: configured thresholds by metric name or key.
         policy: the default policy (marker ``policy=``, else ``"aggregate"``).
+        on_undecided: what an undecided assertion does: ``fail`` (default), ``pass`` or ``warn``.
         verdicts: every verdict recorded in this test, in order.
     """
 
@@ -470,11 +483,13 @@ class RagqaHelper:
         node: pytest.Item | None = None,
         results_path: Path | None = None,
         loop: LoopThread | None = None,
+        on_undecided: OnUndecided = "fail",
     ) -> None:
         """Bind the helper (``node`` receives the JUnit properties; ``results_path`` the JSONL lines)."""
         self.evaluator = evaluator
         self.thresholds = dict(thresholds or {})
         self.policy = policy
+        self.on_undecided: OnUndecided = on_undecided
         self.verdicts: list[MetricVerdict] = []
         self._node = node
         self._results_path = results_path
@@ -493,6 +508,7 @@ class RagqaHelper:
             threshold=threshold,
             policy=policy if policy is not None else self.policy,
             thresholds=self.thresholds,
+            on_undecided=self.on_undecided,
         )
 
     async def _verdict(
@@ -564,11 +580,9 @@ class RagqaHelper:
     @staticmethod
     def _raise_on_fail(verdict: MetricVerdict) -> PanelResult:
         __tracebackhide__ = True
-        from ragqa.assertions import MetricAssertionError
+        from ragqa.assertions import raise_on_fail
 
-        if not verdict.passed:
-            raise MetricAssertionError(verdict)
-        return verdict.result
+        return raise_on_fail(verdict)
 
     def _record(self, verdict: MetricVerdict) -> None:
         """Append the verdict's JUnit properties to the test and its line to the results file."""
@@ -621,8 +635,9 @@ def results_line(verdict: MetricVerdict, *, test: str | None) -> dict[str, Any]:
     The shape is :func:`ragqa.render.records.result_record`'s (``sample_id``, ``metric``,
     ``direction``, ``aggregate``, ``judges``), so :func:`ragqa.render.records.read_result_record`
     reads a line back, plus ``test`` (the pytest node id, or ``None``), ``threshold``, ``policy``
-    (``aggregate``, ``all``, ``at_least:k``), ``passed`` and ``decided`` (False when only judge
-    failures made it fail).
+    (``aggregate``, ``all``, ``at_least:k``), ``passed``, ``decided`` (False when only judge
+    failures made it fail), ``gate`` (``pass``, ``fail`` or ``undecided``), ``interval`` (the
+    sample's interval across judges x repeats, or ``None``), ``on_undecided`` and ``flaky``.
     """
     from ragqa.render.records import result_record
 
@@ -633,6 +648,10 @@ def results_line(verdict: MetricVerdict, *, test: str | None) -> dict[str, Any]:
         "policy": verdict.policy.label,
         "passed": verdict.passed,
         "decided": verdict.decided,
+        "gate": verdict.gate,
+        "interval": None if verdict.interval is None else verdict.interval.model_dump(mode="json"),
+        "on_undecided": verdict.on_undecided,
+        "flaky": verdict.flaky,
     }
 
 
@@ -649,11 +668,38 @@ def ragqa(
     ``ragqa.check_metric("faithfulness", sample)`` in plain ones.
     """
     state = request.config.stash.get(_STATE, None)
+    marker = _marker_kwargs(request)
     return RagqaHelper(
         ragqa_evaluator,
         thresholds=ragqa_thresholds,
-        policy=_marker_kwargs(request).get("policy") or "aggregate",
+        policy=marker.get("policy") or "aggregate",
         node=request.node,
         results_path=state.results_path if state is not None else None,
         loop=_ragqa_loop,
+        on_undecided=_on_undecided(request, marker.get("on_undecided")),
     )
+
+
+def _on_undecided(request: pytest.FixtureRequest, marked: object) -> OnUndecided:
+    """The marker's ``on_undecided``, else ``--ragqa-on-undecided``, else the ini, else ``ragqa.on-undecided``.
+
+    The settings are read only when a settings file or a profile exists (as :func:`ragqa_thresholds`).
+
+    Raises:
+        ragqa.errors.ConfigError: for a value other than ``fail``, ``pass`` or ``warn``.
+    """
+    from ragqa.thresholds import parse_on_undecided
+
+    config = request.config
+    if marked is not None:
+        return parse_on_undecided(str(marked), key="@pytest.mark.ragqa(on_undecided=...)")
+    option = config.getoption("ragqa_on_undecided", default=None)
+    if option:
+        return parse_on_undecided(str(option), key="--ragqa-on-undecided")
+    ini = config.getini("ragqa_on_undecided")
+    if ini:
+        return parse_on_undecided(str(ini), key="ragqa_on_undecided")
+    if not _config_path(config).exists() and not _profiles(config):
+        return "fail"
+    container: Container = request.getfixturevalue("ragqa_container")
+    return container.settings().ragqa.on_undecided

@@ -171,6 +171,9 @@ class MetricSummary(BaseModel):
     interval: Interval | None = None
     """Confidence interval of :attr:`aggregate_mean` with the samples as clusters
     (:mod:`ragqa.uncertainty`); ``None`` when not computed or with fewer than two scored samples."""
+    flaky_samples: list[str] = Field(default_factory=list)
+    """Samples whose judges or repeats fall on both sides of the run's threshold for this metric
+    (:func:`ragqa.thresholds.is_flaky`), in dataset order; empty without a threshold."""
 
     @property
     def n_aggregated(self) -> int:

@@ -184,7 +184,9 @@ def test_resolve_metric_matches_configured_specs_whatever_the_option_order() -> 
 
 
 async def test_aggregate_policy_passes_and_returns_result() -> None:
-    result = await assert_metric(panel(judge("a", 1, 1), judge("b", 1, 0)), "faithfulness", SAMPLE, threshold=0.75)
+    # 1.0 and 0.5 straddle 0.75 and their interval contains it: undecided, which on_undecided="pass" accepts
+    ev = panel(judge("a", 1, 1), judge("b", 1, 0))
+    result = await assert_metric(ev, "faithfulness", SAMPLE, threshold=0.75, on_undecided="pass")
     assert result.aggregate.value == 0.75
     assert result.by_judge() == {"a": 1.0, "b": 0.5}
 
@@ -226,7 +228,7 @@ async def test_lower_is_better_metric_uses_le() -> None:
 
 async def test_all_policy_fails_on_one_judge_even_when_aggregate_passes() -> None:
     ev = panel(judge("a", 1, 1), judge("b", 1, 1), judge("c", 1, 0))
-    await assert_metric(ev, "faithfulness", SAMPLE, threshold=0.8)  # mean 0.833
+    await assert_metric(ev, "faithfulness", SAMPLE, threshold=0.8, on_undecided="pass")  # mean 0.833, undecided
     with pytest.raises(MetricAssertionError, match=r"policy 'all' .* 2 of 3 passed; failing: c"):
         await assert_metric(ev, "faithfulness", SAMPLE, threshold=0.8, policy="all")
 
@@ -346,10 +348,10 @@ def test_check_metric_keeps_one_loop_between_calls() -> None:
     assert len(set(map(id, loops))) == 1
 
 
-async def test_a_verdict_is_undecided_only_when_failed_judges_stand_in_its_way() -> None:
+async def test_a_verdict_is_incomplete_only_when_failed_judges_stand_in_its_way() -> None:
     all_failed = await score_metric(panel(judge("x"), judge("y")), "faithfulness", SAMPLE, threshold=0.0)
     assert not all_failed.passed and not all_failed.decided
-    assert "undecided: 2 judge(s) failed" in all_failed.why
+    assert "incomplete: 2 judge(s) failed" in all_failed.why
     # one judge scored and failed the threshold: the failed judge could not have changed that
     scored = await score_metric(panel(judge("a", 0, 0), judge("x")), "faithfulness", SAMPLE, threshold=0.5)
     assert not scored.passed and scored.decided

@@ -269,11 +269,12 @@ tests:
     ev = PanelEvaluator(
         [sentence_judge("strict", {"It has 2.2 million residents": 0}), sentence_judge("lenient", {})], []
     )
-    strict_fail, default_pass, halluc = await arun_suite(ev, suite, thresholds={"hallucination": 0.3})
+    strict_fail, default_pass, halluc = await arun_suite(ev, suite, thresholds={"hallucination": 0.6})
     assert strict_fail.verdict.result.by_judge() == {"strict": 0.5, "lenient": 1.0}
-    assert not strict_fail.verdict.passed and strict_fail.verdict.threshold == 0.8
+    # 0.5 and 1.0 straddle 0.8 and their interval [0, 1] contains it: undecided, which fails by default
+    assert not strict_fail.verdict.passed and strict_fail.verdict.threshold == 0.8 and strict_fail.verdict.undecided
     assert default_pass.verdict.passed and default_pass.verdict.threshold == 0.0  # promptfoo's default
-    assert halluc.verdict.threshold == 0.3 and halluc.verdict.direction == "lower"
+    assert halluc.verdict.threshold == 0.6 and halluc.verdict.direction == "lower"
     assert math.isclose(halluc.verdict.result.aggregate.value, 0.25) and halluc.verdict.passed
 
     junit = tmp_path / "junit.xml"
@@ -288,7 +289,10 @@ tests:
     ]
     failure = cases[0].find("failure")
     assert failure is not None
-    assert failure.get("message") == "policy 'aggregate' needs the mean aggregate >= 0.8; it is 0.750"
+    assert failure.get("message") == (
+        "policy 'aggregate' needs the mean aggregate >= 0.8; it is 0.750; "
+        "undecided: 0.750 [0.000, 1.000] against 0.8, add samples or repeats"
+    )
     assert "strict   0.500     FAIL" in (failure.text or "")
     props = {p.get("name"): p.get("value") for p in cases[0].iter("property")}
     assert props["ragqa:faithfulness:judge:strict"] == "0.5000"
@@ -415,7 +419,7 @@ def test_junit_xml_directory_is_exit_2_before_any_judge_call(tmp_path: Path) -> 
     assert proc.stdout == ""
 
 
-def test_every_judge_failing_is_exit_3_undecided_with_junit_errors(tmp_path: Path) -> None:
+def test_every_judge_failing_is_exit_3_incomplete_with_junit_errors(tmp_path: Path) -> None:
     junit = tmp_path / "junit.xml"
     with FakeOpenAIServer() as server:
         for judge in STRICTNESS:
@@ -424,8 +428,8 @@ def test_every_judge_failing_is_exit_3_undecided_with_junit_errors(tmp_path: Pat
         assert server.requests  # the judges were asked, and answered garbage
     assert proc.returncode == 3, proc.stdout + proc.stderr
     out = proc.stdout
-    assert "0 passed, 0 failed, 3 undecided (judges failed) of 3 assertion(s)" in out
-    assert out.count("UNDECIDED  [") == 3
+    assert "0 passed, 0 failed, 3 incomplete (judges failed) of 3 assertion(s)" in out
+    assert out.count("INCOMPLETE  [") == 3
     assert "judge-a excluded, judge-b excluded, judge-c excluded" in out
     assert "incomplete: judges failed" in out
     root = ET.parse(junit).getroot()

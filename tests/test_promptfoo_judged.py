@@ -75,6 +75,7 @@ async def test_the_judges_verdicts_decide_the_assertions(tmp_path: Path) -> None
     panel = PanelEvaluator([FunctionJudge("yes", answer(True)), FunctionJudge("no", answer(False))], [])
     rubric, closedqa, relevance = await arun_suite(panel, load_suite(_suite(tmp_path)))
     assert rubric.verdict.result.by_judge() == {"yes": 1.0, "no": 0.0}
-    assert rubric.verdict.passed  # 0.5 >= 0.5: half the panel says yes
+    # 0.5 against 0.5: half the panel says yes, half no; the interval [0, 1] contains the threshold
+    assert rubric.verdict.undecided and not rubric.verdict.passed
     assert not closedqa.verdict.passed  # threshold 1: every judge must say yes
     assert relevance.verdict.result.aggregate.value == 1.0 and relevance.verdict.passed

@@ -151,7 +151,7 @@ def test_results_jsonl_has_one_line_per_assertion_with_failures(suite_run: Suite
 
 
 def test_results_lines_are_the_one_record_shape_plus_the_verdict(suite_run: SuiteRun) -> None:
-    verdict_fields = {"test", "threshold", "policy", "passed", "decided"}
+    verdict_fields = {"test", "threshold", "policy", "passed", "decided", "gate", "interval", "on_undecided", "flaky"}
     for line in suite_run.results:
         record = {k: v for k, v in line.items() if k not in verdict_fields}
         assert set(line) == set(record) | verdict_fields
@@ -159,6 +159,7 @@ def test_results_lines_are_the_one_record_shape_plus_the_verdict(suite_run: Suit
     failed = next(r for r in suite_run.results if r["test"].endswith("test_invented_details_are_caught"))
     assert failed["metric"] == "faithfulness" and failed["sample_id"] == "What is your refund policy?"
     assert failed["threshold"] == 0.8 and failed["passed"] is False and failed["direction"] == "higher"
+    assert failed["gate"] == "fail" and failed["flaky"] is False and failed["interval"]["n"] == 3
     assert [j["score"] for j in failed["judges"]] == pytest.approx([1 / 3, 2 / 3, 1 / 3])
     assert failed["aggregate"]["value"] == pytest.approx(4 / 9)
 

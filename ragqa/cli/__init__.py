@@ -11,6 +11,8 @@ Exit codes (:class:`ragqa.run.exit_codes.ExitCode`), for ``ragqa evaluate``:
 - ``2``: bad usage, settings or data, found before any judge call (one message, no traceback);
 - ``3``: the run is incomplete: judges failed so some (sample, metric) has no aggregate, or
   nothing was scored (``--allow-incomplete`` makes the first a warning);
+- ``4``: undecided: the run's only problem is a threshold inside its metric's confidence interval
+  (``--on-undecided pass|warn`` accepts it); ``3`` and ``1`` take precedence over it;
 - ``130``: interrupted (Ctrl-C or SIGTERM); finished results were kept and the resume command is printed.
 """
 

@@ -23,7 +23,8 @@ if TYPE_CHECKING:
 
 _EXIT_CODES_HELP = (
     "Exit codes: 0 all scored and thresholds met; 1 a threshold missed; 2 bad usage, settings or data "
-    "(before any judge call); 3 incomplete (judges failed, or nothing scored); 130 interrupted (results kept)."
+    "(before any judge call); 3 incomplete (judges failed, or nothing scored); 4 undecided (a threshold inside the "
+    "aggregate's confidence interval, see --on-undecided); 130 interrupted (results kept)."
 )
 
 app = typer.Typer(

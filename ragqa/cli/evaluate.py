@@ -196,6 +196,14 @@ def evaluate(
             "metrics, above for lower-is-better). Repeatable. Overrides ragqa.thresholds.",
         ),
     ] = None,
+    on_undecided: Annotated[
+        str | None,
+        typer.Option(
+            "--on-undecided",
+            help="A threshold inside the aggregate's confidence interval (undecided): fail (exit 4), pass, or warn "
+            "(pass with a warning); default: ragqa.on-undecided (fail).",
+        ),
+    ] = None,
     allow_incomplete: Annotated[
         bool,
         typer.Option(
@@ -274,6 +282,7 @@ def evaluate(
             dataset=str(dataset),
             panel=panel,
             no_cache=no_cache,
+            on_undecided=on_undecided,
         )
     runner = Runner(plan, container, on_estimate=on_estimate, on_result=progress_bar.advance, keep_results=False)
     _interrupt_on_sigterm()
@@ -365,9 +374,22 @@ def _report(result: RunResult, *, max_failures: int) -> None:
     for option, path in result.written:
         err.print(f"wrote {option} {path}")
     for verdict in result.verdicts:
-        style = "green" if verdict.passed else "bold red"
+        style = "bold yellow" if verdict.undecided else ("green" if verdict.passed else "bold red")
         word, rest = str(verdict).split(" ", 1)
         stdout.print(f"[{style}]{word}[/] {_escape(rest)}", highlight=False)
+        if verdict.flaky:
+            shown = ", ".join(verdict.flaky[:max_failures]) + (
+                f" and {len(verdict.flaky) - max_failures} more" if len(verdict.flaky) > max_failures else ""
+            )
+            stdout.print(
+                f"  flaky {verdict.metric}: {len(verdict.flaky)} sample(s) with judges or repeats on both sides of "
+                f"{verdict.threshold:g}: {_escape(shown)}",
+                highlight=False,
+            )
+        if verdict.undecided and verdict.on_undecided == "warn":
+            err.print(
+                f"[yellow]warning:[/] {_escape(verdict.metric)} is undecided; counted as pass (--on-undecided warn)"
+            )
     if result.incomplete:
         kind = "warning" if result.exit_code != ExitCode.INCOMPLETE else "incomplete"
         err.print(

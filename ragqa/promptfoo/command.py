@@ -19,7 +19,9 @@ def register(app: typer.Typer) -> None:
     ``ragqa test FILE.yaml... [--config application.yaml] [--profile a,b] [--junit-xml out.xml]``
     exits with :func:`ragqa.promptfoo.running.run_promptfoo_files`'s code: 0 every assertion
     passed, 1 an assertion failed, 2 bad usage, settings or data (before any judge call), 3 an
-    assertion could not be decided because judges failed, 130 interrupted.
+    assertion could not be decided because judges failed, 4 an assertion is undecided (the
+    sample's interval across judges x repeats contains its threshold; ``--on-undecided``), 130
+    interrupted.
     """
 
     @app.command("test")
@@ -39,11 +41,20 @@ def register(app: typer.Typer) -> None:
             Path | None,
             typer.Option("--junit-xml", help="Write JUnit XML to this file (one testcase per assertion)."),
         ] = None,
+        on_undecided: Annotated[
+            str | None,
+            typer.Option(
+                "--on-undecided",
+                help="An assertion whose interval contains its threshold: fail (exit 4), pass, or warn "
+                "(default: ragqa.on-undecided, fail).",
+            ),
+        ] = None,
     ) -> None:
         """Run promptfoo-style assertions (noise-sensitivity, context-faithfulness, ...) across the judge panel.
 
         Exit codes: 0 passed, 1 an assertion failed, 2 bad input (before any judge call), 3 judges
-        failed so an assertion could not be decided, 130 interrupted.
+        failed so an assertion could not be decided, 4 an assertion is undecided (its interval
+        contains its threshold), 130 interrupted.
         """
         from ragqa.container import create_container
         from ragqa.promptfoo.running import run_promptfoo_files
@@ -55,4 +66,8 @@ def register(app: typer.Typer) -> None:
             raise typer.Exit(ExitCode.USAGE)
         profiles = [p.strip() for p in (profile or "").split(",") if p.strip()]
         container = create_container(config, profiles)
-        raise typer.Exit(run_promptfoo_files(files, container=container, junit_xml=junit_xml, err=sys.stderr))
+        raise typer.Exit(
+            run_promptfoo_files(
+                files, container=container, junit_xml=junit_xml, err=sys.stderr, on_undecided=on_undecided
+            )
+        )

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, TextIO
 
-from ragqa.assertions import format_score
+from ragqa.thresholds import format_score, undecided_message
 
 if TYPE_CHECKING:
     from ragqa.assertions import MetricVerdict
@@ -16,17 +16,24 @@ if TYPE_CHECKING:
 __all__ = ["counts", "junit_suite", "print_results"]
 
 
-def counts(results: Sequence[CaseResult]) -> tuple[int, int, int]:
-    """``(passed, failed, undecided)``: undecided cases failed only because judges failed."""
+def counts(results: Sequence[CaseResult]) -> tuple[int, int, int, int]:
+    """``(passed, failed, incomplete, undecided)``.
+
+    Incomplete cases failed only because judges failed; undecided ones did not pass because their
+    interval contains the threshold (``on_undecided="fail"``). Passed ones include undecided cases
+    that ``on_undecided`` counted as passed.
+    """
     passed = sum(1 for r in results if r.verdict.passed)
-    undecided = sum(1 for r in results if not r.verdict.decided)
-    return passed, len(results) - passed - undecided, undecided
+    incomplete = sum(1 for r in results if not r.verdict.decided)
+    undecided = sum(1 for r in results if r.verdict.decided and r.verdict.undecided and not r.verdict.passed)
+    return passed, len(results) - passed - incomplete - undecided, incomplete, undecided
 
 
 def tally(results: Sequence[CaseResult]) -> str:
-    """``P passed, F failed[, U undecided (judges failed)] of N assertion(s)``."""
-    passed, failed, undecided = counts(results)
-    extra = f", {undecided} undecided (judges failed)" if undecided else ""
+    """``P passed, F failed[, I incomplete (judges failed)][, U undecided] of N assertion(s)``."""
+    passed, failed, incomplete, undecided = counts(results)
+    extra = f", {incomplete} incomplete (judges failed)" if incomplete else ""
+    extra += f", {undecided} undecided (interval contains the threshold)" if undecided else ""
     return f"{passed} passed, {failed} failed{extra} of {len(results)} assertion(s)"
 
 
@@ -38,26 +45,29 @@ def _judges_line(verdict: MetricVerdict) -> str:
 
 
 def _label(verdict: MetricVerdict) -> str:
+    if verdict.undecided:
+        return "UNDECIDED" if not verdict.passed else f"UNDECIDED ({verdict.on_undecided})"
     if verdict.passed:
         return "PASS"
-    return "FAIL" if verdict.decided else "UNDECIDED"
+    return "FAIL" if verdict.decided else "INCOMPLETE"
 
 
 def print_results(results: Sequence[CaseResult], suite: PromptfooSuite, out: TextIO, seconds: float) -> None:
     """Print one line per assertion with every judge's score, the full message of each that did not pass, a summary.
 
-    Each line is ``PASS|FAIL|UNDECIDED  [test] name :: type  [metric key] aggregate A >= T  |  judge s, ...``
-    (scores with 3 decimals, ``unscored`` for NaN, ``excluded`` for a judge that failed).
+    Each line is ``PASS|FAIL|INCOMPLETE|UNDECIDED  [test] name :: type  [metric key] aggregate A >= T  |
+    judge s, ...`` (scores with 3 decimals, ``unscored`` for NaN, ``excluded`` for a judge that
+    failed); an undecided line shows ``undecided: A [low, high] against T, add samples or repeats``.
     """
     for r in results:
         v = r.verdict
         cmp = ">=" if v.direction == "higher" else "<="
-        print(
-            f"{_label(v)}  {r.case.name}  [{v.result.metric}] "
-            f"aggregate {format_score(v.result.aggregate.value, against=v.threshold)} {cmp} {v.threshold:g}  "
-            f"|  {_judges_line(v)}",
-            file=out,
-        )
+        value = v.result.aggregate.value
+        if v.undecided and v.interval is not None:
+            shown = undecided_message(value, v.interval, v.threshold)
+        else:
+            shown = f"aggregate {format_score(value, against=v.threshold)} {cmp} {v.threshold:g}"
+        print(f"{_label(v)}  {r.case.name}  [{v.result.metric}] {shown}  |  {_judges_line(v)}", file=out)
         if not v.passed:
             for line in v.message().splitlines():
                 print(f"      {line}", file=out)
@@ -70,8 +80,8 @@ def junit_suite(name: str, results: Sequence[CaseResult]) -> JUnitSuite:
     A testcase is named ``[test] name :: type`` with classname ``promptfoo.<name>`` and carries
     :func:`ragqa.render.junit.result_properties` (threshold, policy and verdict included). A failed
     assertion has a ``failure`` (message: the verdict's one-line reason; text: the per-judge
-    message); an undecided one (judges failed) an ``error`` instead; a passing one has the message
-    as ``system-out``.
+    message), an undecided one too (its message starts with ``undecided:``); an incomplete one
+    (judges failed) an ``error`` instead; a passing one has the message as ``system-out``.
 
     Args:
         name: the suite's name (the file's stem).

@@ -21,11 +21,13 @@ from ragqa.errors import ConfigError, RagqaError, SampleError
 from ragqa.promptfoo.loading import PromptfooCase, PromptfooSuite, load_suite, split_settings_files
 from ragqa.promptfoo.mapping import FIELD_HINTS
 from ragqa.run.exit_codes import ExitCode
+from ragqa.thresholds import parse_on_undecided
 
 if TYPE_CHECKING:
     from ragqa.assertions import MetricVerdict
     from ragqa.container import Container
     from ragqa.evaluation import PanelEvaluator
+    from ragqa.thresholds import OnUndecided
 
 __all__ = ["CaseResult", "arun_suite", "check_suite", "exit_code", "run_promptfoo_file", "run_promptfoo_files"]
 
@@ -100,18 +102,32 @@ def check_suite(evaluator: PanelEvaluator, suite: PromptfooSuite, thresholds: Ma
 
 
 async def _score_cases(
-    evaluator: PanelEvaluator, suite: PromptfooSuite, limits: Sequence[float], max_concurrent: int
+    evaluator: PanelEvaluator,
+    suite: PromptfooSuite,
+    limits: Sequence[float],
+    max_concurrent: int,
+    on_undecided: OnUndecided = "fail",
 ) -> list[CaseResult]:
-    """Score checked cases concurrently (at most ``max_concurrent`` at once); results in file order."""
-    from ragqa.assertions import verdict_for
+    """Score checked cases concurrently (at most ``max_concurrent`` at once); results in file order.
 
-    gate = asyncio.Semaphore(max_concurrent)
+    Each case's threshold is a gate (:func:`ragqa.thresholds.gate`) on the sample's aggregate with
+    its interval across judges x repeats (:func:`ragqa.uncertainty.sample_interval`): undecided
+    when the interval contains the threshold, then ``on_undecided`` decides.
+    """
+    from ragqa.assertions import verdict_for
+    from ragqa.thresholds import sample_scores
+    from ragqa.uncertainty import sample_interval
+
+    slots = asyncio.Semaphore(max_concurrent)
 
     async def one(case: PromptfooCase, limit: float) -> CaseResult:
-        async with gate:
+        async with slots:
             started = time.perf_counter()
             result = (await evaluator.score_sample(case.sample, [case.metric]))[0]
-            verdict = verdict_for(result, threshold=limit, policy=case.policy)
+            interval = sample_interval(sample_scores(result), bounds=case.metric.value_range)
+            verdict = verdict_for(
+                result, threshold=limit, policy=case.policy, interval=interval, on_undecided=on_undecided
+            )
             return CaseResult(case=case, verdict=verdict, seconds=time.perf_counter() - started)
 
     return list(await asyncio.gather(*(one(c, lim) for c, lim in zip(suite.cases, limits, strict=True))))
@@ -123,6 +139,7 @@ async def arun_suite(
     *,
     thresholds: Mapping[str, float] | None = None,
     max_concurrent: int = 8,
+    on_undecided: OnUndecided = "fail",
 ) -> list[CaseResult]:
     """Check every case with :func:`check_suite`, then score them across the panel.
 
@@ -131,6 +148,7 @@ async def arun_suite(
         suite: the loaded file.
         thresholds: ``ragqa.thresholds`` by metric spec.
         max_concurrent: cases scored at once (judge calls are further bounded per provider).
+        on_undecided: what an undecided case counts as: ``fail`` (default), ``pass`` or ``warn``.
 
     Returns:
         One result per case, in file order.
@@ -139,20 +157,23 @@ async def arun_suite(
         SampleError, ConfigError: as :func:`check_suite`, before the first judge call.
     """
     limits = check_suite(evaluator, suite, thresholds or {})
-    return await _score_cases(evaluator, suite, limits, max_concurrent)
+    return await _score_cases(evaluator, suite, limits, max_concurrent, on_undecided)
 
 
 def exit_code(results: Sequence[CaseResult]) -> ExitCode:
-    """The exit code of scored cases: 1 an assertion failed, else 3 one was undecided, else 0.
+    """The exit code of scored cases: 1 one failed, else 3 one was incomplete, else 4 one was undecided, else 0.
 
-    ``THRESHOLD`` (1) when an assertion failed; else ``INCOMPLETE`` (3) when one could not be
-    decided because judges failed; else ``OK`` (0). A decided failure outranks an undecided one:
-    what failed stays failed whatever the judges that did not answer would have said.
+    ``THRESHOLD`` (1) when an assertion failed outright; else ``INCOMPLETE`` (3) when one could
+    not be decided because judges failed; else ``UNDECIDED`` (4) when one's interval contains its
+    threshold and ``on_undecided`` is ``fail``; else ``OK`` (0). A decided failure outranks an
+    incomplete one: what failed stays failed whatever the judges that did not answer would have said.
     """
-    if any(not r.verdict.passed and r.verdict.decided for r in results):
+    if any(not r.verdict.passed and r.verdict.decided and not r.verdict.undecided for r in results):
         return ExitCode.THRESHOLD
     if any(not r.verdict.decided for r in results):
         return ExitCode.INCOMPLETE
+    if any(not r.verdict.passed for r in results):
+        return ExitCode.UNDECIDED
     return ExitCode.OK
 
 
@@ -164,9 +185,12 @@ def run_promptfoo_file(
     out: TextIO | None = None,
     err: TextIO | None = None,
     close: bool = True,
+    on_undecided: str | None = None,
 ) -> int:
     """Run one promptfoo-style file with the container's panel (see :func:`run_promptfoo_files`)."""
-    return run_promptfoo_files([path], container=container, junit_xml=junit_xml, out=out, err=err, close=close)
+    return run_promptfoo_files(
+        [path], container=container, junit_xml=junit_xml, out=out, err=err, close=close, on_undecided=on_undecided
+    )
 
 
 def run_promptfoo_files(
@@ -177,6 +201,7 @@ def run_promptfoo_files(
     out: TextIO | None = None,
     err: TextIO | None = None,
     close: bool = True,
+    on_undecided: str | None = None,
 ) -> int:
     """Run promptfoo-style files with the container's panel; print results; maybe write JUnit XML.
 
@@ -191,12 +216,15 @@ def run_promptfoo_files(
         out: where results go (default ``sys.stdout``).
         err: where ``error: ...`` lines go (default ``out`` when given, else ``sys.stderr``).
         close: close the container's clients at the end (on the loop that used them).
+        on_undecided: what an assertion whose interval contains its threshold counts as:
+            ``fail``, ``pass`` or ``warn`` (default: ``ragqa.on-undecided``, ``fail``).
 
     Returns:
         The :class:`~ragqa.run.exit_codes.ExitCode`: 0 every assertion passed; 1 an assertion
         failed; 2 bad path, file, settings or data (one ``error:`` line, no judge called); 3 an
-        assertion could not be decided because judges failed (and none failed outright); 130
-        interrupted.
+        assertion could not be decided because judges failed (and none failed outright); 4 an
+        assertion is undecided (its interval contains its threshold) and nothing worse happened;
+        130 interrupted.
     """
     from ragqa.container import close_container
     from ragqa.promptfoo.output import junit_suite, print_results, tally
@@ -220,6 +248,7 @@ def run_promptfoo_files(
             print(f"note: skipped {path}: a ragqa settings file, not a test file (pass it with --config)", file=errors)
         suites = [load_suite(p, metric_options=settings.ragqa.metric_options) for p in tests]
         thresholds = dict(settings.ragqa.thresholds)
+        undecided = parse_on_undecided(on_undecided) if on_undecided is not None else settings.ragqa.on_undecided
         evaluator = container.evaluator()
         limits = [check_suite(evaluator, suite, thresholds) for suite in suites]
     except RagqaError as exc:
@@ -232,7 +261,7 @@ def run_promptfoo_files(
         try:
             for suite, suite_limits in zip(suites, limits, strict=True):
                 started = time.perf_counter()
-                results = await _score_cases(evaluator, suite, suite_limits, max_concurrent=8)
+                results = await _score_cases(evaluator, suite, suite_limits, 8, undecided)
                 runs.append((results, time.perf_counter() - started))
         finally:
             if close:
@@ -263,4 +292,12 @@ def run_promptfoo_files(
     code = exit_code(every)
     if code == ExitCode.INCOMPLETE:
         print("incomplete: judges failed, so some assertions could not be decided (exit 3)", file=stream)
+    elif code == ExitCode.UNDECIDED:
+        print(
+            "undecided: some assertions' intervals contain their thresholds; add judges or repeats, "
+            "or pass --on-undecided pass|warn (exit 4)",
+            file=stream,
+        )
+    elif any(r.verdict.undecided for r in every) and undecided == "warn":
+        print("warning: some assertions are undecided and were counted as passed (--on-undecided warn)", file=errors)
     return code

@@ -20,6 +20,7 @@ from ragqa.render.registry import RENDERERS, Renderer, renderer_for
 from ragqa.run.outputs import check_output_path
 from ragqa.run.spec import MetricSpec, parse_metric_specs, resolve_thresholds, spec_of
 from ragqa.run.validate import Limits
+from ragqa.thresholds import OnUndecided, parse_on_undecided
 
 if TYPE_CHECKING:
     from ragqa.settings import Settings
@@ -99,6 +100,8 @@ class RunPlan:
         panel: overrides of :class:`ragqa.evaluation.PanelOptions` (``strategy``, ``quorum``,
             ``language``) applied to the configured evaluator.
         no_cache: True to run without the on-disk judge cache even when it is enabled.
+        on_undecided: what a threshold gate whose confidence interval contains the threshold
+            counts as: ``fail`` (exit 4 when nothing else is wrong), ``pass`` or ``warn``.
     """
 
     metrics: tuple[Metric, ...]
@@ -112,6 +115,7 @@ class RunPlan:
     dataset: str = ""
     panel: Mapping[str, Any] = field(default_factory=dict)
     no_cache: bool = False
+    on_undecided: OnUndecided = "fail"
 
     @property
     def specs(self) -> tuple[MetricSpec, ...]:
@@ -240,6 +244,7 @@ def make_plan(
     dataset: str = "",
     panel: Mapping[str, Any] | None = None,
     no_cache: bool = False,
+    on_undecided: str | None = None,
 ) -> RunPlan:
     """Build and check a run plan; no judge is built or called.
 
@@ -258,6 +263,7 @@ def make_plan(
         dataset: the dataset's name for the results header.
         panel: PanelOptions overrides.
         no_cache: run without the judge cache.
+        on_undecided: ``fail``, ``pass`` or ``warn`` (default: ``ragqa.on-undecided``).
 
     Raises:
         ConfigError: for any problem above, or a metric that needs a judge when the panel has
@@ -289,6 +295,7 @@ def make_plan(
         dataset=dataset,
         panel=dict(panel or {}),
         no_cache=no_cache,
+        on_undecided=(parse_on_undecided(on_undecided) if on_undecided is not None else settings.ragqa.on_undecided),
     )
     if resume and plan.stream is None:
         raise ConfigError("--resume needs a JSON Lines output to resume from, e.g. --out results.jsonl", key="--resume")

@@ -36,7 +36,7 @@ from ragqa.errors import ConfigError, SampleError
 from ragqa.render.registry import RenderOptions
 from ragqa.report import CacheStats, Report, SkippedSample
 from ragqa.run.estimate import RunEstimate, estimate_pairs
-from ragqa.run.outcome import RunResult, exit_code_for, incomplete_results, threshold_verdicts
+from ragqa.run.outcome import FlakySamples, RunResult, exit_code_for, incomplete_results, threshold_verdicts
 from ragqa.run.plan import RunPlan, check_judge_free
 from ragqa.run.stream import Pair, ResultsHeader, ResultStream, partial_path, read_results
 from ragqa.run.summary import RunSummary
@@ -393,9 +393,11 @@ class Runner:
         judge_ids = [j.id for j in evaluator.judges]
         summary = RunSummary(judge_ids, keys, prepared.n_samples)
         made: dict[tuple[int, int], PanelResult] = {}  # (position, metric index) -> result, with keep_results
+        flaky = FlakySamples(plan.thresholds)
 
         def keep(position: int, result: PanelResult) -> None:
             summary.add(position, result)
+            flaky.add(position, result)
             if self.keep_results:
                 made[(position, metric_of[result.metric])] = result
 
@@ -430,7 +432,7 @@ class Runner:
         order = [made[k] for k in sorted(made)] if self.keep_results else summary.failed_results()
         report = Report(
             results=order,
-            summaries=summary.summaries(),
+            summaries=flaky.mark(summary.summaries(), prepared.labels),
             skipped=[_skipped(p) for p in prepared.validation.problems],
             wall_time_s=wall,
             cache=_cache_stats(cache, counts0),
@@ -446,7 +448,7 @@ class Runner:
             else:
                 output.renderer.write(report, output.path, options)
             written.append((output.option, str(output.path)))
-        verdicts = threshold_verdicts(report, plan.thresholds)
+        verdicts = threshold_verdicts(report, plan.thresholds, on_undecided=plan.on_undecided)
         return RunResult(
             report=report,
             estimate=estimate,

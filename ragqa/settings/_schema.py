@@ -512,6 +512,9 @@ class RagqaSettings(_Model):
     cache: CacheSettings = Field(default_factory=CacheSettings)
     thresholds: dict[str, float] = Field(default_factory=dict)
     """Pass thresholds per metric key (used by the pytest plugin and CLI exit codes)."""
+    on_undecided: Literal["fail", "pass", "warn"] = "fail"
+    """What a threshold gate whose confidence interval contains the threshold counts as: ``fail``
+    (exit 4, a failed test), ``pass``, or ``warn`` (pass with a warning); see ``docs/cli.md``."""
     prices: dict[str, Price] = Field(default_factory=dict)
     """Prices per model name (or judge id), per one million tokens."""
     circuit_breaker: CircuitBreakerSettings = Field(default_factory=CircuitBreakerSettings)
