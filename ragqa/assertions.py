@@ -66,7 +66,6 @@ from ragqa.thresholds import (
     sample_scores,
     undecided_message,
 )
-from ragqa.uncertainty import sample_interval
 
 if TYPE_CHECKING:
     from ragqa.evaluation import PanelEvaluator
@@ -467,6 +466,8 @@ async def score_metric(
     chosen = resolve_metric(evaluator, metric)
     limit = resolve_threshold(chosen, explicit=threshold, configured=thresholds)
     result = await evaluator.score(sample, chosen)
+    from ragqa.uncertainty import sample_interval  # numpy: kept off `import ragqa` (tests/test_startup_imports.py)
+
     interval = sample_interval(sample_scores(result), confidence=confidence, bounds=chosen.value_range)
     return verdict_for(result, threshold=limit, policy=policy, interval=interval, on_undecided=on_undecided)
 
