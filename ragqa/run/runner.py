@@ -391,7 +391,7 @@ class Runner:
         keys = [m.key for m in plan.metrics]
         metric_of = {key: i for i, key in enumerate(keys)}
         judge_ids = [j.id for j in evaluator.judges]
-        summary = RunSummary(judge_ids, keys, prepared.n_samples)
+        summary = RunSummary(judge_ids, keys, prepared.n_samples, confidence=evaluator.options.confidence)
         made: dict[tuple[int, int], PanelResult] = {}  # (position, metric index) -> result, with keep_results
 
         def keep(position: int, result: PanelResult) -> None:
