@@ -39,6 +39,7 @@ __all__ = [
     "SkippedSample",
     "calls_per_judgement",
     "finite_json",
+    "metric_bounds",
     "metric_uncertainty",
     "summarize",
 ]
@@ -461,6 +462,17 @@ def calls_per_judgement(calls: int, judgements: int) -> float | None:
     return calls / judgements
 
 
+def metric_bounds(metric: str) -> tuple[float, float] | None:
+    """The closed range of ``metric``'s scores (a registry name or a result key such as ``x(mode=y)``).
+
+    Returns:
+        ``(low, high)`` from the metric class's ``value_range``; ``None`` for a metric not in
+        :data:`ragqa.metrics.METRICS` (a custom one), whose intervals are then not clamped.
+    """
+    cls = METRICS.get(metric.split("(", 1)[0].strip())
+    return None if cls is None else cls.value_range
+
+
 def metric_uncertainty(
     summary: MetricSummary,
     aggregates: Sequence[float],
@@ -494,8 +506,7 @@ def metric_uncertainty(
     """
     from ragqa.uncertainty import decompose, mean_interval, score_cube
 
-    cls = METRICS.get(summary.metric.split("(", 1)[0].strip())  # a result key is "name(options)"
-    bounds = None if cls is None else cls.value_range
+    bounds = metric_bounds(summary.metric)
     judges = [
         judge.model_copy(update={"interval": mean_interval(values, confidence=confidence, bounds=bounds)})
         for judge, values in zip(summary.judges, judge_scores, strict=True)
