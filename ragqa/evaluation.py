@@ -34,7 +34,16 @@ from ragqa.judges.ratelimit import request_priority
 from ragqa.metrics.base import CallPlan, Metric, MetricContext
 from ragqa.report import Report, SkippedSample, summarize
 from ragqa.run.heap import frozen_heap
-from ragqa.schema import JudgeFailure, JudgeOutcome, Language, PanelResult, Sample, Usage
+from ragqa.schema import (
+    DEFAULT_CONFIDENCE,
+    JudgeFailure,
+    JudgeOutcome,
+    Language,
+    PanelResult,
+    Sample,
+    Usage,
+    check_confidence,
+)
 from ragqa.usage import usage_scope
 
 __all__ = ["PanelEvaluator", "PanelOptions", "ProgressCallback", "validate_samples"]
@@ -65,6 +74,7 @@ class PanelOptions:
             deadline and the report is returned. ``None``: no deadline.
         call_plan: how metrics ask the judges (:data:`~ragqa.metrics.base.CallPlan`): ``batched``
             (one call per step for all items) or ``ragas`` (RAGAS's calls, one per item).
+        confidence: level of the report's confidence intervals, in (0, 1) (:mod:`ragqa.uncertainty`).
     """
 
     strategy: Strategy = "mean"
@@ -74,11 +84,13 @@ class PanelOptions:
     on_invalid: Literal["raise", "skip"] = "raise"
     deadline_s: float | None = None
     call_plan: CallPlan = "batched"
+    confidence: float = DEFAULT_CONFIDENCE
 
     def __post_init__(self) -> None:
-        """Reject a deadline that is not positive."""
+        """Reject a deadline that is not positive and a confidence outside (0, 1)."""
         if self.deadline_s is not None and not self.deadline_s > 0:
             raise ValueError(f"deadline_s must be > 0 seconds or None, got {self.deadline_s}")
+        check_confidence(self.confidence)
 
 
 def validate_samples(samples: Sequence[Sample], metrics: Sequence[Metric]) -> list[SampleError]:
@@ -258,7 +270,7 @@ class PanelEvaluator:
         results = [row for rows in by_sample for row in rows]
         return Report(
             results=results,
-            summaries=summarize(results, [j.id for j in self.judges]),
+            summaries=summarize(results, [j.id for j in self.judges], confidence=self.options.confidence),
             skipped=skipped,
             wall_time_s=time.perf_counter() - started,
             call_plan=self.options.call_plan,

@@ -4,7 +4,10 @@ Per metric the summary gives each judge's mean (NaN-ignoring, over the samples i
 many samples each judge failed or left unscored, the aggregation strategy and quorum, the mean of
 the per-sample aggregates, the mean spread between judges, how many samples have no aggregate and
 why (below quorum, every judge failed), the usage, and, with two or more judges, how far the
-judges agree (:class:`Agreement`, computed by :mod:`ragqa.agreement`). Renderers read these fields; none of them
+judges agree (:class:`Agreement`, computed by :mod:`ragqa.agreement`). It also says how sure each
+mean is (:mod:`ragqa.uncertainty`): a confidence interval on the aggregate and on each judge's mean
+(samples as clusters), and where the aggregate's variance comes from (samples, judges, their
+interaction, repeats) with what would halve its interval. Renderers read these fields; none of them
 recomputes anything from the raw results.
 
 Output helpers (:meth:`Report.to_jsonl`, :meth:`Report.to_csv`, :meth:`Report.to_pandas`) call
@@ -20,8 +23,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ragqa.metrics import METRICS
 from ragqa.metrics._math import nan_mean
-from ragqa.schema import Interval, JudgeFailure, PanelResult, Sample, Usage
+from ragqa.schema import DEFAULT_CONFIDENCE, Decomposition, Interval, JudgeFailure, PanelResult, Sample, Usage
 
 __all__ = [
     "Agreement",
@@ -33,7 +37,10 @@ __all__ = [
     "PairAgreement",
     "Report",
     "SkippedSample",
+    "calls_per_judgement",
     "finite_json",
+    "metric_bounds",
+    "metric_uncertainty",
     "summarize",
 ]
 
@@ -174,6 +181,11 @@ class MetricSummary(BaseModel):
     flaky_samples: list[str] = Field(default_factory=list)
     """Samples whose judges or repeats fall on both sides of the run's threshold for this metric
     (:func:`ragqa.thresholds.is_flaky`), in dataset order; empty without a threshold."""
+    decomposition: Decomposition | None = None
+    """Where the aggregate's variance comes from (samples, judges, sample x judge, repeats) and how
+    many more samples, judges or repeats would halve :attr:`interval`
+    (:func:`ragqa.uncertainty.decompose`); ``None`` when not computed or with fewer than two
+    samples scored by every judge that scored."""
 
     @property
     def n_aggregated(self) -> int:
@@ -338,12 +350,15 @@ def _write(report: Report, renderer: Any, path: str | Path) -> Path:
     return target
 
 
-def summarize(results: Sequence[PanelResult], judge_ids: Sequence[str]) -> list[MetricSummary]:
-    """Summarise per metric and judge, with the judges' agreement (pure).
+def summarize(
+    results: Sequence[PanelResult], judge_ids: Sequence[str], *, confidence: float = DEFAULT_CONFIDENCE
+) -> list[MetricSummary]:
+    """Summarise per metric and judge, with the judges' agreement and the uncertainty of each mean (pure).
 
     Args:
         results: panel results of a run.
         judge_ids: the panel, in display order.
+        confidence: level of the confidence intervals, in (0, 1).
 
     Returns:
         One summary per metric, in first-seen order.
@@ -354,7 +369,9 @@ def summarize(results: Sequence[PanelResult], judge_ids: Sequence[str]) -> list[
 
     Agreement between judges (:mod:`ragqa.agreement`: Krippendorff's alpha, pairwise Spearman and
     mean absolute difference, bias, contested samples) is filled in for every metric when the panel
-    has two or more judges, ``None`` otherwise.
+    has two or more judges, ``None`` otherwise. Intervals and the variance decomposition come from
+    :func:`metric_uncertainty`, with the judge calls per judgement of the whole run
+    (:func:`calls_per_judgement`).
     """
     from ragqa.agreement import metric_agreement
 
@@ -362,6 +379,8 @@ def summarize(results: Sequence[PanelResult], judge_ids: Sequence[str]) -> list[
     for r in results:
         by_metric.setdefault(r.metric, []).append(r)
     summaries = []
+    cubes = []
+    judgements = 0
     for metric, rows in by_metric.items():
         rules = {(r.aggregate.strategy, r.aggregate.quorum) for r in rows}
         if len(rules) > 1:
@@ -370,15 +389,19 @@ def summarize(results: Sequence[PanelResult], judge_ids: Sequence[str]) -> list[
         [(strategy, quorum)] = rules
         judges = []
         total = Usage()
-        for jid in judge_ids:
+        per_judge: list[list[float]] = []
+        cube: list[list[list[float]]] = [[[] for _ in judge_ids] for _ in rows]
+        for j, jid in enumerate(judge_ids):
             scores: list[float] = []
             n_nan = n_failed = 0
             usage = Usage()
-            for row in rows:
+            for i, row in enumerate(rows):
                 for o in row.judges:
                     if o.judge_id != jid:
                         continue
                     usage = usage + o.usage
+                    cube[i][j] = o.repeat_values()
+                    judgements += len(cube[i][j])
                     if o.failure is not None or o.score is None:
                         n_failed += 1
                     elif math.isnan(o.score.value):
@@ -386,6 +409,7 @@ def summarize(results: Sequence[PanelResult], judge_ids: Sequence[str]) -> list[
                     else:
                         scores.append(o.score.value)
             total = total + usage
+            per_judge.append(scores)
             judges.append(
                 JudgeSummary(
                     judge_id=jid,
@@ -398,6 +422,7 @@ def summarize(results: Sequence[PanelResult], judge_ids: Sequence[str]) -> list[
             )
         aggregates = [r.aggregate.value for r in rows]
         n_scored = sum(1 for a in aggregates if not math.isnan(a))
+        cubes.append((aggregates, per_judge, cube))
         summaries.append(
             MetricSummary(
                 metric=metric,
@@ -417,7 +442,86 @@ def summarize(results: Sequence[PanelResult], judge_ids: Sequence[str]) -> list[
                 agreement=metric_agreement(rows, judge_ids),
             )
         )
-    return summaries
+    per_call = calls_per_judgement(sum(s.usage.calls for s in summaries), judgements)
+    return [
+        metric_uncertainty(summary, aggregates, per_judge, cube, confidence=confidence, calls=per_call)
+        for summary, (aggregates, per_judge, cube) in zip(summaries, cubes, strict=True)
+    ]
+
+
+def calls_per_judgement(calls: int, judgements: int) -> float | None:
+    """Judge calls per judgement: per (sample, metric, judge, repeat) metric computation of a run.
+
+    Args:
+        calls: provider calls of the run (:attr:`ragqa.schema.Usage.calls`; cache hits excluded).
+        judgements: (sample, metric, judge, repeat) computations attempted, failed ones included.
+
+    Returns:
+        ``calls / judgements``; ``None`` when the run made no provider call (a warm cache, judge-free
+        metrics) or judged nothing, since the cost of more judgements is then unknown.
+    """
+    if calls <= 0 or judgements <= 0:
+        return None
+    return calls / judgements
+
+
+def metric_bounds(metric: str) -> tuple[float, float] | None:
+    """The closed range of ``metric``'s scores (a registry name or a result key such as ``x(mode=y)``).
+
+    Returns:
+        ``(low, high)`` from the metric class's ``value_range``; ``None`` for a metric not in
+        :data:`ragqa.metrics.METRICS` (a custom one), whose intervals are then not clamped.
+    """
+    cls = METRICS.get(metric.split("(", 1)[0].strip())
+    return None if cls is None else cls.value_range
+
+
+def metric_uncertainty(
+    summary: MetricSummary,
+    aggregates: Sequence[float],
+    judge_scores: Sequence[Sequence[float]],
+    scores: Sequence[Sequence[Sequence[float]]],
+    *,
+    confidence: float,
+    calls: float | None,
+) -> MetricSummary:
+    """``summary`` with its intervals and variance decomposition filled in (pure).
+
+    The aggregate's interval is :func:`ragqa.uncertainty.mean_interval` (clustered standard error,
+    samples as clusters) of the per-sample aggregates; each judge's, of its finite per-sample scores;
+    both clamped to the metric's range when the metric is in the registry. The decomposition is
+    :func:`ragqa.uncertainty.decompose` of every judge's repeat values.
+
+    Args:
+        summary: the metric's summary, without intervals.
+        aggregates: the per-sample aggregates (NaN where none), in sample order.
+        judge_scores: per judge of ``summary.judges``, its finite scores.
+        scores: per sample, per judge of ``summary.judges``, its repeat values (``[]`` when it did not
+            judge the sample, NaN for a failed repeat; :func:`ragqa.uncertainty.score_cube`).
+        confidence: the intervals' level, in (0, 1).
+        calls: judge calls per judgement of the run (:func:`calls_per_judgement`), for the advice's cost.
+
+    Returns:
+        A copy of ``summary`` with ``interval``, each judge's ``interval`` and ``decomposition``.
+
+    Raises:
+        ValueError: for a confidence outside (0, 1).
+    """
+    from ragqa.uncertainty import decompose, mean_interval, score_cube
+
+    bounds = metric_bounds(summary.metric)
+    judges = [
+        judge.model_copy(update={"interval": mean_interval(values, confidence=confidence, bounds=bounds)})
+        for judge, values in zip(summary.judges, judge_scores, strict=True)
+    ]
+    decomposition = decompose(score_cube(scores), calls_per_judgement=calls)
+    return summary.model_copy(
+        update={
+            "judges": judges,
+            "interval": mean_interval(aggregates, confidence=confidence, bounds=bounds),
+            "decomposition": decomposition if decomposition.components.n_samples >= 2 else None,
+        }
+    )
 
 
 def _all_failed(result: PanelResult) -> bool:

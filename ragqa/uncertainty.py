@@ -24,10 +24,12 @@ aggregates carries the sample, sample x judge and repeat variance, and the inter
 is the clustered standard error of Miller (2024) with one value per cluster. The judges' main
 effects (one judge is stricter than another) shift the panel's mean but add no variance to it.
 
-No I/O, no judges: every function takes numbers and returns numbers (or the pydantic shapes
-below), and is tested against simulations with known components (``tests/test_uncertainty.py``).
-``scipy`` is imported inside the functions that use it (it is slow to import and the offline
-path must start fast).
+No I/O, no judges: every function takes numbers and returns numbers or the data shapes of
+:mod:`ragqa.schema` (:class:`~ragqa.schema.Interval`, :class:`~ragqa.schema.VarianceComponents`,
+:class:`~ragqa.schema.AdviceOption`, :class:`~ragqa.schema.Decomposition`, re-exported here,
+importable without numpy so that reports load fast), and is tested against simulations with
+known components (``tests/test_uncertainty.py``). ``scipy`` is imported inside the functions that
+use it (it is slow to import and the offline path must start fast).
 """
 
 from __future__ import annotations
@@ -38,9 +40,16 @@ from typing import Literal
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from pydantic import BaseModel, ConfigDict, Field
 
-from ragqa.schema import Interval
+from ragqa.schema import (
+    DEFAULT_CONFIDENCE,
+    AdviceOption,
+    Decomposition,
+    Interval,
+    Lever,
+    VarianceComponents,
+    check_confidence,
+)
 
 __all__ = [
     "BOOTSTRAP_RESAMPLES",
@@ -55,11 +64,9 @@ __all__ = [
     "halving_advice",
     "mean_interval",
     "sample_interval",
+    "score_cube",
     "variance_components",
 ]
-
-DEFAULT_CONFIDENCE = 0.95
-"""Confidence level of every interval unless configured (``--confidence``, ``ragqa.confidence``)."""
 
 METHODS = ("clustered-se", "cluster-bootstrap")
 """Interval methods of :func:`mean_interval`."""
@@ -68,18 +75,6 @@ BOOTSTRAP_RESAMPLES = 9999
 """Resamples of the cluster bootstrap (scipy's default)."""
 
 Method = Literal["clustered-se", "cluster-bootstrap"]
-Lever = Literal["samples", "judges", "repeats"]
-
-
-def check_confidence(confidence: float) -> float:
-    """Return ``confidence`` when it is a level strictly between 0 and 1.
-
-    Raises:
-        ValueError: for a value outside (0, 1) (for example 95 instead of 0.95) or NaN.
-    """
-    if not 0.0 < confidence < 1.0:
-        raise ValueError(f"confidence must be between 0 and 1 (e.g. 0.95), got {confidence!r}")
-    return confidence
 
 
 def _finite(values: ArrayLike) -> NDArray[np.float64]:
@@ -198,46 +193,24 @@ def sample_interval(
     return None
 
 
-class VarianceComponents(BaseModel):
-    """Variance of one metric's scores split into samples, judges, sample x judge and repeats.
+def score_cube(values: Sequence[Sequence[Sequence[float]]]) -> NDArray[np.float64]:
+    """One metric's scores as the (samples, judges, repeats) array the estimators take.
 
-    Model (crossed two-way random effects with replication): ``y[i, j, k] = mu + s_i + b_j +
-    (sb)_ij + e_ijk`` for sample ``i``, judge ``j``, repeat ``k``, each effect independent with
-    mean 0 and the variance named below, in squared metric units. ``None`` means the design cannot
-    estimate that component (one judge: no judge variance; one repeat: repeats not separated from
-    the interaction). Estimated by :func:`variance_components`.
+    Args:
+        values: per sample, per judge, that judge's repeat values (``[]`` for a judge that did not
+            judge the sample; NaN for a failed or unscored repeat). Every sample lists the same judges.
 
-    Attributes:
-        samples: variance between samples' true scores (what the eval measures), ``sigma_s^2``.
-        judges: variance between judges' overall leniency (their main effects), ``sigma_b^2``.
-        interaction: sample x judge variance (judges ranking samples differently), ``sigma_sb^2``;
-            with one repeat it also holds the repeat variance (see :attr:`confounded`).
-        repeats: variance of one judge's repeated scores of one sample (residual), ``sigma_e^2``;
-            0 for a deterministic judge.
-        n_samples: samples used (those with a score from every judge kept).
-        n_judges: judges used (those with at least one score).
-        repeats_per_cell: harmonic mean of finite repeats per (sample, judge) cell used (>= 1).
-        n_dropped: samples left out because a kept judge has no finite score for them.
-        truncated: components whose estimate was negative and was set to 0.
-        confounded: pairs the design cannot separate, as ``"interaction+repeats"`` (one repeat:
-            :attr:`interaction` holds both) or ``"samples+interaction"`` (one judge: :attr:`samples`
-            holds both).
-        method: the estimator's name.
+    Returns:
+        Shape (samples, judges, most repeats), NaN where a judge has fewer values (at least one
+        repeat wide, so an empty run gives shape (0, 0, 1)).
     """
-
-    model_config = ConfigDict(extra="forbid")
-
-    samples: float | None
-    judges: float | None
-    interaction: float | None
-    repeats: float | None
-    n_samples: int = Field(ge=0)
-    n_judges: int = Field(ge=0)
-    repeats_per_cell: float
-    n_dropped: int = Field(default=0, ge=0)
-    truncated: list[str] = Field(default_factory=list)
-    confounded: list[str] = Field(default_factory=list)
-    method: str = "anova-unweighted-means"
+    judges = max((len(row) for row in values), default=0)
+    repeats = max((len(cell) for row in values for cell in row), default=0) or 1
+    cube = np.full((len(values), judges, repeats), np.nan)
+    for i, row in enumerate(values):
+        for j, cell in enumerate(row):
+            cube[i, j, : len(cell)] = cell
+    return cube
 
 
 def variance_components(scores: ArrayLike) -> VarianceComponents:
@@ -370,31 +343,6 @@ def aggregate_variance(components: VarianceComponents, *, judges: int, repeats: 
     return components.samples + interaction / judges + noise / (judges * repeats)
 
 
-class AdviceOption(BaseModel):
-    """One way to halve an aggregate's interval: more samples, more judges or more repeats.
-
-    Halving the interval's half-width means quartering the variance of the mean (the half-width is
-    proportional to its square root).
-
-    Attributes:
-        lever: ``samples``, ``judges`` or ``repeats``.
-        possible: True when adding this lever alone can halve the interval, False when it cannot
-            (the variance it averages away is too small a share), ``None`` when the design cannot
-            tell (the component it acts on was not estimated: one repeat, or one judge).
-        target: the number of samples, judges or repeats (per judge) needed in all, or ``None``.
-        extra_judgements: extra (sample, judge, repeat) metric computations that takes, or ``None``.
-        extra_calls: those times the judge calls per computation, or ``None`` when unknown.
-    """
-
-    model_config = ConfigDict(extra="forbid")
-
-    lever: Lever
-    possible: bool | None
-    target: int | None = None
-    extra_judgements: int | None = None
-    extra_calls: int | None = None
-
-
 def halving_advice(
     components: VarianceComponents,
     *,
@@ -468,29 +416,6 @@ def halving_advice(
             target = max(n_repeats + 1, math.ceil(s2_e / (n_judges * (goal - fixed)) - 1e-12))
             repeats = option("repeats", target, n_samples * n_judges * (target - n_repeats))
     return [samples, judges, repeats]
-
-
-class Decomposition(BaseModel):
-    """Where one metric's aggregate variance comes from, and what would halve its interval.
-
-    Attributes:
-        components: the variance components (:func:`variance_components`).
-        share: each component's share of the per-sample aggregate's variance under the fixed-panel
-            model (:func:`aggregate_variance`), keys ``samples``, ``interaction``, ``repeats``
-            (each in [0, 1], summing to 1; a component the design cannot estimate has no key, its
-            variance is in the one it is confounded with); empty when the variance is unknown or 0.
-        advice: how to halve the interval (:func:`halving_advice`): samples, judges, repeats.
-        repeats: repeats per judge the run used (the largest count of any cell).
-        calls_per_judgement: judge calls per (sample, judge, repeat) this run spent, or ``None``.
-    """
-
-    model_config = ConfigDict(extra="forbid")
-
-    components: VarianceComponents
-    share: dict[str, float] = Field(default_factory=dict)
-    advice: list[AdviceOption] = Field(default_factory=list)
-    repeats: int = Field(default=1, ge=1)
-    calls_per_judgement: float | None = None
 
 
 def decompose(scores: ArrayLike, *, calls_per_judgement: float | None = None) -> Decomposition:

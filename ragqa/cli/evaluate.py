@@ -181,6 +181,14 @@ def evaluate(
             "calls, one per item); default: ragqa.call-plan (batched).",
         ),
     ] = None,
+    confidence: Annotated[
+        float | None,
+        typer.Option(
+            "--confidence",
+            help="Level of the confidence intervals on every aggregate and judge mean, between 0 and 1 "
+            "(default: ragqa.confidence, 0.95).",
+        ),
+    ] = None,
     on_invalid: Annotated[
         str,
         typer.Option(
@@ -243,6 +251,8 @@ def evaluate(
         _fail(f"--on-invalid {on_invalid!r}: use raise or skip")
     if call_plan is not None and call_plan not in ("batched", "ragas"):
         _fail(f"--call-plan {call_plan!r}: use batched or ragas")
+    if confidence is not None and not 0.0 < confidence < 1.0:
+        _fail(f"--confidence {confidence!r}: use a level between 0 and 1, e.g. 0.95")
 
     err = _stderr()
     progress_bar = _Progress(enabled=progress)
@@ -269,6 +279,7 @@ def evaluate(
             quorum=quorum,
             deadline_s=_parse_deadline(deadline) if deadline is not None else None,
             call_plan=call_plan,
+            confidence=confidence,
         )
         plan = make_plan(
             container.settings(),

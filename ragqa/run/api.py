@@ -182,6 +182,7 @@ async def aevaluate(
     container: Container | None = None,
     call_plan: str | None = None,
     keep_results: bool = True,
+    confidence: float | None = None,
 ) -> Report:
     """Score ``data`` with ``metrics`` across the judge panel of the settings; the async form of :func:`evaluate`.
 
@@ -203,7 +204,12 @@ async def aevaluate(
         resume=resume,
         no_cache=no_cache,
         panel=panel_overrides(
-            language=language, aggregation=aggregation, quorum=quorum, deadline_s=deadline_s, call_plan=call_plan
+            language=language,
+            aggregation=aggregation,
+            quorum=quorum,
+            deadline_s=deadline_s,
+            call_plan=call_plan,
+            confidence=confidence,
         ),
         container=container,
         keep_results=keep_results,
@@ -232,6 +238,7 @@ def evaluate(
     container: Container | None = None,
     call_plan: str | None = None,
     keep_results: bool = True,
+    confidence: float | None = None,
 ) -> Report:
     """Score ``data`` with ``metrics`` across the judge panel of the settings, in one call.
 
@@ -275,6 +282,8 @@ def evaluate(
             memory stays flat in the dataset's size; give a ``.jsonl`` ``out`` to keep the results
             on disk, and a ``.jsonl`` path as ``data`` to read it one line at a time. Outputs that
             render every result (``.json``, ``.csv``, JUnit, HTML) keep them anyway.
+        confidence: level of the confidence intervals on every aggregate and judge mean, in (0, 1)
+            (default ``ragqa.confidence``, 0.95; ``docs/uncertainty.md``).
 
     Returns:
         The :class:`~ragqa.report.Report`: one result per (sample, metric) in dataset order
@@ -309,7 +318,12 @@ def evaluate(
         resume=resume,
         no_cache=no_cache,
         panel=panel_overrides(
-            language=language, aggregation=aggregation, quorum=quorum, deadline_s=deadline_s, call_plan=call_plan
+            language=language,
+            aggregation=aggregation,
+            quorum=quorum,
+            deadline_s=deadline_s,
+            call_plan=call_plan,
+            confidence=confidence,
         ),
         container=container,
         keep_results=keep_results,

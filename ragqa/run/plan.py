@@ -98,7 +98,7 @@ class RunPlan:
         limits: input-size guards.
         dataset: how the samples are named in the results header (a path, or a description).
         panel: overrides of :class:`ragqa.evaluation.PanelOptions` (``strategy``, ``quorum``,
-            ``language``) applied to the configured evaluator.
+            ``language``, ``confidence``...) applied to the configured evaluator.
         no_cache: True to run without the on-disk judge cache even when it is enabled.
         on_undecided: what a threshold gate whose confidence interval contains the threshold
             counts as: ``fail`` (exit 4 when nothing else is wrong), ``pass`` or ``warn``.
@@ -190,6 +190,7 @@ def panel_overrides(
     quorum: int | None = None,
     deadline_s: float | None = None,
     call_plan: str | None = None,
+    confidence: float | None = None,
 ) -> dict[str, Any]:
     """The :class:`~ragqa.evaluation.PanelOptions` fields a caller overrides (``None`` = the settings' value).
 
@@ -199,6 +200,7 @@ def panel_overrides(
         quorum: judges with a score needed for an aggregate (>= 1).
         deadline_s: wall-clock budget of the run in seconds (> 0).
         call_plan: ``batched`` or ``ragas`` (see ``docs/call-plan.md``).
+        confidence: level of the report's confidence intervals, in (0, 1) (see ``docs/uncertainty.md``).
 
     Returns:
         ``{field: value}`` for the arguments given; checked by :func:`make_plan`.
@@ -209,6 +211,7 @@ def panel_overrides(
         "quorum": quorum,
         "deadline_s": deadline_s,
         "call_plan": call_plan,
+        "confidence": confidence,
     }
     return {k: v for k, v in given.items() if v is not None}
 
@@ -225,6 +228,11 @@ def _check_panel(panel: Mapping[str, Any]) -> None:
     quorum = panel.get("quorum")
     if quorum is not None and (isinstance(quorum, bool) or not isinstance(quorum, int) or quorum < 1):
         raise ConfigError(f"quorum {quorum!r}: use an integer >= 1", key="--quorum")
+    confidence = panel.get("confidence")
+    if confidence is not None and (
+        isinstance(confidence, bool) or not isinstance(confidence, int | float) or not 0 < confidence < 1
+    ):
+        raise ConfigError(f"confidence {confidence!r}: use a level between 0 and 1, e.g. 0.95", key="--confidence")
     deadline = panel.get("deadline_s")
     if deadline is not None and (isinstance(deadline, bool) or not isinstance(deadline, int | float) or deadline <= 0):
         raise ConfigError(f"deadline {deadline!r}: use a number of seconds > 0", key="--deadline")

@@ -38,7 +38,7 @@ from ragqa.report import CacheStats, Report, SkippedSample
 from ragqa.run.estimate import RunEstimate, estimate_pairs
 from ragqa.run.outcome import FlakySamples, RunResult, exit_code_for, incomplete_results, threshold_verdicts
 from ragqa.run.plan import RunPlan, check_judge_free
-from ragqa.run.stream import Pair, ResultsHeader, ResultStream, partial_path, read_results
+from ragqa.run.stream import Pair, ResultsHeader, ResultStream, header_intervals, partial_path, read_results
 from ragqa.run.summary import RunSummary
 from ragqa.run.validate import Validation, validate_run
 from ragqa.schema import PanelResult, Sample
@@ -357,6 +357,7 @@ class Runner:
             metrics=tuple(m.key for m in self.plan.metrics),
             judges=tuple(j.id for j in evaluator.judges),
             started_at=old.started_at if old is not None else datetime.now(UTC).isoformat(timespec="seconds"),
+            confidence=evaluator.options.confidence,
         )
 
     def _check_resumed(self, prepared: Prepared, evaluator: PanelEvaluator) -> None:
@@ -391,7 +392,7 @@ class Runner:
         keys = [m.key for m in plan.metrics]
         metric_of = {key: i for i, key in enumerate(keys)}
         judge_ids = [j.id for j in evaluator.judges]
-        summary = RunSummary(judge_ids, keys, prepared.n_samples)
+        summary = RunSummary(judge_ids, keys, prepared.n_samples, confidence=evaluator.options.confidence)
         made: dict[tuple[int, int], PanelResult] = {}  # (position, metric index) -> result, with keep_results
         flaky = FlakySamples(plan.thresholds)
 
@@ -444,7 +445,8 @@ class Runner:
         options = RenderOptions(language=evaluator.options.language, thresholds=dict(plan.thresholds))
         for output in plan.outputs:
             if output.streams and self.stream is not None and output.path == self.stream.path:
-                self.stream.finish((label, key) for label in prepared.labels for key in keys)
+                final = dataclasses.replace(self.stream.header, intervals=header_intervals(report.summaries))
+                self.stream.finish([(label, key) for label in prepared.labels for key in keys], header=final)
             else:
                 output.renderer.write(report, output.path, options)
             written.append((output.option, str(output.path)))

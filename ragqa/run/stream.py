@@ -3,13 +3,15 @@
 Format (UTF-8 JSON Lines, documented in ``docs/cli.md``):
 
 - line 1, the header: ``{"ragqa_results": 1, "run_id", "ragqa_version", "config_fingerprint",
-  "dataset", "dataset_fingerprint", "samples", "metrics", "judges", "started_at"}``; no setting
-  and no secret is in it (the fingerprint is a SHA-256 of the judges' identities and the panel
-  options);
+  "dataset", "dataset_fingerprint", "samples", "metrics", "judges", "started_at", "confidence",
+  "intervals"}``; no setting and no secret is in it (the fingerprint is a SHA-256 of the judges'
+  identities and the panel options); ``intervals`` is ``null`` until the run finishes, then holds
+  each metric's confidence intervals;
 - then one :func:`ragqa.render.records.result_record` per finished (sample, metric), appended
   and flushed the moment it exists, to ``<name>.partial`` beside the target;
-- at the end, the header and every record in dataset order (sample order, then metric order) are
-  written to a temporary file that is renamed over the target, and the partial file is removed.
+- at the end, the header (with the intervals of the run's summaries) and every record in dataset
+  order (sample order, then metric order) are written to a temporary file that is renamed over the
+  target, and the partial file is removed.
 
 A run killed at any moment leaves a ``.partial`` file whose complete lines are valid JSON; a
 truncated last line is ignored when it is read back. ``--resume`` reads the partial (or the
@@ -27,9 +29,10 @@ from typing import IO, Any
 
 from ragqa.errors import ConfigError
 from ragqa.render.records import result_record
+from ragqa.report import MetricSummary, finite_json
 from ragqa.schema import PanelResult
 
-__all__ = ["FORMAT_VERSION", "ResultStream", "ResultsHeader", "partial_path", "read_results"]
+__all__ = ["FORMAT_VERSION", "ResultStream", "ResultsHeader", "header_intervals", "partial_path", "read_results"]
 
 FORMAT_VERSION = 1
 """The value of ``ragqa_results`` in the header; raised when the layout changes incompatibly."""
@@ -53,6 +56,11 @@ class ResultsHeader:
         metrics: metric keys of the run, in order.
         judges: judge ids of the panel, in order.
         started_at: when the run first started, ISO 8601 UTC.
+        confidence: the level of the run's confidence intervals (``None`` in files of older runs).
+        intervals: per metric key, ``{"aggregate": interval, "judges": {judge id: interval}}``
+            with each interval as :class:`~ragqa.schema.Interval`'s fields (``estimate``, ``low``,
+            ``high``, ``confidence``, ``method``, ``n``) or ``None`` when there is none; ``None``
+            until the run finishes (see :func:`header_intervals`).
     """
 
     run_id: str
@@ -64,11 +72,14 @@ class ResultsHeader:
     metrics: tuple[str, ...]
     judges: tuple[str, ...]
     started_at: str
+    confidence: float | None = None
+    intervals: Mapping[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
         """The header line's object (``ragqa_results`` first)."""
         data = asdict(self)
         data["metrics"], data["judges"] = list(self.metrics), list(self.judges)
+        data["intervals"] = finite_json(dict(self.intervals)) if self.intervals is not None else None
         return {"ragqa_results": FORMAT_VERSION, **data}
 
     @classmethod
@@ -88,7 +99,25 @@ class ResultsHeader:
             metrics=tuple(data["metrics"]),
             judges=tuple(data["judges"]),
             started_at=str(data["started_at"]),
+            confidence=float(data["confidence"]) if data.get("confidence") is not None else None,
+            intervals=data.get("intervals"),
         )
+
+
+def header_intervals(summaries: Iterable[MetricSummary]) -> dict[str, Any]:
+    """The ``intervals`` of a finished run's header: per metric, the aggregate's and each judge's interval.
+
+    Returns:
+        ``{metric key: {"aggregate": {...} | None, "judges": {judge id: {...} | None}}}``, each
+        interval as its fields (``estimate``, ``low``, ``high``, ``confidence``, ``method``, ``n``).
+    """
+    return {
+        s.metric: {
+            "aggregate": s.interval.model_dump() if s.interval is not None else None,
+            "judges": {j.judge_id: j.interval.model_dump() if j.interval is not None else None for j in s.judges},
+        }
+        for s in summaries
+    }
 
 
 def partial_path(path: Path) -> Path:
@@ -214,12 +243,13 @@ class ResultStream:
             self._file.close()
             self._file = None
 
-    def finish(self, order: Iterable[Pair]) -> int:
+    def finish(self, order: Iterable[Pair], *, header: ResultsHeader | None = None) -> int:
         """Write the final file in ``order`` (dataset order) atomically and remove the partial file.
 
         Args:
             order: every (sample id, metric key) of the run in dataset order; pairs without a
                 record (skipped as invalid) are left out. A pair written twice keeps its last record.
+            header: the final header (the run's with its intervals); default: the partial file's.
 
         Returns:
             The number of records written.
@@ -228,7 +258,8 @@ class ResultStream:
         temporary = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
         written = 0
         with self.partial.open("rb") as source, temporary.open("wb") as target:
-            target.write(source.readline())  # the header
+            first = source.readline()  # the header
+            target.write(_line(header.to_json()).encode("utf-8") if header is not None else first)
             for pair in order:
                 offset = self._offsets.get(pair)
                 if offset is not None:
