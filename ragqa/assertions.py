@@ -437,7 +437,7 @@ async def score_metric(
     policy: Policy = "aggregate",
     thresholds: Mapping[str, float] | None = None,
     on_undecided: OnUndecided = "fail",
-    confidence: float = 0.95,
+    confidence: float | None = None,
 ) -> MetricVerdict:
     """Score ``sample`` with ``metric`` across the panel and decide pass, fail or undecided, without raising.
 
@@ -451,7 +451,8 @@ async def score_metric(
         policy: the panel policy.
         thresholds: configured thresholds by metric spec (``ragqa.thresholds``).
         on_undecided: what an undecided gate counts as: ``fail`` (default), ``pass`` or ``warn``.
-        confidence: the confidence level of the sample's interval across judges x repeats.
+        confidence: the confidence level of the sample's interval across judges x repeats
+            (default: the evaluator's, ``ragqa.confidence``).
 
     Returns:
         The verdict (its ``gate`` is ``undecided`` when the sample's interval contains the threshold).
@@ -468,7 +469,8 @@ async def score_metric(
     result = await evaluator.score(sample, chosen)
     from ragqa.uncertainty import sample_interval  # numpy: kept off `import ragqa` (tests/test_startup_imports.py)
 
-    interval = sample_interval(sample_scores(result), confidence=confidence, bounds=chosen.value_range)
+    level = confidence if confidence is not None else evaluator.options.confidence
+    interval = sample_interval(sample_scores(result), confidence=level, bounds=chosen.value_range)
     return verdict_for(result, threshold=limit, policy=policy, interval=interval, on_undecided=on_undecided)
 
 
@@ -499,7 +501,7 @@ async def assert_metric(
     policy: Policy = "aggregate",
     thresholds: Mapping[str, float] | None = None,
     on_undecided: OnUndecided = "fail",
-    confidence: float = 0.95,
+    confidence: float | None = None,
 ) -> PanelResult:
     """Assert that the panel passes ``metric`` on ``sample``.
 
@@ -515,7 +517,7 @@ async def assert_metric(
         on_undecided: what an undecided gate does (the sample's interval across judges x
             repeats contains the threshold): ``fail`` (default), ``pass``, or ``warn`` (pass with
             an :class:`~ragqa.thresholds.UndecidedWarning`).
-        confidence: the confidence level of that interval.
+        confidence: the confidence level of that interval (default: the evaluator's).
 
     Returns:
         The panel result (when the assertion passes).
@@ -549,7 +551,7 @@ def check_metric(
     policy: Policy = "aggregate",
     thresholds: Mapping[str, float] | None = None,
     on_undecided: OnUndecided = "fail",
-    confidence: float = 0.95,
+    confidence: float | None = None,
 ) -> PanelResult:
     """Synchronous twin of :func:`assert_metric`, for plain tests and scripts.
 

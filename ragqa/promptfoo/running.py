@@ -124,7 +124,8 @@ async def _score_cases(
         async with slots:
             started = time.perf_counter()
             result = (await evaluator.score_sample(case.sample, [case.metric]))[0]
-            interval = sample_interval(sample_scores(result), bounds=case.metric.value_range)
+            scores = sample_scores(result)
+            interval = sample_interval(scores, confidence=evaluator.options.confidence, bounds=case.metric.value_range)
             verdict = verdict_for(
                 result, threshold=limit, policy=case.policy, interval=interval, on_undecided=on_undecided
             )
