@@ -7,7 +7,11 @@ judge present in both runs:
 - the mean delta ``B - A`` over the pairs where both runs have a finite score, with a paired
   bootstrap confidence interval: the per-pair differences are resampled
   (``scipy.stats.bootstrap``, percentile method, a fixed seed, so the same files give the same
-  interval);
+  interval). When either run judged with repeats, the bootstrap is two-stage
+  (:func:`paired_cluster_bootstrap_ci`): the samples are resampled as clusters, and inside each
+  chosen sample its repeat values in A and in B, so the interval carries the judges' own noise too;
+- whether the change is **significant**: the interval of the difference excludes 0. When it
+  contains 0 the console says "no significant change";
 - whether the change is a **regression**: the whole confidence interval lies beyond the tolerance
   in the metric's bad direction, i.e. ``ci_high < -tolerance`` for a higher-is-better metric and
   ``ci_low > tolerance`` for a lower-is-better one (with the default tolerance 0, B is worse with
@@ -34,6 +38,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from ragqa.errors import ConfigError
 from ragqa.report import finite_json
 from ragqa.schema import PanelResult
+from ragqa.thresholds import passes
 
 __all__ = [
     "BOOTSTRAP_RESAMPLES",
@@ -47,6 +52,7 @@ __all__ = [
     "compare_results",
     "exit_code",
     "paired_bootstrap_ci",
+    "paired_cluster_bootstrap_ci",
 ]
 
 BOOTSTRAP_SEED = 20240611
@@ -71,6 +77,10 @@ class MeanDelta(BaseModel):
         ci_high: upper bound.
         regression: the interval lies beyond the tolerance in the metric's bad direction.
         improvement: the interval lies beyond the tolerance in the good direction.
+        significant: the interval excludes 0 (False when it contains 0 or is undefined): a
+            change at the interval's confidence level, whether or not beyond the tolerance.
+        repeats: the most repeats behind one score of these pairs (1: no repeats; then the
+            interval is the plain paired bootstrap, else the two-stage one).
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -84,6 +94,8 @@ class MeanDelta(BaseModel):
     ci_high: float
     regression: bool
     improvement: bool
+    significant: bool = False
+    repeats: int = 1
 
 
 class Flip(BaseModel):
@@ -238,10 +250,86 @@ def paired_bootstrap_ci(
     return float(result.confidence_interval.low), float(result.confidence_interval.high)
 
 
+def paired_cluster_bootstrap_ci(
+    differences: Sequence[float],
+    repeats_a: Sequence[Sequence[float]],
+    repeats_b: Sequence[Sequence[float]],
+    *,
+    confidence: float = 0.95,
+    n_resamples: int = BOOTSTRAP_RESAMPLES,
+    seed: int = BOOTSTRAP_SEED,
+) -> tuple[float, float]:
+    """Two-stage (cluster) bootstrap interval of the mean paired difference, with repeats inside each sample.
+
+    Stage 1 resamples the samples (the clusters) with replacement; stage 2 resamples, inside each
+    chosen sample, its repeat values in A and in B with replacement, and moves that sample's
+    difference by how far the resampled repeat means fall from the observed ones:
+    ``d_i* = d_i + (mean(b_i*) - mean(b_i)) - (mean(a_i*) - mean(a_i))``. The interval is the
+    percentile interval of the resampled means. This is the two-stage bootstrap of hierarchical
+    data (Davison & Hinkley, *Bootstrap Methods and their Application*, 1997, section 3.8; Field &
+    Welsh, "Bootstrapping clustered data", JRSS B 69(3), 2007). Resampling both stages counts the
+    repeat noise twice over (it is already in the spread of the ``d_i``), so the interval is
+    somewhat conservative: it says "no significant change" a little more often than the nominal
+    level, never less.
+
+    Args:
+        differences: per-sample ``B - A`` of the observed scores, finite, shape (n,).
+        repeats_a: per sample, A's finite repeat values (one value without repeats).
+        repeats_b: per sample, B's finite repeat values.
+        confidence: confidence level, in (0, 1).
+        n_resamples: bootstrap resamples.
+        seed: random seed (the same inputs give the same interval).
+
+    Returns:
+        ``(low, high)``; ``(NaN, NaN)`` for fewer than 2 samples.
+
+    Raises:
+        ValueError: when the three sequences differ in length or a sample has no repeat value.
+    """
+    d = np.asarray(differences, dtype=float)
+    n = d.size
+    if not len(repeats_a) == len(repeats_b) == n:
+        raise ValueError(f"{n} differences but {len(repeats_a)} and {len(repeats_b)} samples of repeats")
+    if n < 2:
+        return math.nan, math.nan
+    rng = np.random.default_rng(seed)
+    shifted = np.empty((n_resamples, n))
+    for i in range(n):
+        shift = np.zeros(n_resamples)
+        for values, sign in ((repeats_b[i], 1.0), (repeats_a[i], -1.0)):
+            reps = np.asarray(values, dtype=float)
+            if reps.size == 0:
+                raise ValueError(f"sample {i} has no repeat value")
+            if reps.size > 1:
+                drawn = reps[rng.integers(0, reps.size, size=(n_resamples, reps.size))].mean(axis=1)
+                shift += sign * (drawn - reps.mean())
+        shifted[:, i] = d[i] + shift
+    means = np.empty(n_resamples)
+    step = max(1, 2_000_000 // n)  # resamples per batch: about 16 MB of indices at a time
+    for start in range(0, n_resamples, step):
+        stop = min(n_resamples, start + step)
+        picks = rng.integers(0, n, size=(stop - start, n))
+        means[start:stop] = np.take_along_axis(shifted[start:stop], picks, axis=1).mean(axis=1)
+    alpha = (1.0 - confidence) / 2.0
+    low, high = np.quantile(means, [alpha, 1.0 - alpha])
+    return float(low), float(high)
+
+
+def _finite_values(values: Sequence[float]) -> list[float]:
+    return [v for v in values if math.isfinite(v)]
+
+
 def _mean_delta(
-    subject: str, pairs: Sequence[tuple[float, float]], direction: Direction, tolerance: float, confidence: float
+    subject: str,
+    pairs: Sequence[tuple[float, float]],
+    direction: Direction,
+    tolerance: float,
+    confidence: float,
+    repeats: Sequence[tuple[Sequence[float], Sequence[float]]] | None = None,
 ) -> MeanDelta:
-    finite = [(a, b) for a, b in pairs if math.isfinite(a) and math.isfinite(b)]
+    """The change of one score over the pairs; ``repeats`` (per pair, A's and B's repeat values) makes it two-stage."""
+    keep = [i for i, (a, b) in enumerate(pairs) if math.isfinite(a) and math.isfinite(b)]
+    finite = [pairs[i] for i in keep]
     if not finite:
         nan = math.nan
         return MeanDelta(
@@ -257,7 +345,13 @@ def _mean_delta(
         )
     a = np.array([p[0] for p in finite])
     b = np.array([p[1] for p in finite])
-    low, high = paired_bootstrap_ci(list(b - a), confidence=confidence)
+    reps_a = [_finite_values(repeats[i][0]) or [pairs[i][0]] for i in keep] if repeats is not None else []
+    reps_b = [_finite_values(repeats[i][1]) or [pairs[i][1]] for i in keep] if repeats is not None else []
+    most = max((len(r) for r in (*reps_a, *reps_b)), default=1)
+    if most > 1:
+        low, high = paired_cluster_bootstrap_ci(list(b - a), reps_a, reps_b, confidence=confidence)
+    else:
+        low, high = paired_bootstrap_ci(list(b - a), confidence=confidence)
     worse = high < -tolerance if direction == "higher" else low > tolerance
     better = low > tolerance if direction == "higher" else high < -tolerance
     return MeanDelta(
@@ -270,7 +364,24 @@ def _mean_delta(
         ci_high=high,
         regression=bool(worse),
         improvement=bool(better),
+        significant=bool(low > 0 or high < 0),
+        repeats=most,
     )
+
+
+def _aggregate_repeats(result: PanelResult) -> list[float]:
+    """The panel's value per repeat index: the mean of the judges' finite scores of that repeat (NaN when none)."""
+    rows = [o.repeat_values() for o in result.judges if o.ok]
+    out = []
+    for r in range(max((len(row) for row in rows), default=0)):
+        values = [row[r] for row in rows if r < len(row) and math.isfinite(row[r])]
+        out.append(math.fsum(values) / len(values) if values else math.nan)
+    return out
+
+
+def _judge_repeats(result: PanelResult) -> dict[str, list[float]]:
+    """Each judge's repeat values on one result (``[NaN]`` when it failed)."""
+    return {o.judge_id: o.repeat_values() if o.ok else [math.nan] for o in result.judges}
 
 
 def _judge_scores(result: PanelResult) -> dict[str, float]:
@@ -289,12 +400,6 @@ def _failures(result: PanelResult) -> dict[str, FailureChange]:
         )
         for f in result.failures
     }
-
-
-def _passes(value: float, threshold: float, direction: Direction) -> bool:
-    from ragqa.assertions import passes
-
-    return passes(value, threshold, direction)
 
 
 def compare_results(
@@ -345,6 +450,8 @@ def compare_results(
         scores_b = [_judge_scores(r) for r in rows_b]
         judges_a = list(dict.fromkeys(j for s in scores_a for j in s))
         judges_b = list(dict.fromkeys(j for s in scores_b for j in s))
+        reps_a = [_judge_repeats(r) for r in rows_a]
+        reps_b = [_judge_repeats(r) for r in rows_b]
         judges = [
             _mean_delta(
                 jid,
@@ -352,6 +459,7 @@ def compare_results(
                 direction,
                 tolerance,
                 confidence,
+                [(ra.get(jid, [math.nan]), rb.get(jid, [math.nan])) for ra, rb in zip(reps_a, reps_b, strict=True)],
             )
             for jid in judges_b
             if jid in judges_a
@@ -362,14 +470,15 @@ def compare_results(
             direction,
             tolerance,
             confidence,
+            [(_aggregate_repeats(ra), _aggregate_repeats(rb)) for ra, rb in zip(rows_a, rows_b, strict=True)],
         )
         threshold = thresholds.get(metric)
         flips = []
         new, resolved = [], []
         for ra, rb in zip(rows_a, rows_b, strict=True):
             if threshold is not None:
-                pass_a = _passes(ra.aggregate.value, threshold, direction)
-                pass_b = _passes(rb.aggregate.value, threshold, direction)
+                pass_a = passes(ra.aggregate.value, threshold, direction)
+                pass_b = passes(rb.aggregate.value, threshold, direction)
                 if pass_a != pass_b:
                     flips.append(
                         Flip(sample_id=rb.sample_id, a=ra.aggregate.value, b=rb.aggregate.value, regression=pass_a)

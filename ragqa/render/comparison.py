@@ -27,14 +27,17 @@ def _verdict(delta: MeanDelta) -> Text:
         return Text("better", style="green")
     if delta.n < 2:
         return Text("too few pairs", style="dim")
-    return Text("no clear change", style="dim")
+    if not delta.significant:
+        return Text("no significant change", style="dim")
+    return Text("within tolerance", style="dim")
 
 
 def comparison_renderable(comparison: Comparison, *, limit: int = 5) -> RenderableType:
     """The comparison for the console: a table per metric, flips, failure changes, the verdict.
 
     Per metric, one row for the aggregate and one per judge: pairs, mean in A and B, delta
-    ``B - A`` with its confidence interval, and ``worse`` / ``better`` / ``no clear change``.
+    ``B - A`` with its confidence interval, and ``worse`` / ``better`` / ``no significant change``
+    (the interval contains 0) / ``within tolerance`` (it excludes 0 but not beyond the tolerance).
     Then up to ``limit`` flips, new failures and resolved failures (then a count of the rest),
     and a last line naming the regressed metrics, or saying none regressed.
     """
