@@ -332,6 +332,8 @@ class VarianceComponents(BaseModel):
         n_judges: judges used (those with at least one score).
         repeats_per_cell: harmonic mean of finite repeats per (sample, judge) cell used (>= 1).
         n_dropped: samples left out because a kept judge has no finite score for them.
+        n_judges_dropped: judges with scores left out because they scored too few samples (see
+            :func:`ragqa.uncertainty.variance_components`).
         truncated: components whose estimate was negative and was set to 0.
         confounded: pairs the design cannot separate, as ``"interaction+repeats"`` (one repeat:
             :attr:`interaction` holds both) or ``"samples+interaction"`` (one judge: :attr:`samples`
@@ -349,6 +351,7 @@ class VarianceComponents(BaseModel):
     n_judges: int = Field(ge=0)
     repeats_per_cell: float
     n_dropped: int = Field(default=0, ge=0)
+    n_judges_dropped: int = Field(default=0, ge=0)
     truncated: list[str] = Field(default_factory=list)
     confounded: list[str] = Field(default_factory=list)
     method: str = "anova-unweighted-means"

@@ -213,6 +213,37 @@ def score_cube(values: Sequence[Sequence[Sequence[float]]]) -> NDArray[np.float6
     return cube
 
 
+_ROUNDING = 1e-12
+"""A component below this share of the scores' total variance is rounding noise, reported as 0."""
+
+
+def _complete_table(has: NDArray[np.bool_]) -> tuple[NDArray[np.bool_], NDArray[np.bool_]]:
+    """The samples and judges of the largest complete table of cells the greedy rule finds.
+
+    Starts from every judge with a score; while leaving out the kept judge with the fewest scored
+    cells gives a complete (samples x judges) table with more cells, leaves it out.
+
+    Args:
+        has: shape (samples, judges), True where the cell has a finite score.
+
+    Returns:
+        ``(rows, judges)`` masks: the samples with a cell for every kept judge, and the kept judges.
+    """
+    judges: NDArray[np.bool_] = np.asarray(has.any(axis=0), dtype=bool)
+    best_rows: NDArray[np.bool_] = np.zeros(has.shape[0], dtype=bool)
+    best_judges = judges.copy()
+    best = -1
+    while judges.any():
+        rows: NDArray[np.bool_] = np.asarray(has[:, judges].all(axis=1), dtype=bool)
+        size = int(rows.sum()) * int(judges.sum())
+        if size <= best:
+            break
+        best, best_rows, best_judges = size, rows, judges.copy()
+        coverage = np.where(judges, has.sum(axis=0), has.shape[0] + 1)
+        judges[int(np.argmin(coverage))] = False
+    return best_rows, best_judges
+
+
 def variance_components(scores: ArrayLike) -> VarianceComponents:
     """Estimate the variance components of one metric's scores (ANOVA / method of moments).
 
@@ -230,10 +261,13 @@ def variance_components(scores: ArrayLike) -> VarianceComponents:
       ``s2_sb = MS_SJ - s2_e / r_h``, ``s2_s = (MS_S - MS_SJ) / J``, ``s2_b = (MS_J - MS_SJ) / S``.
 
     Missing values (NaN: a failed judge, an unscored repeat) are handled in two steps: a cell's
-    mean uses its finite repeats; judges with no finite score at all are left out, then samples
-    missing a cell of a kept judge are left out (counted in ``n_dropped``) so the table of cell
-    means is complete. Negative estimates (sampling noise when a component is near 0) are truncated
-    at 0 and named in ``truncated``, the usual practice (Searle et al. ch. 4.5).
+    mean uses its finite repeats; then the table of cell means is made complete by leaving out
+    judges and samples: judges with no finite score at all, then, while that gives a complete table
+    with more cells, the judge with the fewest scored cells (counted in ``n_judges_dropped``), then
+    every sample missing a cell of a kept judge (counted in ``n_dropped``). Negative estimates
+    (sampling noise when a component is near 0) are truncated at 0 and named in ``truncated``, the
+    usual practice (Searle et al. ch. 4.5); a component within rounding of 0 (below 1e-12 of the
+    scores' total variance) is 0.
 
     Args:
         scores: shape (samples, judges, repeats), in the metric's units; NaN for a missing value.
@@ -264,10 +298,9 @@ def variance_components(scores: ArrayLike) -> VarianceComponents:
     df_e = int(np.clip(counts - 1, 0, None).sum())
     repeats = float(squares / df_e) if df_e > 0 else None
 
-    kept_judges = has.any(axis=0)
-    table_has = has[:, kept_judges]
-    rows = table_has.all(axis=1) if table_has.shape[1] else np.zeros(len(has), dtype=bool)
+    rows, kept_judges = _complete_table(has)
     n_dropped = int((has.any(axis=1) & ~rows).sum())
+    n_judges_dropped = int((has.any(axis=0) & ~kept_judges).sum())
     table = cell_mean[rows][:, kept_judges]
     a, b = table.shape
     cell_counts = counts[rows][:, kept_judges]
@@ -280,8 +313,14 @@ def variance_components(scores: ArrayLike) -> VarianceComponents:
     noise = repeats / r_h if repeats is not None else 0.0
     confounded = [] if repeats is not None else ["interaction+repeats"]
     truncated: list[str] = []
+    # rounding leaves ~1e-33 where a component is exactly 0 (equal scores); below this it is 0
+    tiny = _ROUNDING * float(np.var(y[finite])) if finite.any() else 0.0
+    if repeats is not None and repeats <= tiny:
+        repeats = 0.0
 
     def clip(name: str, value: float) -> float:
+        if abs(value) <= tiny:
+            return 0.0
         if value < 0:
             truncated.append(name)
             return 0.0
@@ -313,6 +352,7 @@ def variance_components(scores: ArrayLike) -> VarianceComponents:
         n_judges=b,
         repeats_per_cell=r_h,
         n_dropped=n_dropped,
+        n_judges_dropped=n_judges_dropped,
         truncated=truncated,
         confounded=confounded,
     )

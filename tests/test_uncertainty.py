@@ -132,6 +132,25 @@ def test_a_judge_that_scored_nothing_is_left_out() -> None:
     assert components.n_judges == 3 and components.n_samples == 200 and components.n_dropped == 0
 
 
+def test_a_judge_that_scored_few_samples_is_left_out_rather_than_most_samples() -> None:
+    scores = _model(12).scores(REPEATS)
+    scores[10:, 3, :] = np.nan  # judge 3 scored only 10 samples: keeping it would keep 10 samples
+    components = variance_components(scores)
+    assert (components.n_samples, components.n_judges) == (200, 3)
+    assert (components.n_dropped, components.n_judges_dropped) == (0, 1)
+    assert components.samples == pytest.approx(SAMPLE_SD**2, rel=0.25)
+
+
+def test_equal_scores_give_exact_zeros_not_rounding_noise() -> None:
+    # every sample scored 2/3 by one judge and 1 by the other: the panel's aggregate never varies
+    scores = np.stack([np.full(5, 2 / 3), np.ones(5)], axis=1)[:, :, None]
+    components = variance_components(scores)
+    assert (components.samples, components.interaction) == (0.0, 0.0)
+    assert components.judges is not None and components.judges > 0
+    assert components.truncated == []
+    assert decompose(scores).share == {}
+
+
 def test_one_repeat_confounds_interaction_and_repeats() -> None:
     components = variance_components(_model(4).scores(1))
     assert components.repeats is None and components.confounded == ["interaction+repeats"]
