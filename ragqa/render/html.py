@@ -27,7 +27,6 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ragqa.assertions import passes
 from ragqa.interpretation import interpret
 from ragqa.messages import Message
 from ragqa.render.atomic import replace_text
@@ -35,7 +34,8 @@ from ragqa.render.console import fmt_cost, fmt_score
 from ragqa.render.labels import LABELS
 from ragqa.render.registry import RenderOptions, register
 from ragqa.report import Agreement, MetricSummary, Report, finite_json
-from ragqa.schema import JudgeOutcome, Language, Sample, Usage
+from ragqa.schema import Interval, JudgeOutcome, Language, Sample, Usage
+from ragqa.thresholds import Gate, gate, is_flaky, passes
 
 if TYPE_CHECKING:
     from jinja2 import Environment
@@ -109,6 +109,37 @@ def _agreement_view(agreement: Agreement | None) -> dict[str, Any] | None:
     }
 
 
+def _errbar(interval: Interval | None, threshold: float | None) -> dict[str, Any] | None:
+    """An error bar for a mean: its interval's bounds as text, and positions in % of the [0, 1] scale.
+
+    The scale widens to the interval when it leaves [0, 1] (a metric of another range). ``xt`` is
+    the threshold's position, or ``None``. ``None`` without an interval (or with NaN bounds).
+    """
+    if interval is None or math.isnan(interval.low) or math.isnan(interval.high):
+        return None
+    low, high = min(0.0, interval.low), max(1.0, interval.high)
+
+    def pct(value: float) -> float:
+        return round(100.0 * (min(max(value, low), high) - low) / (high - low), 2)
+
+    return {
+        "low": fmt_score(interval.low),
+        "high": fmt_score(interval.high),
+        "confidence": f"{interval.confidence:.0%}",
+        "x1": pct(interval.low),
+        "x2": pct(interval.high),
+        "xm": pct(interval.estimate),
+        "xt": None if threshold is None else pct(threshold),
+    }
+
+
+def _gate(summary: MetricSummary, threshold: float | None) -> Gate | None:
+    """The metric's gate (pass, fail or undecided with its interval), or ``None`` without a threshold."""
+    if threshold is None:
+        return None
+    return gate(summary.aggregate_mean, summary.interval, threshold, summary.direction)
+
+
 def _contested(summary: MetricSummary) -> set[str]:
     """Sample ids marked contested: the agreement's :attr:`~ragqa.report.Agreement.contested`, none without it."""
     return {c.sample_id for c in summary.agreement.contested} if summary.agreement is not None else set()
@@ -134,6 +165,10 @@ def _metric_view(summary: MetricSummary, threshold: float | None, language: Lang
         "n_all_failed": summary.n_all_failed,
         "threshold": None if threshold is None else f"{threshold:g}",
         "passed": verdict,
+        "gate": _gate(summary, threshold),
+        "errbar": _errbar(summary.interval, threshold),
+        "judge_errbars": [_errbar(j.interval, threshold) for j in summary.judges],
+        "flaky": summary.flaky_samples,
         "judges": [
             {
                 "id": j.judge_id,
@@ -246,6 +281,7 @@ def build_view(report: Report, options: RenderOptions) -> dict[str, Any]:
                 "failed": bool(r.failures) or math.isnan(value),
                 "below": limit is not None and not math.isnan(value) and not passes(value, limit, r.direction),
                 "contested": r.sample_id in contested.get(r.metric, set()),
+                "flaky": limit is not None and is_flaky(r, limit),
             }
         )
     samples = []
@@ -271,7 +307,9 @@ def build_view(report: Report, options: RenderOptions) -> dict[str, Any]:
         )
     total = report.usage
     data = {
-        "rows": [{k: row[k] for k in ("n", "sample", "spread", "failed", "below", "contested")} for row in rows],
+        "rows": [
+            {k: row[k] for k in ("n", "sample", "spread", "failed", "below", "contested", "flaky")} for row in rows
+        ],
         "samples": sample_ids,
     }
     return {
