@@ -33,6 +33,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ragqa.errors import ConfigError, SampleError
+from ragqa.factory import uncached_embedder, uncached_judge
+from ragqa.judges.base import Embedders, Judge
 from ragqa.render.registry import RenderOptions
 from ragqa.report import CacheStats, Report, SkippedSample
 from ragqa.run.estimate import RunEstimate, estimate_pairs
@@ -307,11 +309,7 @@ class Runner:
         """
         from ragqa.evaluation import PanelEvaluator
 
-        if self.plan.no_cache:
-            from dependency_injector import providers
-
-            self.container.cache.override(providers.Object(None))
-        judges = self.container.judges()
+        judges, embedders = self._panel()
         if not judges:  # a panel of no judge runs judge-free metrics only
             check_judge_free(self.plan.metrics)
         options = dataclasses.replace(self.container.panel_options(), **dict(self.plan.panel))
@@ -321,11 +319,26 @@ class Runner:
                 "no aggregate could exist",
                 key="ragqa.aggregation.quorum",
             )
-        evaluator = PanelEvaluator(judges, self.plan.metrics, embedders=self.container.embedders(), options=options)
+        evaluator = PanelEvaluator(judges, self.plan.metrics, embedders=embedders, options=options)
         panel_problems = evaluator.validate([], self.plan.metrics)
         if panel_problems:
             raise ConfigError(str(panel_problems[0]), key="spring.ai.embedding-models.list")
         return evaluator
+
+    def _panel(self) -> tuple[list[Judge], Embedders]:
+        """The container's judges and embedders; for ``no_cache``, the same ones without the cache.
+
+        The container is never changed: a ``no_cache`` run takes its ``plain_*`` providers (or,
+        where an application overrode ``judges`` / ``embedders``, unwraps what they give), so the
+        cache is neither opened nor written, and the next run of the same container has it again.
+        """
+        c = self.container
+        if not self.plan.no_cache:
+            return list(c.judges()), c.embedders()
+        judges = [uncached_judge(j) for j in c.judges()] if c.judges.overridden else list(c.plain_judges())
+        source = c.embedders() if c.embedders.overridden else c.plain_embedders()
+        unavailable = source.unavailable if isinstance(source, Embedders) else None
+        return judges, Embedders([uncached_embedder(e) for e in source], unavailable=unavailable)
 
     def estimate(self, prepared: Prepared, evaluator: PanelEvaluator) -> RunEstimate:
         """Estimate calls and tokens of the missing pairs; refuse a run over the cap.
@@ -438,7 +451,7 @@ class Runner:
                 if self.on_result is not None:
                     self.on_result(result)
 
-        cache = self.container.cache()
+        cache = None if plan.no_cache else self.container.cache()
         counts0 = _cache_counts(cache)
         started = time.perf_counter()
         try:
