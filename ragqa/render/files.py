@@ -15,6 +15,7 @@ from ragqa.render.junit import JUnitCase, JUnitSuite, result_properties, write_j
 from ragqa.render.records import report_to_json, result_record
 from ragqa.render.registry import RenderOptions, register
 from ragqa.report import Report
+from ragqa.thresholds import passes
 
 __all__ = ["JUnitRenderer", "JsonRenderer", "JsonlRenderer", "report_junit_cases"]
 
@@ -49,8 +50,6 @@ def report_junit_cases(report: Report, thresholds: dict[str, float] | None = Non
     or lower is better); an aggregate that does not exist (every judge failed, or below quorum) is
     an ``error`` case naming the judges' failures.
     """
-    from ragqa.assertions import passes
-
     suites: dict[str, list[JUnitCase]] = {}
     for result in report.results:
         limit = (thresholds or {}).get(result.metric)

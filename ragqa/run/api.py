@@ -116,6 +116,7 @@ async def _run(
     panel: Mapping[str, Any],
     container: Container | None,
     keep_results: bool = True,
+    shard: str | None = None,
 ) -> Report:
     from ragqa.container import close_container, create_container
 
@@ -149,6 +150,7 @@ async def _run(
             dataset=name,
             panel=panel,
             no_cache=no_cache,
+            shard=shard,
         )
         runner = Runner(
             plan, container, on_estimate=lambda estimate: log.info("%s", estimate), keep_results=keep_results
@@ -183,6 +185,7 @@ async def aevaluate(
     call_plan: str | None = None,
     keep_results: bool = True,
     confidence: float | None = None,
+    shard: str | None = None,
 ) -> Report:
     """Score ``data`` with ``metrics`` across the judge panel of the settings; the async form of :func:`evaluate`.
 
@@ -213,6 +216,7 @@ async def aevaluate(
         ),
         container=container,
         keep_results=keep_results,
+        shard=shard,
     )
     return await default_loop().arun(coro)
 
@@ -239,6 +243,7 @@ def evaluate(
     call_plan: str | None = None,
     keep_results: bool = True,
     confidence: float | None = None,
+    shard: str | None = None,
 ) -> Report:
     """Score ``data`` with ``metrics`` across the judge panel of the settings, in one call.
 
@@ -284,6 +289,9 @@ def evaluate(
             render every result (``.json``, ``.csv``, JUnit, HTML) keep them anyway.
         confidence: level of the confidence intervals on every aggregate and judge mean, in (0, 1)
             (default ``ragqa.confidence``, 0.95; ``docs/uncertainty.md``).
+        shard: ``"K/N"`` to score only part K of N of the samples, split by id so that every
+            machine agrees (:mod:`ragqa.run.shard`); join the parts' ``.jsonl`` outputs with
+            :func:`ragqa.run.merge.merge_results` or ``ragqa merge``.
 
     Returns:
         The :class:`~ragqa.report.Report`: one result per (sample, metric) in dataset order
@@ -327,5 +335,6 @@ def evaluate(
         ),
         container=container,
         keep_results=keep_results,
+        shard=shard,
     )
     return run_sync(coro)

@@ -18,6 +18,7 @@ from ragqa.errors import ConfigError
 from ragqa.metrics.base import Metric
 from ragqa.render.registry import RENDERERS, Renderer, renderer_for
 from ragqa.run.outputs import check_output_path
+from ragqa.run.shard import Shard, parse_shard
 from ragqa.run.spec import MetricSpec, parse_metric_specs, resolve_thresholds, spec_of
 from ragqa.run.validate import Limits
 from ragqa.thresholds import OnUndecided, parse_on_undecided
@@ -102,6 +103,7 @@ class RunPlan:
         no_cache: True to run without the on-disk judge cache even when it is enabled.
         on_undecided: what a threshold gate whose confidence interval contains the threshold
             counts as: ``fail`` (exit 4 when nothing else is wrong), ``pass`` or ``warn``.
+        shard: score only this shard of the samples (:mod:`ragqa.run.shard`); ``None`` = all.
     """
 
     metrics: tuple[Metric, ...]
@@ -116,6 +118,7 @@ class RunPlan:
     panel: Mapping[str, Any] = field(default_factory=dict)
     no_cache: bool = False
     on_undecided: OnUndecided = "fail"
+    shard: Shard | None = None
 
     @property
     def specs(self) -> tuple[MetricSpec, ...]:
@@ -253,6 +256,7 @@ def make_plan(
     panel: Mapping[str, Any] | None = None,
     no_cache: bool = False,
     on_undecided: str | None = None,
+    shard: str | Shard | None = None,
 ) -> RunPlan:
     """Build and check a run plan; no judge is built or called.
 
@@ -272,6 +276,7 @@ def make_plan(
         panel: PanelOptions overrides.
         no_cache: run without the judge cache.
         on_undecided: ``fail``, ``pass`` or ``warn`` (default: ``ragqa.on-undecided``).
+        shard: ``"K/N"`` to score only shard K of N (:func:`ragqa.run.shard.parse_shard`).
 
     Raises:
         ConfigError: for any problem above, or a metric that needs a judge when the panel has
@@ -304,6 +309,7 @@ def make_plan(
         panel=dict(panel or {}),
         no_cache=no_cache,
         on_undecided=(parse_on_undecided(on_undecided) if on_undecided is not None else settings.ragqa.on_undecided),
+        shard=parse_shard(shard),
     )
     if resume and plan.stream is None:
         raise ConfigError("--resume needs a JSON Lines output to resume from, e.g. --out results.jsonl", key="--resume")

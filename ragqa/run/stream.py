@@ -61,6 +61,9 @@ class ResultsHeader:
             with each interval as :class:`~ragqa.schema.Interval`'s fields (``estimate``, ``low``,
             ``high``, ``confidence``, ``method``, ``n``) or ``None`` when there is none; ``None``
             until the run finishes (see :func:`header_intervals`).
+        shard: ``"K/N"`` for one part of a sharded run (``--shard``), else ``None`` (not written).
+        dataset_samples: samples in the whole dataset of a sharded run (``samples`` counts the
+            shard's), else ``None`` (not written).
     """
 
     run_id: str
@@ -74,12 +77,17 @@ class ResultsHeader:
     started_at: str
     confidence: float | None = None
     intervals: Mapping[str, Any] | None = None
+    shard: str | None = None
+    dataset_samples: int | None = None
 
     def to_json(self) -> dict[str, Any]:
-        """The header line's object (``ragqa_results`` first)."""
+        """The header line's object (``ragqa_results`` first; the shard fields only when sharded)."""
         data = asdict(self)
         data["metrics"], data["judges"] = list(self.metrics), list(self.judges)
         data["intervals"] = finite_json(dict(self.intervals)) if self.intervals is not None else None
+        for key in ("shard", "dataset_samples"):
+            if data[key] is None:
+                del data[key]
         return {"ragqa_results": FORMAT_VERSION, **data}
 
     @classmethod
@@ -101,6 +109,8 @@ class ResultsHeader:
             started_at=str(data["started_at"]),
             confidence=float(data["confidence"]) if data.get("confidence") is not None else None,
             intervals=data.get("intervals"),
+            shard=str(data["shard"]) if data.get("shard") is not None else None,
+            dataset_samples=int(data["dataset_samples"]) if data.get("dataset_samples") is not None else None,
         )
 
 
