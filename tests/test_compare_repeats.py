@@ -9,37 +9,18 @@ import numpy as np
 import pytest
 from rich.console import Console
 from test_compare import BASELINE, write_run
+from test_thresholds import result_of
 from typer.testing import CliRunner
 
 from ragqa.cli import app
 from ragqa.compare import compare_results, paired_bootstrap_ci, paired_cluster_bootstrap_ci
 from ragqa.render.comparison import comparison_renderable
-from ragqa.schema import Aggregate, JudgeOutcome, MetricScore, PanelResult, RepeatOutcome
+from ragqa.schema import PanelResult
 
 
 def result(sample: str, *judges: list[float]) -> PanelResult:
     """A faithfulness result whose judges have these repeat values (one value: no repeats), mean-reduced."""
-    outcomes = []
-    for j, values in enumerate(judges):
-        repeats = [RepeatOutcome(index=r, score=MetricScore(value=v)) for r, v in enumerate(values)]
-        reduced = math.fsum(values) / len(values)
-        outcomes.append(
-            JudgeOutcome(judge_id=f"j{j}", score=MetricScore(value=reduced), repeats=repeats if len(values) > 1 else [])
-        )
-    scores = [o.score.value for o in outcomes if o.score is not None]
-    aggregate = Aggregate(
-        value=math.fsum(scores) / len(scores),
-        strategy="mean",
-        spread=max(scores) - min(scores),
-        n_ok=len(scores),
-        n_nan=0,
-        n_failed=0,
-        quorum=1,
-        quorum_met=True,
-    )
-    return PanelResult(
-        sample_id=sample, metric="faithfulness", direction="higher", judges=outcomes, aggregate=aggregate
-    )
+    return result_of(*judges, sample=sample)
 
 
 def compare(a: list[PanelResult], b: list[PanelResult]) -> object:

@@ -77,11 +77,14 @@ SPLIT = panel((1, 1), (1, 0), (0, 0))
 LOW = panel((0, 0), (1, 0), (1, 0))
 
 
-def result_of(*judge_values: list[float], direction: str = "higher") -> PanelResult:
-    """A panel result whose judges have these repeat values (one value: no repeats)."""
+def result_of(*judge_values: list[float], direction: str = "higher", sample: str = "s") -> PanelResult:
+    """A faithfulness result whose judges ``j0, j1, ...`` have these repeat values (one value: no repeats).
+
+    Each judge's score is the mean of its repeats; the aggregate is the mean of the judges.
+    """
     outcomes = []
     for i, values in enumerate(judge_values):
-        reduced = sum(values) / len(values)
+        reduced = math.fsum(values) / len(values)
         repeats = (
             [RepeatOutcome(index=r, score=MetricScore(value=v)) for r, v in enumerate(values)]
             if len(values) > 1
@@ -90,7 +93,7 @@ def result_of(*judge_values: list[float], direction: str = "higher") -> PanelRes
         outcomes.append(JudgeOutcome(judge_id=f"j{i}", score=MetricScore(value=reduced), repeats=repeats))
     means = [o.score.value for o in outcomes if o.score is not None]
     agg = Aggregate(
-        value=sum(means) / len(means),
+        value=math.fsum(means) / len(means),
         strategy="mean",
         spread=max(means) - min(means),
         n_ok=len(means),
@@ -99,7 +102,7 @@ def result_of(*judge_values: list[float], direction: str = "higher") -> PanelRes
         quorum=1,
         quorum_met=True,
     )
-    return PanelResult(sample_id="s", metric="faithfulness", direction=direction, judges=outcomes, aggregate=agg)  # type: ignore[arg-type]
+    return PanelResult(sample_id=sample, metric="faithfulness", direction=direction, judges=outcomes, aggregate=agg)  # type: ignore[arg-type]
 
 
 # --- the gate ------------------------------------------------------------------------------------
