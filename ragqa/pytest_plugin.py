@@ -593,7 +593,11 @@ class RagqaHelper:
 
             self._node.user_properties.extend(
                 result_properties(
-                    result, threshold=verdict.threshold, policy=verdict.policy.label, passed=verdict.passed
+                    result,
+                    threshold=verdict.threshold,
+                    policy=verdict.policy.label,
+                    passed=verdict.passed,
+                    gate=verdict.gate,
                 )
             )
         if self._results_path is not None:

@@ -21,7 +21,7 @@ from ragqa.errors import ConfigError
 from ragqa.evaluation import PanelEvaluator, PanelOptions
 from ragqa.metrics import Faithfulness
 from ragqa.promptfoo.loading import load_suite
-from ragqa.promptfoo.output import print_results, tally
+from ragqa.promptfoo.output import junit_suite, print_results, tally
 from ragqa.promptfoo.running import arun_suite, exit_code, run_promptfoo_files
 from ragqa.prompts.base import Prompt
 from ragqa.report import JudgeSummary, MetricSummary, Report
@@ -347,6 +347,9 @@ async def test_promptfoo_threshold_inside_the_interval_is_undecided(tmp_path: Pa
     assert (
         "undecided: 0.500 [0.000, 1.000] against 0.6, add samples or repeats  |  j0 1.000, j1 0.500, j2 0.000" in first
     )
+    [case, _] = junit_suite("split", [inside, outside]).cases
+    assert ("ragqa:faithfulness:gate", "undecided") in case.properties and case.failure is not None
+    assert case.failure[0].endswith("; undecided: 0.500 [0.000, 1.000] against 0.6, add samples or repeats")
     inside, _ = await arun_suite(SPLIT, suite, on_undecided="warn")
     assert inside.verdict.passed and exit_code([inside]) == ExitCode.OK
 

@@ -98,7 +98,9 @@ def junit_suite(name: str, results: Sequence[CaseResult]) -> JUnitSuite:
                 name=r.case.name,
                 classname=f"promptfoo.{name}",
                 time_s=r.seconds,
-                properties=result_properties(v.result, threshold=v.threshold, policy=v.policy.label, passed=v.passed),
+                properties=result_properties(
+                    v.result, threshold=v.threshold, policy=v.policy.label, passed=v.passed, gate=v.gate
+                ),
                 failure=detail if not v.passed and v.decided else None,
                 error=detail if not v.decided else None,
                 output=v.message() if v.passed else None,

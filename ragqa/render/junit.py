@@ -31,12 +31,14 @@ def result_properties(
     threshold: float | None = None,
     policy: str | None = None,
     passed: bool | None = None,
+    gate: str | None = None,
 ) -> list[tuple[str, str]]:
     """The JUnit properties of one panel result, as ``(name, value)`` pairs.
 
     Names are ``ragqa:<metric>:sample``, ``:aggregate``, ``:threshold``, ``:direction``,
-    ``:policy``, ``:passed`` (the last three only when given) and ``:judge:<id>`` per judge, whose
-    value is the judge's score with 4 decimals, ``nan``, or ``excluded`` for a failed judge.
+    ``:policy``, ``:passed``, ``:gate`` (``pass``, ``fail`` or ``undecided``; the last four only
+    when given) and ``:judge:<id>`` per judge, whose value is the judge's score with 4 decimals,
+    ``nan``, or ``excluded`` for a failed judge.
     """
     key = f"{PROPERTY_PREFIX}{result.metric}"
     values: list[tuple[str, str]] = [
@@ -50,6 +52,8 @@ def result_properties(
         values.append(("policy", policy))
     if passed is not None:
         values.append(("passed", "true" if passed else "false"))
+    if gate is not None:
+        values.append(("gate", gate))
     props = [(f"{key}:{name}", value) for name, value in values]
     for outcome in result.judges:
         value = "excluded" if outcome.score is None else _fmt(outcome.score.value)
