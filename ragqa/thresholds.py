@@ -88,10 +88,12 @@ _AT_LEAST = re.compile(r"^at[_-]least:(\d+)$")
 
 
 class UndecidedWarning(UserWarning):
-    """An undecided gate let a test or a run pass because ``on_undecided`` is ``warn``.
+    """A gate is undecided: its interval contains its threshold.
 
-    Turn it into an error with ``-W error::ragqa.thresholds.UndecidedWarning`` (or pytest's
-    ``filterwarnings``) where an undecided gate must fail after all.
+    Issued when an assertion passes undecided because ``on_undecided`` is ``warn``, and by
+    ``ragqa.evaluate`` for each undecided threshold of the run (which returns the report where
+    the CLI would exit 4). Turn it into an error with ``-W error::ragqa.thresholds.UndecidedWarning``
+    (or ``warnings.simplefilter("error", UndecidedWarning)``) where an undecided gate must fail.
     """
 
 

@@ -15,8 +15,10 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+import ragqa
 from ragqa.cli import app
 from ragqa.run.exit_codes import ExitCode
+from ragqa.thresholds import UndecidedWarning
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "examples" / "datasets" / "it_helpdesk.jsonl"
@@ -80,3 +82,9 @@ def test_a_threshold_below_the_interval_passes_as_today() -> None:
 def test_a_bad_on_undecided_is_a_usage_error_before_any_call() -> None:
     code, output = evaluate("--threshold", "faithfulness=0.6", "--on-undecided", "sometimes")
     assert code == ExitCode.USAGE and "--on-undecided 'sometimes': use fail, pass or warn" in output
+
+
+def test_ragqa_evaluate_warns_where_the_cli_would_exit_4() -> None:
+    with pytest.warns(UndecidedWarning, match=UNDECIDED.pattern):
+        report = ragqa.evaluate(DATA, metrics=["faithfulness"], profile="local", thresholds={"faithfulness": 0.6})
+    assert report.summaries[0].interval is not None

@@ -22,6 +22,7 @@ from ragqa.run.outcome import RunResult
 from ragqa.run.plan import MetricLike, OnInvalid, make_plan, panel_overrides, plan_output
 from ragqa.run.runner import Runner
 from ragqa.schema import Sample
+from ragqa.thresholds import UndecidedWarning
 
 if TYPE_CHECKING:
     from ragqa.container import Container
@@ -99,6 +100,17 @@ def _warn_if_incomplete(result: RunResult) -> None:
     )
 
 
+def _warn_if_undecided(result: RunResult) -> None:
+    """Warn (:class:`~ragqa.thresholds.UndecidedWarning`) for each threshold inside its metric's interval.
+
+    The CLI exits 4 for such a run when nothing else is wrong (``on-undecided: fail``); from
+    Python the report is returned and this warning names each undecided gate.
+    """
+    for verdict in result.verdicts:
+        if verdict.undecided:
+            warnings.warn(f"{verdict} (see docs/cli.md#undecided-gates)", UndecidedWarning, stacklevel=3)
+
+
 async def _run(
     data: Any,
     metrics: Sequence[MetricLike] | str | None,
@@ -157,6 +169,7 @@ async def _run(
         )
         result = await runner.arun(samples)
         _warn_if_incomplete(result)
+        _warn_if_undecided(result)
         return result.report
     finally:
         if owned:
