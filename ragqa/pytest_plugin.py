@@ -113,6 +113,8 @@ class _Row:
     sample: str = "?"
     aggregate: float = math.nan
     passed: bool | None = None
+    gate: str | None = None
+    """``pass``, ``fail`` or ``undecided``, when recorded."""
     judges: dict[str, float | None] = field(default_factory=dict)
     """``None`` = the judge was excluded."""
 
@@ -165,7 +167,8 @@ def parse_properties(properties: Sequence[tuple[str, object]]) -> list[_Row]:
     """Rebuild recorded assertions from a test's ``user_properties`` (pure).
 
     Each assertion is a block starting with ``ragqa:<metric>:sample``; then ``:aggregate``,
-    ``:threshold``, ``:passed`` and one ``:judge:<id>`` per judge (``excluded`` for failed judges).
+    ``:threshold``, ``:passed``, ``:gate`` and one ``:judge:<id>`` per judge (``excluded`` for
+    failed judges).
 
     Returns:
         One row per assertion, in order.
@@ -189,6 +192,8 @@ def parse_properties(properties: Sequence[tuple[str, object]]) -> list[_Row]:
             row.aggregate = _float(text)
         elif body == f"{row.metric}:passed":
             row.passed = text == "true"
+        elif body == f"{row.metric}:gate":
+            row.gate = text
     return rows
 
 
@@ -213,8 +218,9 @@ def _fmt(value: float | None) -> str:
 def summary_table(rows: Sequence[_Row]) -> list[str]:
     """Render the metric x judge table (pure).
 
-    Columns: metric, assertions, passed, then each judge's mean score over the assertions it
-    scored (with ``(k excl)`` when it was excluded k times), then the mean aggregate.
+    Columns: metric, assertions, passed (with ``(u undecided)`` when u assertions were undecided,
+    passed or not), then each judge's mean score over the assertions it scored (with ``(k excl)``
+    when it was excluded k times), then the mean aggregate.
 
     Returns:
         The table's lines (empty when there are no rows).
@@ -230,7 +236,10 @@ def summary_table(rows: Sequence[_Row]) -> list[str]:
     header = ["metric", "n", "passed", *judges, "aggregate"]
     table = [header]
     for metric, group in metrics.items():
-        cells = [metric, str(len(group)), f"{sum(1 for r in group if r.passed)}/{len(group)}"]
+        undecided = sum(1 for r in group if r.gate == "undecided")
+        passed = f"{sum(1 for r in group if r.passed)}/{len(group)}"
+        passed += f" ({undecided} undecided)" if undecided else ""
+        cells = [metric, str(len(group)), passed]
         for j in judges:
             values = [r.judges[j] for r in group if j in r.judges]
             finite = [v for v in values if v is not None and not math.isnan(v)]

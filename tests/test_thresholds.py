@@ -24,6 +24,7 @@ from ragqa.promptfoo.loading import load_suite
 from ragqa.promptfoo.output import junit_suite, print_results, tally
 from ragqa.promptfoo.running import arun_suite, exit_code, run_promptfoo_files
 from ragqa.prompts.base import Prompt
+from ragqa.pytest_plugin import parse_properties, summary_table
 from ragqa.report import JudgeSummary, MetricSummary, Report
 from ragqa.run.exit_codes import ExitCode
 from ragqa.run.outcome import FlakySamples, ThresholdVerdict, exit_code_for, threshold_verdicts
@@ -385,3 +386,24 @@ def test_no_warning_is_raised_by_a_decided_verdict() -> None:
         warnings.simplefilter("error")
         result = verdict_for(result_of([0.9], [0.8]), threshold=0.6, interval=interval(0.7, 1.0), on_undecided="warn")
         assert assertions.raise_on_fail(result) is result.result
+
+
+def test_the_pytest_summary_table_counts_undecided_assertions() -> None:
+    rows = parse_properties(
+        [
+            ("ragqa:faithfulness:sample", "s1"),
+            ("ragqa:faithfulness:aggregate", "0.5"),
+            ("ragqa:faithfulness:passed", "false"),
+            ("ragqa:faithfulness:gate", "undecided"),
+            ("ragqa:faithfulness:judge:a", "1.0"),
+            ("ragqa:faithfulness:judge:b", "0.0"),
+            ("ragqa:faithfulness:sample", "s2"),
+            ("ragqa:faithfulness:aggregate", "1.0"),
+            ("ragqa:faithfulness:passed", "true"),
+            ("ragqa:faithfulness:gate", "pass"),
+            ("ragqa:faithfulness:judge:a", "1.0"),
+            ("ragqa:faithfulness:judge:b", "1.0"),
+        ]
+    )
+    assert [r.gate for r in rows] == ["undecided", "pass"]
+    assert summary_table(rows)[1].split()[:5] == ["faithfulness", "2", "1/2", "(1", "undecided)"]

@@ -77,6 +77,7 @@ def test_an_undecided_assertion_fails_by_default_with_the_message(project: Path)
     assert f"faithfulness {MESSAGE} (mean of 3 judges), sample 'bowl'" in out or MESSAGE in out
     assert "faithfulness UNDECIDED on sample 'bowl'" in out  # the full message, with every judge's row
     assert "PASSED test_gate.py::test_clear" in out and "PASSED test_gate.py::test_marked" in out
+    assert "faithfulness  3  2/3 (2 undecided)" in out  # the session's table: test_marked passed undecided
 
 
 def test_on_undecided_warn_passes_with_a_warning(project: Path) -> None:
