@@ -11,8 +11,10 @@ import re
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
 import ragqa
+from ragqa.cli import app
 from ragqa.render.html import build_view, report_to_html
 from ragqa.render.registry import RenderOptions
 from ragqa.report import Report
@@ -48,7 +50,7 @@ def test_flaky_samples_are_a_filter_a_tag_and_a_list(report: Report) -> None:
     options = RenderOptions(thresholds={"faithfulness": 0.8})
     view = build_view(report, options)
     flaky_rows = [row["sample_id"] for row in view["rows"] if row["flaky"]]
-    assert flaky_rows == ["it-043"] == view["metrics"][0]["flaky"]
+    assert flaky_rows == ["it-043"] == view["flaky"]["faithfulness"] == report.summaries[0].flaky_samples
     html = report_to_html(report, options)
     assert '<button type="button" data-filter="flaky" aria-pressed="false"' in html
     assert '<span class="tag flaky">it-043</span>' in html
@@ -65,3 +67,14 @@ def test_a_threshold_inside_the_interval_reads_undecided(report: Report) -> None
     assert 'class="undecided gate"' not in outside and '<span class="ok">pass</span>' in outside
     ru = report_to_html(report, RenderOptions(language="ru", thresholds={"faithfulness": 0.6}))
     assert ">не определено</span>" in ru
+
+
+def test_ragqa_report_rebuilt_from_a_results_file_lists_the_flaky_samples(tmp_path: Path) -> None:
+    results = tmp_path / "results.jsonl"
+    ragqa.evaluate(DATA, metrics=["faithfulness"], profile="local", out=results)
+    page = tmp_path / "r.html"
+    out = CliRunner().invoke(app, ["report", str(results), "-o", str(page), "--threshold", "faithfulness=0.8"])
+    assert out.exit_code == 0, out.output
+    html = page.read_text(encoding="utf-8")
+    assert '<div class="flaky-samples">' in html and '<span class="tag flaky">it-043</span>' in html
+    assert html.count('<svg class="errbar"') == 3  # two judges and the aggregate

@@ -168,7 +168,6 @@ def _metric_view(summary: MetricSummary, threshold: float | None, language: Lang
         "gate": _gate(summary, threshold),
         "errbar": _errbar(summary.interval, threshold),
         "judge_errbars": [_errbar(j.interval, threshold) for j in summary.judges],
-        "flaky": summary.flaky_samples,
         "judges": [
             {
                 "id": j.judge_id,
@@ -326,6 +325,7 @@ def build_view(report: Report, options: RenderOptions) -> dict[str, Any]:
         "judge_ids": judge_ids,
         "rows": rows,
         "samples": samples,
+        "flaky": {m: [row["sample_id"] for row in rows if row["flaky"] and row["metric"] == m] for m in thresholds},
         "failures": [
             {
                 "judge": f.judge_id,
