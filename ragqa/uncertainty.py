@@ -59,6 +59,7 @@ __all__ = [
     "Decomposition",
     "VarianceComponents",
     "aggregate_variance",
+    "bootstrap_interval",
     "check_confidence",
     "decompose",
     "halving_advice",
@@ -135,21 +136,53 @@ def mean_interval(
         half = float(stdtrit(n - 1, (1.0 + confidence) / 2.0)) * se
         low, high = estimate - half, estimate + half
     else:
-        from scipy.stats import bootstrap  # type: ignore[import-untyped]
-
-        result = bootstrap(
-            (data,),
-            np.mean,
-            confidence_level=confidence,
-            n_resamples=BOOTSTRAP_RESAMPLES,
-            method="percentile",
-            vectorized=True,
-            rng=np.random.default_rng(seed),
-        )
-        low, high = float(result.confidence_interval.low), float(result.confidence_interval.high)
+        low, high = bootstrap_interval(data, confidence=confidence, seed=seed)
     if bounds is not None:
         low, high = max(low, bounds[0]), min(high, bounds[1])
     return Interval(estimate=estimate, low=low, high=high, confidence=confidence, method=method, n=n)
+
+
+def bootstrap_interval(
+    values: Sequence[float] | ArrayLike,
+    *,
+    confidence: float = DEFAULT_CONFIDENCE,
+    n_resamples: int = BOOTSTRAP_RESAMPLES,
+    seed: int = 0,
+) -> tuple[float, float]:
+    """Percentile bootstrap confidence interval of the mean of ``values`` (``scipy.stats.bootstrap``).
+
+    Resamples the values with replacement (percentile method, Efron & Tibshirani 1993, *An
+    Introduction to the Bootstrap*, ch. 13) with a generator seeded by ``seed``: the same values
+    give the same interval. Used for the cluster bootstrap of :func:`mean_interval` and the paired
+    differences of :func:`ragqa.compare.paired_bootstrap_ci`.
+
+    Args:
+        values: finite numbers, one per cluster (or per pair).
+        confidence: nominal coverage, in (0, 1).
+        n_resamples: bootstrap resamples.
+        seed: the generator's seed.
+
+    Returns:
+        ``(low, high)``; ``(NaN, NaN)`` for fewer than 2 values; ``(v, v)`` when every value equals
+        ``v`` (every resample has that mean).
+    """
+    data = np.asarray(values, dtype=float)
+    if data.size < 2:
+        return math.nan, math.nan
+    if np.ptp(data) == 0:
+        return float(data[0]), float(data[0])
+    from scipy.stats import bootstrap  # type: ignore[import-untyped]
+
+    result = bootstrap(
+        (data,),
+        np.mean,
+        confidence_level=confidence,
+        n_resamples=n_resamples,
+        method="percentile",
+        vectorized=True,
+        rng=np.random.default_rng(seed),
+    )
+    return float(result.confidence_interval.low), float(result.confidence_interval.high)
 
 
 def sample_interval(

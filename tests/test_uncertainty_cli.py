@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from ragqa.render.html import report_from_results
 from ragqa.render.records import read_result_record
 from ragqa.report import summarize
 
@@ -82,6 +83,18 @@ def test_the_csv_carries_the_metric_interval_and_each_samples_interval(
         assert (row["ci_confidence"], row["ci_method"]) == ("0.9", "clustered-se")
         if row["sample_ci_low"]:  # two deterministic judges: an interval when they differ or agree
             assert 0.0 <= float(row["sample_ci_low"]) <= float(row["aggregate"]) <= float(row["sample_ci_high"]) <= 1.0
+
+
+def test_a_report_rebuilt_from_the_results_file_keeps_the_level_and_the_intervals(
+    run_90: tuple[subprocess.CompletedProcess[str], Path],
+) -> None:
+    result, work = run_90
+    assert result.returncode == 0, result.stderr
+    header = json.loads((work / "results.jsonl").read_text(encoding="utf-8").splitlines()[0])
+    report, _ = report_from_results(work / "results.jsonl")
+    for summary in report.summaries:
+        assert summary.interval is not None
+        assert summary.interval.model_dump() == header["intervals"][summary.metric]["aggregate"]
 
 
 def test_a_confidence_outside_0_and_1_exits_2_before_any_call(tmp_path: Path) -> None:
