@@ -34,7 +34,6 @@ HEAVY = (
     "rouge_score",
     "sacrebleu",
     "scipy",
-    "scipy.stats",
     "sqlite3",
     "statistics",
     "tenacity",
@@ -45,9 +44,8 @@ HEAVY = (
 )
 """Packages and modules the offline path must not import before it needs them."""
 
-AGREEMENT = ("numpy", "krippendorff", "scipy")
-"""What the job's report needs once judges have scored: the agreement figures (alpha, Spearman), and
-the Student t quantile of the intervals (``scipy.special.stdtrit``; ``scipy.stats`` stays unloaded)."""
+AGREEMENT = ("numpy", "krippendorff")
+"""What the job's report needs once two judges have scored: the agreement figures (alpha, Spearman)."""
 
 _LIST = (
     "import json, sys\n"
@@ -89,7 +87,7 @@ def test_importing_the_cli_and_building_a_local_panel_imports_nothing_heavy() ->
 
 @pytest.mark.parametrize("entry", ["python -m ragqa", "ragqa"])
 def test_the_readme_job_imports_only_the_agreement_stack(entry: str) -> None:
-    # the whole README job, in process: only the agreement figures and intervals of its report need numpy
+    # the whole README job, in process: only the agreement figures of its report need numpy
     run = (
         "import runpy; runpy.run_module('ragqa', run_name='__main__')"
         if entry == "python -m ragqa"

@@ -14,6 +14,7 @@ from ragqa.uncertainty import (
     halving_advice,
     mean_interval,
     sample_interval,
+    t_quantile,
     variance_components,
 )
 
@@ -48,6 +49,21 @@ def test_the_interval_is_the_mean_plus_or_minus_t_times_the_standard_error() -> 
     assert interval.low == pytest.approx(0.6 - half)
     assert interval.high == pytest.approx(0.6 + half)
     assert (interval.method, interval.n, interval.confidence) == ("clustered-se", 5, 0.95)
+
+
+@pytest.mark.parametrize("df", [1, 2, 3, 4, 5, 9, 10, 29, 59, 100, 999, 1000, 12_345, 100_000])
+def test_the_t_quantile_is_scipys(df: int) -> None:
+    from scipy.special import stdtrit  # type: ignore[import-untyped]
+
+    for confidence in (0.5, 0.8, 0.9, 0.95, 0.99, 0.999):
+        assert t_quantile(df, confidence) == pytest.approx(float(stdtrit(df, (1 + confidence) / 2)), rel=1e-9)
+
+
+def test_the_t_quantile_refuses_what_has_none() -> None:
+    with pytest.raises(ValueError, match="degrees of freedom"):
+        t_quantile(0, 0.95)
+    with pytest.raises(ValueError, match="between 0 and 1"):
+        t_quantile(5, 1.0)
 
 
 def test_nan_is_ignored_and_too_few_values_give_no_interval() -> None:

@@ -6,18 +6,25 @@ import json
 import math
 import random
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 import pytest
 
+import ragqa
 from ragqa.aggregate import aggregate
+from ragqa.errors import ConfigError
 from ragqa.evaluation import PanelEvaluator, PanelOptions
+from ragqa.factory import panel_options
 from ragqa.metrics import Faithfulness, Hallucination
 from ragqa.report import MetricSummary, summarize
 from ragqa.run.summary import RunSummary
 from ragqa.schema import JudgeFailure, JudgeOutcome, MetricScore, PanelResult, RepeatOutcome, Sample, Usage
+from ragqa.settings import load_settings
 from ragqa.testing import NoiseModel, NoisyJudge
 from ragqa.uncertainty import mean_interval, variance_components
+
+IT_HELPDESK = str(Path(__file__).resolve().parent.parent / "examples/datasets/it_helpdesk.jsonl")
 
 
 def _exact(summaries: Sequence[MetricSummary]) -> str:
@@ -163,3 +170,19 @@ async def test_a_panel_of_noisy_judges_scores_what_the_noise_model_says() -> Non
     hallucination = report.summary("hallucination")
     assert hallucination.interval is not None
     assert hallucination.interval.estimate == pytest.approx(1 - summary.interval.estimate)
+
+
+def test_the_confidence_comes_from_the_settings_and_the_python_call(tmp_path: Path) -> None:
+    (tmp_path / "application.yaml").write_text("ragqa:\n  confidence: 0.8\n", encoding="utf-8")
+    settings = load_settings(tmp_path, ["local"], environ={})
+    assert settings.ragqa.confidence == 0.8 and panel_options(settings).confidence == 0.8
+    (tmp_path / "application.yaml").write_text("ragqa:\n  confidence: 95\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match="confidence"):
+        load_settings(tmp_path, ["local"], environ={})
+    report = ragqa.evaluate(IT_HELPDESK, ["faithfulness"], profile="local", confidence=0.8)
+    summary = report.summary("faithfulness")
+    assert summary.interval is not None and summary.interval.confidence == 0.8
+    assert all(j.interval is not None and j.interval.confidence == 0.8 for j in summary.judges)
+    with pytest.raises(ConfigError, match=r"confidence 1\.0: use a level between 0 and 1") as refused:
+        ragqa.evaluate(IT_HELPDESK, ["faithfulness"], profile="local", confidence=1.0)
+    assert refused.value.key == "--confidence"

@@ -34,7 +34,7 @@ from ragqa.render.console import fmt_cost, fmt_score
 from ragqa.render.labels import LABELS
 from ragqa.render.registry import RenderOptions, register
 from ragqa.report import Agreement, MetricSummary, Report, finite_json
-from ragqa.schema import Interval, JudgeOutcome, Language, Sample, Usage
+from ragqa.schema import DEFAULT_CONFIDENCE, Interval, JudgeOutcome, Language, Sample, Usage
 from ragqa.thresholds import Gate, gate, is_flaky, passes
 
 if TYPE_CHECKING:
@@ -399,10 +399,11 @@ def report_from_results(path: Path) -> tuple[Report, str | None]:
     """Rebuild the :class:`~ragqa.report.Report` of a finished (or partial) run from its results file.
 
     The results are read with :func:`ragqa.run.stream.read_results` and summarised with
-    :func:`ragqa.report.summarize` (panel order from the header). The samples (the drill-down's
-    inputs) are loaded from the header's dataset path when that file is readable and still holds
-    the samples that were scored (its :func:`ragqa.run.runner.dataset_fingerprint` matches);
-    otherwise ``report.samples`` stays empty and the note says why.
+    :func:`ragqa.report.summarize` (panel order and the intervals' confidence level from the
+    header). The samples (the drill-down's inputs) are loaded from the header's dataset path when
+    that file is readable and still holds the samples that were scored (its
+    :func:`ragqa.run.runner.dataset_fingerprint` matches); otherwise ``report.samples`` stays empty
+    and the note says why.
 
     Args:
         path: a results file written by ``ragqa evaluate --out results.jsonl`` (or its ``.partial``).
@@ -427,7 +428,8 @@ def report_from_results(path: Path) -> tuple[Report, str | None]:
     if not records:
         raise ConfigError(f"ragqa report: {path} holds no result yet", key="results")
     results = [read_result_record(r) for r in records.values()]
-    report = Report(results=results, summaries=summarize(results, header.judges))
+    level = header.confidence if header.confidence is not None else DEFAULT_CONFIDENCE  # older files lack it
+    report = Report(results=results, summaries=summarize(results, header.judges, confidence=level))
     samples, note = _dataset_samples(header.dataset, header.dataset_fingerprint)
     if samples is not None:
         scored = set(report.sample_ids)
