@@ -242,7 +242,7 @@ def test_a_run_gate_inside_the_interval_is_undecided_and_exits_4() -> None:
     [verdict] = threshold_verdicts(report, {"faithfulness": 0.6})
     assert verdict.undecided and not verdict.passed
     assert str(verdict) == (
-        "UNDECIDED faithfulness: undecided: 0.612 [0.570, 0.655] against 0.6, add samples or repeats "
+        "UNDECIDED faithfulness: 0.612 [0.570, 0.655] against 0.6, add samples or repeats "
         "(needs >= 0.6; --on-undecided fail: exit 4)"
     )
     assert exit_code_for(report, [verdict], allow_incomplete=False) == ExitCode.UNDECIDED == 4

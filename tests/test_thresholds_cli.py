@@ -23,7 +23,7 @@ from ragqa.thresholds import UndecidedWarning
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "examples" / "datasets" / "it_helpdesk.jsonl"
 UNDECIDED = re.compile(
-    r"UNDECIDED faithfulness: undecided: 0\.607 \[0\.\d{3}, 0\.\d{3}\] against 0\.6, add samples or repeats"
+    r"UNDECIDED faithfulness: 0\.607 \[0\.\d{3}, 0\.\d{3}\] against 0\.6, add samples or repeats"
 )
 
 

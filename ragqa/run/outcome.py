@@ -79,14 +79,15 @@ class ThresholdVerdict:
     def __str__(self) -> str:
         """``PASS faithfulness: aggregate mean 0.812 [0.774, 0.851], needs >= 0.8``.
 
-        An undecided gate reads ``UNDECIDED faithfulness: undecided: 0.612 [0.570, 0.655] against
-        0.6, add samples or repeats (needs >= 0.6)``, plus what ``on_undecided`` made of it.
+        An undecided gate reads ``UNDECIDED faithfulness: 0.612 [0.570, 0.655] against 0.6, add
+        samples or repeats (needs >= 0.6; --on-undecided fail: exit 4)``.
         """
         sign = comparator("higher" if self.direction == "higher" else "lower")
         if self.undecided and self.interval is not None:
             tail = {"fail": "exit 4", "pass": "counted as pass", "warn": "counted as pass, with a warning"}
             return (
-                f"{self.label} {self.metric}: {undecided_message(self.value, self.interval, self.threshold)} "
+                f"{self.label} {self.metric}: "
+                f"{undecided_message(self.value, self.interval, self.threshold).removeprefix('undecided: ')} "
                 f"(needs {sign} {self.threshold:g}; --on-undecided {self.on_undecided}: {tail[self.on_undecided]})"
             )
         shown = "n/a" if math.isnan(self.value) else f"{self.value:.3f}"
