@@ -9,10 +9,8 @@ import json
 import math
 import os
 import re
-import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -210,36 +208,6 @@ def test_report_command_refuses_a_file_that_is_not_results(tmp_path: Path) -> No
 
 
 # --- the real browser -----------------------------------------------------------------------------------------------
-
-
-def find_chromium() -> str | None:
-    """A Chromium to drive: ``RAGQA_CHROMIUM``, else Debian's ``chromium`` (or another Chromium on PATH)."""
-    explicit = os.environ.get("RAGQA_CHROMIUM")
-    if explicit:
-        return explicit
-    for name in ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable"):
-        found = shutil.which(name)
-        if found:
-            return found
-    return None
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    """One headless Chromium for every browser check of this module."""
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        pytest.skip("the Python package playwright is not installed (pip install -e '.[dev]')")
-    executable = find_chromium()
-    if executable is None:
-        pytest.skip("no Chromium found (apt-get install chromium, or set RAGQA_CHROMIUM to a Chromium binary)")
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=executable, headless=True, args=["--no-sandbox"])
-        try:
-            yield chromium
-        finally:
-            chromium.close()
 
 
 def test_browser_filters_drills_down_and_runs_no_injected_script(browser: Any, tmp_path: Path) -> None:

@@ -32,6 +32,7 @@ from ragqa.interpretation import interpret
 from ragqa.messages import Message
 from ragqa.render.atomic import replace_text
 from ragqa.render.console import fmt_cost, fmt_score
+from ragqa.render.details import details_view
 from ragqa.render.labels import LABELS
 from ragqa.render.registry import RenderOptions, register
 from ragqa.report import Agreement, MetricSummary, Report, finite_json
@@ -50,10 +51,6 @@ __all__ = [
     "template_environment",
     "write_report",
 ]
-
-PER_STATEMENT = ("verdicts", "reasons")
-"""Keys of a score's ``details`` that hold one entry per statement (shown as columns beside ``statements``)."""
-
 
 
 def json_for_script(value: Any) -> str:
@@ -150,31 +147,6 @@ def _metric_view(summary: MetricSummary, threshold: float | None, language: Lang
     }
 
 
-def _details_view(details: Mapping[str, Any]) -> dict[str, Any]:
-    """Statements with their verdicts and reasons (:data:`PER_STATEMENT`) as rows; other details as text."""
-    statements = details.get("statements")
-    columns: list[str] = []
-    rows: list[list[str]] = []
-    rest: list[tuple[str, str]] = []
-    if isinstance(statements, list) and statements:
-        columns = ["statements"] + [
-            k for k in PER_STATEMENT if isinstance(details.get(k), list) and len(details[k]) == len(statements)
-        ]
-        rows = [[_cell(details[c][i]) for c in columns] for i in range(len(statements))]
-    for key, value in details.items():
-        if key not in columns:
-            rest.append((key, _cell(value)))
-    return {"columns": columns, "rows": rows, "rest": rest}
-
-
-def _cell(value: Any) -> str:
-    if isinstance(value, str):
-        return value
-    if isinstance(value, float):
-        return fmt_score(value)
-    return json.dumps(finite_json(value), ensure_ascii=False)
-
-
 def _judge_view(outcome: JudgeOutcome) -> dict[str, Any]:
     score = outcome.score
     failure = outcome.failure
@@ -182,7 +154,7 @@ def _judge_view(outcome: JudgeOutcome) -> dict[str, Any]:
         "id": outcome.judge_id,
         "score": None if score is None else fmt_score(score.value),
         "reason": None if score is None else score.reason,
-        "details": _details_view(score.details) if score is not None else None,
+        "details": details_view(score.details) if score is not None else None,
         "failure": None
         if failure is None
         else {"step": failure.step or "?", "error_type": failure.error_type, "message": failure.message},
