@@ -85,7 +85,7 @@ def _usage_view(usage: Usage) -> dict[str, Any]:
     }
 
 
-def _agreement_view(agreement: Agreement | None) -> dict[str, Any] | None:
+def _agreement_view(agreement: Agreement | None, index: Mapping[str, int]) -> dict[str, Any] | None:
     if agreement is None:
         return None
     return {
@@ -102,7 +102,10 @@ def _agreement_view(agreement: Agreement | None) -> dict[str, Any] | None:
             for p in agreement.pairs
         ],
         "bias": [{"judge": b.judge_id, "n": b.n, "bias": f"{b.bias:+.3f}"} for b in agreement.bias],
-        "contested": [{"sample": c.sample_id, "spread": fmt_score(c.spread)} for c in agreement.contested],
+        "contested": [
+            {"sample": c.sample_id, "spread": fmt_score(c.spread), "n": index.get(c.sample_id)}
+            for c in agreement.contested
+        ],
     }
 
 
@@ -111,7 +114,9 @@ def _contested(summary: MetricSummary) -> set[str]:
     return {c.sample_id for c in summary.agreement.contested} if summary.agreement is not None else set()
 
 
-def _metric_view(summary: MetricSummary, threshold: float | None, language: Language) -> dict[str, Any]:
+def _metric_view(
+    summary: MetricSummary, threshold: float | None, language: Language, index: Mapping[str, int]
+) -> dict[str, Any]:
     band = interpret(summary.metric, summary.aggregate_mean, language)
     verdict = None if threshold is None else passes(summary.aggregate_mean, threshold, summary.direction)
     return {
@@ -143,7 +148,7 @@ def _metric_view(summary: MetricSummary, threshold: float | None, language: Lang
             for j in summary.judges
         ],
         "usage": _usage_view(summary.usage),
-        "agreement": _agreement_view(summary.agreement),
+        "agreement": _agreement_view(summary.agreement, index),
     }
 
 
@@ -251,12 +256,15 @@ def build_view(report: Report, options: RenderOptions) -> dict[str, Any]:
         "lang": language,
         "run": {
             "n_samples": len(sample_ids),
+            "dataset": report.dataset,
+            "started_at": report.started_at,
+            "run_id": report.run_id,
             "judges": judge_ids,
             "wall_time": f"{report.wall_time_s:.1f} s",
             "cache": None if report.cache is None else f"{report.cache.hits} / {report.cache.misses}",
             "usage": _usage_view(total),
         },
-        "metrics": [_metric_view(s, thresholds.get(s.metric), language) for s in report.summaries],
+        "metrics": [_metric_view(s, thresholds.get(s.metric), language, index) for s in report.summaries],
         "judge_ids": judge_ids,
         "rows": rows,
         "samples": samples,
@@ -361,7 +369,13 @@ def report_from_results(path: Path) -> tuple[Report, str | None]:
     if not records:
         raise ConfigError(f"ragqa report: {path} holds no result yet", key="results")
     results = [read_result_record(r) for r in records.values()]
-    report = Report(results=results, summaries=summarize(results, header.judges))
+    report = Report(
+        results=results,
+        summaries=summarize(results, header.judges),
+        run_id=header.run_id,
+        dataset=header.dataset,
+        started_at=header.started_at,
+    )
     samples, note = _dataset_samples(header.dataset, header.dataset_fingerprint)
     if samples is not None:
         scored = set(report.sample_ids)

@@ -405,8 +405,9 @@ class Runner:
                 if label in position_of and key in metric_of:
                     keep(position_of[label], read_result_record(old))
         resumed = summary.count
+        header = self._header(prepared, evaluator)
         if plan.stream is not None:
-            self.stream = ResultStream(plan.stream.path, self._header(prepared, evaluator), prepared.kept)
+            self.stream = ResultStream(plan.stream.path, header, prepared.kept)
             self.stream.open()
 
         def record(position: int, rows: list[PanelResult]) -> None:
@@ -437,6 +438,9 @@ class Runner:
             samples=list(prepared.samples) if self.keep_results else [],
             results_kept=self.keep_results,
             call_plan=evaluator.options.call_plan,
+            run_id=header.run_id,
+            dataset=header.dataset,
+            started_at=header.started_at,
         )
         written = []
         options = RenderOptions(language=evaluator.options.language, thresholds=dict(plan.thresholds))
