@@ -117,7 +117,7 @@ def _contested(summary: MetricSummary) -> set[str]:
 def _metric_view(
     summary: MetricSummary, threshold: float | None, language: Language, index: Mapping[str, int]
 ) -> dict[str, Any]:
-    band = interpret(summary.metric, summary.aggregate_mean, language)
+    band = interpret(summary.metric, summary.aggregate_mean, language, summary.direction)
     verdict = None if threshold is None else passes(summary.aggregate_mean, threshold, summary.direction)
     return {
         "key": summary.metric,
@@ -237,7 +237,7 @@ def build_view(report: Report, options: RenderOptions) -> dict[str, Any]:
                     {
                         "key": r.metric,
                         "aggregate": fmt_score(r.aggregate.value),
-                        "band": interpret(r.metric, r.aggregate.value, language),
+                        "band": interpret(r.metric, r.aggregate.value, language, r.direction),
                         "spread": fmt_score(r.aggregate.spread),
                         "strategy": r.aggregate.strategy,
                         "judges": [_judge_view(o) for o in r.judges],
