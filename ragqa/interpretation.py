@@ -112,7 +112,6 @@ def scale_for(metric_name: str, direction: Literal["higher", "lower"] | None = N
     return None
 
 
-
 def _base_name(metric_name: str) -> str:
     return metric_name.split("(", 1)[0].strip()
 
