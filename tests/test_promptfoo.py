@@ -344,21 +344,29 @@ def test_types_ragqa_does_not_run_are_skipped_with_a_note_and_the_rest_runs(tmp_
     ]
 
 
-def test_a_file_whose_only_runnable_assertion_passes_exits_0_and_prints_the_skips(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("text", "code", "said"),
+    [  # one assertion left runs and passes: 0; nothing left to run: 3, nothing was decided
+        (
+            "tests: [{output: 'Paris', assert: [{type: is-json}, {type: contains, value: Paris}]}]",
+            0,
+            ["note: tests[0].assert[0]: assertion type 'is-json' skipped", "1 assertion(s)"],
+        ),
+        (
+            "tests: [{output: '{}', assert: [{type: is-json}, {type: latency, threshold: 10}]}]",
+            3,
+            ["note: tests[0].assert[1]: assertion type 'latency' skipped", "incomplete: no assertion ran"],
+        ),
+    ],
+)
+def test_skipped_assertions_are_noted_and_a_file_with_nothing_to_run_exits_3(
+    tmp_path: Path, text: str, code: int, said: list[str]
+) -> None:
     container = create_container(EXAMPLES / "application.yaml", environ={"RAGQA_FAKE_URL": "http://127.0.0.1:9"})
-    text = "tests: [{output: 'Paris', assert: [{type: is-json}, {type: contains, value: Paris}]}]"
     out = io.StringIO()
-    assert run_promptfoo_file(write(tmp_path, text), container=container, out=out) == 0
-    assert "note: tests[0].assert[0]: assertion type 'is-json' skipped" in out.getvalue()
-    assert "1 assertion(s)" in out.getvalue()
-
-
-def test_a_file_with_nothing_left_to_run_exits_3(tmp_path: Path) -> None:
-    container = create_container(EXAMPLES / "application.yaml", environ={"RAGQA_FAKE_URL": "http://127.0.0.1:9"})
-    text = "tests: [{output: '{}', assert: [{type: is-json}, {type: latency, threshold: 10}]}]"
-    out = io.StringIO()
-    assert run_promptfoo_file(write(tmp_path, text), container=container, out=out) == 3
-    assert "incomplete: no assertion ran" in out.getvalue()
+    assert run_promptfoo_file(write(tmp_path, text), container=container, out=out) == code
+    for line in said:
+        assert line in out.getvalue()
 
 
 def test_run_promptfoo_file_exit_2_on_bad_file(tmp_path: Path) -> None:
