@@ -182,6 +182,8 @@ async def aevaluate(
     container: Container | None = None,
     call_plan: str | None = None,
     keep_results: bool = True,
+    repeats: int | None = None,
+    reducer: str | None = None,
 ) -> Report:
     """Score ``data`` with ``metrics`` across the judge panel of the settings; the async form of :func:`evaluate`.
 
@@ -203,7 +205,13 @@ async def aevaluate(
         resume=resume,
         no_cache=no_cache,
         panel=panel_overrides(
-            language=language, aggregation=aggregation, quorum=quorum, deadline_s=deadline_s, call_plan=call_plan
+            language=language,
+            aggregation=aggregation,
+            quorum=quorum,
+            deadline_s=deadline_s,
+            call_plan=call_plan,
+            repeats=repeats,
+            reducer=reducer,
         ),
         container=container,
         keep_results=keep_results,
@@ -232,6 +240,8 @@ def evaluate(
     container: Container | None = None,
     call_plan: str | None = None,
     keep_results: bool = True,
+    repeats: int | None = None,
+    reducer: str | None = None,
 ) -> Report:
     """Score ``data`` with ``metrics`` across the judge panel of the settings, in one call.
 
@@ -275,6 +285,11 @@ def evaluate(
             memory stays flat in the dataset's size; give a ``.jsonl`` ``out`` to keep the results
             on disk, and a ``.jsonl`` path as ``data`` to read it one line at a time. Outputs that
             render every result (``.json``, ``.csv``, JUnit, HTML) keep them anyway.
+        repeats: how many times every judge scores every (sample, metric), with independent calls
+            (default ``ragqa.repeats``, 1); each judge's score is then reduced over its repeats and
+            every repeat is kept in :attr:`~ragqa.schema.JudgeOutcome.repeats` (:mod:`ragqa.repeats`).
+        reducer: ``mean``, ``median`` or ``mode`` (binary metrics): how a judge's repeats become its
+            score (default ``ragqa.repeat-reducer``, ``mean``).
 
     Returns:
         The :class:`~ragqa.report.Report`: one result per (sample, metric) in dataset order
@@ -309,7 +324,13 @@ def evaluate(
         resume=resume,
         no_cache=no_cache,
         panel=panel_overrides(
-            language=language, aggregation=aggregation, quorum=quorum, deadline_s=deadline_s, call_plan=call_plan
+            language=language,
+            aggregation=aggregation,
+            quorum=quorum,
+            deadline_s=deadline_s,
+            call_plan=call_plan,
+            repeats=repeats,
+            reducer=reducer,
         ),
         container=container,
         keep_results=keep_results,

@@ -3,7 +3,8 @@
 Format (UTF-8 JSON Lines, documented in ``docs/cli.md``):
 
 - line 1, the header: ``{"ragqa_results": 1, "run_id", "ragqa_version", "config_fingerprint",
-  "dataset", "dataset_fingerprint", "samples", "metrics", "judges", "started_at"}``; no setting
+  "dataset", "dataset_fingerprint", "samples", "metrics", "judges", "started_at"}`` (and
+  ``"repeats"`` when a run judges each pair more than once); no setting
   and no secret is in it (the fingerprint is a SHA-256 of the judges' identities and the panel
   options);
 - then one :func:`ragqa.render.records.result_record` per finished (sample, metric), appended
@@ -53,6 +54,8 @@ class ResultsHeader:
         metrics: metric keys of the run, in order.
         judges: judge ids of the panel, in order.
         started_at: when the run first started, ISO 8601 UTC.
+        repeats: times each judge scored each pair (:mod:`ragqa.repeats`); written only when > 1,
+            so a single-repeat header is unchanged.
     """
 
     run_id: str
@@ -64,11 +67,14 @@ class ResultsHeader:
     metrics: tuple[str, ...]
     judges: tuple[str, ...]
     started_at: str
+    repeats: int = 1
 
     def to_json(self) -> dict[str, Any]:
-        """The header line's object (``ragqa_results`` first)."""
+        """The header line's object (``ragqa_results`` first; ``repeats`` only when > 1)."""
         data = asdict(self)
         data["metrics"], data["judges"] = list(self.metrics), list(self.judges)
+        if self.repeats == 1:
+            del data["repeats"]
         return {"ragqa_results": FORMAT_VERSION, **data}
 
     @classmethod
@@ -88,6 +94,7 @@ class ResultsHeader:
             metrics=tuple(data["metrics"]),
             judges=tuple(data["judges"]),
             started_at=str(data["started_at"]),
+            repeats=int(data.get("repeats", 1)),
         )
 
 
