@@ -6,103 +6,18 @@ Requests are counted at the fake server: "3x the requests", "no request" (a warm
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
-from collections.abc import Iterator
+import shutil
 from pathlib import Path
 from typing import Any
 
-import pytest
+from test_cli_run import APPLICATION_YAML, JUDGES, N_SAMPLES, chat_requests, ragqa, records, work
 
-from ragqa.testing import FakeOpenAIServer, fake_openai_server, ragqa_responder
+from ragqa.testing import FakeOpenAIServer
+
+__all__ = ["work"]  # the fixture of test_cli_run: a folder with application.yaml and data.jsonl, judges scripted
 
 ROOT = Path(__file__).resolve().parent.parent
-JUDGES = ("judge-a", "judge-b")
-N_SAMPLES = 8
 CALLS_PER_SAMPLE = 2  # faithfulness: statements, then one batched verdicts call
-
-APPLICATION_YAML = """
-spring:
-  ai:
-    retry:
-      max-attempts: 1
-      backoff: {initial-interval: 10ms, max-interval: 10ms, multiplier: 1}
-    openai:
-      base-url: ${FAKE_URL}
-      api-key: sk-test-SECRET
-    chat-models:
-      default-options: {temperature: 0.0, timeout: 10m}
-      list:
-        - {id: judge-a}
-        - {id: judge-b}
-    embedding-models:
-      list: []
-ragqa:
-  metrics: [faithfulness]
-  concurrency: {max-concurrent-samples: 4}
-"""
-
-
-@pytest.fixture(scope="module")
-def srv() -> Iterator[FakeOpenAIServer]:
-    with fake_openai_server() as server:
-        yield server
-
-
-@pytest.fixture
-def work(srv: FakeOpenAIServer, tmp_path: Path) -> Path:
-    srv.reset()
-    for judge in JUDGES:
-        srv.script(judge, ragqa_responder())
-    (tmp_path / "application.yaml").write_text(APPLICATION_YAML, encoding="utf-8")
-    cached = APPLICATION_YAML + "  cache: {enabled: true, directory: cache}\n"
-    (tmp_path / "cached.yaml").write_text(cached, encoding="utf-8")
-    lines = []
-    for i in range(1, N_SAMPLES + 1):
-        supported = "The office opens at nine." if i % 3 else "The office is on the moon."
-        lines.append(
-            json.dumps(
-                {
-                    "id": f"s{i:02d}",
-                    "user_input": f"When does office {i} open?",
-                    "response": f"{supported} Office {i} has a kitchen.",
-                    "retrieved_contexts": [f"The office opens at nine. Office {i} has a kitchen and a garden."],
-                }
-            )
-        )
-    (tmp_path / "data.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return tmp_path
-
-
-def _env(srv: FakeOpenAIServer) -> dict[str, str]:
-    environ = {k: v for k, v in os.environ.items() if not k.startswith("RAGQA")}
-    environ.update({"CI": "true", "COLUMNS": "200", "NO_COLOR": "1", "FAKE_URL": srv.base_url})
-    environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), environ.get("PYTHONPATH")]))
-    return environ
-
-
-def ragqa(
-    srv: FakeOpenAIServer, cwd: Path, *args: str, dataset: str = "data.jsonl"
-) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "ragqa", "evaluate", dataset, "--no-progress", *args],
-        cwd=cwd,
-        env=_env(srv),
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-
-
-def chat_requests(srv: FakeOpenAIServer) -> int:
-    return sum(len(srv.requests_for(j, "/v1/chat/completions")) for j in JUDGES)
-
-
-def records(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    header, *rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
-    return header, rows
 
 
 def _without(value: Any, keys: frozenset[str]) -> Any:
@@ -116,6 +31,12 @@ def _without(value: Any, keys: frozenset[str]) -> Any:
 
 UNTIMED = frozenset({"latency_s"})
 SCORES_ONLY = frozenset({"latency_s", "usage"})  # a cache hit spends no call, so usage differs
+
+
+def _cached(work: Path) -> None:
+    """``cached.yaml`` beside the run's settings: the same panel with the disk cache on."""
+    cache = "  cache: {enabled: true, directory: cache}\n"
+    (work / "cached.yaml").write_text(APPLICATION_YAML + cache, encoding="utf-8")
 
 
 def test_one_repeat_writes_todays_records(srv: FakeOpenAIServer, work: Path) -> None:
@@ -155,6 +76,7 @@ def test_max_calls_counts_the_repeats(srv: FakeOpenAIServer, work: Path) -> None
 
 
 def test_a_warm_cache_replays_all_three_repeats_without_a_request(srv: FakeOpenAIServer, work: Path) -> None:
+    _cached(work)
     cold = ragqa(srv, work, "--config", "cached.yaml", "--repeats", "3", "--out", "cold.jsonl")
     assert cold.returncode == 0, cold.stderr
     assert chat_requests(srv) == N_SAMPLES * len(JUDGES) * CALLS_PER_SAMPLE * 3
@@ -205,13 +127,14 @@ def test_another_reducer_changes_the_fingerprint_and_a_bad_one_is_refused(srv: F
     assert chat_requests(srv) == 0
 
 
-def test_local_profile_example_with_three_repeats(tmp_path: Path, srv: FakeOpenAIServer) -> None:
-    dataset = str(ROOT / "examples/datasets/it_helpdesk.jsonl")
-    one = ragqa(srv, tmp_path, "--profile", "local", "--out", "one.jsonl", dataset=dataset)
-    three = ragqa(srv, tmp_path, "--profile", "local", "--repeats", "3", "--out", "three.jsonl", dataset=dataset)
+def test_local_profile_example_with_three_repeats(srv: FakeOpenAIServer, work: Path) -> None:
+    shutil.copyfile(ROOT / "examples/datasets/it_helpdesk.jsonl", work / "data.jsonl")
+    (work / "application.yaml").unlink()  # no settings file: ragqa's defaults and the built-in local profile
+    one = ragqa(srv, work, "--profile", "local", "--out", "one.jsonl")
+    three = ragqa(srv, work, "--profile", "local", "--repeats", "3", "--out", "three.jsonl")
     assert one.returncode == 0, one.stderr
     assert three.returncode == 0, three.stderr
-    (_, rows1), (header, rows3) = records(tmp_path / "one.jsonl"), records(tmp_path / "three.jsonl")
+    (_, rows1), (header, rows3) = records(work / "one.jsonl"), records(work / "three.jsonl")
     assert header["repeats"] == 3 and len(rows3) == 60 * 2
     for row1, row3 in zip(rows1, rows3, strict=True):
         assert row3["aggregate"] == row1["aggregate"]
