@@ -116,6 +116,7 @@ async def _run(
     panel: Mapping[str, Any],
     container: Container | None,
     keep_results: bool = True,
+    shard: str | None = None,
 ) -> Report:
     from ragqa.container import close_container, create_container
 
@@ -149,6 +150,7 @@ async def _run(
             dataset=name,
             panel=panel,
             no_cache=no_cache,
+            shard=shard,
         )
         runner = Runner(
             plan, container, on_estimate=lambda estimate: log.info("%s", estimate), keep_results=keep_results
@@ -182,6 +184,7 @@ async def aevaluate(
     container: Container | None = None,
     call_plan: str | None = None,
     keep_results: bool = True,
+    shard: str | None = None,
     repeats: int | None = None,
     reducer: str | None = None,
 ) -> Report:
@@ -215,6 +218,7 @@ async def aevaluate(
         ),
         container=container,
         keep_results=keep_results,
+        shard=shard,
     )
     return await default_loop().arun(coro)
 
@@ -240,6 +244,7 @@ def evaluate(
     container: Container | None = None,
     call_plan: str | None = None,
     keep_results: bool = True,
+    shard: str | None = None,
     repeats: int | None = None,
     reducer: str | None = None,
 ) -> Report:
@@ -285,6 +290,9 @@ def evaluate(
             memory stays flat in the dataset's size; give a ``.jsonl`` ``out`` to keep the results
             on disk, and a ``.jsonl`` path as ``data`` to read it one line at a time. Outputs that
             render every result (``.json``, ``.csv``, JUnit, HTML) keep them anyway.
+        shard: ``"K/N"`` to score only part K of N of the samples, split by id so that every
+            machine agrees (:mod:`ragqa.run.shard`); join the parts' ``.jsonl`` outputs with
+            :func:`ragqa.run.merge.merge_results` or ``ragqa merge``.
         repeats: how many times every judge scores every (sample, metric), with independent calls
             (default ``ragqa.repeats``, 1); each judge's score is then reduced over its repeats and
             every repeat is kept in :attr:`~ragqa.schema.JudgeOutcome.repeats` (:mod:`ragqa.repeats`).
@@ -334,5 +342,6 @@ def evaluate(
         ),
         container=container,
         keep_results=keep_results,
+        shard=shard,
     )
     return run_sync(coro)
