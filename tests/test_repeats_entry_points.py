@@ -12,6 +12,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -19,6 +20,7 @@ import ragqa
 from ragqa.container import create_container
 from ragqa.errors import ConfigError
 from ragqa.promptfoo import run_promptfoo_file
+from ragqa.run.merge import merge_results
 from ragqa.testing import FakeOpenAIServer, ragqa_responder
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -118,3 +120,22 @@ def test_pytest_plugin_marker_and_option(tmp_path: Path) -> None:
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "2 passed" in proc.stdout
+
+
+def test_sharded_parts_with_repeats_merge_into_one_runs_file(tmp_path: Path) -> None:
+    one, parts = tmp_path / "one.jsonl", [tmp_path / f"part-{k}.jsonl" for k in (1, 2)]
+    ragqa.evaluate(DATASET, metrics=["faithfulness"], profile="local", out=one, repeats=2)
+    for k, part in enumerate(parts, 1):
+        ragqa.evaluate(DATASET, metrics=["faithfulness"], profile="local", out=part, repeats=2, shard=f"{k}/2")
+    merged = tmp_path / "all.jsonl"
+    merge_results(parts, merged)
+    whole, joined = (
+        [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()] for path in (one, merged)
+    )
+    assert joined[0]["repeats"] == whole[0]["repeats"] == 2
+    assert joined[0]["config_fingerprint"] == whole[0]["config_fingerprint"]
+
+    def repeats(rows: list[dict[str, Any]]) -> dict[str, list[list[float]]]:
+        return {row["sample_id"]: [[r["score"] for r in j["repeats"]] for j in row["judges"]] for row in rows}
+
+    assert len(joined) == len(whole) and repeats(joined[1:]) == repeats(whole[1:])
