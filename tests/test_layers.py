@@ -34,6 +34,7 @@ LAYERS: list[set[str]] = [
         "datasets",
         "prompts",
         "aggregate",
+        "repeats",
         "usage",
     },
     {"judges"},
