@@ -186,3 +186,33 @@ def test_the_confidence_comes_from_the_settings_and_the_python_call(tmp_path: Pa
     with pytest.raises(ConfigError, match=r"confidence 1\.0: use a level between 0 and 1") as refused:
         ragqa.evaluate(IT_HELPDESK, ["faithfulness"], profile="local", confidence=1.0)
     assert refused.value.key == "--confidence"
+
+
+async def test_a_panel_run_with_repeats_gets_the_models_draws_and_separates_repeat_noise() -> None:
+    truth = np.random.default_rng(1).uniform(0.3, 0.9, size=40)
+    model = NoiseModel(truth=truth, biases=(-0.05, 0.0, 0.02, 0.06), interaction_sd=0.05, repeat_sd=0.1, seed=3)
+    responses = [f"answer {i}." for i in range(40)]
+    samples = [
+        Sample(id=f"s{i}", user_input="q", response=t, retrieved_contexts=["c"]) for i, t in enumerate(responses)
+    ]
+    evaluator = PanelEvaluator(
+        NoisyJudge.panel(model, responses), [Faithfulness(), Hallucination()], options=PanelOptions(repeats=3)
+    )
+    report = await evaluator.evaluate(samples)
+    expected = model.scores(3)
+    faithfulness = [r for r in report.results if r.metric == "faithfulness"]
+    for i, result in enumerate(faithfulness):
+        assert [o.repeat_values() for o in result.judges] == [list(expected[i, j]) for j in range(4)]
+    decomposition = report.summary("faithfulness").decomposition
+    assert decomposition is not None and decomposition.repeats == 3
+    components = decomposition.components
+    assert components.confounded == [] and components.repeats == pytest.approx(0.1**2, rel=0.25)
+    assert set(decomposition.share) == {"samples", "interaction", "repeats"}
+
+
+def test_the_local_judge_repeats_with_zero_variance() -> None:
+    report = ragqa.evaluate(IT_HELPDESK, ["faithfulness"], profile="local", repeats=3)
+    decomposition = report.summary("faithfulness").decomposition
+    assert decomposition is not None and decomposition.components.repeats == 0.0  # exactly: deterministic
+    repeats = {o.lever: o for o in decomposition.advice}["repeats"]
+    assert repeats.possible is False

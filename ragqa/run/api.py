@@ -116,6 +116,7 @@ async def _run(
     panel: Mapping[str, Any],
     container: Container | None,
     keep_results: bool = True,
+    shard: str | None = None,
 ) -> Report:
     from ragqa.container import close_container, create_container
 
@@ -149,6 +150,7 @@ async def _run(
             dataset=name,
             panel=panel,
             no_cache=no_cache,
+            shard=shard,
         )
         runner = Runner(
             plan, container, on_estimate=lambda estimate: log.info("%s", estimate), keep_results=keep_results
@@ -182,6 +184,9 @@ async def aevaluate(
     container: Container | None = None,
     call_plan: str | None = None,
     keep_results: bool = True,
+    shard: str | None = None,
+    repeats: int | None = None,
+    reducer: str | None = None,
     confidence: float | None = None,
 ) -> Report:
     """Score ``data`` with ``metrics`` across the judge panel of the settings; the async form of :func:`evaluate`.
@@ -209,10 +214,13 @@ async def aevaluate(
             quorum=quorum,
             deadline_s=deadline_s,
             call_plan=call_plan,
+            repeats=repeats,
+            reducer=reducer,
             confidence=confidence,
         ),
         container=container,
         keep_results=keep_results,
+        shard=shard,
     )
     return await default_loop().arun(coro)
 
@@ -238,6 +246,9 @@ def evaluate(
     container: Container | None = None,
     call_plan: str | None = None,
     keep_results: bool = True,
+    shard: str | None = None,
+    repeats: int | None = None,
+    reducer: str | None = None,
     confidence: float | None = None,
 ) -> Report:
     """Score ``data`` with ``metrics`` across the judge panel of the settings, in one call.
@@ -282,6 +293,14 @@ def evaluate(
             memory stays flat in the dataset's size; give a ``.jsonl`` ``out`` to keep the results
             on disk, and a ``.jsonl`` path as ``data`` to read it one line at a time. Outputs that
             render every result (``.json``, ``.csv``, JUnit, HTML) keep them anyway.
+        shard: ``"K/N"`` to score only part K of N of the samples, split by id so that every
+            machine agrees (:mod:`ragqa.run.shard`); join the parts' ``.jsonl`` outputs with
+            :func:`ragqa.run.merge.merge_results` or ``ragqa merge``.
+        repeats: how many times every judge scores every (sample, metric), with independent calls
+            (default ``ragqa.repeats``, 1); each judge's score is then reduced over its repeats and
+            every repeat is kept in :attr:`~ragqa.schema.JudgeOutcome.repeats` (:mod:`ragqa.repeats`).
+        reducer: ``mean``, ``median`` or ``mode`` (binary metrics): how a judge's repeats become its
+            score (default ``ragqa.repeat-reducer``, ``mean``).
         confidence: level of the confidence intervals on every aggregate and judge mean, in (0, 1)
             (default ``ragqa.confidence``, 0.95; ``docs/uncertainty.md``).
 
@@ -323,9 +342,12 @@ def evaluate(
             quorum=quorum,
             deadline_s=deadline_s,
             call_plan=call_plan,
+            repeats=repeats,
+            reducer=reducer,
             confidence=confidence,
         ),
         container=container,
         keep_results=keep_results,
+        shard=shard,
     )
     return run_sync(coro)
