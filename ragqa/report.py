@@ -23,7 +23,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ragqa.metrics import METRICS
+from ragqa.interpretation import value_range_of
 from ragqa.metrics._math import nan_mean
 from ragqa.schema import DEFAULT_CONFIDENCE, Decomposition, Interval, JudgeFailure, PanelResult, Sample, Usage
 
@@ -39,7 +39,6 @@ __all__ = [
     "SkippedSample",
     "calls_per_judgement",
     "finite_json",
-    "metric_bounds",
     "metric_uncertainty",
     "summarize",
 ]
@@ -248,6 +247,13 @@ class Report(BaseModel):
     with only ``.jsonl`` outputs): :attr:`results` then holds only the results with a judge failure,
     :attr:`samples` is empty, and every result is in the run's ``.jsonl`` output. The summaries are
     the same either way."""
+    run_id: str | None = None
+    """The run's random id (the results file's header ``run_id``, kept by ``--resume``); ``None``
+    when not recorded (a report built by hand)."""
+    dataset: str | None = None
+    """The dataset's path as given, or a description (``3 record(s) from Python``); ``None`` when not recorded."""
+    started_at: str | None = None
+    """When the run first started, ISO 8601 UTC (``2026-11-24T18:40:00+00:00``); ``None`` when not recorded."""
 
     @property
     def n_samples(self) -> int:
@@ -465,17 +471,6 @@ def calls_per_judgement(calls: int, judgements: int) -> float | None:
     return calls / judgements
 
 
-def metric_bounds(metric: str) -> tuple[float, float] | None:
-    """The closed range of ``metric``'s scores (a registry name or a result key such as ``x(mode=y)``).
-
-    Returns:
-        ``(low, high)`` from the metric class's ``value_range``; ``None`` for a metric not in
-        :data:`ragqa.metrics.METRICS` (a custom one), whose intervals are then not clamped.
-    """
-    cls = METRICS.get(metric.split("(", 1)[0].strip())
-    return None if cls is None else cls.value_range
-
-
 def metric_uncertainty(
     summary: MetricSummary,
     aggregates: Sequence[float],
@@ -509,7 +504,7 @@ def metric_uncertainty(
     """
     from ragqa.uncertainty import decompose, mean_interval, score_cube
 
-    bounds = metric_bounds(summary.metric)
+    bounds = value_range_of(summary.metric)  # None for a metric outside the registry: not clamped
     judges = [
         judge.model_copy(update={"interval": mean_interval(values, confidence=confidence, bounds=bounds)})
         for judge, values in zip(summary.judges, judge_scores, strict=True)

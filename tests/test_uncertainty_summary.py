@@ -17,7 +17,7 @@ from ragqa.errors import ConfigError
 from ragqa.evaluation import PanelEvaluator, PanelOptions
 from ragqa.factory import panel_options
 from ragqa.metrics import Faithfulness, Hallucination
-from ragqa.report import MetricSummary, summarize
+from ragqa.report import MetricSummary, Report, summarize
 from ragqa.run.summary import RunSummary
 from ragqa.schema import JudgeFailure, JudgeOutcome, MetricScore, PanelResult, RepeatOutcome, Sample, Usage
 from ragqa.settings import load_settings
@@ -147,16 +147,20 @@ def test_a_bad_confidence_is_refused() -> None:
         summarize(_repeated_results(0, 5), ["a", "b", "c"], confidence=0.0)
 
 
-async def test_a_panel_of_noisy_judges_scores_what_the_noise_model_says() -> None:
+async def _noisy_run(repeat_sd: float, options: PanelOptions) -> tuple[NoiseModel, Report]:
+    """Four noisy judges (biases -0.05 to 0.06) on 40 samples with true scores in [0.3, 0.9]."""
     truth = np.random.default_rng(1).uniform(0.3, 0.9, size=40)
-    model = NoiseModel(truth=truth, biases=(-0.05, 0.0, 0.02, 0.06), interaction_sd=0.05, repeat_sd=0.05, seed=3)
+    model = NoiseModel(truth=truth, biases=(-0.05, 0.0, 0.02, 0.06), interaction_sd=0.05, repeat_sd=repeat_sd, seed=3)
     responses = [f"answer number {i}." for i in range(40)]
     samples = [
         Sample(id=f"s{i}", user_input="q?", response=text, retrieved_contexts=["c"]) for i, text in enumerate(responses)
     ]
-    judges = NoisyJudge.panel(model, responses)
-    evaluator = PanelEvaluator(judges, [Faithfulness(), Hallucination()], options=PanelOptions(call_plan="ragas"))
-    report = await evaluator.evaluate(samples)
+    evaluator = PanelEvaluator(NoisyJudge.panel(model, responses), [Faithfulness(), Hallucination()], options=options)
+    return model, await evaluator.evaluate(samples)
+
+
+async def test_a_panel_of_noisy_judges_scores_what_the_noise_model_says() -> None:
+    model, report = await _noisy_run(0.05, PanelOptions(call_plan="ragas"))
     expected = model.scores(1)[:, :, 0]
     faithfulness = [r for r in report.results if r.metric == "faithfulness"]
     for i, result in enumerate(faithfulness):
@@ -186,3 +190,24 @@ def test_the_confidence_comes_from_the_settings_and_the_python_call(tmp_path: Pa
     with pytest.raises(ConfigError, match=r"confidence 1\.0: use a level between 0 and 1") as refused:
         ragqa.evaluate(IT_HELPDESK, ["faithfulness"], profile="local", confidence=1.0)
     assert refused.value.key == "--confidence"
+
+
+async def test_a_panel_run_with_repeats_gets_the_models_draws_and_separates_repeat_noise() -> None:
+    model, report = await _noisy_run(0.1, PanelOptions(repeats=3))
+    expected = model.scores(3)
+    faithfulness = [r for r in report.results if r.metric == "faithfulness"]
+    for i, result in enumerate(faithfulness):
+        assert [o.repeat_values() for o in result.judges] == [list(expected[i, j]) for j in range(4)]
+    decomposition = report.summary("faithfulness").decomposition
+    assert decomposition is not None and decomposition.repeats == 3
+    components = decomposition.components
+    assert components.confounded == [] and components.repeats == pytest.approx(0.1**2, rel=0.25)
+    assert set(decomposition.share) == {"samples", "interaction", "repeats"}
+
+
+def test_the_local_judge_repeats_with_zero_variance() -> None:
+    report = ragqa.evaluate(IT_HELPDESK, ["faithfulness"], profile="local", repeats=3)
+    decomposition = report.summary("faithfulness").decomposition
+    assert decomposition is not None and decomposition.components.repeats == 0.0  # exactly: deterministic
+    repeats = {o.lever: o for o in decomposition.advice}["repeats"]
+    assert repeats.possible is False

@@ -25,8 +25,9 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+from ragqa.interpretation import value_range_of
 from ragqa.render.records import result_record
-from ragqa.report import MetricSummary, Report, metric_bounds
+from ragqa.report import MetricSummary, Report
 from ragqa.schema import DEFAULT_CONFIDENCE, Interval, PanelResult
 
 __all__ = [
@@ -148,7 +149,7 @@ def _sample_bounds(result: PanelResult, summary: MetricSummary | None) -> tuple[
 
     confidence = summary.interval.confidence if summary is not None and summary.interval else DEFAULT_CONFIDENCE
     [scores] = score_cube([[o.repeat_values() for o in result.judges]])
-    return _bounds(sample_interval(scores, confidence=confidence, bounds=metric_bounds(result.metric)))
+    return _bounds(sample_interval(scores, confidence=confidence, bounds=value_range_of(result.metric)))
 
 
 def _wide_row(record: Mapping[str, Any], judge_ids: list[str]) -> dict[str, Any]:

@@ -197,8 +197,10 @@ async def aevaluate(
     container: Container | None = None,
     call_plan: str | None = None,
     keep_results: bool = True,
-    confidence: float | None = None,
     shard: str | None = None,
+    repeats: int | None = None,
+    reducer: str | None = None,
+    confidence: float | None = None,
 ) -> Report:
     """Score ``data`` with ``metrics`` across the judge panel of the settings; the async form of :func:`evaluate`.
 
@@ -225,6 +227,8 @@ async def aevaluate(
             quorum=quorum,
             deadline_s=deadline_s,
             call_plan=call_plan,
+            repeats=repeats,
+            reducer=reducer,
             confidence=confidence,
         ),
         container=container,
@@ -255,8 +259,10 @@ def evaluate(
     container: Container | None = None,
     call_plan: str | None = None,
     keep_results: bool = True,
-    confidence: float | None = None,
     shard: str | None = None,
+    repeats: int | None = None,
+    reducer: str | None = None,
+    confidence: float | None = None,
 ) -> Report:
     """Score ``data`` with ``metrics`` across the judge panel of the settings, in one call.
 
@@ -300,11 +306,16 @@ def evaluate(
             memory stays flat in the dataset's size; give a ``.jsonl`` ``out`` to keep the results
             on disk, and a ``.jsonl`` path as ``data`` to read it one line at a time. Outputs that
             render every result (``.json``, ``.csv``, JUnit, HTML) keep them anyway.
-        confidence: level of the confidence intervals on every aggregate and judge mean, in (0, 1)
-            (default ``ragqa.confidence``, 0.95; ``docs/uncertainty.md``).
         shard: ``"K/N"`` to score only part K of N of the samples, split by id so that every
             machine agrees (:mod:`ragqa.run.shard`); join the parts' ``.jsonl`` outputs with
             :func:`ragqa.run.merge.merge_results` or ``ragqa merge``.
+        repeats: how many times every judge scores every (sample, metric), with independent calls
+            (default ``ragqa.repeats``, 1); each judge's score is then reduced over its repeats and
+            every repeat is kept in :attr:`~ragqa.schema.JudgeOutcome.repeats` (:mod:`ragqa.repeats`).
+        reducer: ``mean``, ``median`` or ``mode`` (binary metrics): how a judge's repeats become its
+            score (default ``ragqa.repeat-reducer``, ``mean``).
+        confidence: level of the confidence intervals on every aggregate and judge mean, in (0, 1)
+            (default ``ragqa.confidence``, 0.95; ``docs/uncertainty.md``).
 
     Returns:
         The :class:`~ragqa.report.Report`: one result per (sample, metric) in dataset order
@@ -344,6 +355,8 @@ def evaluate(
             quorum=quorum,
             deadline_s=deadline_s,
             call_plan=call_plan,
+            repeats=repeats,
+            reducer=reducer,
             confidence=confidence,
         ),
         container=container,

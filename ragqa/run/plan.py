@@ -9,6 +9,7 @@ then executed by :class:`ragqa.run.runner.Runner`.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from ragqa.errors import ConfigError
 from ragqa.metrics.base import Metric
 from ragqa.render.registry import RENDERERS, Renderer, renderer_for
+from ragqa.repeats import REDUCERS
 from ragqa.run.outputs import check_output_path
 from ragqa.run.shard import Shard, parse_shard
 from ragqa.run.spec import MetricSpec, parse_metric_specs, resolve_thresholds, spec_of
@@ -24,6 +26,7 @@ from ragqa.run.validate import Limits
 from ragqa.thresholds import OnUndecided, parse_on_undecided
 
 if TYPE_CHECKING:
+    from ragqa.evaluation import PanelOptions
     from ragqa.settings import Settings
 
 __all__ = [
@@ -36,6 +39,7 @@ __all__ = [
     "make_plan",
     "panel_overrides",
     "plan_output",
+    "with_overrides",
 ]
 
 OnInvalid = Literal["raise", "skip"]
@@ -99,7 +103,7 @@ class RunPlan:
         limits: input-size guards.
         dataset: how the samples are named in the results header (a path, or a description).
         panel: overrides of :class:`ragqa.evaluation.PanelOptions` (``strategy``, ``quorum``,
-            ``language``, ``confidence``...) applied to the configured evaluator.
+            ``language``, ``repeats``, ``reducer``, ``confidence``...) applied to the configured evaluator.
         no_cache: True to run without the on-disk judge cache even when it is enabled.
         on_undecided: what a threshold gate whose confidence interval contains the threshold
             counts as: ``fail`` (exit 4 when nothing else is wrong), ``pass`` or ``warn``.
@@ -193,6 +197,8 @@ def panel_overrides(
     quorum: int | None = None,
     deadline_s: float | None = None,
     call_plan: str | None = None,
+    repeats: int | None = None,
+    reducer: str | None = None,
     confidence: float | None = None,
 ) -> dict[str, Any]:
     """The :class:`~ragqa.evaluation.PanelOptions` fields a caller overrides (``None`` = the settings' value).
@@ -203,6 +209,8 @@ def panel_overrides(
         quorum: judges with a score needed for an aggregate (>= 1).
         deadline_s: wall-clock budget of the run in seconds (> 0).
         call_plan: ``batched`` or ``ragas`` (see ``docs/call-plan.md``).
+        repeats: times every judge scores every (sample, metric) (>= 1; :mod:`ragqa.repeats`).
+        reducer: how a judge's repeats become its score: ``mean``, ``median`` or ``mode``.
         confidence: level of the report's confidence intervals, in (0, 1) (see ``docs/uncertainty.md``).
 
     Returns:
@@ -214,9 +222,22 @@ def panel_overrides(
         "quorum": quorum,
         "deadline_s": deadline_s,
         "call_plan": call_plan,
+        "repeats": repeats,
+        "reducer": reducer,
         "confidence": confidence,
     }
     return {k: v for k, v in given.items() if v is not None}
+
+
+def with_overrides(options: PanelOptions, panel: Mapping[str, Any]) -> PanelOptions:
+    """``options`` with the caller's overrides (:func:`panel_overrides`) applied, after checking them.
+
+    Raises:
+        ConfigError: for an override out of range (a language, call plan, aggregation, quorum,
+            repeats or reducer that does not exist), naming its option.
+    """
+    _check_panel(panel)
+    return dataclasses.replace(options, **dict(panel))
 
 
 def _check_panel(panel: Mapping[str, Any]) -> None:
@@ -231,6 +252,11 @@ def _check_panel(panel: Mapping[str, Any]) -> None:
     quorum = panel.get("quorum")
     if quorum is not None and (isinstance(quorum, bool) or not isinstance(quorum, int) or quorum < 1):
         raise ConfigError(f"quorum {quorum!r}: use an integer >= 1", key="--quorum")
+    repeats = panel.get("repeats")
+    if repeats is not None and (isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1):
+        raise ConfigError(f"repeats {repeats!r}: use an integer >= 1", key="--repeats")
+    if "reducer" in panel and panel["reducer"] not in REDUCERS:
+        raise ConfigError(f"reducer {panel['reducer']!r}: use one of {', '.join(REDUCERS)}", key="--reducer")
     confidence = panel.get("confidence")
     if confidence is not None and (
         isinstance(confidence, bool) or not isinstance(confidence, int | float) or not 0 < confidence < 1

@@ -4,9 +4,9 @@ Format (UTF-8 JSON Lines, documented in ``docs/cli.md``):
 
 - line 1, the header: ``{"ragqa_results": 1, "run_id", "ragqa_version", "config_fingerprint",
   "dataset", "dataset_fingerprint", "samples", "metrics", "judges", "started_at", "confidence",
-  "intervals"}``; no setting and no secret is in it (the fingerprint is a SHA-256 of the judges'
-  identities and the panel options); ``intervals`` is ``null`` until the run finishes, then holds
-  each metric's confidence intervals;
+  "intervals"}`` (and ``"repeats"`` when a run judges each pair more than once); no setting and no
+  secret is in it (the fingerprint is a SHA-256 of the judges' identities and the panel options);
+  ``intervals`` is ``null`` until the run finishes, then holds each metric's confidence intervals;
 - then one :func:`ragqa.render.records.result_record` per finished (sample, metric), appended
   and flushed the moment it exists, to ``<name>.partial`` beside the target;
 - at the end, the header (with the intervals of the run's summaries) and every record in dataset
@@ -56,14 +56,16 @@ class ResultsHeader:
         metrics: metric keys of the run, in order.
         judges: judge ids of the panel, in order.
         started_at: when the run first started, ISO 8601 UTC.
+        shard: ``"K/N"`` for one part of a sharded run (``--shard``), else ``None`` (not written).
+        dataset_samples: samples in the whole dataset of a sharded run (``samples`` counts the
+            shard's), else ``None`` (not written).
+        repeats: times each judge scored each pair (:mod:`ragqa.repeats`); written only when > 1,
+            so a single-repeat header is unchanged.
         confidence: the level of the run's confidence intervals (``None`` in files of older runs).
         intervals: per metric key, ``{"aggregate": interval, "judges": {judge id: interval}}``
             with each interval as :class:`~ragqa.schema.Interval`'s fields (``estimate``, ``low``,
             ``high``, ``confidence``, ``method``, ``n``) or ``None`` when there is none; ``None``
             until the run finishes (see :func:`header_intervals`).
-        shard: ``"K/N"`` for one part of a sharded run (``--shard``), else ``None`` (not written).
-        dataset_samples: samples in the whole dataset of a sharded run (``samples`` counts the
-            shard's), else ``None`` (not written).
     """
 
     run_id: str
@@ -75,19 +77,22 @@ class ResultsHeader:
     metrics: tuple[str, ...]
     judges: tuple[str, ...]
     started_at: str
-    confidence: float | None = None
-    intervals: Mapping[str, Any] | None = None
     shard: str | None = None
     dataset_samples: int | None = None
+    repeats: int = 1
+    confidence: float | None = None
+    intervals: Mapping[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
-        """The header line's object (``ragqa_results`` first; the shard fields only when sharded)."""
+        """The header line's object (``ragqa_results`` first; shard fields only when sharded, ``repeats`` when > 1)."""
         data = asdict(self)
         data["metrics"], data["judges"] = list(self.metrics), list(self.judges)
         data["intervals"] = finite_json(dict(self.intervals)) if self.intervals is not None else None
         for key in ("shard", "dataset_samples"):
             if data[key] is None:
                 del data[key]
+        if self.repeats == 1:
+            del data["repeats"]
         return {"ragqa_results": FORMAT_VERSION, **data}
 
     @classmethod
@@ -107,10 +112,11 @@ class ResultsHeader:
             metrics=tuple(data["metrics"]),
             judges=tuple(data["judges"]),
             started_at=str(data["started_at"]),
-            confidence=float(data["confidence"]) if data.get("confidence") is not None else None,
-            intervals=data.get("intervals"),
             shard=str(data["shard"]) if data.get("shard") is not None else None,
             dataset_samples=int(data["dataset_samples"]) if data.get("dataset_samples") is not None else None,
+            repeats=int(data.get("repeats", 1)),
+            confidence=float(data["confidence"]) if data.get("confidence") is not None else None,
+            intervals=data.get("intervals"),
         )
 
 

@@ -31,6 +31,7 @@ from ragqa.judges.local.graded import GradedNLIOutput, GradedStatementVerdict
 from ragqa.prompts.base import Prompt
 from ragqa.prompts.nli import NLIInput
 from ragqa.prompts.statements import StatementsInput, StatementsOutput
+from ragqa.repeats import repeat_index
 from ragqa.schema import Language
 
 __all__ = ["NoiseModel", "NoisyJudge"]
@@ -106,9 +107,11 @@ class NoisyJudge:
     It answers the ``statements`` prompt with the response itself as the one statement and the
     ``nli`` prompt with one graded verdict (:class:`~ragqa.judges.local.graded.GradedStatementVerdict`)
     whose support is ``model.scores()[i, judge, k]``: ``i`` the position of the response in
-    ``responses``, ``k`` how many verdicts this judge already gave for that response (the k-th
-    repeat gets the k-th draw). So faithfulness scores exactly the simulated value and
-    hallucination one minus it; every other prompt raises :class:`~ragqa.errors.JudgeUnsupported`.
+    ``responses``, ``k`` the repeat being judged (:data:`ragqa.repeats.repeat_index`, 0 without
+    repeats), so a run with ``repeats=N`` gets the model's first N draws, whatever order its calls
+    run in, and the same call always gets the same answer (as a cached judge would). So
+    faithfulness scores exactly the simulated value and hallucination one minus it; every other
+    prompt raises :class:`~ragqa.errors.JudgeUnsupported`.
 
     Args:
         model: the noise model (its bounds must lie within [0, 1]: a support is a share).
@@ -138,7 +141,6 @@ class NoisyJudge:
         self.judge = judge
         self._id = judge_id if judge_id is not None else f"noisy-{judge}"
         self._position = {text.strip(): i for i, text in enumerate(responses)}
-        self._given = [0] * len(responses)
         self._drawn: NDArray[np.float64] = np.empty((len(responses), len(model.biases), 0))
         self.calls = 0
         """Prompts answered (both steps)."""
@@ -192,9 +194,7 @@ class NoisyJudge:
                     raise JudgeOutputError(
                         f"the noisy judge knows no response {statement[:60]!r}", judge_id=self.id, step=prompt.name
                     )
-                i = self._position[statement]
-                support = self.score_of(statement, self._given[i])
-                self._given[i] += 1
+                support = self.score_of(statement, repeat_index.get())
                 verdicts.append(
                     GradedStatementVerdict(
                         statement=statement, reason="simulated", verdict=int(support >= 0.5), support=support
