@@ -30,6 +30,7 @@ from ragqa.run.exit_codes import ExitCode
 from ragqa.run.outcome import FlakySamples, ThresholdVerdict, exit_code_for, threshold_verdicts
 from ragqa.schema import Aggregate, Interval, JudgeOutcome, MetricScore, PanelResult, RepeatOutcome
 from ragqa.testing import FunctionJudge, make_sample
+from ragqa.testing.noisy import NoiseModel, NoisyJudge
 from ragqa.thresholds import (
     UndecidedWarning,
     counts_as_passed,
@@ -407,3 +408,19 @@ def test_the_pytest_summary_table_counts_undecided_assertions() -> None:
     )
     assert [r.gate for r in rows] == ["undecided", "pass"]
     assert summary_table(rows)[1].split()[:5] == ["faithfulness", "2", "1/2", "(1", "undecided)"]
+
+
+async def test_a_judge_whose_repeats_straddle_the_threshold_is_undecided_end_to_end() -> None:
+    # one judge, five repeats around a true 0.6 (repeat noise sd 0.08): the interval across the repeats
+    model = NoiseModel(truth=[0.6], biases=[0.0], interaction_sd=0.0, repeat_sd=0.08, bounds=(0.0, 1.0), seed=3)
+    response = "The first Super Bowl was held on January 15, 1967, in Florida."
+    evaluator = PanelEvaluator(NoisyJudge.panel(model, [response]), [Faithfulness()], options=PanelOptions(repeats=5))
+    sample = make_sample(response=response)
+    verdict = await score_metric(evaluator, "faithfulness", sample, threshold=0.6)
+    [judge] = verdict.result.judges
+    values = judge.repeat_values()
+    assert len(values) == 5 and min(values) < 0.6 <= max(values)  # the repeats fall on both sides
+    assert verdict.flaky and verdict.undecided and not verdict.passed
+    assert verdict.interval is not None and verdict.interval.n == 5  # one judge: the interval is across its repeats
+    clear = await score_metric(evaluator, "faithfulness", sample, threshold=0.2)
+    assert clear.gate == "pass" and not clear.flaky
