@@ -17,6 +17,7 @@ from ragqa.errors import ConfigError
 from ragqa.evaluation import PanelEvaluator, PanelOptions
 from ragqa.factory import panel_options
 from ragqa.metrics import Faithfulness, Hallucination
+from ragqa.render.console import fmt_mean, plus_minus, uncertainty_line
 from ragqa.report import MetricSummary, Report, summarize
 from ragqa.run.summary import RunSummary
 from ragqa.schema import JudgeFailure, JudgeOutcome, MetricScore, PanelResult, RepeatOutcome, Sample, Usage
@@ -211,3 +212,22 @@ def test_the_local_judge_repeats_with_zero_variance() -> None:
     assert decomposition is not None and decomposition.components.repeats == 0.0  # exactly: deterministic
     repeats = {o.lever: o for o in decomposition.advice}["repeats"]
     assert repeats.possible is False
+
+
+def test_the_console_line_names_each_lever_in_english_and_russian() -> None:
+    [metric] = summarize(_repeated_results(7, 60), ["a", "b", "c"])
+    assert metric.decomposition is not None and metric.interval is not None
+    line = uncertainty_line(metric)
+    assert line is not None
+    text = line.plain
+    assert text.startswith("variance: samples ") and " · judges " in text and " · repeats " in text
+    assert f"to halve ±{plus_minus(metric.interval):.3f}: " in text
+    samples = metric.decomposition.advice[0]
+    assert f"{samples.target:,} samples (+{samples.extra_calls:,} calls)" in text
+    russian = uncertainty_line(metric, language="ru")
+    assert russian is not None and russian.plain.startswith("дисперсия: примеры ")
+    assert fmt_mean(metric.aggregate_mean, metric.interval) == (
+        f"{metric.aggregate_mean:.3f} ± {plus_minus(metric.interval):.3f}"
+    )
+    assert fmt_mean(metric.aggregate_mean, None) == f"{metric.aggregate_mean:.3f}"
+    assert uncertainty_line(metric.model_copy(update={"decomposition": None})) is None
