@@ -62,7 +62,7 @@ from ragqa.usage import record_usage
 
 __all__ = ["ALGORITHM_VERSION", "HANDLERS", "Handler", "LocalJudge", "extract_entities", "statements_of"]
 
-ALGORITHM_VERSION = "5"
+ALGORITHM_VERSION = "6"
 """Version of the local judge's answers; part of :attr:`LocalJudge.fingerprint`.
 
 Bump it whenever a handler, the text processing or the support scorer changes what the judge
@@ -74,6 +74,8 @@ words, sentence-level embedding cosines, calibrated), question generation from t
 a wider noncommittal detector, entity checks that skip sentence openers and capitalised stop
 words, source lead-ins (``Based on the context,``) stripped from claims.
 Version 5: relevance with MiniLM uses MaxSim of the query's content words over token vectors.
+Version 6: context relevance answers carry a graded rating in [0, 2] (lexical ties broken by the
+support of the question and the density of its terms).
 """
 
 In = TypeVar("In", bound=BaseModel)
