@@ -75,7 +75,8 @@ a wider noncommittal detector, entity checks that skip sentence openers and capi
 words, source lead-ins (``Based on the context,``) stripped from claims.
 Version 5: relevance with MiniLM uses MaxSim of the query's content words over token vectors.
 Version 6: context relevance answers carry a graded rating in [0, 2] (lexical ties broken by the
-support of the question and the density of its terms).
+support of the question and the density of its terms); question generation asks ``How long`` /
+``How much`` for an answer that gives a duration or an amount.
 """
 
 In = TypeVar("In", bound=BaseModel)
