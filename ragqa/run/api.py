@@ -116,6 +116,7 @@ async def _run(
     panel: Mapping[str, Any],
     container: Container | None,
     keep_results: bool = True,
+    shard: str | None = None,
 ) -> Report:
     from ragqa.container import close_container, create_container
 
@@ -149,6 +150,7 @@ async def _run(
             dataset=name,
             panel=panel,
             no_cache=no_cache,
+            shard=shard,
         )
         runner = Runner(
             plan, container, on_estimate=lambda estimate: log.info("%s", estimate), keep_results=keep_results
@@ -182,6 +184,7 @@ async def aevaluate(
     container: Container | None = None,
     call_plan: str | None = None,
     keep_results: bool = True,
+    shard: str | None = None,
 ) -> Report:
     """Score ``data`` with ``metrics`` across the judge panel of the settings; the async form of :func:`evaluate`.
 
@@ -207,6 +210,7 @@ async def aevaluate(
         ),
         container=container,
         keep_results=keep_results,
+        shard=shard,
     )
     return await default_loop().arun(coro)
 
@@ -232,6 +236,7 @@ def evaluate(
     container: Container | None = None,
     call_plan: str | None = None,
     keep_results: bool = True,
+    shard: str | None = None,
 ) -> Report:
     """Score ``data`` with ``metrics`` across the judge panel of the settings, in one call.
 
@@ -275,6 +280,9 @@ def evaluate(
             memory stays flat in the dataset's size; give a ``.jsonl`` ``out`` to keep the results
             on disk, and a ``.jsonl`` path as ``data`` to read it one line at a time. Outputs that
             render every result (``.json``, ``.csv``, JUnit, HTML) keep them anyway.
+        shard: ``"K/N"`` to score only part K of N of the samples, split by id so that every
+            machine agrees (:mod:`ragqa.run.shard`); join the parts' ``.jsonl`` outputs with
+            :func:`ragqa.run.merge.merge_results` or ``ragqa merge``.
 
     Returns:
         The :class:`~ragqa.report.Report`: one result per (sample, metric) in dataset order
@@ -313,5 +321,6 @@ def evaluate(
         ),
         container=container,
         keep_results=keep_results,
+        shard=shard,
     )
     return run_sync(coro)
