@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import itertools
 import math
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from ragqa.datasets import load_dataset
 from ragqa.evaluation import PanelEvaluator
 from ragqa.judges.local import GradedContextRelevance1Output, LocalJudge
 from ragqa.judges.local.answers_judged import context_relevance_rating, graded_rating
@@ -18,6 +20,7 @@ from ragqa.metrics.context_precision import context_precision_score, precision_r
 from ragqa.metrics.context_relevance import RELEVANCE_RATINGS
 from ragqa.metrics.noise_sensitivity import noise_reason
 from ragqa.prompts.nvidia import CONTEXT_RELEVANCE_1, ContextRelevance1Output, ContextRelevanceInput
+from ragqa.settings import LocalJudgeSettings
 from ragqa.testing import ScriptedJudge, make_sample
 
 QUESTION = "How do I reset my VPN password?"
@@ -129,10 +132,6 @@ def test_noise_reason_counts_graded_shares_as_the_score_does() -> None:
 
 def _it_001() -> Any:
     """The audit's case: it-001 of the shipped dataset, whose local verdicts are graded."""
-    from pathlib import Path
-
-    from ragqa.datasets import load_dataset
-
     path = Path(__file__).resolve().parents[1] / "examples" / "datasets" / "it_helpdesk.jsonl"
     return next(s for s in load_dataset(path) if s.id == "it-001")
 
@@ -144,8 +143,6 @@ def _graded_count(reason: str) -> float:
 
 @pytest.mark.parametrize("settings", [{}, {"support_threshold": 0.6}])
 async def test_the_local_judges_reasons_state_its_graded_scores(settings: dict[str, Any]) -> None:
-    from ragqa.settings import LocalJudgeSettings
-
     judge = LocalJudge("l", LocalJudgeSettings(**settings))
     sample = _it_001()
     noise = (await PanelEvaluator([judge]).score(sample, NoiseSensitivity())).judges[0].score
