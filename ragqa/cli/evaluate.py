@@ -181,6 +181,23 @@ def evaluate(
             "calls, one per item); default: ragqa.call-plan (batched).",
         ),
     ] = None,
+    repeats: Annotated[
+        int | None,
+        typer.Option(
+            "--repeats",
+            min=1,
+            help="Judge every (sample, metric) N times per judge with independent calls; each judge's score is "
+            "reduced over its repeats (--reducer). Default: ragqa.repeats (1).",
+        ),
+    ] = None,
+    reducer: Annotated[
+        str | None,
+        typer.Option(
+            "--reducer",
+            help="How a judge's repeats become its score: mean, median, or mode (binary metrics); "
+            "default: ragqa.repeat-reducer (mean).",
+        ),
+    ] = None,
     on_invalid: Annotated[
         str,
         typer.Option(
@@ -269,6 +286,8 @@ def evaluate(
             quorum=quorum,
             deadline_s=_parse_deadline(deadline) if deadline is not None else None,
             call_plan=call_plan,
+            repeats=repeats,
+            reducer=reducer,
         )
         plan = make_plan(
             container.settings(),

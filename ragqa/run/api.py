@@ -185,6 +185,8 @@ async def aevaluate(
     call_plan: str | None = None,
     keep_results: bool = True,
     shard: str | None = None,
+    repeats: int | None = None,
+    reducer: str | None = None,
 ) -> Report:
     """Score ``data`` with ``metrics`` across the judge panel of the settings; the async form of :func:`evaluate`.
 
@@ -206,7 +208,13 @@ async def aevaluate(
         resume=resume,
         no_cache=no_cache,
         panel=panel_overrides(
-            language=language, aggregation=aggregation, quorum=quorum, deadline_s=deadline_s, call_plan=call_plan
+            language=language,
+            aggregation=aggregation,
+            quorum=quorum,
+            deadline_s=deadline_s,
+            call_plan=call_plan,
+            repeats=repeats,
+            reducer=reducer,
         ),
         container=container,
         keep_results=keep_results,
@@ -237,6 +245,8 @@ def evaluate(
     call_plan: str | None = None,
     keep_results: bool = True,
     shard: str | None = None,
+    repeats: int | None = None,
+    reducer: str | None = None,
 ) -> Report:
     """Score ``data`` with ``metrics`` across the judge panel of the settings, in one call.
 
@@ -283,6 +293,11 @@ def evaluate(
         shard: ``"K/N"`` to score only part K of N of the samples, split by id so that every
             machine agrees (:mod:`ragqa.run.shard`); join the parts' ``.jsonl`` outputs with
             :func:`ragqa.run.merge.merge_results` or ``ragqa merge``.
+        repeats: how many times every judge scores every (sample, metric), with independent calls
+            (default ``ragqa.repeats``, 1); each judge's score is then reduced over its repeats and
+            every repeat is kept in :attr:`~ragqa.schema.JudgeOutcome.repeats` (:mod:`ragqa.repeats`).
+        reducer: ``mean``, ``median`` or ``mode`` (binary metrics): how a judge's repeats become its
+            score (default ``ragqa.repeat-reducer``, ``mean``).
 
     Returns:
         The :class:`~ragqa.report.Report`: one result per (sample, metric) in dataset order
@@ -317,7 +332,13 @@ def evaluate(
         resume=resume,
         no_cache=no_cache,
         panel=panel_overrides(
-            language=language, aggregation=aggregation, quorum=quorum, deadline_s=deadline_s, call_plan=call_plan
+            language=language,
+            aggregation=aggregation,
+            quorum=quorum,
+            deadline_s=deadline_s,
+            call_plan=call_plan,
+            repeats=repeats,
+            reducer=reducer,
         ),
         container=container,
         keep_results=keep_results,

@@ -177,6 +177,7 @@ def merge_results(
         metrics=first.metrics,
         judges=first.judges,
         started_at=min(h.started_at for h in headers),
+        repeats=first.repeats,  # equal in every part: the configuration fingerprint covers repeats
     )
     lines = [json.dumps(merged.to_json(), ensure_ascii=False, allow_nan=False)]
     lines += [json.dumps(record, ensure_ascii=False, allow_nan=False) for record in ordered]

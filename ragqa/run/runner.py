@@ -100,21 +100,25 @@ def config_fingerprint(evaluator: PanelEvaluator) -> str:
     """``sha256:<hex>`` of what decides the scores: each judge's id and identity, the embedders, the panel options.
 
     The panel options include the call plan: a resumed run refuses results made with the other plan.
+    With repeats (``repeats > 1``) they include the repeats and the reducer too, so a resumed run
+    refuses results made with another number of repeats; a single-repeat run leaves both out, so
+    its fingerprint is the one ragqa wrote before repeats existed.
 
     A judge's identity (:attr:`ragqa.judges.base.Judge.fingerprint`) is its provider, endpoint,
     model and decoding options, never its key or headers, so no secret enters the hash.
     """
     options = evaluator.options
-    return _sha256(
-        {
-            "judges": [[j.id, j.fingerprint] for j in evaluator.judges],
-            "embedders": [e.id for e in evaluator.embedders],
-            "strategy": options.strategy,
-            "quorum": options.quorum,
-            "language": options.language,
-            "call_plan": options.call_plan,
-        }
-    )
+    decides: dict[str, Any] = {
+        "judges": [[j.id, j.fingerprint] for j in evaluator.judges],
+        "embedders": [e.id for e in evaluator.embedders],
+        "strategy": options.strategy,
+        "quorum": options.quorum,
+        "language": options.language,
+        "call_plan": options.call_plan,
+    }
+    if options.repeats > 1:
+        decides.update(repeats=options.repeats, reducer=options.reducer)
+    return _sha256(decides)
 
 
 def dataset_fingerprint(samples: Iterable[Sample]) -> str:
@@ -348,7 +352,8 @@ class Runner:
         """
         pairs = ((sample, metric) for _, sample, metrics in prepared.todo(self.plan.metrics) for metric in metrics)
         judges = len(evaluator.judges)
-        estimate = estimate_pairs(pairs, judges, plan=evaluator.options.call_plan)
+        options = evaluator.options
+        estimate = estimate_pairs(pairs, judges, plan=options.call_plan, repeats=options.repeats)
         if self.on_estimate is not None:
             self.on_estimate(estimate)
         if self.plan.max_calls is not None and estimate.calls > self.plan.max_calls:
@@ -385,6 +390,7 @@ class Runner:
             started_at=old.started_at if old is not None else datetime.now(UTC).isoformat(timespec="seconds"),
             shard=str(self.plan.shard) if self.plan.shard is not None else None,
             dataset_samples=prepared.dataset_samples if self.plan.shard is not None else None,
+            repeats=evaluator.options.repeats,
         )
 
     def _check_resumed(self, prepared: Prepared, evaluator: PanelEvaluator) -> None:
@@ -396,11 +402,18 @@ class Runner:
                 f"{new.shard or '(none)'}; use the same --shard, or run without --resume",
                 key="--resume",
             )
+        if old.repeats != new.repeats:
+            raise ConfigError(
+                f"--resume: the results were made with {old.repeats} repeat(s) per judge, this run asks for "
+                f"{new.repeats}; use the same --repeats (ragqa.repeats), or run without --resume",
+                key="--resume",
+            )
         if old.config_fingerprint != new.config_fingerprint:
             raise ConfigError(
                 f"--resume: the results were made with another configuration (judges {', '.join(old.judges)}; "
                 f"fingerprint {old.config_fingerprint[:19]}..., now {new.config_fingerprint[:19]}...). Use the same "
-                "settings, profile and --aggregation/--quorum/--language/--call-plan, or run without --resume",
+                "settings, profile and --aggregation/--quorum/--language/--call-plan/--reducer, "
+                "or run without --resume",
                 key="--resume",
             )
         if old.dataset_fingerprint != new.dataset_fingerprint:
@@ -439,8 +452,9 @@ class Runner:
                 if label in position_of and key in metric_of:
                     keep(position_of[label], read_result_record(old))
         resumed = summary.count
+        header = self._header(prepared, evaluator)
         if plan.stream is not None:
-            self.stream = ResultStream(plan.stream.path, self._header(prepared, evaluator), prepared.kept)
+            self.stream = ResultStream(plan.stream.path, header, prepared.kept)
             self.stream.open()
 
         def record(position: int, rows: list[PanelResult]) -> None:
@@ -471,6 +485,9 @@ class Runner:
             samples=list(prepared.samples) if self.keep_results else [],
             results_kept=self.keep_results,
             call_plan=evaluator.options.call_plan,
+            run_id=header.run_id,
+            dataset=header.dataset,
+            started_at=header.started_at,
         )
         written = []
         options = RenderOptions(language=evaluator.options.language, thresholds=dict(plan.thresholds))
