@@ -38,7 +38,7 @@ from ragqa.report import CacheStats, Report, SkippedSample
 from ragqa.run.estimate import RunEstimate, estimate_pairs
 from ragqa.run.outcome import RunResult, exit_code_for, incomplete_results, threshold_verdicts
 from ragqa.run.plan import RunPlan, check_judge_free
-from ragqa.run.stream import Pair, ResultsHeader, ResultStream, partial_path, read_results
+from ragqa.run.stream import Pair, ResultsHeader, ResultStream, complete_lines, partial_path, read_results
 from ragqa.run.summary import RunSummary
 from ragqa.run.validate import Validation, validate_run
 from ragqa.schema import PanelResult, Sample
@@ -266,9 +266,7 @@ class Runner:
         return self.prepared
 
     def _read_resume(self) -> tuple[ResultsHeader | None, dict[Pair, dict[str, Any]]]:
-        stream = self.plan.stream
-        assert stream is not None  # make_plan requires a JSON Lines output for resume
-        for source in (partial_path(stream.path), stream.path):
+        for source in _resume_sources(self.plan):
             if source.is_file():
                 header, records = read_results(source)
                 self.resumed_from = source
@@ -359,6 +357,23 @@ class Runner:
             started_at=old.started_at if old is not None else datetime.now(UTC).isoformat(timespec="seconds"),
         )
 
+    def _write_outputs(self, report: Report, options: RenderOptions) -> None:
+        """Render every output but the streamed ``.jsonl`` (the stream writes that one).
+
+        Raises:
+            OutputError: when an output cannot be written; it names the ``.partial`` file that
+                keeps the run's results (``--resume`` writes the outputs from it).
+        """
+        stream = self.stream
+        for output in self.plan.outputs:
+            assert stream is not None  # a run with outputs streams to the journal's partial file
+            if stream.final and output.path == stream.path:
+                continue
+            try:
+                output.renderer.write(report, output.path, options)
+            except OSError as exc:
+                raise stream.kept_error(exc, output.path, what="every result was made") from exc
+
     def _check_resumed(self, prepared: Prepared, evaluator: PanelEvaluator) -> None:
         old, new = prepared.header, self._header(prepared, evaluator)
         assert old is not None
@@ -405,8 +420,10 @@ class Runner:
                 if label in position_of and key in metric_of:
                     keep(position_of[label], read_result_record(old))
         resumed = summary.count
-        if plan.stream is not None:
-            self.stream = ResultStream(plan.stream.path, self._header(prepared, evaluator), prepared.kept)
+        journal = plan.journal
+        if journal is not None:
+            header = self._header(prepared, evaluator)
+            self.stream = ResultStream(journal.path, header, prepared.kept, final=journal.streams)
             self.stream.open()
 
         def record(position: int, rows: list[PanelResult]) -> None:
@@ -438,14 +455,12 @@ class Runner:
             results_kept=self.keep_results,
             call_plan=evaluator.options.call_plan,
         )
-        written = []
-        options = RenderOptions(language=evaluator.options.language, thresholds=dict(plan.thresholds))
-        for output in plan.outputs:
-            if output.streams and self.stream is not None and output.path == self.stream.path:
-                self.stream.finish((label, key) for label in prepared.labels for key in keys)
-            else:
-                output.renderer.write(report, output.path, options)
-            written.append((output.option, str(output.path)))
+        self._write_outputs(
+            report, RenderOptions(language=evaluator.options.language, thresholds=dict(plan.thresholds))
+        )
+        if self.stream is not None:  # last: the partial file keeps every result until the other outputs exist
+            self.stream.finish((label, key) for label in prepared.labels for key in keys)
+        written = [(output.option, str(output.path)) for output in plan.outputs]
         verdicts = threshold_verdicts(report, plan.thresholds)
         return RunResult(
             report=report,
@@ -457,6 +472,18 @@ class Runner:
             written=tuple(written),
             language=evaluator.options.language,
         )
+
+
+def _resume_sources(plan: RunPlan) -> list[Path]:
+    """Where ``resume`` looks for results, in order: the journal's ``.partial``, then a finished ``.jsonl``.
+
+    A file without one complete line holds nothing yet (a run stopped, or a disk filled, before
+    its header was written) and is passed over, as if it were not there.
+    """
+    journal = plan.journal
+    assert journal is not None  # make_plan requires an output for resume
+    sources = [partial_path(journal.path)] + ([journal.path] if journal.streams else [])
+    return [source for source in sources if complete_lines(source) > 0]
 
 
 def _skipped(problem: SampleError) -> SkippedSample:
