@@ -187,8 +187,9 @@ class JudgeCache:
 
         A damaged database is closed, its directory renamed to ``<directory>.damaged-<UTC time>``,
         and an empty cache opened in its place; when that is not possible, or the new cache is
-        found damaged as well, the run goes on without a cache. Other failures leave the cache as it is (this lookup is a miss), or
-        without a cache when it never opened. Each cause is warned about once.
+        found damaged as well, the run goes on without a cache. Other failures leave the cache as
+        it is (this lookup is a miss), or without a cache when it never opened. Each cause is
+        warned about once.
         """
         reason = f"{type(exc).__name__}: {exc}"
         if not _is_damage(exc):
