@@ -163,7 +163,9 @@ def test_a_full_disk_at_the_final_write_removes_its_temporary_file_and_exits_5(
     monkeypatch.chdir(tmp_path)
     resumed = CliRunner().invoke(app, [*command, "--resume"])
     assert resumed.exit_code == 0, resumed.output
-    assert f"resuming: {len(RECORDS)} result(s) kept" in resumed.output and "0 (sample, metric) pair(s)" in resumed.output
+    assert (
+        f"resuming: {len(RECORDS)} result(s) kept" in resumed.output and "0 (sample, metric) pair(s)" in resumed.output
+    )
     assert len(read_results(tmp_path / "r.jsonl")[1]) == len(RECORDS)
     assert not (tmp_path / "r.jsonl.partial").exists()
 
@@ -273,7 +275,9 @@ def test_a_re_run_without_resume_never_deletes_a_partial_file(tmp_path: Path) ->
     partial = tmp_path / "r.jsonl.partial"
     before = partial.read_bytes()
     judge = FunctionJudge("j", _answer)
-    with pytest.raises(ConfigError, match=r"holds 2 result\(s\) of an earlier run .* --resume .* --overwrite") as raised:
+    with pytest.raises(
+        ConfigError, match=r"holds 2 result\(s\) of an earlier run .* --resume .* --overwrite"
+    ) as raised:
         _evaluate(out, judge)
     assert raised.value.key == "--overwrite"
     assert partial.read_bytes() == before and _asked(judge) == set()

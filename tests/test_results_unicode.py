@@ -70,7 +70,7 @@ def test_separators_are_escaped_in_the_file_and_read_back_as_they_were(tmp_path:
     header, records = read_results(out)
     assert len(records) == len(RECORDS) == header.samples
     statement = records[("s1", "faithfulness")]["judges"][0]["details"]["statements"][0]
-    assert statement == f"Office 1 opens at nine\u2028(line)\u2029(paragraph)\u0085(next line)."
+    assert statement == "Office 1 opens at nine\u2028(line)\u2029(paragraph)\u0085(next line)."
 
 
 def test_resume_continues_a_partial_file_with_separators_escaped_or_raw(tmp_path: Path) -> None:

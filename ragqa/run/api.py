@@ -189,7 +189,7 @@ async def aevaluate(
     """Score ``data`` with ``metrics`` across the judge panel of the settings; the async form of :func:`evaluate`.
 
     The run happens on ragqa's loop thread; awaiting it from any event loop is safe, and
-    cancelling the await cancels the run (finished results stay in a ``.jsonl`` output).
+    cancelling the await cancels the run (finished results stay in the output's ``.partial`` file).
     Arguments, return value and errors are those of :func:`evaluate`.
     """
     coro = _run(
