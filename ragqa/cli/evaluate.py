@@ -221,6 +221,14 @@ def evaluate(
     no_cache: Annotated[
         bool, typer.Option("--no-cache", help="Do not use the on-disk cache (judge calls and embeddings).")
     ] = False,
+    shard: Annotated[
+        str | None,
+        typer.Option(
+            "--shard",
+            help="K/N: score only part K of N (a stable split by sample id), e.g. one job of a CI matrix; "
+            "join the parts with ragqa merge.",
+        ),
+    ] = None,
     progress: Annotated[bool, typer.Option("--progress/--no-progress", help="Show progress on stderr.")] = True,
     max_failures: Annotated[int, typer.Option("--max-failures", min=0, help="Judge failures listed in full.")] = 5,
     verbose: Annotated[int, typer.Option("--verbose", "-v", count=True, help="More log output (-vv: debug).")] = 0,
@@ -287,6 +295,7 @@ def evaluate(
             dataset=str(dataset),
             panel=panel,
             no_cache=no_cache,
+            shard=shard,
         )
     runner = Runner(plan, container, on_estimate=on_estimate, on_result=progress_bar.advance, keep_results=False)
     _interrupt_on_sigterm()

@@ -117,6 +117,7 @@ async def _run(
     overwrite: bool = False,
     container: Container | None,
     keep_results: bool = True,
+    shard: str | None = None,
 ) -> Report:
     from ragqa.container import close_container, create_container
 
@@ -151,6 +152,7 @@ async def _run(
             dataset=name,
             panel=panel,
             no_cache=no_cache,
+            shard=shard,
         )
         runner = Runner(
             plan, container, on_estimate=lambda estimate: log.info("%s", estimate), keep_results=keep_results
@@ -185,6 +187,7 @@ async def aevaluate(
     call_plan: str | None = None,
     keep_results: bool = True,
     overwrite: bool = False,
+    shard: str | None = None,
 ) -> Report:
     """Score ``data`` with ``metrics`` across the judge panel of the settings; the async form of :func:`evaluate`.
 
@@ -211,6 +214,7 @@ async def aevaluate(
         container=container,
         keep_results=keep_results,
         overwrite=overwrite,
+        shard=shard,
     )
     return await default_loop().arun(coro)
 
@@ -237,6 +241,7 @@ def evaluate(
     call_plan: str | None = None,
     keep_results: bool = True,
     overwrite: bool = False,
+    shard: str | None = None,
 ) -> Report:
     """Score ``data`` with ``metrics`` across the judge panel of the settings, in one call.
 
@@ -285,6 +290,9 @@ def evaluate(
         overwrite: start over although the output's ``.partial`` file holds results of an
             earlier run that did not finish (they are deleted); without it, and without
             ``resume``, such a run raises :class:`~ragqa.errors.ConfigError`.
+        shard: ``"K/N"`` to score only part K of N of the samples, split by id so that every
+            machine agrees (:mod:`ragqa.run.shard`); join the parts' ``.jsonl`` outputs with
+            :func:`ragqa.run.merge.merge_results` or ``ragqa merge``.
 
     Returns:
         The :class:`~ragqa.report.Report`: one result per (sample, metric) in dataset order
@@ -328,5 +336,6 @@ def evaluate(
         container=container,
         keep_results=keep_results,
         overwrite=overwrite,
+        shard=shard,
     )
     return run_sync(coro)

@@ -18,6 +18,7 @@ from ragqa.errors import ConfigError
 from ragqa.metrics.base import Metric
 from ragqa.render.registry import RENDERERS, Renderer, renderer_for
 from ragqa.run.outputs import check_output_path
+from ragqa.run.shard import Shard, parse_shard
 from ragqa.run.spec import MetricSpec, parse_metric_specs, resolve_thresholds, spec_of
 from ragqa.run.stream import complete_lines, partial_path
 from ragqa.run.validate import Limits
@@ -104,6 +105,7 @@ class RunPlan:
         panel: overrides of :class:`ragqa.evaluation.PanelOptions` (``strategy``, ``quorum``,
             ``language``) applied to the configured evaluator.
         no_cache: True to run without the on-disk judge cache even when it is enabled.
+        shard: score only this shard of the samples (:mod:`ragqa.run.shard`); ``None`` = all.
     """
 
     metrics: tuple[Metric, ...]
@@ -118,6 +120,7 @@ class RunPlan:
     dataset: str = ""
     panel: Mapping[str, Any] = field(default_factory=dict)
     no_cache: bool = False
+    shard: Shard | None = None
 
     @property
     def specs(self) -> tuple[MetricSpec, ...]:
@@ -257,6 +260,7 @@ def make_plan(
     panel: Mapping[str, Any] | None = None,
     no_cache: bool = False,
     overwrite: bool = False,
+    shard: str | Shard | None = None,
 ) -> RunPlan:
     """Build and check a run plan; no judge is built or called.
 
@@ -276,6 +280,7 @@ def make_plan(
         panel: PanelOptions overrides.
         no_cache: run without the judge cache.
         overwrite: see :attr:`RunPlan.overwrite`.
+        shard: ``"K/N"`` to score only shard K of N (:func:`ragqa.run.shard.parse_shard`).
 
     Raises:
         ConfigError: for any problem above, a metric that needs a judge when the panel has none
@@ -314,6 +319,7 @@ def make_plan(
         panel=dict(panel or {}),
         no_cache=no_cache,
         overwrite=overwrite,
+        shard=parse_shard(shard),
     )
     if resume and plan.journal is None:
         raise ConfigError("--resume needs an output to resume from, e.g. --out results.jsonl", key="--resume")

@@ -40,7 +40,15 @@ from ragqa.render.atomic import os_reason, replace_file, temporary_path
 from ragqa.render.records import result_record
 from ragqa.schema import PanelResult
 
-__all__ = ["FORMAT_VERSION", "ResultStream", "ResultsHeader", "complete_lines", "partial_path", "read_results"]
+__all__ = [
+    "FORMAT_VERSION",
+    "ResultStream",
+    "ResultsHeader",
+    "complete_lines",
+    "partial_path",
+    "read_results",
+    "result_line",
+]
 
 FORMAT_VERSION = 1
 """The value of ``ragqa_results`` in the header; raised when the layout changes incompatibly."""
@@ -64,6 +72,9 @@ class ResultsHeader:
         metrics: metric keys of the run, in order.
         judges: judge ids of the panel, in order.
         started_at: when the run first started, ISO 8601 UTC.
+        shard: ``"K/N"`` for one part of a sharded run (``--shard``), else ``None`` (not written).
+        dataset_samples: samples in the whole dataset of a sharded run (``samples`` counts the
+            shard's), else ``None`` (not written).
     """
 
     run_id: str
@@ -75,11 +86,16 @@ class ResultsHeader:
     metrics: tuple[str, ...]
     judges: tuple[str, ...]
     started_at: str
+    shard: str | None = None
+    dataset_samples: int | None = None
 
     def to_json(self) -> dict[str, Any]:
-        """The header line's object (``ragqa_results`` first)."""
+        """The header line's object (``ragqa_results`` first; the shard fields only when sharded)."""
         data = asdict(self)
         data["metrics"], data["judges"] = list(self.metrics), list(self.judges)
+        for key in ("shard", "dataset_samples"):
+            if data[key] is None:
+                del data[key]
         return {"ragqa_results": FORMAT_VERSION, **data}
 
     @classmethod
@@ -99,6 +115,8 @@ class ResultsHeader:
             metrics=tuple(data["metrics"]),
             judges=tuple(data["judges"]),
             started_at=str(data["started_at"]),
+            shard=str(data["shard"]) if data.get("shard") is not None else None,
+            dataset_samples=int(data["dataset_samples"]) if data.get("dataset_samples") is not None else None,
         )
 
 
@@ -111,7 +129,8 @@ _SEPARATORS = str.maketrans({"\u2028": "\\u2028", "\u2029": "\\u2029", "\u0085":
 """Characters other tools read as line ends (``str.splitlines``, editors, JavaScript before ES2019), escaped."""
 
 
-def _line(obj: Mapping[str, Any]) -> str:
+def result_line(obj: Mapping[str, Any]) -> str:
+    """One line of a results file: ``obj`` as JSON (UTF-8 text, line separators escaped), ending in a line feed."""
     return json.dumps(obj, ensure_ascii=False, allow_nan=False).translate(_SEPARATORS) + "\n"
 
 
@@ -226,7 +245,7 @@ class ResultStream:
         return len(self._offsets)
 
     def _append(self, file: IO[bytes], pair: Pair, record: Mapping[str, Any]) -> None:
-        data = _line(record).encode("utf-8")
+        data = result_line(record).encode("utf-8")
         file.write(data)
         self._offsets[pair] = self._end
         self._end += len(data)
@@ -263,7 +282,7 @@ class ResultStream:
         temporary = temporary_path(self.partial)
         try:
             with temporary.open("wb") as file:
-                header = _line(self.header.to_json()).encode("utf-8")
+                header = result_line(self.header.to_json()).encode("utf-8")
                 file.write(header)
                 self._end = len(header)
                 for pair, record in self._kept.items():
