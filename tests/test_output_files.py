@@ -18,12 +18,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from dependency_injector import providers
+from _records import office_records, one_judge_container, untimed
 from typer.testing import CliRunner
 
 import ragqa
 from ragqa.cli import app
-from ragqa.container import Container, create_container
 from ragqa.errors import ConfigError, OutputError
 from ragqa.prompts.base import Prompt
 from ragqa.run.exit_codes import ExitCode
@@ -31,15 +30,7 @@ from ragqa.run.outputs import check_output_path
 from ragqa.run.stream import read_results
 from ragqa.testing import FunctionJudge
 
-RECORDS = [
-    {
-        "id": f"s{i}",
-        "user_input": f"When does office {i} open?",
-        "response": f"Office {i} opens at nine.",
-        "retrieved_contexts": [f"Office {i} opens at nine."],
-    }
-    for i in range(1, 7)
-]
+RECORDS = office_records(6)
 
 
 def _answer(prompt: Prompt[Any, Any], data: Any) -> dict[str, Any]:
@@ -48,29 +39,14 @@ def _answer(prompt: Prompt[Any, Any], data: Any) -> dict[str, Any]:
     return {"verdicts": [{"statement": s, "reason": "stated", "verdict": 1} for s in data.statements]}
 
 
-def _container(judge: FunctionJudge) -> Container:
-    container = create_container(None, [], environ={})
-    container.judges.override(providers.Object([judge]))
-    container.embedders.override(providers.Object([]))
-    return container
-
-
 def _evaluate(out: Path | list[Path], judge: FunctionJudge | None = None, **options: Any) -> ragqa.Report:
     judge = judge or FunctionJudge("j", _answer)
-    return ragqa.evaluate(RECORDS, metrics=["faithfulness"], container=_container(judge), out=out, **options)
+    return ragqa.evaluate(RECORDS, metrics=["faithfulness"], container=one_judge_container(judge), out=out, **options)
 
 
 def _asked(judge: FunctionJudge) -> set[str]:
     """The responses whose statements the judge was asked for: one per sample scored."""
     return {call.data["answer"] for call in judge.calls_to("statements")}
-
-
-def _untimed(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _untimed(v) for k, v in value.items() if k != "latency_s"}
-    if isinstance(value, list):
-        return [_untimed(v) for v in value]
-    return value
 
 
 class _FullDisk:
@@ -139,7 +115,7 @@ def test_a_full_disk_mid_run_stops_with_an_output_error_and_resume_completes_it(
     assert len(_asked(judge)) == len(RECORDS) - 2  # only the pairs the partial lacked
     full = tmp_path / "full.jsonl"
     _evaluate(full)
-    assert _untimed(read_results(out)[1]) == _untimed(read_results(full)[1])
+    assert untimed(read_results(out)[1]) == untimed(read_results(full)[1])
     assert not partial.exists() and _leftovers(tmp_path) == []
 
 
@@ -243,7 +219,7 @@ def _interrupted(out: Path, answered: int) -> None:
     async def run_then_cancel() -> None:
         judge = FunctionJudge("j", answer)
         run = asyncio.ensure_future(
-            ragqa.aevaluate(RECORDS, metrics=["faithfulness"], container=_container(judge), out=out)
+            ragqa.aevaluate(RECORDS, metrics=["faithfulness"], container=one_judge_container(judge), out=out)
         )
         while not (partial.exists() and partial.read_text(encoding="utf-8").count("\n") > answered):
             await asyncio.sleep(0.01)

@@ -11,26 +11,17 @@ import json
 from pathlib import Path
 from typing import Any
 
-from dependency_injector import providers
+from _records import office_records, one_judge_container, untimed
 from typer.testing import CliRunner
 
 import ragqa
 from ragqa.cli import app
-from ragqa.container import Container, create_container
 from ragqa.prompts.base import Prompt
 from ragqa.run.stream import read_results
 from ragqa.testing import FunctionJudge
 
 SEPARATORS = "\u2028\u2029\u0085"
-RECORDS = [
-    {
-        "id": f"s{i}",
-        "user_input": f"When does office {i} open?",
-        "response": f"Office {i} opens at nine.",
-        "retrieved_contexts": [f"Office {i} opens at nine."],
-    }
-    for i in range(1, 7)
-]
+RECORDS = office_records(6)
 
 
 def _echo(prompt: Prompt[Any, Any], data: Any) -> dict[str, Any]:
@@ -40,24 +31,9 @@ def _echo(prompt: Prompt[Any, Any], data: Any) -> dict[str, Any]:
     return {"verdicts": [{"statement": s, "reason": f"said{SEPARATORS}so", "verdict": 1} for s in data.statements]}
 
 
-def _container(judge: FunctionJudge) -> Container:
-    container = create_container(None, [], environ={})
-    container.judges.override(providers.Object([judge]))
-    container.embedders.override(providers.Object([]))
-    return container
-
-
-def _untimed(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _untimed(v) for k, v in value.items() if k != "latency_s"}
-    if isinstance(value, list):
-        return [_untimed(v) for v in value]
-    return value
-
-
 def _run(out: Path, **options: Any) -> FunctionJudge:
     judge = FunctionJudge("echo", _echo)
-    ragqa.evaluate(RECORDS, metrics=["faithfulness"], container=_container(judge), out=out, **options)
+    ragqa.evaluate(RECORDS, metrics=["faithfulness"], container=one_judge_container(judge), out=out, **options)
     return judge
 
 
@@ -86,7 +62,7 @@ def test_resume_continues_a_partial_file_with_separators_escaped_or_raw(tmp_path
         (tmp_path / f"{how}.jsonl.partial").write_text("\n".join(kept) + "\n", encoding="utf-8")
         judge = _run(out, resume=True)
         assert {c.data["answer"] for c in judge.calls_to("statements")} == {r["response"] for r in RECORDS[2:]}
-        assert _untimed(read_results(out)[1]) == _untimed(read_results(full)[1])
+        assert untimed(read_results(out)[1]) == untimed(read_results(full)[1])
 
 
 def test_report_and_compare_read_results_with_separators(tmp_path: Path) -> None:
