@@ -142,6 +142,19 @@ class RunPlan:
         """
         return self.stream or (self.outputs[0] if self.outputs else None)
 
+    def resume_sources(self) -> list[Path]:
+        """Where ``resume`` looks for results, in order: the journal's ``.partial``, then a finished ``.jsonl``.
+
+        A file without one complete line holds nothing yet (a run stopped, or a disk filled,
+        before its header was written) and is left out, as if it were not there; so is a file
+        that does not exist. Empty without outputs.
+        """
+        journal = self.journal
+        if journal is None:
+            return []
+        sources = [partial_path(journal.path)] + ([journal.path] if journal.streams else [])
+        return [source for source in sources if complete_lines(source) > 0]
+
 
 def build_metrics(metrics: Sequence[MetricLike] | str, defaults: Mapping[str, Mapping[str, Any]]) -> list[Metric]:
     """Build the run's metrics from names, spec strings, specs or metric objects.

@@ -11,10 +11,13 @@ The order never changes, and nothing is paid for before the last check:
    dataset is refused (:class:`~ragqa.errors.ConfigError`);
 3. the evaluator is built (once), and the estimate of calls and tokens is reported; a run over
    ``max_calls`` is refused (:class:`TooManyCalls`);
-4. old output files are removed, the JSON Lines output streams each (sample, metric) as it is
-   made, and only the missing pairs are scored;
-5. the final files are written (JSON Lines in dataset order, atomically) and the exit code is
-   decided (:func:`ragqa.run.outcome.exit_code_for`).
+4. old output files are removed, each (sample, metric) streams to the ``.partial`` file of the
+   plan's journal (:attr:`~ragqa.run.plan.RunPlan.journal`: the JSON Lines output, else the
+   first output) as it is made, and only the missing pairs are scored;
+5. the final files are written (the other formats, then JSON Lines in dataset order, each
+   atomically), the ``.partial`` file is removed last, and the exit code is decided
+   (:func:`ragqa.run.outcome.exit_code_for`). A file that cannot be written raises
+   :class:`~ragqa.errors.OutputError` naming the ``.partial`` file that keeps every result.
 
 Cancelling the coroutine (Ctrl-C through :mod:`ragqa.run.loop`) stops the calls; every result
 already made stays in ``<out>.partial``, from which ``resume`` continues.
@@ -41,7 +44,7 @@ from ragqa.run.estimate import RunEstimate, estimate_pairs
 from ragqa.run.outcome import RunResult, exit_code_for, incomplete_results, threshold_verdicts
 from ragqa.run.plan import RunPlan, check_judge_free
 from ragqa.run.shard import ShardedSamples
-from ragqa.run.stream import Pair, ResultsHeader, ResultStream, complete_lines, partial_path, read_results
+from ragqa.run.stream import Pair, ResultsHeader, ResultStream, read_results
 from ragqa.run.summary import RunSummary
 from ragqa.run.validate import Validation, validate_run
 from ragqa.schema import PanelResult, Sample
@@ -281,7 +284,7 @@ class Runner:
         return self.prepared
 
     def _read_resume(self) -> tuple[ResultsHeader | None, dict[Pair, dict[str, Any]]]:
-        for source in _resume_sources(self.plan):
+        for source in self.plan.resume_sources():
             if source.is_file():
                 header, records = read_results(source)
                 self.resumed_from = source
@@ -506,18 +509,6 @@ class Runner:
             written=tuple(written),
             language=evaluator.options.language,
         )
-
-
-def _resume_sources(plan: RunPlan) -> list[Path]:
-    """Where ``resume`` looks for results, in order: the journal's ``.partial``, then a finished ``.jsonl``.
-
-    A file without one complete line holds nothing yet (a run stopped, or a disk filled, before
-    its header was written) and is passed over, as if it were not there.
-    """
-    journal = plan.journal
-    assert journal is not None  # make_plan requires an output for resume
-    sources = [partial_path(journal.path)] + ([journal.path] if journal.streams else [])
-    return [source for source in sources if complete_lines(source) > 0]
 
 
 def _skipped(problem: SampleError) -> SkippedSample:
