@@ -359,6 +359,7 @@ def check_kept_results(plan: RunPlan) -> None:
     if held > 0:
         raise ConfigError(
             f"{partial} holds {held} result(s) of an earlier run that did not finish; continue it with --resume "
-            "(only the missing pairs are scored), or pass --overwrite to delete them and start over",
+            "(only the missing pairs are scored), or pass --overwrite to delete them and start over "
+            "(from Python: resume=True or overwrite=True)",
             key="--overwrite",
         )
