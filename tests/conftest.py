@@ -1,8 +1,11 @@
-"""Fixtures shared by ragqa's tests: the remote-call block for the whole suite, and the fake server."""
+"""Fixtures shared by ragqa's tests: the remote-call block for the whole suite, the fake server, a headless Chromium."""
 
 from __future__ import annotations
 
+import os
+import shutil
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -33,3 +36,33 @@ def srv() -> Iterator[FakeOpenAIServer]:
 def reset_srv(srv: FakeOpenAIServer) -> None:
     """Give the test a clean server; modules opt in with ``pytest.mark.usefixtures("reset_srv")``."""
     srv.reset()
+
+
+def find_chromium() -> str | None:
+    """A Chromium to drive: ``RAGQA_CHROMIUM``, else Debian's ``chromium`` (or another Chromium on PATH)."""
+    explicit = os.environ.get("RAGQA_CHROMIUM")
+    if explicit:
+        return explicit
+    for name in ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable"):
+        found = shutil.which(name)
+        if found:
+            return found
+    return None
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    """One headless Chromium per test module (Playwright driving the system browser; never downloaded)."""
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        pytest.skip("the Python package playwright is not installed (pip install -e '.[dev]')")
+    executable = find_chromium()
+    if executable is None:
+        pytest.skip("no Chromium found (apt-get install chromium, or set RAGQA_CHROMIUM to a Chromium binary)")
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=executable, headless=True, args=["--no-sandbox"])
+        try:
+            yield chromium
+        finally:
+            chromium.close()

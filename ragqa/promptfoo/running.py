@@ -195,7 +195,8 @@ def run_promptfoo_files(
     Returns:
         The :class:`~ragqa.run.exit_codes.ExitCode`: 0 every assertion passed; 1 an assertion
         failed; 2 bad path, file, settings or data (one ``error:`` line, no judge called); 3 an
-        assertion could not be decided because judges failed (and none failed outright); 130
+        assertion could not be decided because judges failed (and none failed outright), or no
+        assertion ran (every one skipped, :data:`~ragqa.promptfoo.mapping.SKIPPED_TYPES`); 130
         interrupted.
     """
     from ragqa.container import close_container
@@ -260,6 +261,10 @@ def run_promptfoo_files(
             junit_xml, [junit_suite(s.path.stem, results) for s, (results, _) in zip(suites, runs, strict=True)]
         )
         print(f"JUnit XML: {junit_xml}", file=stream)
+    if not every:
+        print("incomplete: no assertion ran (each was skipped or none was given), so nothing was decided (exit 3)",
+              file=stream)  # fmt: skip
+        return ExitCode.INCOMPLETE
     code = exit_code(every)
     if code == ExitCode.INCOMPLETE:
         print("incomplete: judges failed, so some assertions could not be decided (exit 3)", file=stream)

@@ -247,7 +247,8 @@ def report_record(report: Report) -> dict[str, Any]:
     :class:`~ragqa.report.MetricSummary` fields per metric, with ``agreement``: the judges'
     Krippendorff alpha, ``pairs`` with Spearman and mean absolute difference, ``bias`` and
     ``contested`` samples, or ``null`` for a one-judge panel), ``skipped``, ``wall_time_s``,
-    ``cache`` (hits and misses, or ``null``), ``samples`` and ``usage`` (the run's total).
+    ``cache`` (hits and misses, or ``null``), ``samples``, ``run_id``, ``dataset`` and
+    ``started_at`` (or ``null``) and ``usage`` (the run's total).
     Undefined figures (NaN) are ``null``.
     """
     data = report.model_dump(mode="json", exclude={"results"})

@@ -457,9 +457,9 @@ class Runner:
                 if label in position_of and key in metric_of:
                     keep(position_of[label], read_result_record(old))
         resumed = summary.count
+        header = self._header(prepared, evaluator)
         journal = plan.journal
         if journal is not None:
-            header = self._header(prepared, evaluator)
             self.stream = ResultStream(journal.path, header, prepared.kept, final=journal.streams)
             self.stream.open()
 
@@ -491,6 +491,9 @@ class Runner:
             samples=list(prepared.samples) if self.keep_results else [],
             results_kept=self.keep_results,
             call_plan=evaluator.options.call_plan,
+            run_id=header.run_id,
+            dataset=header.dataset,
+            started_at=header.started_at,
         )
         self._write_outputs(
             report, RenderOptions(language=evaluator.options.language, thresholds=dict(plan.thresholds))
