@@ -447,7 +447,7 @@ def test_junit_xml_directory_is_exit_2_before_any_judge_call(tmp_path: Path) -> 
     assert proc.returncode == 2, proc.stdout + proc.stderr
     lines = proc.stderr.strip().splitlines()
     assert lines == [
-        f"error: --junit-xml {tmp_path} is a directory; give a file path such as {tmp_path / 'results.jsonl'}"
+        f"error: --junit-xml {tmp_path} is a directory; give a file path such as {tmp_path / 'junit.xml'}"
     ]
     assert proc.stdout == ""
 
