@@ -51,17 +51,13 @@ LAYERS: list[set[str]] = [
 """Rooms of ``ragqa/`` from the ground floor up; a room may import its own floor and those below."""
 
 ALLOWED_UPWARD: set[tuple[str, str]] = {
-    ("ragqa.evaluation", "ragqa.run.heap"),
     ("ragqa.interpretation", "ragqa.metrics"),
-    ("ragqa.judges.local.answers_agent", "ragqa.metrics._math"),
-    ("ragqa.judges.local.relevance", "ragqa.metrics._math"),
     ("ragqa.render.comparison", "ragqa.compare"),
     ("ragqa.render.files", "ragqa.assertions"),
     ("ragqa.render.html", "ragqa.assertions"),
     ("ragqa.render.html", "ragqa.run.outputs"),
     ("ragqa.render.html", "ragqa.run.runner"),
     ("ragqa.render.html", "ragqa.run.stream"),
-    ("ragqa.report", "ragqa.metrics._math"),
     ("ragqa.report", "ragqa.render.csvfile"),
     ("ragqa.report", "ragqa.render.files"),
     ("ragqa.report", "ragqa.render.frames"),

@@ -27,8 +27,8 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from ragqa._math import cosine
 from ragqa.judges.local.text import STOP_WORDS, detect_script, features, split_sentences, tokens
-from ragqa.metrics._math import cosine
 from ragqa.prompts.goal import GoalOutcomeInput, GoalOutcomeOutput, OutcomeComparisonInput, OutcomeComparisonOutput
 from ragqa.prompts.topics import (
     TopicClassificationInput,
