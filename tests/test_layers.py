@@ -75,10 +75,6 @@ ALLOWED_CYCLE_EDGES: set[tuple[str, str]] = {
     ("ragqa.report", "ragqa.render.registry"),
     ("ragqa.report", "ragqa.agreement"),
     ("ragqa.render.files", "ragqa.assertions"),
-    ("ragqa.judges.local.answers_agent", "ragqa.judges.local.judge"),
-    ("ragqa.judges.local.answers_batched", "ragqa.judges.local.judge"),
-    ("ragqa.judges.local.answers_judged", "ragqa.judges.local.judge"),
-    ("ragqa.judges.local.answers_response", "ragqa.judges.local.judge"),
     ("ragqa.promptfoo.output", "ragqa.promptfoo.running"),
 }
 """(importer, imported) arrows that close an import cycle today and are still to be cut."""
