@@ -20,12 +20,14 @@ from ragqa.run.exit_codes import ExitCode
 from ragqa.run.loop import default_loop, run_sync
 from ragqa.run.outcome import RunResult
 from ragqa.run.plan import MetricLike, OnInvalid, make_plan, panel_overrides, plan_output
+from ragqa.run.progress import RunProgress, choose_mode
 from ragqa.run.runner import Runner
 from ragqa.schema import Sample
 
 if TYPE_CHECKING:
     from ragqa.container import Container
     from ragqa.report import Report
+    from ragqa.run.estimate import RunEstimate
 
 __all__ = ["IncompleteRunWarning", "aevaluate", "evaluate", "samples_from_data"]
 
@@ -116,6 +118,7 @@ async def _run(
     panel: Mapping[str, Any],
     container: Container | None,
     keep_results: bool = True,
+    progress: bool | RunProgress | None = None,
 ) -> Report:
     from ragqa.container import close_container, create_container
 
@@ -150,10 +153,17 @@ async def _run(
             panel=panel,
             no_cache=no_cache,
         )
-        runner = Runner(
-            plan, container, on_estimate=lambda estimate: log.info("%s", estimate), keep_results=keep_results
-        )
-        result = await runner.arun(samples)
+        shown = progress if isinstance(progress, RunProgress) else RunProgress(choose_mode(progress), transient=False)
+
+        def on_estimate(estimate: RunEstimate) -> None:
+            log.info("%s", estimate)
+            shown.start(estimate)
+
+        runner = Runner(plan, container, on_estimate=on_estimate, on_result=shown.advance, keep_results=keep_results)
+        try:
+            result = await runner.arun(samples)
+        finally:
+            shown.stop()
         _warn_if_incomplete(result)
         return result.report
     finally:
@@ -182,6 +192,7 @@ async def aevaluate(
     container: Container | None = None,
     call_plan: str | None = None,
     keep_results: bool = True,
+    progress: bool | RunProgress | None = None,
 ) -> Report:
     """Score ``data`` with ``metrics`` across the judge panel of the settings; the async form of :func:`evaluate`.
 
@@ -207,6 +218,7 @@ async def aevaluate(
         ),
         container=container,
         keep_results=keep_results,
+        progress=progress,
     )
     return await default_loop().arun(coro)
 
@@ -232,6 +244,7 @@ def evaluate(
     container: Container | None = None,
     call_plan: str | None = None,
     keep_results: bool = True,
+    progress: bool | RunProgress | None = None,
 ) -> Report:
     """Score ``data`` with ``metrics`` across the judge panel of the settings, in one call.
 
@@ -275,6 +288,11 @@ def evaluate(
             memory stays flat in the dataset's size; give a ``.jsonl`` ``out`` to keep the results
             on disk, and a ``.jsonl`` path as ``data`` to read it one line at a time. Outputs that
             render every result (``.json``, ``.csv``, JUnit, HTML) keep them anyway.
+        progress: show progress with rate and ETA on stderr while the judges work. ``None``
+            (default): a bar in a terminal, a line updated in place in a notebook, nothing
+            otherwise (a script whose stderr is a file or a pipe); ``True``: also a plain line every
+            ~10% where there is no terminal; ``False``: nothing. A
+            :class:`~ragqa.run.progress.RunProgress` is used as given.
 
     Returns:
         The :class:`~ragqa.report.Report`: one result per (sample, metric) in dataset order
@@ -313,5 +331,6 @@ def evaluate(
         ),
         container=container,
         keep_results=keep_results,
+        progress=progress,
     )
     return run_sync(coro)

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 from ragqa.errors import ConfigError, SampleError
 from ragqa.render.registry import RenderOptions
 from ragqa.report import CacheStats, Report, SkippedSample
-from ragqa.run.estimate import RunEstimate, estimate_pairs
+from ragqa.run.estimate import RunEstimate, estimate_pairs, sends_prompts
 from ragqa.run.outcome import RunResult, exit_code_for, incomplete_results, threshold_verdicts
 from ragqa.run.plan import RunPlan, check_judge_free
 from ragqa.run.stream import Pair, ResultsHeader, ResultStream, partial_path, read_results
@@ -322,7 +322,8 @@ class Runner:
         """
         pairs = ((sample, metric) for _, sample, metrics in prepared.todo(self.plan.metrics) for metric in metrics)
         judges = len(evaluator.judges)
-        estimate = estimate_pairs(pairs, judges, plan=evaluator.options.call_plan)
+        prompting = sum(1 for judge in evaluator.judges if sends_prompts(judge))
+        estimate = estimate_pairs(pairs, judges, plan=evaluator.options.call_plan, token_judges=prompting)
         if self.on_estimate is not None:
             self.on_estimate(estimate)
         if self.plan.max_calls is not None and estimate.calls > self.plan.max_calls:
