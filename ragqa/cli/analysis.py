@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 
 from ragqa.cli._common import (
     _clean_errors,
@@ -17,6 +15,7 @@ from ragqa.cli._common import (
     _ProfileOption,
     _profiles,
     _stderr,
+    _stdout,
     app,
     parse_thresholds,
 )
@@ -66,7 +65,7 @@ def compare(
         replace_text(json_path, json.dumps(comparison.to_json(), ensure_ascii=False, indent=2) + "\n")
     if html_path is not None:
         replace_text(html_path, comparison_html(comparison))
-    (Console() if sys.stdout.isatty() else Console(width=120)).print(comparison_renderable(comparison))
+    _stdout().print(comparison_renderable(comparison))
     for option, path in (("--json", json_path), ("--html", html_path)):
         if path is not None:
             _stderr().print(f"wrote {option} {path}")
@@ -154,7 +153,7 @@ def calibrate(
             seed=seed,
             progress=RunProgress(choose_mode(progress, ci=_is_ci()), show_estimate=True),
         )
-    stdout = Console() if sys.stdout.isatty() else Console(width=120)
+    stdout = _stdout()
     for table in calibration_table(result):
         stdout.print(table)
     if json_out is not None:

@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
-from rich.console import Console
 
 from ragqa.errors import ConfigError
 from ragqa.run.exit_codes import ExitCode
@@ -35,6 +34,7 @@ from ragqa.cli._common import (
     _is_ci,
     _ProfileOption,
     _stderr,
+    _stdout,
     app,
     parse_thresholds,
 )
@@ -313,7 +313,7 @@ def _report(result: RunResult, *, max_failures: int) -> None:
     from ragqa.render import render_report
 
     report = result.report
-    stdout = Console() if sys.stdout.isatty() else Console(width=120)
+    stdout = _stdout()
     render_report(report, stdout, language=result.language, max_failures=max_failures)
     err = _stderr()
     if result.resumed:
