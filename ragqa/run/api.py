@@ -39,21 +39,27 @@ def samples_from_data(data: Any, *, column_map: Mapping[str, str] | None = None)
 
     Args:
         data: a path (``str`` or :class:`~pathlib.Path`) to a JSONL, JSON or CSV file; a list of
-            dicts and/or :class:`~ragqa.schema.Sample` objects; or a pandas DataFrame (one row per
-            sample, RAGAS column names).
+            dicts and/or :class:`~ragqa.schema.Sample` objects; a dict of equal-length columns
+            (RAGAS's ``Dataset.from_dict`` shape, or a Hugging Face ``Dataset``); or a pandas
+            DataFrame (one row per sample, RAGAS column names).
         column_map: ``{dataset_column: sample_field}`` renames (files, dicts and DataFrames).
 
     Returns:
         ``(samples, name)``: the samples in order and how the results header names them.
 
     Raises:
-        DatasetError: for a bad file, record or field (line / index, field and fix).
+        DatasetError: for a bad file, record or field (line / index, field and fix), or a dict
+            whose columns are not lists of one length.
         TypeError: for data of another kind.
     """
-    from ragqa.datasets import load_dataset, samples_from_records
+    from ragqa.datasets import load_dataset, samples_from_columns, samples_from_records
 
     if isinstance(data, str | Path):
         return load_dataset(data, column_map=column_map), str(data)
+    if isinstance(data, Mapping) or (hasattr(data, "column_names") and hasattr(data, "to_dict")):
+        columns = data if isinstance(data, Mapping) else data.to_dict()  # a dict, or a Hugging Face Dataset
+        samples = samples_from_columns(columns, column_map=column_map)
+        return samples, f"{len(samples)} sample(s) from a dict of columns"
     if hasattr(data, "to_dict") and hasattr(data, "columns"):  # a pandas DataFrame, without importing pandas
         records = data.to_dict("records")
         return samples_from_records(records, column_map=column_map), f"a DataFrame of {len(records)} row(s)"
@@ -69,7 +75,7 @@ def samples_from_data(data: Any, *, column_map: Mapping[str, str] | None = None)
         return samples_from_records(records, column_map=column_map), f"{len(records)} record(s) from Python"
     raise TypeError(
         f"data is {type(data).__name__}; give a path (.jsonl, .json, .csv), a list of dicts or Samples, "
-        "or a pandas DataFrame"
+        "a dict of columns, or a pandas DataFrame"
     )
 
 
@@ -257,7 +263,8 @@ def evaluate(
 
     Args:
         data: a path to a ``.jsonl``/``.json``/``.csv`` dataset, a list of dicts or
-            :class:`~ragqa.schema.Sample` objects, or a pandas DataFrame (RAGAS field names).
+            :class:`~ragqa.schema.Sample` objects, a dict of equal-length columns (RAGAS's
+            ``Dataset.from_dict`` shape), or a pandas DataFrame (RAGAS field names).
         metrics: names (``"faithfulness"``), spec strings (``"noise_sensitivity(mode=irrelevant)"``),
             :class:`~ragqa.run.spec.MetricSpec` or metric objects; default ``ragqa.metrics``.
         config: the ``application.yaml`` (default: ``./application.yaml`` when present, else defaults).
