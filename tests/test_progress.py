@@ -21,8 +21,13 @@ from rich.progress import Progress
 from typer.testing import CliRunner
 
 from ragqa.cli import app
-from ragqa.run.estimate import RunEstimate
+from ragqa.judges.local import LocalJudge
+from ragqa.metrics import Faithfulness
+from ragqa.run.estimate import RunEstimate, estimate_pairs, sends_prompts
 from ragqa.run.progress import RunProgress, _RateColumn, choose_mode, format_duration, rate_and_eta
+from ragqa.schema import Sample
+from ragqa.settings import LocalJudgeSettings
+from ragqa.testing import FunctionJudge
 
 ROOT = Path(__file__).resolve().parents[1]
 IT_HELPDESK = ROOT / "examples/datasets/it_helpdesk.jsonl"
@@ -227,8 +232,22 @@ def test_calibrate_prints_the_estimate_shows_progress_and_accepts_no_progress(tm
     shown = CliRunner().invoke(app, [*args, "--no-cache"])
     assert shown.exit_code == 0, shown.output
     assert "estimate: 10 (sample, metric) pair(s) x 2 judge(s)" in shown.output
+    assert "no prompt tokens (local judges)" in shown.output  # the local judges send no prompt
     assert "scored 10/10 (sample x metric)" in shown.output and "ETA" in shown.output
     quiet = CliRunner().invoke(app, [*args, "--no-cache", "--no-progress"])
     assert quiet.exit_code == 0, quiet.output
     assert "estimate: 10 (sample, metric) pair(s)" in quiet.output and "scored" not in quiet.output
     assert "panel (mean)" in quiet.output
+
+
+def test_only_judges_that_send_prompts_count_tokens() -> None:
+    sample = Sample(id="s", user_input="q", response="It opens at nine.", retrieved_contexts=["Opens at 9."])
+    pairs = [(sample, Faithfulness())]
+    both = estimate_pairs(pairs, 2)
+    one = estimate_pairs(pairs, 2, token_judges=1)
+    none = estimate_pairs(pairs, 2, token_judges=0)
+    assert both.calls == one.calls == none.calls
+    assert one.tokens * 2 in (both.tokens, both.tokens + 1) and none.tokens == 0
+    assert str(none).endswith("no prompt tokens (local judges)") and "prompt tokens" in str(one)
+    assert not sends_prompts(LocalJudge("local", LocalJudgeSettings()))
+    assert sends_prompts(FunctionJudge("http", lambda prompt, data: None))
