@@ -76,14 +76,19 @@ def test_format_duration() -> None:
 # ---- the displays ------------------------------------------------------------------------------
 
 
-def test_plain_lines_carry_rate_and_eta_every_tenth_and_at_the_end() -> None:
+def _plain_lines(total: int, pairs: int, step_s: float) -> list[str]:
+    """The lines of a ``lines`` display over ``pairs`` pairs of a ``total``, one every ``step_s`` seconds."""
     clock, out = Clock(), io.StringIO()
     progress = RunProgress("lines", stream=out, clock=clock)
-    progress.start(_estimate(20))
-    for _ in range(20):
-        clock.now += 0.5
+    progress.start(_estimate(total))
+    for _ in range(pairs):
+        clock.now += step_s
         progress.advance()
-    lines = out.getvalue().splitlines()
+    return out.getvalue().splitlines()
+
+
+def test_plain_lines_carry_rate_and_eta_every_tenth_and_at_the_end() -> None:
+    lines = _plain_lines(20, 20, 0.5)
     assert lines[0] == "scored 1/20 (sample x metric) in 0.5 s · 2.0/s · ETA 0:00:10"
     assert lines[1] == "scored 3/20 (sample x metric) in 1.5 s · 2.0/s · ETA 0:00:08"
     assert lines[-1] == "scored 20/20 (sample x metric) in 10.0 s · 2.0/s · ETA 0:00:00"
@@ -91,13 +96,7 @@ def test_plain_lines_carry_rate_and_eta_every_tenth_and_at_the_end() -> None:
 
 
 def test_plain_lines_also_come_every_30_seconds_on_a_slow_run() -> None:
-    clock, out = Clock(), io.StringIO()
-    progress = RunProgress("lines", stream=out, clock=clock)
-    progress.start(_estimate(1000))
-    for _ in range(5):
-        clock.now += 20
-        progress.advance()
-    shown = [line.split(" (")[0] for line in out.getvalue().splitlines()]
+    shown = [line.split(" (")[0] for line in _plain_lines(1000, 5, 20.0)]
     assert shown == ["scored 1/1000", "scored 3/1000", "scored 5/1000"]
 
 

@@ -6,15 +6,15 @@ was an ``AttributeError``; a gate per judge needed a loop over ``result.judges``
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 
 import pytest
 from test_pytest_plugin import run_pytest
 
+from ragqa.aggregate import aggregate
 from ragqa.assertions import check_judge_thresholds, verdict_for, with_judge_thresholds
 from ragqa.errors import ConfigError
-from ragqa.schema import Aggregate, JudgeFailure, JudgeOutcome, MetricScore, PanelResult
+from ragqa.schema import JudgeFailure, JudgeOutcome, MetricScore, PanelResult
 
 SUITE = """
 import pytest
@@ -80,23 +80,8 @@ def _result(scores: dict[str, float | None]) -> PanelResult:
         for j, v in scores.items()
     ]
     finite = [v for v in scores.values() if v is not None]
-    value = sum(finite) / len(finite) if finite else math.nan
-    return PanelResult(
-        sample_id="s",
-        metric="faithfulness",
-        direction="higher",
-        judges=outcomes,
-        aggregate=Aggregate(
-            value=value,
-            strategy="mean",
-            spread=0.0,
-            n_ok=len(finite),
-            n_nan=0,
-            n_failed=len(scores) - len(finite),
-            quorum=1,
-            quorum_met=bool(finite),
-        ),
-    )
+    agg = aggregate(finite, n_failed=len(scores) - len(finite))
+    return PanelResult(sample_id="s", metric="faithfulness", direction="higher", judges=outcomes, aggregate=agg)
 
 
 def test_a_judge_below_its_own_threshold_fails_a_passing_panel() -> None:
