@@ -159,6 +159,14 @@ def evaluate(
     no_cache: Annotated[
         bool, typer.Option("--no-cache", help="Do not use the on-disk cache (judge calls and embeddings).")
     ] = False,
+    shard: Annotated[
+        str | None,
+        typer.Option(
+            "--shard",
+            help="K/N: score only part K of N (a stable split by sample id), e.g. one job of a CI matrix; "
+            "join the parts with ragqa merge.",
+        ),
+    ] = None,
     progress: Annotated[
         bool,
         typer.Option(
@@ -230,6 +238,7 @@ def evaluate(
             dataset=str(dataset),
             panel=panel,
             no_cache=no_cache,
+            shard=shard,
         )
     runner = Runner(plan, container, on_estimate=on_estimate, on_result=progress_bar.advance, keep_results=False)
     _interrupt_on_sigterm()

@@ -124,6 +124,7 @@ async def _run(
     panel: Mapping[str, Any],
     container: Container | None,
     keep_results: bool = True,
+    shard: str | None = None,
     progress: bool | RunProgress | None = None,
 ) -> Report:
     from ragqa.container import close_container, create_container
@@ -158,6 +159,7 @@ async def _run(
             dataset=name,
             panel=panel,
             no_cache=no_cache,
+            shard=shard,
         )
         shown = progress if isinstance(progress, RunProgress) else RunProgress(choose_mode(progress), transient=False)
 
@@ -198,6 +200,7 @@ async def aevaluate(
     container: Container | None = None,
     call_plan: str | None = None,
     keep_results: bool = True,
+    shard: str | None = None,
     progress: bool | RunProgress | None = None,
 ) -> Report:
     """Score ``data`` with ``metrics`` across the judge panel of the settings; the async form of :func:`evaluate`.
@@ -224,6 +227,7 @@ async def aevaluate(
         ),
         container=container,
         keep_results=keep_results,
+        shard=shard,
         progress=progress,
     )
     return await default_loop().arun(coro)
@@ -250,6 +254,7 @@ def evaluate(
     container: Container | None = None,
     call_plan: str | None = None,
     keep_results: bool = True,
+    shard: str | None = None,
     progress: bool | RunProgress | None = None,
 ) -> Report:
     """Score ``data`` with ``metrics`` across the judge panel of the settings, in one call.
@@ -295,6 +300,9 @@ def evaluate(
             memory stays flat in the dataset's size; give a ``.jsonl`` ``out`` to keep the results
             on disk, and a ``.jsonl`` path as ``data`` to read it one line at a time. Outputs that
             render every result (``.json``, ``.csv``, JUnit, HTML) keep them anyway.
+        shard: ``"K/N"`` to score only part K of N of the samples, split by id so that every
+            machine agrees (:mod:`ragqa.run.shard`); join the parts' ``.jsonl`` outputs with
+            :func:`ragqa.run.merge.merge_results` or ``ragqa merge``.
         progress: show progress with rate and ETA on stderr while the judges work. ``None``
             (default): a bar in a terminal, a line updated in place in a notebook, nothing
             otherwise (a script whose stderr is a file or a pipe); ``True``: also a plain line every
@@ -338,6 +346,7 @@ def evaluate(
         ),
         container=container,
         keep_results=keep_results,
+        shard=shard,
         progress=progress,
     )
     return run_sync(coro)

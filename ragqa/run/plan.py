@@ -18,6 +18,7 @@ from ragqa.errors import ConfigError
 from ragqa.metrics.base import Metric
 from ragqa.render.registry import RENDERERS, Renderer, renderer_for
 from ragqa.run.outputs import check_output_path
+from ragqa.run.shard import Shard, parse_shard
 from ragqa.run.spec import MetricSpec, parse_metric_specs, resolve_thresholds, spec_of
 from ragqa.run.validate import Limits
 
@@ -99,6 +100,7 @@ class RunPlan:
         panel: overrides of :class:`ragqa.evaluation.PanelOptions` (``strategy``, ``quorum``,
             ``language``) applied to the configured evaluator.
         no_cache: True to run without the on-disk judge cache even when it is enabled.
+        shard: score only this shard of the samples (:mod:`ragqa.run.shard`); ``None`` = all.
     """
 
     metrics: tuple[Metric, ...]
@@ -112,6 +114,7 @@ class RunPlan:
     dataset: str = ""
     panel: Mapping[str, Any] = field(default_factory=dict)
     no_cache: bool = False
+    shard: Shard | None = None
 
     @property
     def specs(self) -> tuple[MetricSpec, ...]:
@@ -240,6 +243,7 @@ def make_plan(
     dataset: str = "",
     panel: Mapping[str, Any] | None = None,
     no_cache: bool = False,
+    shard: str | Shard | None = None,
 ) -> RunPlan:
     """Build and check a run plan; no judge is built or called.
 
@@ -258,6 +262,7 @@ def make_plan(
         dataset: the dataset's name for the results header.
         panel: PanelOptions overrides.
         no_cache: run without the judge cache.
+        shard: ``"K/N"`` to score only shard K of N (:func:`ragqa.run.shard.parse_shard`).
 
     Raises:
         ConfigError: for any problem above, or a metric that needs a judge when the panel has
@@ -289,6 +294,7 @@ def make_plan(
         dataset=dataset,
         panel=dict(panel or {}),
         no_cache=no_cache,
+        shard=parse_shard(shard),
     )
     if resume and plan.stream is None:
         raise ConfigError("--resume needs a JSON Lines output to resume from, e.g. --out results.jsonl", key="--resume")

@@ -33,11 +33,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ragqa.errors import ConfigError, SampleError
+from ragqa.factory import uncached_embedder, uncached_judge
+from ragqa.judges.base import Embedders, Judge
 from ragqa.render.registry import RenderOptions
 from ragqa.report import CacheStats, Report, SkippedSample
 from ragqa.run.estimate import RunEstimate, estimate_pairs, sends_prompts
 from ragqa.run.outcome import RunResult, exit_code_for, incomplete_results, threshold_verdicts
 from ragqa.run.plan import RunPlan, check_judge_free
+from ragqa.run.shard import ShardedSamples
 from ragqa.run.stream import Pair, ResultsHeader, ResultStream, partial_path, read_results
 from ragqa.run.summary import RunSummary
 from ragqa.run.validate import Validation, validate_run
@@ -159,7 +162,8 @@ class Prepared:
         kept: records read back for ``resume``, by (sample id, metric key).
         header: the resumed run's header, if any.
         labels: every sample's id, in dataset order (a sample's position is its index here).
-        fingerprint: :func:`dataset_fingerprint` of the samples.
+        fingerprint: :func:`dataset_fingerprint` of the whole dataset (every shard's samples).
+        dataset_samples: samples in the whole dataset (more than :attr:`n_samples` with ``--shard``).
     """
 
     samples: Iterable[Sample]
@@ -168,10 +172,11 @@ class Prepared:
     header: ResultsHeader | None
     labels: list[str]
     fingerprint: str
+    dataset_samples: int = 0
 
     @property
     def n_samples(self) -> int:
-        """Samples in the dataset."""
+        """Samples this run scores: the dataset's, or its shard's with ``--shard``."""
         return len(self.labels)
 
     def todo(self, metrics: Sequence[Metric]) -> Iterator[tuple[int, Sample, tuple[Metric, ...]]]:
@@ -252,17 +257,27 @@ class Runner:
         invalid: set[Pair] = set()
         labels: list[str] = []
         fingerprint = DatasetFingerprint()
+        in_dataset = 0
         for sample in samples:
+            fingerprint.add(sample)  # of the whole dataset, so the parts of a sharded run can be matched
+            in_dataset += 1
+            if plan.shard is not None and not plan.shard.holds(sample.label):
+                continue
             checked = validate_run([sample], plan.metrics, plan.limits)
             problems.extend(checked.problems)
             invalid.update(checked.invalid)
             labels.append(sample.label)
-            fingerprint.add(sample)
+        if plan.shard is not None:
+            samples = (
+                [s for s in samples if plan.shard.holds(s.label)]
+                if isinstance(samples, Sequence)
+                else ShardedSamples(samples, plan.shard)
+            )
         validation = Validation(tuple(problems), frozenset(invalid))
         if plan.on_invalid == "raise":
             validation.raise_if_any(hint="fix them, or pass --on-invalid skip to score only the valid pairs")
         header, kept = self._read_resume() if plan.resume else (None, {})
-        self.prepared = Prepared(samples, validation, kept, header, labels, fingerprint.value)
+        self.prepared = Prepared(samples, validation, kept, header, labels, fingerprint.value, in_dataset)
         return self.prepared
 
     def _read_resume(self) -> tuple[ResultsHeader | None, dict[Pair, dict[str, Any]]]:
@@ -294,11 +309,7 @@ class Runner:
         """
         from ragqa.evaluation import PanelEvaluator
 
-        if self.plan.no_cache:
-            from dependency_injector import providers
-
-            self.container.cache.override(providers.Object(None))
-        judges = self.container.judges()
+        judges, embedders = self._panel()
         if not judges:  # a panel of no judge runs judge-free metrics only
             check_judge_free(self.plan.metrics)
         options = dataclasses.replace(self.container.panel_options(), **dict(self.plan.panel))
@@ -308,11 +319,26 @@ class Runner:
                 "no aggregate could exist",
                 key="ragqa.aggregation.quorum",
             )
-        evaluator = PanelEvaluator(judges, self.plan.metrics, embedders=self.container.embedders(), options=options)
+        evaluator = PanelEvaluator(judges, self.plan.metrics, embedders=embedders, options=options)
         panel_problems = evaluator.validate([], self.plan.metrics)
         if panel_problems:
             raise ConfigError(str(panel_problems[0]), key="spring.ai.embedding-models.list")
         return evaluator
+
+    def _panel(self) -> tuple[list[Judge], Embedders]:
+        """The container's judges and embedders; for ``no_cache``, the same ones without the cache.
+
+        The container is never changed: a ``no_cache`` run takes its ``plain_*`` providers (or,
+        where an application overrode ``judges`` / ``embedders``, unwraps what they give), so the
+        cache is neither opened nor written, and the next run of the same container has it again.
+        """
+        c = self.container
+        if not self.plan.no_cache:
+            return list(c.judges()), c.embedders()
+        judges = [uncached_judge(j) for j in c.judges()] if c.judges.overridden else list(c.plain_judges())
+        source = c.embedders() if c.embedders.overridden else c.plain_embedders()
+        unavailable = source.unavailable if isinstance(source, Embedders) else None
+        return judges, Embedders([uncached_embedder(e) for e in source], unavailable=unavailable)
 
     def estimate(self, prepared: Prepared, evaluator: PanelEvaluator) -> RunEstimate:
         """Estimate calls and tokens of the missing pairs; refuse a run over the cap.
@@ -358,11 +384,19 @@ class Runner:
             metrics=tuple(m.key for m in self.plan.metrics),
             judges=tuple(j.id for j in evaluator.judges),
             started_at=old.started_at if old is not None else datetime.now(UTC).isoformat(timespec="seconds"),
+            shard=str(self.plan.shard) if self.plan.shard is not None else None,
+            dataset_samples=prepared.dataset_samples if self.plan.shard is not None else None,
         )
 
     def _check_resumed(self, prepared: Prepared, evaluator: PanelEvaluator) -> None:
         old, new = prepared.header, self._header(prepared, evaluator)
         assert old is not None
+        if old.shard != new.shard:
+            raise ConfigError(
+                f"--resume: the results are of shard {old.shard or '(none)'}, this run is shard "
+                f"{new.shard or '(none)'}; use the same --shard, or run without --resume",
+                key="--resume",
+            )
         if old.config_fingerprint != new.config_fingerprint:
             raise ConfigError(
                 f"--resume: the results were made with another configuration (judges {', '.join(old.judges)}; "
@@ -418,7 +452,7 @@ class Runner:
                 if self.on_result is not None:
                     self.on_result(result)
 
-        cache = self.container.cache()
+        cache = None if plan.no_cache else self.container.cache()
         counts0 = _cache_counts(cache)
         started = time.perf_counter()
         try:

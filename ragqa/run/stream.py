@@ -53,6 +53,9 @@ class ResultsHeader:
         metrics: metric keys of the run, in order.
         judges: judge ids of the panel, in order.
         started_at: when the run first started, ISO 8601 UTC.
+        shard: ``"K/N"`` for one part of a sharded run (``--shard``), else ``None`` (not written).
+        dataset_samples: samples in the whole dataset of a sharded run (``samples`` counts the
+            shard's), else ``None`` (not written).
     """
 
     run_id: str
@@ -64,11 +67,16 @@ class ResultsHeader:
     metrics: tuple[str, ...]
     judges: tuple[str, ...]
     started_at: str
+    shard: str | None = None
+    dataset_samples: int | None = None
 
     def to_json(self) -> dict[str, Any]:
-        """The header line's object (``ragqa_results`` first)."""
+        """The header line's object (``ragqa_results`` first; the shard fields only when sharded)."""
         data = asdict(self)
         data["metrics"], data["judges"] = list(self.metrics), list(self.judges)
+        for key in ("shard", "dataset_samples"):
+            if data[key] is None:
+                del data[key]
         return {"ragqa_results": FORMAT_VERSION, **data}
 
     @classmethod
@@ -88,6 +96,8 @@ class ResultsHeader:
             metrics=tuple(data["metrics"]),
             judges=tuple(data["judges"]),
             started_at=str(data["started_at"]),
+            shard=str(data["shard"]) if data.get("shard") is not None else None,
+            dataset_samples=int(data["dataset_samples"]) if data.get("dataset_samples") is not None else None,
         )
 
 
