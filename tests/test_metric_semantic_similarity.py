@@ -8,10 +8,10 @@ from typing import Any
 import numpy as np
 import pytest
 
+from ragqa._math import cosine
 from ragqa.errors import ConfigError, JudgeUnsupported
 from ragqa.evaluation import PanelEvaluator
 from ragqa.metrics import SemanticSimilarity, build_metric
-from ragqa.metrics._math import cosine
 from ragqa.metrics.base import MetricContext
 from ragqa.metrics.semantic_similarity import semantic_similarity_score
 from ragqa.testing import ScriptedJudge, StaticEmbedder, make_sample
@@ -73,6 +73,14 @@ def test_formula_edges() -> None:
 async def test_a_zero_vector_gives_nan() -> None:
     embedder = _embedder("e", [0.0, 0.0], [1.0, 0.0])
     result = await SemanticSimilarity().score(SAMPLE, ScriptedJudge("j1", {}), MetricContext(embedders=[embedder]))
+    assert math.isnan(result.value)
+
+
+async def test_a_zero_vector_gives_nan_with_a_threshold_too_where_ragas_gives_zero() -> None:
+    # RAGAS: the normalised zero vector is NaN, and `nan >= threshold` is False, so it scores 0.0
+    embedder = _embedder("e", [0.0, 0.0], [1.0, 0.0])
+    metric = SemanticSimilarity(threshold=0.5)
+    result = await metric.score(SAMPLE, ScriptedJudge("j1", {}), MetricContext(embedders=[embedder]))
     assert math.isnan(result.value)
 
 

@@ -23,7 +23,7 @@ from ragqa.prompts.base import Prompt
 from ragqa.render.junit import write_junit
 from ragqa.schema import ContextChunk
 from ragqa.testing import FunctionJudge
-from ragqa.testing.server import ChatRequest, FakeOpenAIServer, ragqa_responder
+from ragqa.testing.server import FakeOpenAIServer, ragqa_responder
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples" / "promptfoo"
@@ -87,7 +87,8 @@ def test_default_test_vars_and_asserts_merge_first() -> None:
         "ragqa:hallucination",
     ]
     assert all(len(c.sample.retrieved_contexts or []) == 2 for c in suite.cases)
-    assert all(c.sample.response == "Refunds are accepted within 30 days of purchase." for c in suite.cases)
+    response = "You can return an item for a refund within 30 days of purchase."
+    assert all(c.sample.response == response for c in suite.cases)
     keys = [c.metric.key for c in suite.cases]
     assert keys[1] == "context_recall" and keys[3] == "response_relevancy" and keys[5] == "hallucination"
     noise = suite.cases[4]
@@ -134,7 +135,6 @@ def one_test(vars_: str, assertion: str, output: str = "output: o, ") -> str:
     [
         ("tests: []", ConfigError, "has no tests"),
         (one_test(QC, "{type: context-faithfulnes}"), ConfigError, "Did you mean"),
-        (one_test(QC, "{type: javascript, value: output.length < 9}"), ConfigError, "not supported"),
         (one_test(QC, "{type: noise-sensitivity, value: r, config: {mode: x}}"), ConfigError, "mode"),
         (one_test("{query: q, contextChunks: [{text: t}]}", CF), ConfigError, "relevant: bool"),
         (one_test(QC, "{type: context-faithfulness, threshold: high}"), ConfigError, "threshold must be a number"),
@@ -316,6 +316,60 @@ def test_run_promptfoo_file_exit_2_on_missing_output(tmp_path: Path) -> None:
     assert "ragqa scores given outputs" in out.getvalue()
 
 
+SKIPPING = """
+tests:
+  - vars: {query: q, context: c}
+    output: 'Paris is in France.'
+    assert:
+      - {type: is-json}
+      - {type: context-faithfulness}
+      - {type: javascript, value: 'output.length < 9'}
+      - {type: g-eval, value: 'The answer is helpful'}
+      - {type: contains, value: Paris}
+      - {type: not-is-json}
+"""
+
+
+def test_types_ragqa_does_not_run_are_skipped_with_a_note_and_the_rest_runs(tmp_path: Path) -> None:
+    suite = load_suite(write(tmp_path, SKIPPING))
+    assert [(c.type, c.assertion_index) for c in suite.cases] == [("context-faithfulness", 2), ("contains", 5)]
+    assert suite.notes == [
+        "tests[0].assert[0]: assertion type 'is-json' skipped: a text or format check of promptfoo's that ragqa "
+        "does not implement",
+        "tests[0].assert[2]: assertion type 'javascript' skipped: it runs code (JavaScript, Python, Ruby or a "
+        "webhook), which ragqa never executes",
+        "tests[0].assert[3]: assertion type 'g-eval' skipped: a model-graded check ragqa does not implement; "
+        "llm-rubric or ragqa:<metric> grade with the panel",
+        "tests[0].assert[5]: assertion type 'not-is-json' skipped: a text or format check of promptfoo's that "
+        "ragqa does not implement",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("text", "code", "said"),
+    [  # one assertion left runs and passes: 0; nothing left to run: 3, nothing was decided
+        (
+            "tests: [{output: 'Paris', assert: [{type: is-json}, {type: contains, value: Paris}]}]",
+            0,
+            ["note: tests[0].assert[0]: assertion type 'is-json' skipped", "1 assertion(s)"],
+        ),
+        (
+            "tests: [{output: '{}', assert: [{type: is-json}, {type: latency, threshold: 10}]}]",
+            3,
+            ["note: tests[0].assert[1]: assertion type 'latency' skipped", "incomplete: no assertion ran"],
+        ),
+    ],
+)
+def test_skipped_assertions_are_noted_and_a_file_with_nothing_to_run_exits_3(
+    tmp_path: Path, text: str, code: int, said: list[str]
+) -> None:
+    container = create_container(EXAMPLES / "application.yaml", environ={"RAGQA_FAKE_URL": "http://127.0.0.1:9"})
+    out = io.StringIO()
+    assert run_promptfoo_file(write(tmp_path, text), container=container, out=out) == code
+    for line in said:
+        assert line in out.getvalue()
+
+
 def test_run_promptfoo_file_exit_2_on_bad_file(tmp_path: Path) -> None:
     container = create_container(EXAMPLES / "application.yaml", environ={"RAGQA_FAKE_URL": "http://127.0.0.1:9"})
     out = io.StringIO()
@@ -328,26 +382,9 @@ def test_run_promptfoo_file_exit_2_on_bad_file(tmp_path: Path) -> None:
 
 # --- `ragqa test` in a subprocess against the fake server ----------------------------------------
 
-QUESTIONS = {"Refunds are accepted within 30 days of purchase.": "How long do I have to return an item for a refund?"}
-
-
 def responder(judge: str) -> Any:
-    rules = ragqa_responder(support_threshold=STRICTNESS[judge])
-
-    def respond(request: ChatRequest) -> Any:
-        data = request.input or {}
-        if {"response", "attempt"} <= data.keys():  # question generation (answer relevance)
-            return {"question": QUESTIONS.get(str(data["response"]), "What?"), "noncommittal": 0}
-        if {"response", "count"} <= data.keys():  # the same, batched (call plan "batched")
-            question = QUESTIONS.get(str(data["response"]), "What?")
-            return {
-                "questions": [
-                    {"attempt": i, "question": question, "noncommittal": 0} for i in range(1, data["count"] + 1)
-                ]
-            }
-        return rules(request)
-
-    return respond
+    """The ragqa responder a user's server runs, with this judge's support threshold."""
+    return ragqa_responder(support_threshold=STRICTNESS[judge])
 
 
 @pytest.fixture(scope="module")
@@ -410,7 +447,7 @@ def test_junit_xml_directory_is_exit_2_before_any_judge_call(tmp_path: Path) -> 
     assert proc.returncode == 2, proc.stdout + proc.stderr
     lines = proc.stderr.strip().splitlines()
     assert lines == [
-        f"error: --junit-xml {tmp_path} is a directory; give a file path such as {tmp_path / 'results.jsonl'}"
+        f"error: --junit-xml {tmp_path} is a directory; give a file path such as {tmp_path / 'junit.xml'}"
     ]
     assert proc.stdout == ""
 

@@ -21,7 +21,8 @@ from rich.console import Console, Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from ragqa.metrics._math import nan_mean
+from ragqa._math import nan_mean
+from ragqa.metrics.base import Direction
 from ragqa.render.labels import labels
 from ragqa.render.terminal import printable
 from ragqa.report import MetricSummary, Report
@@ -46,7 +47,7 @@ def direction_label(direction: str, language: Language = "en") -> str:
     return f"{'↑' if direction == 'higher' else '↓'} {labels(language)[direction]}"
 
 
-_Interpret = Callable[[str, float, Language], "str | None"]
+_Interpret = Callable[[str, float, Language, Direction], "str | None"]
 
 
 def _interpreter() -> _Interpret | None:
@@ -87,7 +88,7 @@ def metric_title(summary: MetricSummary, *, language: Language = "en") -> Text:
     title.append(summary.metric, style="bold")
     title.append(f"  {direction_label(summary.direction, language)}", style="dim")
     interpret = _interpreter()
-    band = interpret(summary.metric, summary.aggregate_mean, language) if interpret is not None else None
+    band = interpret(summary.metric, summary.aggregate_mean, language, summary.direction) if interpret else None
     if band:
         title.append(f"  {labels(language)['aggregate']}: {band}", style="italic")
     return title
