@@ -24,7 +24,7 @@ from ragqa.cli import app
 from ragqa.judges.local import LocalJudge
 from ragqa.metrics import Faithfulness
 from ragqa.run.estimate import RunEstimate, estimate_pairs, sends_prompts
-from ragqa.run.progress import RunProgress, _RateColumn, choose_mode, format_duration, rate_and_eta
+from ragqa.run.progress import RunProgress, _rate_column, choose_mode, format_duration, rate_and_eta
 from ragqa.schema import Sample
 from ragqa.settings import LocalJudgeSettings
 from ragqa.testing import FunctionJudge
@@ -102,12 +102,12 @@ def test_plain_lines_also_come_every_30_seconds_on_a_slow_run() -> None:
 
 def test_the_bar_shows_rate_and_eta_from_the_progress_clock() -> None:
     clock = Clock()
-    bar = Progress(_RateColumn(), get_time=clock, disable=True)
+    bar = Progress(_rate_column(), get_time=clock, disable=True)
     task_id = bar.add_task("scoring", total=400)
     clock.now += 8.0
     bar.update(task_id, completed=100)
     [task] = bar.tasks
-    assert _RateColumn().render(task).plain == "12/s · ETA 0:00:24"
+    assert _rate_column().render(task).plain == "12/s · ETA 0:00:24"
 
 
 def test_the_estimate_line_and_off_mode() -> None:

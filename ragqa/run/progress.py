@@ -21,7 +21,6 @@ from collections.abc import Callable
 from typing import IO, TYPE_CHECKING, Any, Literal
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, ProgressColumn, Task, TextColumn, TimeElapsedColumn
 from rich.text import Text
 
 if TYPE_CHECKING:
@@ -173,12 +172,15 @@ class RunProgress:
             self._show_notebook(force=True)
 
     def _start_bar(self) -> None:
+        # rich.progress is imported only when a bar is shown: the offline job's start-up stays light
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
         self._bar = Progress(
             TextColumn("scoring"),
             BarColumn(),
             MofNCompleteColumn(),
             TextColumn("sample x metric"),
-            _RateColumn(),
+            _rate_column(),
             TimeElapsedColumn(),
             console=Console(file=self._out, stderr=self.stream is None, highlight=False),
             transient=self.transient,
@@ -247,9 +249,13 @@ class _Line:
         return self.text
 
 
-class _RateColumn(ProgressColumn):
-    """Rich column with :func:`rate_and_eta` of the task, read from the progress's clock."""
+def _rate_column() -> Any:
+    """A rich progress column showing :func:`rate_and_eta` of the task, read from the progress's clock."""
+    from rich.progress import ProgressColumn, Task
 
-    def render(self, task: Task) -> Text:
-        """``12/s · ETA 0:00:31`` for ``task``."""
-        return Text(rate_and_eta(int(task.completed), int(task.total or 0), task.elapsed or 0.0))
+    class RateColumn(ProgressColumn):
+        def render(self, task: Task) -> Text:
+            """``12/s · ETA 0:00:31`` for ``task``."""
+            return Text(rate_and_eta(int(task.completed), int(task.total or 0), task.elapsed or 0.0))
+
+    return RateColumn()
