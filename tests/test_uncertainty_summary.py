@@ -76,13 +76,13 @@ def test_the_streamed_summary_equals_summarize_with_repeats_whatever_the_order()
     judges = ["a", "b", "c"]
     for seed in range(3):
         results = _repeated_results(seed, 50)
-        summary = RunSummary(judges, ["faithfulness"], 50, confidence=0.9)
+        summary = RunSummary(judges, ["faithfulness"], 50, confidence=0.9, ranges={"faithfulness": (0.0, 1.0)})
         arrived = list(results)
         random.Random(seed).shuffle(arrived)
         for result in arrived:
             summary.add(int(result.sample_id[1:]), result)
         streamed = summary.summaries()
-        assert _exact(streamed) == _exact(summarize(results, judges, confidence=0.9))
+        assert _exact(streamed) == _exact(summarize(results, judges, confidence=0.9, ranges={"faithfulness": (0, 1)}))
         [metric] = streamed
         assert metric.interval is not None and metric.interval.confidence == 0.9
         assert metric.decomposition is not None and metric.decomposition.repeats == 3
@@ -103,7 +103,9 @@ def test_a_replaced_result_with_fewer_repeats_leaves_no_stale_repeat() -> None:
 
 def test_the_summary_intervals_are_the_uncertainty_functions_of_the_scores() -> None:
     results = _repeated_results(4, 40)
-    [metric] = summarize(results, ["a", "b", "c"])
+    [metric] = summarize(results, ["a", "b", "c"], ranges={"faithfulness": (0.0, 1.0)})
+    [unclamped] = summarize(results, ["a", "b", "c"])
+    assert unclamped.interval == mean_interval([r.aggregate.value for r in results])
     aggregates = [r.aggregate.value for r in results]
     assert metric.interval == mean_interval(aggregates, bounds=(0.0, 1.0))
     assert metric.interval is not None and metric.interval.estimate == pytest.approx(metric.aggregate_mean)
