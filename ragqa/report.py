@@ -37,7 +37,6 @@ __all__ = [
     "PairAgreement",
     "Report",
     "SkippedSample",
-    "calls_per_judgement",
     "finite_json",
     "metric_uncertainty",
     "summarize",
@@ -444,7 +443,7 @@ def summarize(
     mean absolute difference, bias, contested samples) is filled in for every metric when the panel
     has two or more judges, ``None`` otherwise. Intervals and the variance decomposition come from
     :func:`metric_uncertainty`, with the judge calls per judgement of the whole run
-    (:func:`calls_per_judgement`).
+    (:func:`ragqa.uncertainty.calls_per_judgement`).
     """
     from ragqa.agreement import metric_agreement
 
@@ -515,6 +514,8 @@ def summarize(
                 agreement=metric_agreement(rows, judge_ids),
             )
         )
+    from ragqa.uncertainty import calls_per_judgement
+
     per_call = calls_per_judgement(sum(s.usage.calls for s in summaries), judgements)
     return [
         metric_uncertainty(
@@ -530,22 +531,6 @@ def summarize(
     ]
 
 
-def calls_per_judgement(calls: int, judgements: int) -> float | None:
-    """Judge calls per judgement: per (sample, metric, judge, repeat) metric computation of a run.
-
-    Args:
-        calls: provider calls of the run (:attr:`ragqa.schema.Usage.calls`; cache hits excluded).
-        judgements: (sample, metric, judge, repeat) computations attempted, failed ones included.
-
-    Returns:
-        ``calls / judgements``; ``None`` when the run made no provider call (a warm cache, judge-free
-        metrics) or judged nothing, since the cost of more judgements is then unknown.
-    """
-    if calls <= 0 or judgements <= 0:
-        return None
-    return calls / judgements
-
-
 def metric_uncertainty(
     summary: MetricSummary,
     aggregates: Sequence[float],
@@ -556,43 +541,27 @@ def metric_uncertainty(
     calls: float | None,
     bounds: tuple[float, float] | None = None,
 ) -> MetricSummary:
-    """``summary`` with its intervals and variance decomposition filled in (pure).
-
-    The aggregate's interval is :func:`ragqa.uncertainty.mean_interval` (clustered standard error,
-    samples as clusters) of the per-sample aggregates; each judge's, of its finite per-sample scores;
-    both clamped to ``bounds``, the metric's range, when given. The decomposition is
-    :func:`ragqa.uncertainty.decompose` of every judge's repeat values.
+    """``summary`` with the intervals and variance decomposition of :func:`ragqa.uncertainty.metric_intervals`.
 
     Args:
         summary: the metric's summary, without intervals.
         aggregates: the per-sample aggregates (NaN where none), in sample order.
-        judge_scores: per judge of ``summary.judges``, its finite scores.
-        scores: per sample, per judge of ``summary.judges``, its repeat values (``[]`` when it did not
-            judge the sample, NaN for a failed repeat; :func:`ragqa.uncertainty.score_cube`).
+        judge_scores: per judge of ``summary.judges`` (same order), its finite scores.
+        scores: per sample, per judge of ``summary.judges``, its repeat values.
         confidence: the intervals' level, in (0, 1).
-        calls: judge calls per judgement of the run (:func:`calls_per_judgement`), for the advice's cost.
-        bounds: the metric's closed range (``Metric.value_range``), or ``None`` not to clamp.
-
-    Returns:
-        A copy of ``summary`` with ``interval``, each judge's ``interval`` and ``decomposition``.
+        calls: judge calls per judgement of the run, for the advice's cost.
+        bounds: the metric's closed range, or ``None`` not to clamp.
 
     Raises:
         ValueError: for a confidence outside (0, 1).
     """
-    from ragqa.uncertainty import decompose, mean_interval, score_cube
+    from ragqa.uncertainty import metric_intervals
 
-    judges = [
-        judge.model_copy(update={"interval": mean_interval(values, confidence=confidence, bounds=bounds)})
-        for judge, values in zip(summary.judges, judge_scores, strict=True)
-    ]
-    decomposition = decompose(score_cube(scores), calls_per_judgement=calls)
-    return summary.model_copy(
-        update={
-            "judges": judges,
-            "interval": mean_interval(aggregates, confidence=confidence, bounds=bounds),
-            "decomposition": decomposition if decomposition.components.n_samples >= 2 else None,
-        }
+    interval, judge_intervals, decomposition = metric_intervals(
+        aggregates, judge_scores, scores, confidence=confidence, calls=calls, bounds=bounds
     )
+    judges = [j.model_copy(update={"interval": i}) for j, i in zip(summary.judges, judge_intervals, strict=True)]
+    return summary.model_copy(update={"judges": judges, "interval": interval, "decomposition": decomposition})
 
 
 def _all_failed(result: PanelResult) -> bool:

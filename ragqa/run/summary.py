@@ -35,8 +35,9 @@ from typing import Literal
 import numpy as np
 
 from ragqa._math import nan_mean
-from ragqa.report import JudgeSummary, MetricSummary, calls_per_judgement, metric_uncertainty
+from ragqa.report import JudgeSummary, MetricSummary, metric_uncertainty
 from ragqa.schema import DEFAULT_CONFIDENCE, PanelResult, Usage, check_confidence
+from ragqa.uncertainty import calls_per_judgement
 
 __all__ = ["RunSummary"]
 

@@ -42,6 +42,7 @@ from ragqa.uncertainty.intervals import (
     sample_interval,
     t_quantile,
 )
+from ragqa.uncertainty.summary import calls_per_judgement, metric_intervals
 from ragqa.uncertainty.variance import (
     aggregate_variance,
     decompose,
@@ -60,10 +61,12 @@ __all__ = [
     "VarianceComponents",
     "aggregate_variance",
     "bootstrap_interval",
+    "calls_per_judgement",
     "check_confidence",
     "decompose",
     "halving_advice",
     "mean_interval",
+    "metric_intervals",
     "sample_interval",
     "score_cube",
     "t_quantile",
