@@ -17,14 +17,14 @@ the renderers of :mod:`ragqa.render`, imported when used.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from html import escape
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ragqa.interpretation import value_range_of
-from ragqa.metrics._math import nan_mean
+from ragqa._math import nan_mean
 from ragqa.schema import DEFAULT_CONFIDENCE, Decomposition, Interval, JudgeFailure, PanelResult, Sample, Usage
 
 __all__ = [
@@ -37,7 +37,6 @@ __all__ = [
     "PairAgreement",
     "Report",
     "SkippedSample",
-    "calls_per_judgement",
     "finite_json",
     "metric_uncertainty",
     "summarize",
@@ -302,6 +301,64 @@ class Report(BaseModel):
                 return s
         raise KeyError(metric)
 
+    def __repr__(self) -> str:
+        """A short summary, a few lines whatever the run's size (a notebook's echo of a report).
+
+        ``Report(20 sample(s) x 1 metric(s) x 2 judge(s), 0.6 s)`` then one line per metric:
+        direction, aggregate mean and strategy, samples with an aggregate, each judge's mean;
+        then judge failures and skipped pairs when there are any. The full data is in the
+        fields; :func:`ragqa.render.report_to_text` gives the console tables.
+        """
+        n_judges = len(self.judge_ids)
+        lines = [
+            f"Report({self.n_samples} sample(s) x {len(self.summaries)} metric(s) x {n_judges} judge(s), "
+            f"{self.wall_time_s:.1f} s)"
+        ]
+        for s in self.summaries:
+            arrow = "↑" if s.direction == "higher" else "↓"
+            judges = ", ".join(f"{j.judge_id} {_short(j.mean)}" for j in s.judges)
+            lines.append(
+                f"  {s.metric} {arrow} {_short(s.aggregate_mean)} ({s.strategy}), "
+                f"{s.n_scored}/{s.n_samples} scored" + (f"; {judges}" if judges else "")
+            )
+        failed = sum(j.n_failed for s in self.summaries for j in s.judges)
+        if failed:
+            lines.append(f"  {failed} judge failure(s): see report.failures")
+        if self.skipped:
+            lines.append(f"  {len(self.skipped)} skipped (sample, metric) pair(s): see report.skipped")
+        return "\n".join(lines)
+
+    __str__ = __repr__
+
+    def _repr_html_(self) -> str:
+        """The summary as a small HTML table for notebooks (every value escaped).
+
+        One row per metric: direction, aggregate mean (strategy), samples scored, each judge's
+        mean, judge failures. The run's size and wall time head the table.
+        """
+        judge_ids = self.judge_ids
+        head = "".join(f"<th>{escape(j)}</th>" for j in judge_ids)
+        rows = []
+        for s in self.summaries:
+            means = {j.judge_id: j.mean for j in s.judges}
+            cells = "".join(f"<td>{_short(means[j]) if j in means else '-'}</td>" for j in judge_ids)
+            arrow = "&uarr; higher is better" if s.direction == "higher" else "&darr; lower is better"
+            failed = sum(j.n_failed for j in s.judges)
+            rows.append(
+                f"<tr><td><b>{escape(s.metric)}</b></td><td>{arrow}</td>"
+                f"<td><b>{_short(s.aggregate_mean)}</b> ({escape(s.strategy)})</td>"
+                f"<td>{s.n_scored}/{s.n_samples}</td>{cells}<td>{failed}</td></tr>"
+            )
+        caption = (
+            f"ragqa report: {self.n_samples} sample(s) x {len(self.summaries)} metric(s) x "
+            f"{len(judge_ids)} judge(s), {self.wall_time_s:.1f} s"
+        )
+        return (
+            f"<table><caption style='text-align:left'>{escape(caption)}</caption>"
+            f"<thead><tr><th>metric</th><th>direction</th><th>aggregate</th><th>scored</th>{head}"
+            f"<th>failed</th></tr></thead><tbody>{''.join(rows)}</tbody></table>"
+        )
+
     def to_jsonl(self, path: str | Path) -> Path:
         """Write one :func:`~ragqa.render.records.result_record` per line to ``path`` (UTF-8, atomically).
 
@@ -347,6 +404,11 @@ class Report(BaseModel):
         return report_frame(self, form)
 
 
+def _short(value: float) -> str:
+    """A score with 3 decimals, ``n/a`` for NaN (the console's format)."""
+    return "n/a" if math.isnan(value) else f"{value:.3f}"
+
+
 def _write(report: Report, renderer: Any, path: str | Path) -> Path:
     from ragqa.render.registry import RenderOptions
     from ragqa.run.outputs import check_output_path
@@ -357,7 +419,11 @@ def _write(report: Report, renderer: Any, path: str | Path) -> Path:
 
 
 def summarize(
-    results: Sequence[PanelResult], judge_ids: Sequence[str], *, confidence: float = DEFAULT_CONFIDENCE
+    results: Sequence[PanelResult],
+    judge_ids: Sequence[str],
+    *,
+    confidence: float = DEFAULT_CONFIDENCE,
+    ranges: Mapping[str, tuple[float, float]] | None = None,
 ) -> list[MetricSummary]:
     """Summarise per metric and judge, with the judges' agreement and the uncertainty of each mean (pure).
 
@@ -365,6 +431,9 @@ def summarize(
         results: panel results of a run.
         judge_ids: the panel, in display order.
         confidence: level of the confidence intervals, in (0, 1).
+        ranges: each metric key's closed score range (``Metric.value_range``; for keys only,
+            :func:`ragqa.metrics.value_ranges`): its intervals are clamped to it. A metric without
+            one is not clamped.
 
     Returns:
         One summary per metric, in first-seen order.
@@ -377,7 +446,7 @@ def summarize(
     mean absolute difference, bias, contested samples) is filled in for every metric when the panel
     has two or more judges, ``None`` otherwise. Intervals and the variance decomposition come from
     :func:`metric_uncertainty`, with the judge calls per judgement of the whole run
-    (:func:`calls_per_judgement`).
+    (:func:`ragqa.uncertainty.calls_per_judgement`).
     """
     from ragqa.agreement import metric_agreement
 
@@ -448,27 +517,21 @@ def summarize(
                 agreement=metric_agreement(rows, judge_ids),
             )
         )
+    from ragqa.uncertainty import calls_per_judgement
+
     per_call = calls_per_judgement(sum(s.usage.calls for s in summaries), judgements)
     return [
-        metric_uncertainty(summary, aggregates, per_judge, cube, confidence=confidence, calls=per_call)
+        metric_uncertainty(
+            summary,
+            aggregates,
+            per_judge,
+            cube,
+            confidence=confidence,
+            calls=per_call,
+            bounds=(ranges or {}).get(summary.metric),
+        )
         for summary, (aggregates, per_judge, cube) in zip(summaries, cubes, strict=True)
     ]
-
-
-def calls_per_judgement(calls: int, judgements: int) -> float | None:
-    """Judge calls per judgement: per (sample, metric, judge, repeat) metric computation of a run.
-
-    Args:
-        calls: provider calls of the run (:attr:`ragqa.schema.Usage.calls`; cache hits excluded).
-        judgements: (sample, metric, judge, repeat) computations attempted, failed ones included.
-
-    Returns:
-        ``calls / judgements``; ``None`` when the run made no provider call (a warm cache, judge-free
-        metrics) or judged nothing, since the cost of more judgements is then unknown.
-    """
-    if calls <= 0 or judgements <= 0:
-        return None
-    return calls / judgements
 
 
 def metric_uncertainty(
@@ -479,44 +542,29 @@ def metric_uncertainty(
     *,
     confidence: float,
     calls: float | None,
+    bounds: tuple[float, float] | None = None,
 ) -> MetricSummary:
-    """``summary`` with its intervals and variance decomposition filled in (pure).
-
-    The aggregate's interval is :func:`ragqa.uncertainty.mean_interval` (clustered standard error,
-    samples as clusters) of the per-sample aggregates; each judge's, of its finite per-sample scores;
-    both clamped to the metric's range when the metric is in the registry. The decomposition is
-    :func:`ragqa.uncertainty.decompose` of every judge's repeat values.
+    """``summary`` with the intervals and variance decomposition of :func:`ragqa.uncertainty.metric_intervals`.
 
     Args:
         summary: the metric's summary, without intervals.
         aggregates: the per-sample aggregates (NaN where none), in sample order.
-        judge_scores: per judge of ``summary.judges``, its finite scores.
-        scores: per sample, per judge of ``summary.judges``, its repeat values (``[]`` when it did not
-            judge the sample, NaN for a failed repeat; :func:`ragqa.uncertainty.score_cube`).
+        judge_scores: per judge of ``summary.judges`` (same order), its finite scores.
+        scores: per sample, per judge of ``summary.judges``, its repeat values.
         confidence: the intervals' level, in (0, 1).
-        calls: judge calls per judgement of the run (:func:`calls_per_judgement`), for the advice's cost.
-
-    Returns:
-        A copy of ``summary`` with ``interval``, each judge's ``interval`` and ``decomposition``.
+        calls: judge calls per judgement of the run, for the advice's cost.
+        bounds: the metric's closed range, or ``None`` not to clamp.
 
     Raises:
         ValueError: for a confidence outside (0, 1).
     """
-    from ragqa.uncertainty import decompose, mean_interval, score_cube
+    from ragqa.uncertainty import metric_intervals
 
-    bounds = value_range_of(summary.metric)  # None for a metric outside the registry: not clamped
-    judges = [
-        judge.model_copy(update={"interval": mean_interval(values, confidence=confidence, bounds=bounds)})
-        for judge, values in zip(summary.judges, judge_scores, strict=True)
-    ]
-    decomposition = decompose(score_cube(scores), calls_per_judgement=calls)
-    return summary.model_copy(
-        update={
-            "judges": judges,
-            "interval": mean_interval(aggregates, confidence=confidence, bounds=bounds),
-            "decomposition": decomposition if decomposition.components.n_samples >= 2 else None,
-        }
+    interval, judge_intervals, decomposition = metric_intervals(
+        aggregates, judge_scores, scores, confidence=confidence, calls=calls, bounds=bounds
     )
+    judges = [j.model_copy(update={"interval": i}) for j, i in zip(summary.judges, judge_intervals, strict=True)]
+    return summary.model_copy(update={"judges": judges, "interval": interval, "decomposition": decomposition})
 
 
 def _all_failed(result: PanelResult) -> bool:

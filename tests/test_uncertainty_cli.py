@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from ragqa.metrics import value_ranges
 from ragqa.render.html import report_from_results
 from ragqa.render.records import read_result_record
 from ragqa.report import summarize
@@ -56,7 +57,8 @@ def test_the_header_names_the_level_and_holds_the_intervals_of_the_records(
     lines = (work / "results.jsonl").read_text(encoding="utf-8").splitlines()
     header = json.loads(lines[0])
     records = [read_result_record(json.loads(line)) for line in lines[1:]]
-    summaries = {s.metric: s for s in summarize(records, header["judges"], confidence=0.9)}
+    ranges = value_ranges(header["metrics"])
+    summaries = {s.metric: s for s in summarize(records, header["judges"], confidence=0.9, ranges=ranges)}
     assert header["confidence"] == 0.9
     for metric, intervals in header["intervals"].items():
         summary = summaries[metric]

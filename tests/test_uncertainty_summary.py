@@ -17,6 +17,7 @@ from ragqa.errors import ConfigError
 from ragqa.evaluation import PanelEvaluator, PanelOptions
 from ragqa.factory import panel_options
 from ragqa.metrics import Faithfulness, Hallucination
+from ragqa.render.console import fmt_mean, plus_minus, uncertainty_line
 from ragqa.report import MetricSummary, Report, summarize
 from ragqa.run.summary import RunSummary
 from ragqa.schema import JudgeFailure, JudgeOutcome, MetricScore, PanelResult, RepeatOutcome, Sample, Usage
@@ -75,13 +76,13 @@ def test_the_streamed_summary_equals_summarize_with_repeats_whatever_the_order()
     judges = ["a", "b", "c"]
     for seed in range(3):
         results = _repeated_results(seed, 50)
-        summary = RunSummary(judges, ["faithfulness"], 50, confidence=0.9)
+        summary = RunSummary(judges, ["faithfulness"], 50, confidence=0.9, ranges={"faithfulness": (0.0, 1.0)})
         arrived = list(results)
         random.Random(seed).shuffle(arrived)
         for result in arrived:
             summary.add(int(result.sample_id[1:]), result)
         streamed = summary.summaries()
-        assert _exact(streamed) == _exact(summarize(results, judges, confidence=0.9))
+        assert _exact(streamed) == _exact(summarize(results, judges, confidence=0.9, ranges={"faithfulness": (0, 1)}))
         [metric] = streamed
         assert metric.interval is not None and metric.interval.confidence == 0.9
         assert metric.decomposition is not None and metric.decomposition.repeats == 3
@@ -102,7 +103,9 @@ def test_a_replaced_result_with_fewer_repeats_leaves_no_stale_repeat() -> None:
 
 def test_the_summary_intervals_are_the_uncertainty_functions_of_the_scores() -> None:
     results = _repeated_results(4, 40)
-    [metric] = summarize(results, ["a", "b", "c"])
+    [metric] = summarize(results, ["a", "b", "c"], ranges={"faithfulness": (0.0, 1.0)})
+    [unclamped] = summarize(results, ["a", "b", "c"])
+    assert unclamped.interval == mean_interval([r.aggregate.value for r in results])
     aggregates = [r.aggregate.value for r in results]
     assert metric.interval == mean_interval(aggregates, bounds=(0.0, 1.0))
     assert metric.interval is not None and metric.interval.estimate == pytest.approx(metric.aggregate_mean)
@@ -211,3 +214,22 @@ def test_the_local_judge_repeats_with_zero_variance() -> None:
     assert decomposition is not None and decomposition.components.repeats == 0.0  # exactly: deterministic
     repeats = {o.lever: o for o in decomposition.advice}["repeats"]
     assert repeats.possible is False
+
+
+def test_the_console_line_names_each_lever_in_english_and_russian() -> None:
+    [metric] = summarize(_repeated_results(7, 60), ["a", "b", "c"])
+    assert metric.decomposition is not None and metric.interval is not None
+    line = uncertainty_line(metric)
+    assert line is not None
+    text = line.plain
+    assert text.startswith("variance: samples ") and " · judges " in text and " · repeats " in text
+    assert f"to halve ±{plus_minus(metric.interval):.3f}: " in text
+    samples = metric.decomposition.advice[0]
+    assert f"{samples.target:,} samples (+{samples.extra_calls:,} calls)" in text
+    russian = uncertainty_line(metric, language="ru")
+    assert russian is not None and russian.plain.startswith("дисперсия: примеры ")
+    assert fmt_mean(metric.aggregate_mean, metric.interval) == (
+        f"{metric.aggregate_mean:.3f} ± {plus_minus(metric.interval):.3f}"
+    )
+    assert fmt_mean(metric.aggregate_mean, None) == f"{metric.aggregate_mean:.3f}"
+    assert uncertainty_line(metric.model_copy(update={"decomposition": None})) is None

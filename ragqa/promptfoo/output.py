@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, TextIO
 
+from ragqa.render.terminal import printable
 from ragqa.thresholds import format_score, undecided_message
 
 if TYPE_CHECKING:
@@ -70,7 +71,7 @@ def print_results(results: Sequence[CaseResult], suite: PromptfooSuite, out: Tex
         print(f"{_label(v)}  {r.case.name}  [{v.result.metric}] {shown}  |  {_judges_line(v)}", file=out)
         if not v.passed:
             for line in v.message().splitlines():
-                print(f"      {line}", file=out)
+                print(f"      {printable(line)}", file=out)  # judges' reasons and error bodies are data
     print(f"\n{tally(results)} in {suite.n_tests} test(s) from {suite.path.name} ({seconds:.2f} s)", file=out)
 
 

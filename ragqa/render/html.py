@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from ragqa.interpretation import interpret
 from ragqa.messages import Message
+from ragqa.metrics import value_ranges
 from ragqa.render.atomic import replace_text
 from ragqa.render.console import fmt_cost, fmt_score
 from ragqa.render.details import details_view
@@ -411,7 +412,7 @@ def report_from_results(path: Path) -> tuple[Report, str | None]:
     level = header.confidence if header.confidence is not None else DEFAULT_CONFIDENCE  # older files lack it
     report = Report(
         results=results,
-        summaries=summarize(results, header.judges, confidence=level),
+        summaries=summarize(results, header.judges, confidence=level, ranges=value_ranges(header.metrics)),
         run_id=header.run_id,
         dataset=header.dataset,
         started_at=header.started_at,

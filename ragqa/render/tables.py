@@ -25,7 +25,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from ragqa.interpretation import value_range_of
+from ragqa.metrics import value_ranges
 from ragqa.render.records import result_record
 from ragqa.report import MetricSummary, Report
 from ragqa.schema import DEFAULT_CONFIDENCE, Interval, PanelResult
@@ -145,11 +145,14 @@ def _level(summary: MetricSummary | None) -> dict[str, Any]:
 
 
 def _sample_bounds(result: PanelResult, summary: MetricSummary | None) -> tuple[float, float]:
+    """This sample's interval across its judges x repeats, clamped to its metric's registered range."""
     from ragqa.uncertainty import sample_interval, score_cube
 
     confidence = summary.interval.confidence if summary is not None and summary.interval else DEFAULT_CONFIDENCE
     [scores] = score_cube([[o.repeat_values() for o in result.judges]])
-    return _bounds(sample_interval(scores, confidence=confidence, bounds=value_range_of(result.metric)))
+    return _bounds(
+        sample_interval(scores, confidence=confidence, bounds=value_ranges([result.metric]).get(result.metric))
+    )
 
 
 def _wide_row(record: Mapping[str, Any], judge_ids: list[str]) -> dict[str, Any]:

@@ -15,20 +15,20 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ragqa.errors import ConfigError
+from ragqa.metrics import value_ranges
 from ragqa.render.atomic import replace_text
 from ragqa.render.records import read_result_record
 from ragqa.report import summarize
 from ragqa.run.api import samples_from_data
 from ragqa.run.runner import dataset_fingerprint
 from ragqa.run.shard import parse_shard
-from ragqa.run.stream import ResultsHeader, header_intervals, read_results
+from ragqa.run.stream import ResultsHeader, header_intervals, read_results, result_line
 
 __all__ = ["MergeResult", "dataset_ids", "merge_results"]
 
@@ -186,11 +186,9 @@ def merge_results(
     )
     if first.confidence is not None:  # the whole run's intervals, as one unsharded run's header has them
         results = [read_result_record(record) for record in ordered]
-        summaries = summarize(results, first.judges, confidence=first.confidence)
+        summaries = summarize(results, first.judges, confidence=first.confidence, ranges=value_ranges(first.metrics))
         merged = dataclasses.replace(merged, intervals=header_intervals(summaries))
-    lines = [json.dumps(merged.to_json(), ensure_ascii=False, allow_nan=False)]
-    lines += [json.dumps(record, ensure_ascii=False, allow_nan=False) for record in ordered]
-    replace_text(target, "\n".join(lines) + "\n")
+    replace_text(target, result_line(merged.to_json()) + "".join(result_line(record) for record in ordered))
     return MergeResult(target, count, total, len(ordered), dataset_ids is not None)
 
 

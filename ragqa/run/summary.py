@@ -28,15 +28,16 @@ from __future__ import annotations
 
 import math
 from array import array
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
 import numpy as np
 
-from ragqa.metrics._math import nan_mean
-from ragqa.report import JudgeSummary, MetricSummary, calls_per_judgement, metric_uncertainty
+from ragqa._math import nan_mean
+from ragqa.report import JudgeSummary, MetricSummary, metric_uncertainty
 from ragqa.schema import DEFAULT_CONFIDENCE, PanelResult, Usage, check_confidence
+from ragqa.uncertainty import calls_per_judgement
 
 __all__ = ["RunSummary"]
 
@@ -95,6 +96,8 @@ class RunSummary:
         metrics: the run's metric keys, in order (a result of another metric is refused).
         n_samples: samples in the dataset; positions are ``0 .. n_samples - 1``.
         confidence: level of the summaries' confidence intervals, in (0, 1).
+        ranges: each metric key's closed score range, to clamp its intervals to (as
+            :func:`~ragqa.report.summarize`).
 
     Raises:
         ValueError: for a confidence outside (0, 1); from :meth:`add`, for a position out of range
@@ -108,9 +111,11 @@ class RunSummary:
         n_samples: int,
         *,
         confidence: float = DEFAULT_CONFIDENCE,
+        ranges: Mapping[str, tuple[float, float]] | None = None,
     ) -> None:
         """Start empty; a metric's arrays are allocated with its first result."""
         self.confidence = check_confidence(confidence)
+        self.ranges = dict(ranges or {})
         self.judge_ids = tuple(judge_ids)
         self.metrics = tuple(metrics)
         self.n_samples = n_samples
@@ -249,7 +254,9 @@ class RunSummary:
         )
         per_call = calls_per_judgement(sum(summary.usage.calls for summary, _ in built), judgements)
         return [
-            metric_uncertainty(summary, *values, confidence=self.confidence, calls=per_call)
+            metric_uncertainty(
+                summary, *values, confidence=self.confidence, calls=per_call, bounds=self.ranges.get(summary.metric)
+            )
             for summary, values in built
         ]
 
