@@ -35,15 +35,14 @@ class Container(containers.DeclarativeContainer):
     )
     closer = providers.Singleton(factory.Closer)
     limiters = providers.Singleton(factory.make_limiters)
-    breaker = settings.provided.ragqa.circuit_breaker
+    http = providers.Singleton(factory.http_policy, settings)
     cache = providers.Singleton(factory.open_cache, settings.provided.ragqa.cache, closer)
     embedders = providers.Singleton(
         factory.build_configured_embedders,
         settings,
         limiters,
         closer,
-        failure_threshold=breaker.failure_threshold,
-        cool_down_s=breaker.cool_down.total_seconds.call(),
+        http=http,
         cache=cache,
     )
     judges = providers.Singleton(
@@ -53,8 +52,7 @@ class Container(containers.DeclarativeContainer):
         closer,
         embedders,
         cache,
-        failure_threshold=breaker.failure_threshold,
-        cool_down_s=breaker.cool_down.total_seconds.call(),
+        http=http,
     )
     metrics = providers.Singleton(
         factory.build_metrics, settings.provided.ragqa.metrics, settings.provided.ragqa.metric_options
