@@ -22,7 +22,7 @@ import asyncio
 import itertools
 import logging
 import time
-from collections.abc import Callable, Coroutine, Iterable, Sequence
+from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
@@ -269,6 +269,7 @@ class PanelEvaluator:
         todo: Iterable[tuple[int, Sample, Sequence[Metric]]],
         on_rows: Callable[[int, list[PanelResult]], None],
         window: int | None = None,
+        reuse: Callable[[str, str], Mapping[str, JudgeOutcome]] | None = None,
     ) -> None:
         """Score (already validated) samples as they come, holding only a bounded window in flight.
 
@@ -292,6 +293,10 @@ class PanelEvaluator:
                 the order they finish.
             window: samples in flight at once (default :attr:`PanelOptions.max_concurrent_samples`;
                 at least 1).
+            reuse: ``reuse(sample id, metric key)`` gives outcomes to keep instead of asking
+                their judges again, by judge id (``--resume --retry-failed``): only the other
+                judges of the panel are asked, and the aggregate is taken over both. Ignored for a
+                metric that needs no judge (scored once for the panel).
 
         Raises:
             asyncio.CancelledError: when cancelled; every in-flight computation is cancelled and
@@ -304,7 +309,7 @@ class PanelEvaluator:
         async def one(rank: int, tag: int, sample: Sample, metrics: Sequence[Metric]) -> None:
             # This task's requests wait behind earlier samples' only (see request_priority).
             request_priority.set(rank)
-            on_rows(tag, await self._score_sample(sample, metrics, deadline))
+            on_rows(tag, await self._score_sample(sample, metrics, deadline, reuse))
 
         limit = max(1, window if window is not None else self.options.max_concurrent_samples)
         in_flight: set[asyncio.Future[None]] = set()
@@ -346,14 +351,22 @@ class PanelEvaluator:
         return asyncio.get_running_loop().time() + self.options.deadline_s
 
     async def _score_sample(
-        self, sample: Sample, chosen: Sequence[Metric], deadline: float | None
+        self,
+        sample: Sample,
+        chosen: Sequence[Metric],
+        deadline: float | None,
+        reuse: Callable[[str, str], Mapping[str, JudgeOutcome]] | None = None,
     ) -> list[PanelResult]:
         _require_judges(self.judges, chosen)
         shared: list[Judge] = [SharedCallJudge(j) for j in self.judges]
         # a metric that needs no judge (text similarity, tool calls, embeddings only) is scored once
         # and its outcome shown for every judge: the same score, its usage counted once
         alone = shared[:1] or [_NoJudge()]  # an empty panel still scores judge-free metrics
-        runs = [shared if metric.needs_judge else alone for metric in chosen]
+        kept = {m.key: reuse(sample.label, m.key) for m in chosen if m.needs_judge} if reuse is not None else {}
+        runs = [
+            [j for j in shared if j.id not in kept.get(metric.key, {})] if metric.needs_judge else alone
+            for metric in chosen
+        ]
         calls = [
             self._run_by(deadline, metric, sample, judge)
             for metric, judges in zip(chosen, runs, strict=True)
@@ -365,6 +378,10 @@ class PanelEvaluator:
             got = [next(outcomes) for _ in judges]
             if not metric.needs_judge and got:
                 got += [_copy_for(got[0], judge.id) for judge in shared[1:]]
+            old = kept.get(metric.key)
+            if old:  # the kept outcomes in panel order, the new ones where the judge was asked
+                new = iter(got)
+                got = [old[judge.id] if judge.id in old else next(new) for judge in shared]
             results.append(self._panel(metric, sample, got))
         return results
 

@@ -114,6 +114,7 @@ async def _run(
     resume: bool,
     no_cache: bool,
     panel: Mapping[str, Any],
+    retry_failed: bool = False,
     container: Container | None,
     keep_results: bool = True,
 ) -> Report:
@@ -145,6 +146,7 @@ async def _run(
             allow_incomplete=allow_incomplete,
             max_calls=max_calls,
             resume=resume,
+            retry_failed=retry_failed,
             outputs=[plan_output(p, option="out") for p in paths],
             dataset=name,
             panel=panel,
@@ -174,6 +176,7 @@ async def aevaluate(
     allow_incomplete: bool = False,
     max_calls: int | None = None,
     resume: bool = False,
+    retry_failed: bool = False,
     no_cache: bool = False,
     language: str | None = None,
     aggregation: str | None = None,
@@ -201,6 +204,7 @@ async def aevaluate(
         allow_incomplete=allow_incomplete,
         max_calls=max_calls,
         resume=resume,
+        retry_failed=retry_failed,
         no_cache=no_cache,
         panel=panel_overrides(
             language=language, aggregation=aggregation, quorum=quorum, deadline_s=deadline_s, call_plan=call_plan
@@ -224,6 +228,7 @@ def evaluate(
     allow_incomplete: bool = False,
     max_calls: int | None = None,
     resume: bool = False,
+    retry_failed: bool = False,
     no_cache: bool = False,
     language: str | None = None,
     aggregation: str | None = None,
@@ -260,6 +265,8 @@ def evaluate(
         max_calls: refuse the run when the estimated judge calls exceed this (default
             ``ragqa.limits.max-calls``).
         resume: continue the run recorded in the ``.jsonl`` output: only missing pairs are scored.
+        retry_failed: with ``resume``, also ask again every judge whose kept outcome is a failure
+            (a judge that was down or hung); the outcomes that scored are kept exactly.
         no_cache: run without the on-disk judge cache.
         language: ``en`` or ``ru`` (default ``ragqa.language``).
         aggregation: ``mean``, ``median``, ``min``, ``max`` or ``majority``.
@@ -307,6 +314,7 @@ def evaluate(
         allow_incomplete=allow_incomplete,
         max_calls=max_calls,
         resume=resume,
+        retry_failed=retry_failed,
         no_cache=no_cache,
         panel=panel_overrides(
             language=language, aggregation=aggregation, quorum=quorum, deadline_s=deadline_s, call_plan=call_plan

@@ -41,7 +41,7 @@ from ragqa.run.plan import RunPlan, check_judge_free
 from ragqa.run.stream import Pair, ResultsHeader, ResultStream, partial_path, read_results
 from ragqa.run.summary import RunSummary
 from ragqa.run.validate import Validation, validate_run
-from ragqa.schema import PanelResult, Sample
+from ragqa.schema import JudgeOutcome, PanelResult, Sample
 
 if TYPE_CHECKING:
     from ragqa.container import Container
@@ -160,6 +160,8 @@ class Prepared:
         header: the resumed run's header, if any.
         labels: every sample's id, in dataset order (a sample's position is its index here).
         fingerprint: :func:`dataset_fingerprint` of the samples.
+        retry: with ``retry_failed``, the records read back that hold a judge failure, by (sample
+            id, metric key): scored again, asking only the judges that failed.
     """
 
     samples: Iterable[Sample]
@@ -168,6 +170,14 @@ class Prepared:
     header: ResultsHeader | None
     labels: list[str]
     fingerprint: str
+    retry: dict[Pair, dict[str, Any]] = dataclasses.field(default_factory=dict)
+
+    def failed_judges(self) -> dict[Pair, list[str]]:
+        """The judge ids whose outcome failed, per record of :attr:`retry`."""
+        return {
+            pair: [str(j["judge_id"]) for j in record.get("judges", []) if j.get("failure") is not None]
+            for pair, record in self.retry.items()
+        }
 
     @property
     def n_samples(self) -> int:
@@ -262,7 +272,11 @@ class Runner:
         if plan.on_invalid == "raise":
             validation.raise_if_any(hint="fix them, or pass --on-invalid skip to score only the valid pairs")
         header, kept = self._read_resume() if plan.resume else (None, {})
-        self.prepared = Prepared(samples, validation, kept, header, labels, fingerprint.value)
+        retry: dict[Pair, dict[str, Any]] = {}
+        if plan.retry_failed:  # records with a failed judge are scored again, asking only that judge
+            retry = {pair: r for pair, r in kept.items() if any(j.get("failure") for j in r.get("judges", []))}
+            kept = {pair: r for pair, r in kept.items() if pair not in retry}
+        self.prepared = Prepared(samples, validation, kept, header, labels, fingerprint.value, retry)
         return self.prepared
 
     def _read_resume(self) -> tuple[ResultsHeader | None, dict[Pair, dict[str, Any]]]:
@@ -406,7 +420,10 @@ class Runner:
                     keep(position_of[label], read_result_record(old))
         resumed = summary.count
         if plan.stream is not None:
-            self.stream = ResultStream(plan.stream.path, self._header(prepared, evaluator), prepared.kept)
+            # the records being retried stay in the partial file until their new record follows
+            # (the last record of a pair wins), so an interrupted retry loses nothing
+            kept_lines = {**prepared.kept, **prepared.retry}
+            self.stream = ResultStream(plan.stream.path, self._header(prepared, evaluator), kept_lines)
             self.stream.open()
 
         def record(position: int, rows: list[PanelResult]) -> None:
@@ -417,11 +434,16 @@ class Runner:
                 if self.on_result is not None:
                     self.on_result(result)
 
+        def reuse(label: str, key: str) -> dict[str, JudgeOutcome]:
+            """The outcomes that scored in a retried pair's kept record, by judge id: not asked again, kept exactly."""
+            old = prepared.retry.get((label, key))
+            return {o.judge_id: o for o in read_result_record(old).judges if o.ok} if old is not None else {}
+
         cache = self.container.cache()
         counts0 = _cache_counts(cache)
         started = time.perf_counter()
         try:
-            await evaluator.score_stream(prepared.todo(plan.metrics), record)
+            await evaluator.score_stream(prepared.todo(plan.metrics), record, reuse=reuse if prepared.retry else None)
         finally:
             if self.stream is not None:
                 self.stream.close()
