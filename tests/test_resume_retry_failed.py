@@ -10,7 +10,6 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +17,7 @@ import pytest
 
 import ragqa as ragqa_pkg
 from ragqa.errors import ConfigError
-from ragqa.testing import ChatRequest, FakeOpenAIServer, Fault, fake_openai_server, ragqa_responder
+from ragqa.testing import ChatRequest, FakeOpenAIServer, Fault, ragqa_responder
 
 ROOT = Path(__file__).resolve().parent.parent
 JUDGES = ("judge-a", "judge-b")
@@ -43,12 +42,6 @@ spring:
 ragqa:
   concurrency: {{max-concurrent-samples: 2}}
 """
-
-
-@pytest.fixture(scope="module")
-def srv() -> Iterator[FakeOpenAIServer]:
-    with fake_openai_server() as server:
-        yield server
 
 
 @pytest.fixture
