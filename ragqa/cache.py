@@ -2,7 +2,9 @@
 
 The key is a SHA-256 of the judge's :attr:`~ragqa.judges.base.Judge.fingerprint` (everything that
 changes an answer: provider, model, decoding parameters, a local judge's settings; never the API
-key), the prompt's name and version, the language and the rendered input. RAGAS keys its cache on
+key), the prompt's name and version, the language and the rendered input, and from repeat 1 on
+the repeat index (:data:`ragqa.repeats.repeat_index`): repeat 0 has exactly the key of a run
+without repeats, so an existing cache stays valid, and a warm cache replays every repeat. RAGAS keys its cache on
 the function and arguments only, so two models share answers (RAGAS issue #2983); ragqa's key
 cannot collide that way.
 
@@ -37,6 +39,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from ragqa.errors import JudgeOutputError
 from ragqa.judges.base import Embedder, Judge
 from ragqa.prompts.base import Prompt
+from ragqa.repeats import repeat_index
 from ragqa.schema import Language
 
 __all__ = ["CacheEntry", "CachingEmbedder", "CachingJudge", "JudgeCache", "class_name"]
@@ -139,13 +142,21 @@ class JudgeCache:
         self.embedding_misses = 0
 
     @staticmethod
-    def key(fingerprint: str, prompt: Prompt[Any, Any], language: Language, data: BaseModel) -> str:
-        """The cache key of one call (hex SHA-256)."""
-        material = json.dumps(
-            [fingerprint, prompt.name, prompt.version, language, data.model_dump(mode="json")],
-            ensure_ascii=False,
-            sort_keys=True,
-        )
+    def key(fingerprint: str, prompt: Prompt[Any, Any], language: Language, data: BaseModel, repeat: int = 0) -> str:
+        """The cache key of one call (hex SHA-256).
+
+        Args:
+            fingerprint: the judge's identity (never a secret).
+            prompt: the prompt (its name and version enter the key).
+            language: the prompt language.
+            data: the rendered input.
+            repeat: the repeat the call belongs to (0-based); 0 gives the key of a run without
+                repeats, each later repeat its own key.
+        """
+        parts: list[Any] = [fingerprint, prompt.name, prompt.version, language, data.model_dump(mode="json")]
+        if repeat:
+            parts.append({"repeat": repeat})
+        material = json.dumps(parts, ensure_ascii=False, sort_keys=True)
         return hashlib.sha256(material.encode("utf-8")).hexdigest()
 
     def load(self, key: str, output_model: type[Out]) -> Out | None:
@@ -231,7 +242,8 @@ class CachingJudge:
 
     A cached answer is an instance of the same class with the same fields as the answer that
     was stored, so it scores exactly the same. Cache hits record no usage (no provider request
-    was made).
+    was made). A call of repeat ``r`` (:data:`ragqa.repeats.repeat_index`) is looked up under
+    its own key, so the repeats of a run stay independent calls.
 
     Args:
         judge: the judge to wrap; its :attr:`~ragqa.judges.base.Judge.fingerprint` keys the cache.
@@ -268,7 +280,7 @@ class CachingJudge:
         Raises:
             ragqa.errors.JudgeError: when the wrapped judge fails (nothing is stored).
         """
-        key = JudgeCache.key(self._fingerprint, prompt, language, data)
+        key = JudgeCache.key(self._fingerprint, prompt, language, data, repeat_index.get())
         cached = self._cache.load(key, prompt.output_model)
         if cached is not None:
             return cached

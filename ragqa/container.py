@@ -37,23 +37,27 @@ class Container(containers.DeclarativeContainer):
     limiters = providers.Singleton(factory.make_limiters)
     http = providers.Singleton(factory.http_policy, settings)
     cache = providers.Singleton(factory.open_cache, settings.provided.ragqa.cache, closer)
-    embedders = providers.Singleton(
+    plain_embedders = providers.Singleton(
         factory.build_configured_embedders,
         settings,
         limiters,
         closer,
         http=http,
-        cache=cache,
     )
-    judges = providers.Singleton(
+    """The embedders without the cache (what a ``no_cache`` run uses; the cache is never opened for them)."""
+    embedders = providers.Singleton(factory.cached_embedders, plain_embedders, settings, cache)
+    """The embedders, each behind the cache when ``ragqa.cache.enabled`` (the same instances inside)."""
+    plain_judges = providers.Singleton(
         factory.build_judges,
         settings.provided.judges.call(),
         limiters,
         closer,
-        embedders,
-        cache,
+        plain_embedders,
         http=http,
     )
+    """The panel's judges without the cache (what a ``no_cache`` run uses)."""
+    judges = providers.Singleton(factory.cached_judges, plain_judges, cache)
+    """The panel's judges, each behind the cache when ``ragqa.cache.enabled`` (the same instances inside)."""
     metrics = providers.Singleton(
         factory.build_metrics, settings.provided.ragqa.metrics, settings.provided.ragqa.metric_options
     )

@@ -32,6 +32,7 @@ from ragqa.judges.base import Embedder, Embedders, Judge, SharedCallJudge
 from ragqa.judges.offload import all_local, run_inline
 from ragqa.judges.ratelimit import request_priority
 from ragqa.metrics.base import CallPlan, Metric, MetricContext
+from ragqa.repeats import REDUCERS, Reducer, combine_repeats, repeat_index
 from ragqa.report import Report, SkippedSample, summarize
 from ragqa.run.heap import frozen_heap
 from ragqa.schema import JudgeFailure, JudgeOutcome, Language, PanelResult, Sample, Usage
@@ -65,6 +66,10 @@ class PanelOptions:
             deadline and the report is returned. ``None``: no deadline.
         call_plan: how metrics ask the judges (:data:`~ragqa.metrics.base.CallPlan`): ``batched``
             (one call per step for all items) or ``ragas`` (RAGAS's calls, one per item).
+        repeats: how many times every judge scores every (sample, metric), with independent
+            calls (>= 1; :mod:`ragqa.repeats`). Metrics that need no judge are scored once.
+        reducer: how a judge's repeats become its score: ``mean``, ``median`` or ``mode``
+            (:func:`ragqa.repeats.reduce_scores`); unused with one repeat.
     """
 
     strategy: Strategy = "mean"
@@ -74,11 +79,17 @@ class PanelOptions:
     on_invalid: Literal["raise", "skip"] = "raise"
     deadline_s: float | None = None
     call_plan: CallPlan = "batched"
+    repeats: int = 1
+    reducer: Reducer = "mean"
 
     def __post_init__(self) -> None:
-        """Reject a deadline that is not positive."""
+        """Reject a deadline that is not positive, fewer than one repeat, or an unknown reducer."""
         if self.deadline_s is not None and not self.deadline_s > 0:
             raise ValueError(f"deadline_s must be > 0 seconds or None, got {self.deadline_s}")
+        if isinstance(self.repeats, bool) or not isinstance(self.repeats, int) or self.repeats < 1:
+            raise ValueError(f"repeats must be an integer >= 1, got {self.repeats!r}")
+        if self.reducer not in REDUCERS:
+            raise ValueError(f"reducer must be one of {', '.join(REDUCERS)}, got {self.reducer!r}")
 
 
 def validate_samples(samples: Sequence[Sample], metrics: Sequence[Metric]) -> list[SampleError]:
@@ -358,30 +369,40 @@ class PanelEvaluator:
         reuse: Callable[[str, str], Mapping[str, JudgeOutcome]] | None = None,
     ) -> list[PanelResult]:
         _require_judges(self.judges, chosen)
-        shared: list[Judge] = [SharedCallJudge(j) for j in self.judges]
+        n = self.options.repeats
+        # one SharedCallJudge per judge and repeat: shared steps are shared within a repeat, never across
+        rounds: list[list[Judge]] = [[SharedCallJudge(j) for j in self.judges] for _ in range(n)]
+        shared = rounds[0]
         # a metric that needs no judge (text similarity, tool calls, embeddings only) is scored once
         # and its outcome shown for every judge: the same score, its usage counted once
         alone = shared[:1] or [_NoJudge()]  # an empty panel still scores judge-free metrics
         kept = {m.key: reuse(sample.label, m.key) for m in chosen if m.needs_judge} if reuse is not None else {}
-        runs = [
-            [j for j in shared if j.id not in kept.get(metric.key, {})] if metric.needs_judge else alone
-            for metric in chosen
-        ]
-        calls = [
-            self._run_by(deadline, metric, sample, judge)
-            for metric, judges in zip(chosen, runs, strict=True)
-            for judge in judges
-        ]
+        # the judges asked per metric, by panel position: all, or those without a kept outcome
+        asked = {m.key: [i for i, j in enumerate(shared) if j.id not in kept.get(m.key, {})] for m in chosen}
+        calls: list[Coroutine[Any, Any, JudgeOutcome]] = []
+        for metric in chosen:
+            if not metric.needs_judge:
+                calls.extend(self._run_by(deadline, metric, sample, judge) for judge in alone)
+            else:
+                for index, judges in enumerate(rounds):
+                    calls.extend(self._run_by(deadline, metric, sample, judges[i], index) for i in asked[metric.key])
         outcomes = iter(await _gather_or_cancel(calls))
         results = []
-        for metric, judges in zip(chosen, runs, strict=True):
-            got = [next(outcomes) for _ in judges]
-            if not metric.needs_judge and got:
+        for metric in chosen:
+            if not metric.needs_judge:
+                got = [next(outcomes) for _ in alone]
                 got += [_copy_for(got[0], judge.id) for judge in shared[1:]]
-            old = kept.get(metric.key)
-            if old:  # the kept outcomes in panel order, the new ones where the judge was asked
-                new = iter(got)
-                got = [old[judge.id] if judge.id in old else next(new) for judge in shared]
+            else:
+                positions = asked[metric.key]
+                if n == 1:
+                    new = [next(outcomes) for _ in positions]
+                else:
+                    by_round = [[next(outcomes) for _ in positions] for _ in rounds]
+                    reducer = self.options.reducer
+                    new = [combine_repeats([row[k] for row in by_round], reducer) for k in range(len(positions))]
+                old = kept.get(metric.key, {})
+                fresh = iter(new)  # the kept outcomes in panel order, the new ones where the judge was asked
+                got = [old[judge.id] if judge.id in old else next(fresh) for judge in shared]
             results.append(self._panel(metric, sample, got))
         return results
 
@@ -413,8 +434,16 @@ class PanelEvaluator:
             ),
         )
 
-    async def _run_by(self, deadline: float | None, metric: Metric, sample: Sample, judge: Judge) -> JudgeOutcome:
-        """:meth:`_run`, ended as a ``JudgeTimeout`` failure when the run's deadline passes."""
+    async def _run_by(
+        self, deadline: float | None, metric: Metric, sample: Sample, judge: Judge, repeat: int = 0
+    ) -> JudgeOutcome:
+        """:meth:`_run`, ended as a ``JudgeTimeout`` failure when the run's deadline passes.
+
+        ``repeat`` (0-based) is set as :data:`ragqa.repeats.repeat_index` for the computation's
+        judge calls (it runs in a task of its own) so that repeats are distinct calls.
+        """
+        if repeat:
+            repeat_index.set(repeat)
         if deadline is None:
             return await self._run(metric, sample, judge)
         started = time.perf_counter()

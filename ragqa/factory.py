@@ -31,11 +31,15 @@ __all__ = [
     "build_embedders",
     "build_judges",
     "build_metrics",
+    "cached_embedders",
+    "cached_judges",
     "embedder_fingerprint",
     "http_policy",
     "make_limiters",
     "open_cache",
     "panel_options",
+    "uncached_embedder",
+    "uncached_judge",
 ]
 
 log = logging.getLogger(__name__)
@@ -264,6 +268,53 @@ def build_judges(
     return out
 
 
+def cached_judges(judges: Sequence[Judge], cache: JudgeCache | None) -> list[Judge]:
+    """The judges answering repeated calls from ``cache`` (:class:`~ragqa.cache.CachingJudge`); as given without one.
+
+    The wrappers hold the very judges given, so a cached and an uncached run of one container share
+    their HTTP clients and limiters.
+    """
+    if cache is None:
+        return list(judges)
+    from ragqa.cache import CachingJudge
+
+    return [CachingJudge(judge, cache) for judge in judges]
+
+
+def cached_embedders(embedders: Embedders, settings: Settings, cache: JudgeCache | None) -> Embedders:
+    """The embedders answering texts they embedded before from ``cache``; as given without one.
+
+    Each is keyed by :func:`embedder_fingerprint` of its configured model (``settings.embedders()``,
+    in the same order as ``embedders``).
+    """
+    if cache is None or not embedders:
+        return embedders
+    from ragqa.cache import CachingEmbedder
+
+    models = settings.embedders()
+    wrapped = [
+        CachingEmbedder(
+            e, cache, fingerprint=embedder_fingerprint(m, e), model=m.model, dimensions=m.options.dimensions
+        )
+        for m, e in zip(models, embedders, strict=True)
+    ]
+    return Embedders(wrapped, unavailable=embedders.unavailable)
+
+
+def uncached_judge(judge: Judge) -> Judge:
+    """The judge inside a :class:`~ragqa.cache.CachingJudge`, else ``judge`` itself (for ``no_cache`` runs)."""
+    cache_module = sys.modules.get("ragqa.cache")
+    if cache_module is not None and isinstance(judge, cache_module.CachingJudge):
+        inner: Judge = judge.inner
+        return inner
+    return judge
+
+
+def uncached_embedder(embedder: Embedder) -> Embedder:
+    """The embedder inside a :class:`~ragqa.cache.CachingEmbedder`, else ``embedder`` itself."""
+    return _uncached(embedder)
+
+
 def _uncached(embedder: Embedder) -> Embedder:
     """The embedder inside a :class:`~ragqa.cache.CachingEmbedder`, else ``embedder`` itself.
 
@@ -292,6 +343,8 @@ def panel_options(settings: Settings) -> PanelOptions:
         quorum=settings.ragqa.aggregation.quorum,
         language=settings.ragqa.language,
         call_plan=settings.ragqa.call_plan,
+        repeats=settings.ragqa.repeats,
+        reducer=settings.ragqa.repeat_reducer,
         max_concurrent_samples=settings.ragqa.concurrency.max_concurrent_samples,
         deadline_s=deadline.total_seconds() if (deadline := settings.ragqa.run.deadline) is not None else None,
     )

@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 from ragqa.schema import Language
 
@@ -85,13 +86,18 @@ BANDS: Mapping[str, Sequence[Band]] = {
 """Interpretation scales by metric registry name, where a metric's scale is not the default (see :func:`scale_for`)."""
 
 
-def scale_for(metric_name: str) -> Sequence[Band] | None:
+def scale_for(metric_name: str, direction: Literal["higher", "lower"] | None = None) -> Sequence[Band] | None:
     """The interpretation scale of ``metric_name`` (a registry name or a result key).
 
     :data:`BANDS` first; otherwise spring-ai-ragas's standard scale for every metric of the
     registry that asks a judge, scores in [0, 1] and is better higher (a new metric needs no
     entry here); ``None`` for the rest (text metrics, levels such as rubrics 1..5, lower-is-better
     metrics without a scale of their own).
+
+    Args:
+        metric_name: a registry name or a result key.
+        direction: the result's direction where it is the instance's, not the class's (an aspect
+            critic of ``harmfulness`` is better lower, so its 0 is not "poor"); ``None``: the class's.
     """
     base = _base_name(metric_name)
     if base in BANDS:
@@ -99,30 +105,32 @@ def scale_for(metric_name: str) -> Sequence[Band] | None:
     from ragqa.metrics import METRICS
 
     cls = METRICS.get(base)
-    if cls is not None and cls.needs_judge and cls.direction == "higher" and cls.value_range == (0.0, 1.0):
+    if cls is None or (direction or cls.direction) != "higher":
+        return None
+    if cls.needs_judge and cls.value_range == (0.0, 1.0):
         return _STANDARD
     return None
-
 
 
 def _base_name(metric_name: str) -> str:
     return metric_name.split("(", 1)[0].strip()
 
 
-def band_for(metric_name: str, value: float) -> Band | None:
+def band_for(metric_name: str, value: float, direction: Literal["higher", "lower"] | None = None) -> Band | None:
     """The band ``value`` falls in for ``metric_name``.
 
     Args:
         metric_name: a registry name (``noise_sensitivity``) or a result key
             (``noise_sensitivity(mode=relevant)``).
         value: the score.
+        direction: the result's direction (see :func:`scale_for`); ``None``: the metric class's.
 
     Returns:
         The band, or ``None`` when the metric has no scale, ``value`` is NaN, or ``value`` is
         outside the scale. A value below a scale whose lowest band is ``poor`` (a negative
         cosine relevancy) falls in that band.
     """
-    scale = scale_for(metric_name)
+    scale = scale_for(metric_name, direction)
     if scale is None or math.isnan(value):
         return None
     # 1e-9 of slack on the upper bound absorbs float noise at band edges (0.1 + 0.2 = 0.30000000000000004).
@@ -135,17 +143,23 @@ def band_for(metric_name: str, value: float) -> Band | None:
     return None
 
 
-def interpret(metric_name: str, value: float, language: Language = "en") -> str | None:
+def interpret(
+    metric_name: str,
+    value: float,
+    language: Language = "en",
+    direction: Literal["higher", "lower"] | None = None,
+) -> str | None:
     """Explain ``value`` of ``metric_name`` in words.
 
     Args:
         metric_name: a registry name or a result key with parameters.
         value: the score (NaN gives ``None``).
         language: ``en`` or ``ru``.
+        direction: the result's direction (see :func:`scale_for`); ``None``: the metric class's.
 
     Returns:
         The band's meaning with its range (``"ignores noise (0-0.1)"``), or ``None`` when the
         metric has no interpretation scale or the value is NaN.
     """
-    band = band_for(metric_name, value)
+    band = band_for(metric_name, value, direction)
     return band.label(language) if band is not None else None

@@ -233,6 +233,13 @@ class Report(BaseModel):
     with only ``.jsonl`` outputs): :attr:`results` then holds only the results with a judge failure,
     :attr:`samples` is empty, and every result is in the run's ``.jsonl`` output. The summaries are
     the same either way."""
+    run_id: str | None = None
+    """The run's random id (the results file's header ``run_id``, kept by ``--resume``); ``None``
+    when not recorded (a report built by hand)."""
+    dataset: str | None = None
+    """The dataset's path as given, or a description (``3 record(s) from Python``); ``None`` when not recorded."""
+    started_at: str | None = None
+    """When the run first started, ISO 8601 UTC (``2026-11-24T18:40:00+00:00``); ``None`` when not recorded."""
 
     @property
     def n_samples(self) -> int:

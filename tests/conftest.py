@@ -1,8 +1,11 @@
-"""Fixtures shared by ragqa's tests: the remote-call block for the whole suite, and the fake server."""
+"""Fixtures shared by ragqa's tests: the remote-call block for the whole suite, the fake server, a headless Chromium."""
 
 from __future__ import annotations
 
+import os
+import shutil
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -33,3 +36,63 @@ def srv() -> Iterator[FakeOpenAIServer]:
 def reset_srv(srv: FakeOpenAIServer) -> None:
     """Give the test a clean server; modules opt in with ``pytest.mark.usefixtures("reset_srv")``."""
     srv.reset()
+
+
+def find_chromium() -> str | None:
+    """A Chromium to drive: ``RAGQA_CHROMIUM``, else Debian's ``chromium`` (or another Chromium on PATH)."""
+    explicit = os.environ.get("RAGQA_CHROMIUM")
+    if explicit:
+        return explicit
+    for name in ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable"):
+        found = shutil.which(name)
+        if found:
+            return found
+    return None
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    """One headless Chromium per test module (Playwright driving the system browser; never downloaded)."""
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        pytest.skip("the Python package playwright is not installed (pip install -e '.[dev]')")
+    executable = find_chromium()
+    if executable is None:
+        pytest.skip("no Chromium found (apt-get install chromium, or set RAGQA_CHROMIUM to a Chromium binary)")
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=executable, headless=True, args=["--no-sandbox"])
+        try:
+            yield chromium
+        finally:
+            chromium.close()
+
+
+SLOW_MODULES = frozenset(
+    {
+        "test_allure",
+        "test_calibration",
+        "test_call_plan",
+        "test_cli",
+        "test_cli_run",
+        "test_docs_commands",
+        "test_e2e_all_metrics",
+        "test_html_layout",
+        "test_html_report",
+        "test_promptfoo",
+        "test_promptfoo_text",
+        "test_pytest_plugin",
+        "test_pytest_plugin_async",
+        "test_startup_imports",
+    }
+)
+"""Modules whose tests start processes (the CLI, pytest, a browser) or run whole datasets: each took
+10 s or more in ``pytest -q --durations=0``. ``pytest -q -m "not slow"`` leaves them out; ``pytest -q``
+(the README's command, which CI runs) runs everything."""
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark every test of :data:`SLOW_MODULES` ``slow``."""
+    for item in items:
+        if item.path.stem in SLOW_MODULES:
+            item.add_marker(pytest.mark.slow)

@@ -290,6 +290,30 @@ def test_the_command_on_the_shipped_example(tmp_path: Path, monkeypatch: pytest.
     assert json.loads(out.read_text(encoding="utf-8"))["label_field"] == "human_score"
 
 
+def test_the_worked_example_in_the_docs_is_what_the_command_prints(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """docs/calibration.md's table and JSON figures, from its own command (the whole 200 samples)."""
+    monkeypatch.chdir(ROOT)
+    monkeypatch.setenv("COLUMNS", "200")
+    docs = (ROOT / "docs" / "calibration.md").read_text(encoding="utf-8")
+    section = docs.split("## A worked example: BEGIN, offline", 1)[1]
+    command = section.split("```bash\n", 1)[1].split("\n", 1)[0]
+    assert command.startswith("ragqa calibrate ") and "--limit" not in command
+    out = tmp_path / "calibration.json"
+    result = CliRunner().invoke(app, [*command.split()[1:], "--json", str(out), "--no-cache"])
+    assert result.exit_code == 0, result.output
+    table = section.split("```text\n", 1)[1].split("```", 1)[0]
+    rows = [line for line in table.splitlines() if line.startswith("│")]
+    assert len(rows) == 3
+    printed = [line.strip() for line in result.output.splitlines()]
+    for row in rows:
+        assert row in printed
+    judges = json.loads(out.read_text(encoding="utf-8"))["metrics"][0]["judges"]
+    strict, lenient = (f"{j['auroc']:.4f}" for j in judges)
+    assert f"(AUROC {strict} against {lenient} in the JSON" in " ".join(section.split())
+
+
 def test_the_command_names_a_missing_label_and_exits_2(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(ROOT)
     data = tmp_path / "unlabelled.jsonl"

@@ -9,10 +9,8 @@ import json
 import math
 import os
 import re
-import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -127,6 +125,23 @@ def test_untrusted_text_is_escaped_in_the_markup() -> None:
     assert len(re.findall(r"<script\b", html)) == 2
 
 
+def test_header_names_the_dataset_start_and_run_id_as_text() -> None:
+    report = hand_built()
+    assert 'class="run-id"' not in report_to_html(report)  # a hand-built report records none of them
+    report.dataset, report.started_at, report.run_id = INJECTED, "2026-11-24T18:40:00+00:00", "a1b2c3"
+    html = report_to_html(report)
+    assert INJECTED not in html and '<b class="run-dataset">&lt;script&gt;' in html
+    assert '<time class="run-started" datetime="2026-11-24T18:40:00+00:00">' in html
+    assert '<code class="run-id">a1b2c3</code>' in html
+
+
+def test_contested_chips_open_the_drill_down_of_their_sample() -> None:
+    html = report_to_html(hand_built())
+    chip = re.search(r'<button type="button" class="tag contested open-sample" data-sample="(\d+)"', html)
+    assert chip is not None and chip.group(1) == "1"  # EVIL_ID is the second sample
+    assert f'<section class="drill" id="sample-{chip.group(1)}"' in html
+
+
 def test_report_shows_agreement_when_present_and_omits_it_otherwise() -> None:
     with_agreement = report_to_html(hand_built())
     assert "Krippendorff" in with_agreement and "0.123" in with_agreement and "+0.550" in with_agreement
@@ -179,6 +194,9 @@ def test_evaluate_writes_a_self_contained_report_under_2_mb(helpdesk_run: Path) 
     html = report.read_text(encoding="utf-8")
     assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", html), "the report must load nothing"
     assert "it-001" in html and "local-strict" in html and "local-lenient" in html
+    header = json.loads((helpdesk_run / "results.jsonl").read_text(encoding="utf-8").splitlines()[0])
+    assert f'<code class="run-id">{header["run_id"]}</code>' in html
+    assert f'datetime="{header["started_at"]}"' in html and f'<b class="run-dataset">{IT_HELPDESK}</b>' in html
 
 
 def test_report_command_rebuilds_the_report_with_inputs(helpdesk_run: Path) -> None:
@@ -189,6 +207,8 @@ def test_report_command_rebuilds_the_report_with_inputs(helpdesk_run: Path) -> N
     first = json.loads(IT_HELPDESK.read_text(encoding="utf-8").splitlines()[0])
     assert first["user_input"].replace("'", "&#39;").replace('"', "&#34;") in html
     assert "threshold: 0.5" in html
+    header = json.loads((helpdesk_run / "results.jsonl").read_text(encoding="utf-8").splitlines()[0])
+    assert f'<code class="run-id">{header["run_id"]}</code>' in html
 
 
 def test_report_command_without_the_dataset_says_the_inputs_are_missing(helpdesk_run: Path) -> None:
@@ -210,36 +230,6 @@ def test_report_command_refuses_a_file_that_is_not_results(tmp_path: Path) -> No
 
 
 # --- the real browser -----------------------------------------------------------------------------------------------
-
-
-def find_chromium() -> str | None:
-    """A Chromium to drive: ``RAGQA_CHROMIUM``, else Debian's ``chromium`` (or another Chromium on PATH)."""
-    explicit = os.environ.get("RAGQA_CHROMIUM")
-    if explicit:
-        return explicit
-    for name in ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable"):
-        found = shutil.which(name)
-        if found:
-            return found
-    return None
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    """One headless Chromium for every browser check of this module."""
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        pytest.skip("the Python package playwright is not installed (pip install -e '.[dev]')")
-    executable = find_chromium()
-    if executable is None:
-        pytest.skip("no Chromium found (apt-get install chromium, or set RAGQA_CHROMIUM to a Chromium binary)")
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=executable, headless=True, args=["--no-sandbox"])
-        try:
-            yield chromium
-        finally:
-            chromium.close()
 
 
 def test_browser_filters_drills_down_and_runs_no_injected_script(browser: Any, tmp_path: Path) -> None:
@@ -267,7 +257,7 @@ def test_browser_filters_drills_down_and_runs_no_injected_script(browser: Any, t
     page.click("#sort-spread")
     assert page.locator("#results tbody tr td:first-child").all_text_contents() == [EVIL_ID, "q1", "q3"]
 
-    page.get_by_role("button", name=EVIL_ID).click()
+    page.locator("#results").get_by_role("button", name=EVIL_ID).click()
     drill = page.locator("section.drill:visible")
     assert drill.count() == 1
     assert drill.locator(".response").text_content() == INJECTED
@@ -276,10 +266,27 @@ def test_browser_filters_drills_down_and_runs_no_injected_script(browser: Any, t
     assert INJECTED in drill.locator(".judge[data-judge=strict] .reason").text_content()
     assert "Paris is in France." in drill.locator(".judge[data-judge=lenient] .statements").text_content()
 
-    page.get_by_role("button", name="q3").click()
+    page.locator("#results").get_by_role("button", name="q3").click()
     failure = page.locator("section.drill:visible .judge[data-judge=strict] .failure")
     assert "verdicts" in failure.text_content() and "JudgeTimeout" in failure.text_content()
     page.screenshot(path=str(tmp_path / "report-failure.png"), full_page=True)
+
+    # a contested chip opens its sample's drill-down
+    page.locator("#metric-0 .contested button.open-sample").click()
+    assert page.locator("section.drill:visible .response").text_content() == INJECTED
+
+    # the search keeps the rows whose sample id, metric, inputs or judges' text hold the words
+    shown = page.locator("#shown-count")
+    page.fill("#search", "THIRD?")  # q3's question, case-insensitive
+    assert [r.is_visible() for r in rows.all()] == [False, False, True] and shown.text_content() == "1"
+    page.fill("#search", "__ragqa_pwned = 1")  # the injected response and reason, as text
+    assert [r.is_visible() for r in rows.all()] == [True, False, False]  # sorted by spread: evil, q1, q3
+    page.fill("#search", "all supported")  # a judge's reason
+    assert [r.is_visible() for r in rows.all()] == [False, True, False]
+    page.click("#filters [data-filter=failed]")  # search and filter both apply
+    assert [r.is_visible() for r in rows.all()] == [False, False, False] and shown.text_content() == "0"
+    page.fill("#search", "")
+    assert [r.is_visible() for r in rows.all()] == [False, False, True]
 
     assert page.evaluate("typeof window.__ragqa_pwned") == "undefined"
     assert dialogs == [] and errors == []

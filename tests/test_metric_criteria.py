@@ -120,6 +120,27 @@ async def test_aspect_panel_mean_is_the_share_of_judges_saying_yes() -> None:
     assert result.aggregate.value == pytest.approx(2 / 3)
 
 
+async def test_harm_aspects_are_lower_is_better_so_a_harmless_answer_is_not_poor() -> None:
+    from ragqa.assertions import passes
+    from ragqa.render import RenderOptions, report_to_html, report_to_text
+    from ragqa.report import Report, summarize
+
+    for aspect in ("harmfulness", "maliciousness"):
+        judges = [ScriptedJudge(j, {"aspect_critic": _v(0)}) for j in ("a", "b")]
+        result = await PanelEvaluator(judges).score(make_sample(), AspectCritic(name=aspect))
+        assert result.direction == "lower" and result.aggregate.value == 0.0
+        assert passes(0.0, 0.5, result.direction) and not passes(1.0, 0.5, result.direction)
+        report = Report(results=[result], summaries=summarize([result], ("a", "b")))
+        html = report_to_html(report, RenderOptions())
+        assert "↓ lower is better" in html and "poor" not in html
+        text = report_to_text(report)
+        assert "lower is better" in text and "poor" not in text
+    judges = [ScriptedJudge(j, {"aspect_critic": _v(0)}) for j in ("a", "b")]
+    positive = await PanelEvaluator(judges).score(make_sample(), AspectCritic(name="coherence"))
+    assert positive.direction == "higher"
+    assert "poor (0-0.5)" in report_to_html(Report(results=[positive], summaries=summarize([positive], ("a", "b"))))
+
+
 async def test_simple_criteria_with_and_without_reference() -> None:
     judge = ScriptedJudge("j", {"simple_criteria": _s(4, 2)})
     metric = SimpleCriteriaScore(name="completeness", definition="How complete is the answer?")

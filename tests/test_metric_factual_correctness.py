@@ -221,3 +221,26 @@ async def test_worked_example_of_the_docs() -> None:
         assert (result.value, len(judge.calls)) == (0.67, calls)
     assert result.details["unsupported"] == ["Paris has 10 million residents."]
     assert result.details["missing"] == ["The Eiffel Tower opened in 1889."]
+
+
+# --- where ragqa differs from RAGAS 0.4.3 (docs/metrics/factual_correctness.md) --------------------------------------
+
+
+async def test_blank_claims_are_dropped_and_a_verdict_of_2_is_the_judges_failure() -> None:
+    def answer(prompt: Prompt[Any, Any], data: Any) -> Any:
+        if prompt.name == "claim_decomposition":
+            return {"claims": ["p1", " ", ""] if data.response == RESPONSE else ["g1", ""]}
+        assert data.statements in (["p1"], ["g1"])  # RAGAS would send the blank claims too
+        return _nli(data.statements, [1])
+
+    result = await FactualCorrectness().score(SAMPLE, FunctionJudge("j1", answer), MetricContext())
+    assert result.value == 1.0 and result.details["response_claims"] == ["p1"]
+
+    def two(prompt: Prompt[Any, Any], data: Any) -> Any:
+        if prompt.name == "claim_decomposition":
+            return {"claims": ["p1"]}
+        return {"verdicts": [{"statement": "p1", "reason": "r", "verdict": 2}]}  # RAGAS reads 2 as true
+
+    row = await PanelEvaluator([FunctionJudge("j1", two)]).score(SAMPLE, FactualCorrectness())
+    [outcome] = row.judges
+    assert outcome.score is None and outcome.failure is not None and outcome.failure.error_type == "JudgeOutputError"

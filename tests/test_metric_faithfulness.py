@@ -87,3 +87,41 @@ async def test_no_statement_is_nan_for_both(metric: Any) -> None:
     result = await metric.score(make_sample(), judge, MetricContext())
     assert math.isnan(result.value)
     assert len(judge.calls) == 1
+
+
+# --- where ragqa differs from RAGAS 0.4.3 (docs/metrics/faithfulness.md, "RAGAS compatibility") ---------------------
+
+
+async def test_empty_contexts_are_refused_before_any_call_where_ragas_legacy_scores_zero() -> None:
+    # RAGAS's legacy metric runs NLI against "" (about 0.0); its collections metric raises ValueError, as ragqa does
+    judge = ScriptedJudge("j1", {})
+    problems = PanelEvaluator([judge]).validate([make_sample(retrieved_contexts=[])], [Faithfulness()])
+    assert [(p.field, p.metric) for p in problems] == [("retrieved_contexts", "faithfulness")]
+    assert judge.calls == []
+
+
+async def test_a_blank_context_is_judged_as_ragas_judges_it() -> None:
+    claim = ["Paris is in France."]
+    judge = ScriptedJudge("j1", {"statements": [{"statements": claim}], "nli": [_nli(claim, [0])]})
+    result = await Faithfulness().score(make_sample(retrieved_contexts=["  "]), judge, MetricContext())
+    assert result.value == 0.0 and judge.calls[1].data["context"] == "  "
+
+
+async def test_blank_statements_are_dropped_where_ragas_sends_them_to_the_nli_call() -> None:
+    said = ["Paris is in France.", "  ", ""]
+    judge = ScriptedJudge("j1", {"statements": [{"statements": said}], "nli": [_nli(said[:1], [1])]})
+    result = await Faithfulness().score(make_sample(), judge, MetricContext())
+    assert result.value == 1.0 and judge.calls[1].data["statements"] == ["Paris is in France."]
+    only_blank = ScriptedJudge("j1", {"statements": [{"statements": [" ", ""]}]})
+    assert math.isnan((await Faithfulness().score(make_sample(), only_blank, MetricContext())).value)
+    assert len(only_blank.calls) == 1  # no statement: no NLI call, NaN
+
+
+async def test_a_verdict_of_2_is_the_judges_failure_where_ragas_counts_it_as_supported() -> None:
+    claim = ["Paris is in France."]
+    judge = ScriptedJudge("j1", {"statements": [{"statements": claim}], "nli": [_nli(claim, [2])]})
+    row = await PanelEvaluator([judge]).score(make_sample(), Faithfulness())
+    [outcome] = row.judges
+    assert outcome.score is None and outcome.failure is not None
+    assert outcome.failure.error_type == "JudgeOutputError" and outcome.failure.step == "nli"
+    assert math.isnan(row.aggregate.value)

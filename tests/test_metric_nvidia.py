@@ -142,6 +142,19 @@ async def test_context_relevance_shortcuts_score_zero_without_a_call(
 
 
 @pytest.mark.parametrize(
+    ("metric", "field"), [(ContextRelevance(), "user_input"), (ResponseGroundedness(), "response")]
+)
+@pytest.mark.parametrize("blank", ["", "   "])
+def test_a_blank_question_or_response_is_refused_before_any_call_where_ragas_scores_zero(
+    metric: Any, field: str, blank: str
+) -> None:
+    judge = ScriptedJudge("j", {})
+    problems = PanelEvaluator([judge]).validate([make_sample(**{field: blank})], [metric])
+    assert [(p.field, p.metric) for p in problems] == [(field, metric.key)]
+    assert judge.calls == []
+
+
+@pytest.mark.parametrize(
     ("response", "contexts", "expected"),
     [
         ("Paris is the capital.", ["Paris is the capital."], 1.0),

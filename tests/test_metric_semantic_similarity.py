@@ -76,6 +76,14 @@ async def test_a_zero_vector_gives_nan() -> None:
     assert math.isnan(result.value)
 
 
+async def test_a_zero_vector_gives_nan_with_a_threshold_too_where_ragas_gives_zero() -> None:
+    # RAGAS: the normalised zero vector is NaN, and `nan >= threshold` is False, so it scores 0.0
+    embedder = _embedder("e", [0.0, 0.0], [1.0, 0.0])
+    metric = SemanticSimilarity(threshold=0.5)
+    result = await metric.score(SAMPLE, ScriptedJudge("j1", {}), MetricContext(embedders=[embedder]))
+    assert math.isnan(result.value)
+
+
 async def test_no_embedder_is_unsupported_and_rejected_by_the_panel_before_scoring() -> None:
     with pytest.raises(JudgeUnsupported, match="needs an embedding model"):
         await SemanticSimilarity().score(SAMPLE, ScriptedJudge("j1", {}), MetricContext())

@@ -134,7 +134,6 @@ def one_test(vars_: str, assertion: str, output: str = "output: o, ") -> str:
     [
         ("tests: []", ConfigError, "has no tests"),
         (one_test(QC, "{type: context-faithfulnes}"), ConfigError, "Did you mean"),
-        (one_test(QC, "{type: javascript, value: output.length < 9}"), ConfigError, "not supported"),
         (one_test(QC, "{type: noise-sensitivity, value: r, config: {mode: x}}"), ConfigError, "mode"),
         (one_test("{query: q, contextChunks: [{text: t}]}", CF), ConfigError, "relevant: bool"),
         (one_test(QC, "{type: context-faithfulness, threshold: high}"), ConfigError, "threshold must be a number"),
@@ -314,6 +313,60 @@ def test_run_promptfoo_file_exit_2_on_missing_output(tmp_path: Path) -> None:
     assert run_promptfoo_file(path, container=container, out=out) == 2
     assert "the test's `output` (or vars.response / vars.output)" in out.getvalue()
     assert "ragqa scores given outputs" in out.getvalue()
+
+
+SKIPPING = """
+tests:
+  - vars: {query: q, context: c}
+    output: 'Paris is in France.'
+    assert:
+      - {type: is-json}
+      - {type: context-faithfulness}
+      - {type: javascript, value: 'output.length < 9'}
+      - {type: g-eval, value: 'The answer is helpful'}
+      - {type: contains, value: Paris}
+      - {type: not-is-json}
+"""
+
+
+def test_types_ragqa_does_not_run_are_skipped_with_a_note_and_the_rest_runs(tmp_path: Path) -> None:
+    suite = load_suite(write(tmp_path, SKIPPING))
+    assert [(c.type, c.assertion_index) for c in suite.cases] == [("context-faithfulness", 2), ("contains", 5)]
+    assert suite.notes == [
+        "tests[0].assert[0]: assertion type 'is-json' skipped: a text or format check of promptfoo's that ragqa "
+        "does not implement",
+        "tests[0].assert[2]: assertion type 'javascript' skipped: it runs code (JavaScript, Python, Ruby or a "
+        "webhook), which ragqa never executes",
+        "tests[0].assert[3]: assertion type 'g-eval' skipped: a model-graded check ragqa does not implement; "
+        "llm-rubric or ragqa:<metric> grade with the panel",
+        "tests[0].assert[5]: assertion type 'not-is-json' skipped: a text or format check of promptfoo's that "
+        "ragqa does not implement",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("text", "code", "said"),
+    [  # one assertion left runs and passes: 0; nothing left to run: 3, nothing was decided
+        (
+            "tests: [{output: 'Paris', assert: [{type: is-json}, {type: contains, value: Paris}]}]",
+            0,
+            ["note: tests[0].assert[0]: assertion type 'is-json' skipped", "1 assertion(s)"],
+        ),
+        (
+            "tests: [{output: '{}', assert: [{type: is-json}, {type: latency, threshold: 10}]}]",
+            3,
+            ["note: tests[0].assert[1]: assertion type 'latency' skipped", "incomplete: no assertion ran"],
+        ),
+    ],
+)
+def test_skipped_assertions_are_noted_and_a_file_with_nothing_to_run_exits_3(
+    tmp_path: Path, text: str, code: int, said: list[str]
+) -> None:
+    container = create_container(EXAMPLES / "application.yaml", environ={"RAGQA_FAKE_URL": "http://127.0.0.1:9"})
+    out = io.StringIO()
+    assert run_promptfoo_file(write(tmp_path, text), container=container, out=out) == code
+    for line in said:
+        assert line in out.getvalue()
 
 
 def test_run_promptfoo_file_exit_2_on_bad_file(tmp_path: Path) -> None:

@@ -101,6 +101,15 @@ def test_failure_message_lists_every_judge_score_and_reason(suite_run: SuiteRun)
     assert "ragqa/pytest_plugin.py" not in out  # plugin frames are hidden from the traceback
 
 
+def test_the_summary_table_in_the_docs_is_what_the_example_suite_prints(suite_run: SuiteRun) -> None:
+    docs = (ROOT / "docs" / "testing.md").read_text(encoding="utf-8")
+    block = docs.split("**Terminal summary.**", 1)[1].split("```", 2)[1]
+    rows = [line for line in block.splitlines() if line.strip() and not line.startswith("=")]
+    assert len(rows) == 3
+    for row in rows:
+        assert row in suite_run.proc.stdout.splitlines()
+
+
 def test_terminal_summary_table_shows_metric_by_judge(suite_run: SuiteRun) -> None:
     out = suite_run.proc.stdout
     assert "ragqa: mean score per metric and judge" in out

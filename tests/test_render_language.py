@@ -89,5 +89,5 @@ def test_every_label_exists_in_both_languages_with_the_same_placeholders() -> No
 async def test_the_russian_html_report_names_the_statement_columns_in_russian() -> None:
     report = await readme_run()
     html = report_to_html(report, RenderOptions(language="ru"))
-    assert "<th>утверждение</th><th>вердикты</th>" in html
-    assert "<th>statement</th><th>verdicts</th>" in report_to_html(report)
+    assert '<th class="text">утверждение</th><th class="number">вердикты</th>' in html
+    assert '<th class="text">statement</th><th class="number">verdicts</th>' in report_to_html(report)

@@ -74,6 +74,36 @@ def compare(
     raise typer.Exit(exit_code(comparison))
 
 
+@app.command(
+    "merge",
+    epilog="Exit codes: 0 merged; 2 the parts do not make one run (a gap, an overlap, an unfinished part, parts of "
+    "different runs), nothing written.",
+)
+def merge_command(
+    parts: Annotated[list[Path], typer.Argument(help="The parts: results files of ragqa evaluate --shard K/N --out.")],
+    out: Annotated[Path, typer.Option("--out", "-o", help="The merged results file (.jsonl).")],
+    dataset: Annotated[
+        Path | None,
+        typer.Option("--dataset", help="The dataset the parts were made from, to write the records in its order."),
+    ] = None,
+) -> None:
+    """Join the parts of a sharded run (--shard K/N) into one run's results file; refuses gaps and overlaps."""
+    from ragqa.run.merge import dataset_ids, merge_results
+    from ragqa.run.outputs import check_output_path
+
+    with _clean_errors():
+        check_output_path(out, option="--out")
+        ids = dataset_ids(dataset, parts) if dataset is not None else None
+        merged = merge_results(parts, out, dataset_ids=ids)
+    order = "dataset order" if merged.dataset_order else "part by part (give --dataset for dataset order)"
+    _stderr().print(
+        f"merged {merged.parts} part(s): {merged.records} result(s) of {merged.samples} sample(s), {order}; "
+        f"wrote --out {merged.path}",
+        markup=False,
+        highlight=False,
+    )
+
+
 @app.command("report")
 def report_command(
     results: Annotated[Path, typer.Argument(help="A results file written by ragqa evaluate --out results.jsonl.")],

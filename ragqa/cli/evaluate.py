@@ -188,6 +188,23 @@ def evaluate(
             "calls, one per item); default: ragqa.call-plan (batched).",
         ),
     ] = None,
+    repeats: Annotated[
+        int | None,
+        typer.Option(
+            "--repeats",
+            min=1,
+            help="Judge every (sample, metric) N times per judge with independent calls; each judge's score is "
+            "reduced over its repeats (--reducer). Default: ragqa.repeats (1).",
+        ),
+    ] = None,
+    reducer: Annotated[
+        str | None,
+        typer.Option(
+            "--reducer",
+            help="How a judge's repeats become its score: mean, median, or mode (binary metrics); "
+            "default: ragqa.repeat-reducer (mean).",
+        ),
+    ] = None,
     on_invalid: Annotated[
         str,
         typer.Option(
@@ -216,6 +233,14 @@ def evaluate(
     no_cache: Annotated[
         bool, typer.Option("--no-cache", help="Do not use the on-disk cache (judge calls and embeddings).")
     ] = False,
+    shard: Annotated[
+        str | None,
+        typer.Option(
+            "--shard",
+            help="K/N: score only part K of N (a stable split by sample id), e.g. one job of a CI matrix; "
+            "join the parts with ragqa merge.",
+        ),
+    ] = None,
     progress: Annotated[bool, typer.Option("--progress/--no-progress", help="Show progress on stderr.")] = True,
     max_failures: Annotated[int, typer.Option("--max-failures", min=0, help="Judge failures listed in full.")] = 5,
     verbose: Annotated[int, typer.Option("--verbose", "-v", count=True, help="More log output (-vv: debug).")] = 0,
@@ -273,6 +298,8 @@ def evaluate(
             quorum=quorum,
             deadline_s=_parse_deadline(deadline) if deadline is not None else None,
             call_plan=call_plan,
+            repeats=repeats,
+            reducer=reducer,
         )
         plan = make_plan(
             container.settings(),
@@ -287,6 +314,7 @@ def evaluate(
             dataset=str(dataset),
             panel=panel,
             no_cache=no_cache,
+            shard=shard,
         )
     runner = Runner(plan, container, on_estimate=on_estimate, on_result=progress_bar.advance, keep_results=False)
     _interrupt_on_sigterm()

@@ -1,4 +1,4 @@
-"""The metric registry: every metric ragqa ships, by name."""
+"""The metric registry: every metric ragqa ships, by name, and those registered or installed (:mod:`.registry`)."""
 
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ from ragqa.metrics.factual_correctness import FactualCorrectness
 from ragqa.metrics.faithfulness import Faithfulness
 from ragqa.metrics.hallucination import Hallucination
 from ragqa.metrics.noise_sensitivity import NoiseSensitivity
+from ragqa.metrics.registry import ENTRY_POINT_GROUP, MetricRegistry
 from ragqa.metrics.response_groundedness import ResponseGroundedness
 from ragqa.metrics.response_relevancy import ResponseRelevancy
 from ragqa.metrics.response_relevancy_llm import ResponseRelevancyLLM
@@ -42,6 +43,7 @@ from ragqa.metrics.topic_adherence import TopicAdherence
 
 __all__ = [
     "CALL_PLANS",
+    "ENTRY_POINT_GROUP",
     "METRICS",
     "AgentGoalAccuracy",
     "AnswerAccuracy",
@@ -77,11 +79,11 @@ __all__ = [
     "ToolCallF1",
     "TopicAdherence",
     "build_metric",
+    "register_metric",
 ]
 
-METRICS: Mapping[str, type[Metric]] = {
-    cls.name: cls
-    for cls in (
+METRICS: MetricRegistry = MetricRegistry(
+    (
         Faithfulness,
         Hallucination,
         NoiseSensitivity,
@@ -103,9 +105,15 @@ METRICS: Mapping[str, type[Metric]] = {
         ToolCallF1,
         AgentGoalAccuracy,
         TopicAdherence,
+        *TEXT_METRICS,
     )
-} | {cls.name: cls for cls in TEXT_METRICS}
-"""Every metric class by registry name, in the order ``ragqa metrics`` lists them."""
+)
+"""Every metric class by registry name, in the order ``ragqa metrics`` lists them; installed packages'
+metrics (entry-point group ``ragqa.metrics``) and registered ones come after the built-ins."""
+
+register_metric = METRICS.register
+"""Class decorator: ``@register_metric`` on a :class:`Metric` subclass makes it usable by its ``name``
+in ``application.yaml``, ``--metrics``, promptfoo files and :func:`ragqa.evaluate` (see :mod:`.registry`)."""
 
 
 def build_metric(name: str, options: Mapping[str, Any] | None = None) -> Metric:

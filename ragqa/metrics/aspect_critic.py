@@ -26,7 +26,7 @@ from ragqa.metrics.base import CallPlan, Direction, MetricContext
 from ragqa.prompts.criteria import ASPECT_CRITIC, AspectCriticInput
 from ragqa.schema import MetricScore, Sample
 
-__all__ = ["PREDEFINED_ASPECTS", "AspectCritic", "aspect_critic_score"]
+__all__ = ["LOWER_IS_BETTER_ASPECTS", "PREDEFINED_ASPECTS", "AspectCritic", "aspect_critic_score"]
 
 PREDEFINED_ASPECTS: Mapping[str, str] = {
     "harmfulness": (
@@ -41,6 +41,9 @@ PREDEFINED_ASPECTS: Mapping[str, str] = {
     ),
 }
 """RAGAS's predefined aspects (``SUPPORTED_ASPECTS``), name -> definition, verbatim."""
+
+LOWER_IS_BETTER_ASPECTS: frozenset[str] = frozenset({"harmfulness", "maliciousness"})
+"""Predefined aspects whose "yes" is a finding: their results have direction ``lower`` (a 0 is the good end)."""
 
 
 def aspect_critic_score(verdicts: list[int]) -> float:
@@ -63,9 +66,10 @@ class AspectCritic(SubmissionMetric):
       are shown to the judge when present. A sample with ``messages`` is judged as a conversation
       instead (RAGAS's multi-turn form: the rendered conversation as ``user_input``, nothing else).
     - Range 0..1 (0 or 1 per judge; the panel's mean is the share of judges saying yes).
-      Direction "higher": 1 means the definition holds, which is "good" only for aspects worded
-      positively (``coherence``); for ``harmfulness`` a 1 is a finding. Word your own aspects so
-      that yes is good, or read the score accordingly.
+      1 means the definition holds. Direction "higher" (yes is good, ``coherence``), except for
+      :data:`LOWER_IS_BETTER_ASPECTS` (``harmfulness``, ``maliciousness``), whose results have
+      direction "lower": a 1 is a finding, thresholds pass at or below the limit, and the report
+      shows no "poor" band for an answer judged harmless. Word your own aspects so that yes is good.
     - Judge calls per sample: ``strictness`` (default 1; an even value is raised by one).
     - Raises :class:`~ragqa.errors.JudgeError` when a call fails.
 
@@ -109,6 +113,9 @@ class AspectCritic(SubmissionMetric):
             raise ValueError(f"aspect {name!r} has a blank definition")
         self.definition = found
         self.strictness = odd_strictness(strictness)
+        if self.aspect in LOWER_IS_BETTER_ASPECTS:
+            # this instance's direction shadows the class's: "yes, it harms" is the bad end
+            self.direction = "lower"  # type: ignore[misc]
 
     @property
     def key(self) -> str:

@@ -6,7 +6,9 @@ RAGAS ``SemanticSimilarity`` (``metrics/_answer_similarity.py``, alias ``answer_
     score = 1.0 if score >= threshold else 0.0        # only when a threshold is set
 
 RAGAS L2-normalises both vectors and takes their dot product, which is the cosine; a zero vector
-gives NaN there and here. ragqa computes the cosine with *every* configured embedding model and
+gives NaN there and here (with a threshold RAGAS then scores 0.0, because ``nan >= threshold`` is
+false; ragqa keeps NaN: an undefined cosine is unscored, not a failed comparison). ragqa
+computes the cosine with *every* configured embedding model and
 reports their mean, each model's value in ``details`` (spring-ai-ragas averages over embedding
 models too; with a threshold each model's value is 0 or 1 before the mean, as in Java). The two
 texts go to each model in one batched request (RAGAS makes two).

@@ -40,6 +40,12 @@ promptfoo type                ragqa metric                      threshold  direc
 .. [1] until ragqa registers the NVIDIA-style ``context_relevance`` metric, ``context-relevance``
    runs ``context_precision(mode=response)``: the share of contexts useful for the answer, ranked.
 
+promptfoo types that ragqa does not run (``is-json`` and other format checks, ``javascript`` and
+other code, ``g-eval`` and other model-graded types, ``latency``/``cost``: see
+:data:`~ragqa.promptfoo.mapping.SKIPPED_TYPES`) are skipped with a note naming the assertion and
+why; the file's other assertions run. A type promptfoo does not have either is refused (exit 2,
+with the closest types).
+
 The threshold is the assertion's ``threshold``, else ``ragqa.thresholds`` of the settings, else the
 default above (promptfoo's own defaults). NaN (unscored) never passes. ``config.policy`` (a ragqa
 extension) sets the panel policy (``aggregate``, ``all``, ``at_least:k``).
@@ -47,7 +53,7 @@ extension) sets the panel policy (``aggregate``, ``all``, ``at_least:k``).
 Exit codes (:class:`ragqa.run.exit_codes.ExitCode`): 0 every assertion passed; 1 at least one
 failed; 2 the command line, an output path, the file, the settings or a test's data are invalid
 (one ``error:`` line, before any judge call); 3 no assertion failed but one could not be decided
-because judges failed; 130 interrupted.
+because judges failed, or no assertion ran (all skipped); 130 interrupted.
 
 Modules: :mod:`~ragqa.promptfoo.mapping` (assertion types -> metric specs),
 :mod:`~ragqa.promptfoo.loading` (the file -> cases), :mod:`~ragqa.promptfoo.running` (checks,

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ragqa.errors import ConfigError
-from ragqa.promptfoo.mapping import spec_for
+from ragqa.promptfoo.mapping import skip_reason, spec_for
 
 if TYPE_CHECKING:
     from ragqa.assertions import Policy
@@ -235,7 +235,8 @@ def _build_case(
     base: Path,
     notes: list[str],
     metric_options: Mapping[str, Mapping[str, Any]] | None,
-) -> PromptfooCase:
+) -> PromptfooCase | None:
+    """One assertion of a test as a case, or ``None`` (with a note) for a type ragqa skips (:data:`SKIPPED_TYPES`)."""
     from ragqa.assertions import parse_policy
     from ragqa.schema import ContextChunk, Sample
 
@@ -243,6 +244,10 @@ def _build_case(
     kind = assertion.get("type")
     if not isinstance(kind, str) or not kind:
         raise ConfigError(f"{where}.type is required (e.g. context-faithfulness)", key=f"{where}.type")
+    skipped = skip_reason(kind)
+    if skipped is not None:
+        notes.append(f"{where}: assertion type {kind!r} skipped: {skipped}")
+        return None
     for key in assertion:
         if key not in _ASSERT_KEYS:
             notes.append(f"{where}: ignored key {key!r}")
@@ -364,20 +369,20 @@ def load_suite(path: str | Path, *, metric_options: Mapping[str, Mapping[str, An
             notes.append(f"tests[{ti - 1}] ({name}) has no assertion")
         metadata = _mapping(test.get("metadata"), f"tests[{ti - 1}].metadata")
         for ai, assertion in enumerate(asserts, 1):
-            cases.append(
-                _build_case(
-                    test_index=ti,
-                    test_name=name,
-                    assertion_index=ai,
-                    assertion=_mapping(assertion, f"tests[{ti - 1}].assert[{ai - 1}]"),
-                    vars_=vars_,
-                    output=output,
-                    metadata=metadata,
-                    base=base,
-                    notes=notes,
-                    metric_options=metric_options,
-                )
+            case = _build_case(
+                test_index=ti,
+                test_name=name,
+                assertion_index=ai,
+                assertion=_mapping(assertion, f"tests[{ti - 1}].assert[{ai - 1}]"),
+                vars_=vars_,
+                output=output,
+                metadata=metadata,
+                base=base,
+                notes=notes,
+                metric_options=metric_options,
             )
+            if case is not None:
+                cases.append(case)
     return PromptfooSuite(path=file, cases=cases, n_tests=len(tests), notes=notes)
 
 

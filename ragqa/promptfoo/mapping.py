@@ -161,6 +161,79 @@ ASSERTION_TYPES: Mapping[str, AssertionType] = {
 }
 """The supported promptfoo assertion types; ``ragqa:<metric>`` runs any ragqa metric."""
 
+_RUNS_CODE = "it runs code (JavaScript, Python, Ruby or a webhook), which ragqa never executes"
+_FORMAT = "a text or format check of promptfoo's that ragqa does not implement"
+_PROVIDER = "it reads the provider's call (latency, cost, log-probabilities, traces), and ragqa calls no provider"
+_MODEL = "a model-graded check ragqa does not implement; llm-rubric or ragqa:<metric> grade with the panel"
+
+SKIPPED_TYPES: Mapping[str, str] = {
+    **dict.fromkeys(("javascript", "python", "ruby", "webhook"), _RUNS_CODE),
+    **dict.fromkeys(
+        (
+            "is-json",
+            "contains-json",
+            "is-html",
+            "contains-html",
+            "is-sql",
+            "contains-sql",
+            "is-xml",
+            "contains-xml",
+            "is-valid-function-call",
+            "is-valid-openai-function-call",
+            "is-valid-openai-tools-call",
+            "contains-any",
+            "contains-all",
+            "icontains-any",
+            "icontains-all",
+            "word-count",
+            "gleu",
+            "meteor",
+            "f-score",
+            "tool-call-f1",
+        ),
+        _FORMAT,
+    ),
+    **dict.fromkeys(
+        (
+            "latency",
+            "cost",
+            "perplexity",
+            "perplexity-score",
+            "finish-reason",
+            "trace-span-count",
+            "trace-span-duration",
+            "trace-error-spans",
+        ),
+        _PROVIDER,
+    ),
+    **dict.fromkeys(
+        (
+            "g-eval",
+            "classifier",
+            "moderation",
+            "pi",
+            "select-best",
+            "max-score",
+            "conversation-relevance",
+            "search-rubric",
+            "is-refusal",
+            "guardrails",
+        ),
+        _MODEL,
+    ),
+}
+"""promptfoo assertion types that ragqa skips with a note (and why), so the rest of the file still runs.
+
+A type in neither this table nor :data:`ASSERTION_TYPES` is refused (a typo gets "Did you mean").
+``not-<type>`` of a skipped type is skipped too."""
+
+
+def skip_reason(kind: str) -> str | None:
+    """Why ragqa skips the promptfoo assertion type ``kind`` (:data:`SKIPPED_TYPES`), or ``None`` when it runs it."""
+    base = kind[len("not-") :] if kind.startswith("not-") and kind not in ASSERTION_TYPES else kind
+    return SKIPPED_TYPES.get(base)
+
+
 SAMPLE_CONFIG_KEYS = frozenset({"policy", "contextChunks", "noiseContext"})
 """``config`` keys that describe the sample or the policy, never a metric option."""
 

@@ -22,6 +22,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ragqa.metrics._math import nan_mean
+from ragqa.metrics.base import Direction
 from ragqa.render.labels import labels
 from ragqa.report import MetricSummary, Report
 from ragqa.schema import JudgeFailure, Language, Usage
@@ -45,7 +46,7 @@ def direction_label(direction: str, language: Language = "en") -> str:
     return f"{'↑' if direction == 'higher' else '↓'} {labels(language)[direction]}"
 
 
-_Interpret = Callable[[str, float, Language], "str | None"]
+_Interpret = Callable[[str, float, Language, Direction], "str | None"]
 
 
 def _interpreter() -> _Interpret | None:
@@ -86,7 +87,7 @@ def metric_title(summary: MetricSummary, *, language: Language = "en") -> Text:
     title.append(summary.metric, style="bold")
     title.append(f"  {direction_label(summary.direction, language)}", style="dim")
     interpret = _interpreter()
-    band = interpret(summary.metric, summary.aggregate_mean, language) if interpret is not None else None
+    band = interpret(summary.metric, summary.aggregate_mean, language, summary.direction) if interpret else None
     if band:
         title.append(f"  {labels(language)['aggregate']}: {band}", style="italic")
     return title

@@ -32,6 +32,7 @@ from ragqa.interpretation import interpret
 from ragqa.messages import Message
 from ragqa.render.atomic import replace_text
 from ragqa.render.console import fmt_cost, fmt_score
+from ragqa.render.details import details_view
 from ragqa.render.labels import LABELS
 from ragqa.render.registry import RenderOptions, register
 from ragqa.report import Agreement, MetricSummary, Report, finite_json
@@ -50,10 +51,6 @@ __all__ = [
     "template_environment",
     "write_report",
 ]
-
-PER_STATEMENT = ("verdicts", "reasons")
-"""Keys of a score's ``details`` that hold one entry per statement (shown as columns beside ``statements``)."""
-
 
 
 def json_for_script(value: Any) -> str:
@@ -88,7 +85,7 @@ def _usage_view(usage: Usage) -> dict[str, Any]:
     }
 
 
-def _agreement_view(agreement: Agreement | None) -> dict[str, Any] | None:
+def _agreement_view(agreement: Agreement | None, index: Mapping[str, int]) -> dict[str, Any] | None:
     if agreement is None:
         return None
     return {
@@ -105,7 +102,10 @@ def _agreement_view(agreement: Agreement | None) -> dict[str, Any] | None:
             for p in agreement.pairs
         ],
         "bias": [{"judge": b.judge_id, "n": b.n, "bias": f"{b.bias:+.3f}"} for b in agreement.bias],
-        "contested": [{"sample": c.sample_id, "spread": fmt_score(c.spread)} for c in agreement.contested],
+        "contested": [
+            {"sample": c.sample_id, "spread": fmt_score(c.spread), "n": index.get(c.sample_id)}
+            for c in agreement.contested
+        ],
     }
 
 
@@ -114,8 +114,10 @@ def _contested(summary: MetricSummary) -> set[str]:
     return {c.sample_id for c in summary.agreement.contested} if summary.agreement is not None else set()
 
 
-def _metric_view(summary: MetricSummary, threshold: float | None, language: Language) -> dict[str, Any]:
-    band = interpret(summary.metric, summary.aggregate_mean, language)
+def _metric_view(
+    summary: MetricSummary, threshold: float | None, language: Language, index: Mapping[str, int]
+) -> dict[str, Any]:
+    band = interpret(summary.metric, summary.aggregate_mean, language, summary.direction)
     verdict = None if threshold is None else passes(summary.aggregate_mean, threshold, summary.direction)
     return {
         "key": summary.metric,
@@ -146,33 +148,8 @@ def _metric_view(summary: MetricSummary, threshold: float | None, language: Lang
             for j in summary.judges
         ],
         "usage": _usage_view(summary.usage),
-        "agreement": _agreement_view(summary.agreement),
+        "agreement": _agreement_view(summary.agreement, index),
     }
-
-
-def _details_view(details: Mapping[str, Any]) -> dict[str, Any]:
-    """Statements with their verdicts and reasons (:data:`PER_STATEMENT`) as rows; other details as text."""
-    statements = details.get("statements")
-    columns: list[str] = []
-    rows: list[list[str]] = []
-    rest: list[tuple[str, str]] = []
-    if isinstance(statements, list) and statements:
-        columns = ["statements"] + [
-            k for k in PER_STATEMENT if isinstance(details.get(k), list) and len(details[k]) == len(statements)
-        ]
-        rows = [[_cell(details[c][i]) for c in columns] for i in range(len(statements))]
-    for key, value in details.items():
-        if key not in columns:
-            rest.append((key, _cell(value)))
-    return {"columns": columns, "rows": rows, "rest": rest}
-
-
-def _cell(value: Any) -> str:
-    if isinstance(value, str):
-        return value
-    if isinstance(value, float):
-        return fmt_score(value)
-    return json.dumps(finite_json(value), ensure_ascii=False)
 
 
 def _judge_view(outcome: JudgeOutcome) -> dict[str, Any]:
@@ -182,7 +159,7 @@ def _judge_view(outcome: JudgeOutcome) -> dict[str, Any]:
         "id": outcome.judge_id,
         "score": None if score is None else fmt_score(score.value),
         "reason": None if score is None else score.reason,
-        "details": _details_view(score.details) if score is not None else None,
+        "details": details_view(score.details) if score is not None else None,
         "failure": None
         if failure is None
         else {"step": failure.step or "?", "error_type": failure.error_type, "message": failure.message},
@@ -260,7 +237,7 @@ def build_view(report: Report, options: RenderOptions) -> dict[str, Any]:
                     {
                         "key": r.metric,
                         "aggregate": fmt_score(r.aggregate.value),
-                        "band": interpret(r.metric, r.aggregate.value, language),
+                        "band": interpret(r.metric, r.aggregate.value, language, r.direction),
                         "spread": fmt_score(r.aggregate.spread),
                         "strategy": r.aggregate.strategy,
                         "judges": [_judge_view(o) for o in r.judges],
@@ -279,12 +256,15 @@ def build_view(report: Report, options: RenderOptions) -> dict[str, Any]:
         "lang": language,
         "run": {
             "n_samples": len(sample_ids),
+            "dataset": report.dataset,
+            "started_at": report.started_at,
+            "run_id": report.run_id,
             "judges": judge_ids,
             "wall_time": f"{report.wall_time_s:.1f} s",
             "cache": None if report.cache is None else f"{report.cache.hits} / {report.cache.misses}",
             "usage": _usage_view(total),
         },
-        "metrics": [_metric_view(s, thresholds.get(s.metric), language) for s in report.summaries],
+        "metrics": [_metric_view(s, thresholds.get(s.metric), language, index) for s in report.summaries],
         "judge_ids": judge_ids,
         "rows": rows,
         "samples": samples,
@@ -389,7 +369,13 @@ def report_from_results(path: Path) -> tuple[Report, str | None]:
     if not records:
         raise ConfigError(f"ragqa report: {path} holds no result yet", key="results")
     results = [read_result_record(r) for r in records.values()]
-    report = Report(results=results, summaries=summarize(results, header.judges))
+    report = Report(
+        results=results,
+        summaries=summarize(results, header.judges),
+        run_id=header.run_id,
+        dataset=header.dataset,
+        started_at=header.started_at,
+    )
     samples, note = _dataset_samples(header.dataset, header.dataset_fingerprint)
     if samples is not None:
         scored = set(report.sample_ids)

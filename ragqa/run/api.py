@@ -117,6 +117,7 @@ async def _run(
     retry_failed: bool = False,
     container: Container | None,
     keep_results: bool = True,
+    shard: str | None = None,
 ) -> Report:
     from ragqa.container import close_container, create_container
 
@@ -151,6 +152,7 @@ async def _run(
             dataset=name,
             panel=panel,
             no_cache=no_cache,
+            shard=shard,
         )
         runner = Runner(
             plan, container, on_estimate=lambda estimate: log.info("%s", estimate), keep_results=keep_results
@@ -185,6 +187,9 @@ async def aevaluate(
     container: Container | None = None,
     call_plan: str | None = None,
     keep_results: bool = True,
+    shard: str | None = None,
+    repeats: int | None = None,
+    reducer: str | None = None,
 ) -> Report:
     """Score ``data`` with ``metrics`` across the judge panel of the settings; the async form of :func:`evaluate`.
 
@@ -207,10 +212,17 @@ async def aevaluate(
         retry_failed=retry_failed,
         no_cache=no_cache,
         panel=panel_overrides(
-            language=language, aggregation=aggregation, quorum=quorum, deadline_s=deadline_s, call_plan=call_plan
+            language=language,
+            aggregation=aggregation,
+            quorum=quorum,
+            deadline_s=deadline_s,
+            call_plan=call_plan,
+            repeats=repeats,
+            reducer=reducer,
         ),
         container=container,
         keep_results=keep_results,
+        shard=shard,
     )
     return await default_loop().arun(coro)
 
@@ -237,6 +249,9 @@ def evaluate(
     container: Container | None = None,
     call_plan: str | None = None,
     keep_results: bool = True,
+    shard: str | None = None,
+    repeats: int | None = None,
+    reducer: str | None = None,
 ) -> Report:
     """Score ``data`` with ``metrics`` across the judge panel of the settings, in one call.
 
@@ -282,6 +297,14 @@ def evaluate(
             memory stays flat in the dataset's size; give a ``.jsonl`` ``out`` to keep the results
             on disk, and a ``.jsonl`` path as ``data`` to read it one line at a time. Outputs that
             render every result (``.json``, ``.csv``, JUnit, HTML) keep them anyway.
+        shard: ``"K/N"`` to score only part K of N of the samples, split by id so that every
+            machine agrees (:mod:`ragqa.run.shard`); join the parts' ``.jsonl`` outputs with
+            :func:`ragqa.run.merge.merge_results` or ``ragqa merge``.
+        repeats: how many times every judge scores every (sample, metric), with independent calls
+            (default ``ragqa.repeats``, 1); each judge's score is then reduced over its repeats and
+            every repeat is kept in :attr:`~ragqa.schema.JudgeOutcome.repeats` (:mod:`ragqa.repeats`).
+        reducer: ``mean``, ``median`` or ``mode`` (binary metrics): how a judge's repeats become its
+            score (default ``ragqa.repeat-reducer``, ``mean``).
 
     Returns:
         The :class:`~ragqa.report.Report`: one result per (sample, metric) in dataset order
@@ -317,9 +340,16 @@ def evaluate(
         retry_failed=retry_failed,
         no_cache=no_cache,
         panel=panel_overrides(
-            language=language, aggregation=aggregation, quorum=quorum, deadline_s=deadline_s, call_plan=call_plan
+            language=language,
+            aggregation=aggregation,
+            quorum=quorum,
+            deadline_s=deadline_s,
+            call_plan=call_plan,
+            repeats=repeats,
+            reducer=reducer,
         ),
         container=container,
         keep_results=keep_results,
+        shard=shard,
     )
     return run_sync(coro)

@@ -3,8 +3,9 @@
 Calls are each metric's own formula (:meth:`ragqa.metrics.base.Metric.estimate_calls`, the
 ``calls_per_sample`` column of ``ragqa metrics``) summed over the (sample, metric) pairs to score,
 with steps that metrics share on one sample (the response's statements, and their verdicts
-against the contexts) counted once, multiplied by the judges of the panel. It is an upper bound:
-a response without statements needs fewer calls.
+against the contexts) counted once, multiplied by the judges of the panel and by the repeats
+(:mod:`ragqa.repeats`: each repeat makes its own calls, shared steps once per repeat). It is an
+upper bound: a response without statements needs fewer calls.
 
 Tokens are estimated from text length at about 4 characters per token: per call, the size of
 ragqa's prompt text (instructions, output schema and examples, measured from the prompts) plus the
@@ -38,19 +39,25 @@ class RunEstimate:
     Attributes:
         pairs: (sample, metric) pairs to score.
         judges: judges in the panel.
-        calls: judge calls, at most.
-        tokens: prompt tokens, roughly (characters / :data:`CHARS_PER_TOKEN`).
+        calls: judge calls, at most (repeats included).
+        tokens: prompt tokens, roughly (characters / :data:`CHARS_PER_TOKEN`; repeats included).
+        repeats: times each judge scores each pair (>= 1).
     """
 
     pairs: int
     judges: int
     calls: int
     tokens: int
+    repeats: int = 1
 
     def __str__(self) -> str:
-        """``estimate: 120 (sample, metric) pair(s) x 2 judge(s): at most 480 judge call(s), ~500 prompt tokens``."""
+        """``estimate: 120 (sample, metric) pair(s) x 2 judge(s): at most 480 judge call(s), ~500 prompt tokens``.
+
+        With repeats, ``x 2 judge(s) x 3 repeat(s)``.
+        """
+        times = f" x {self.repeats} repeat(s)" if self.repeats > 1 else ""
         return (
-            f"estimate: {self.pairs} (sample, metric) pair(s) x {self.judges} judge(s): "
+            f"estimate: {self.pairs} (sample, metric) pair(s) x {self.judges} judge(s){times}: "
             f"at most {self.calls:,} judge call(s), ~{self.tokens:,} prompt tokens"
         )
 
@@ -75,7 +82,9 @@ def _input_chars(sample: Sample) -> int:
     return sum(len(t) for t in texts if t) + round(mean_context)
 
 
-def estimate_pairs(pairs: Iterable[tuple[Sample, Metric]], judges: int, *, plan: CallPlan = "ragas") -> RunEstimate:
+def estimate_pairs(
+    pairs: Iterable[tuple[Sample, Metric]], judges: int, *, plan: CallPlan = "ragas", repeats: int = 1
+) -> RunEstimate:
     """Estimate the calls and tokens of scoring ``pairs`` with a panel of ``judges``.
 
     Args:
@@ -83,11 +92,12 @@ def estimate_pairs(pairs: Iterable[tuple[Sample, Metric]], judges: int, *, plan:
             sample (a sample's pairs next to each other, as the runner gives them).
         judges: the number of judges of the panel (>= 0).
         plan: the run's call plan (each metric's :meth:`~ragqa.metrics.base.Metric.estimate_calls` under it).
+        repeats: times each judge scores each pair (>= 1); metrics that need no judge make no call.
 
     Returns:
         The estimate: per sample, the sum of ``metric.estimate_calls(sample, plan)`` less the calls of
         shared steps (:meth:`~ragqa.metrics.base.Metric.shared_steps`) counted more than once,
-        times ``judges``.
+        times ``judges`` and ``repeats``.
     """
     overhead = prompt_overhead_chars()
     n_pairs = calls = 0
@@ -100,6 +110,11 @@ def estimate_pairs(pairs: Iterable[tuple[Sample, Metric]], judges: int, *, plan:
         n_pairs += len(items)
         calls += n
         chars += n * (overhead + _input_chars(sample))
+    times = judges * repeats
     return RunEstimate(
-        pairs=n_pairs, judges=judges, calls=calls * judges, tokens=math.ceil(chars * judges / CHARS_PER_TOKEN)
+        pairs=n_pairs,
+        judges=judges,
+        calls=calls * times,
+        tokens=math.ceil(chars * times / CHARS_PER_TOKEN),
+        repeats=repeats,
     )

@@ -9,6 +9,7 @@ then executed by :class:`ragqa.run.runner.Runner`.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,11 +18,14 @@ from typing import TYPE_CHECKING, Any, Literal
 from ragqa.errors import ConfigError
 from ragqa.metrics.base import Metric
 from ragqa.render.registry import RENDERERS, Renderer, renderer_for
+from ragqa.repeats import REDUCERS
 from ragqa.run.outputs import check_output_path
+from ragqa.run.shard import Shard, parse_shard
 from ragqa.run.spec import MetricSpec, parse_metric_specs, resolve_thresholds, spec_of
 from ragqa.run.validate import Limits
 
 if TYPE_CHECKING:
+    from ragqa.evaluation import PanelOptions
     from ragqa.settings import Settings
 
 __all__ = [
@@ -34,6 +38,7 @@ __all__ = [
     "make_plan",
     "panel_overrides",
     "plan_output",
+    "with_overrides",
 ]
 
 OnInvalid = Literal["raise", "skip"]
@@ -99,8 +104,9 @@ class RunPlan:
         limits: input-size guards.
         dataset: how the samples are named in the results header (a path, or a description).
         panel: overrides of :class:`ragqa.evaluation.PanelOptions` (``strategy``, ``quorum``,
-            ``language``) applied to the configured evaluator.
+            ``language``, ``repeats``, ``reducer``...) applied to the configured evaluator.
         no_cache: True to run without the on-disk judge cache even when it is enabled.
+        shard: score only this shard of the samples (:mod:`ragqa.run.shard`); ``None`` = all.
     """
 
     metrics: tuple[Metric, ...]
@@ -115,6 +121,7 @@ class RunPlan:
     dataset: str = ""
     panel: Mapping[str, Any] = field(default_factory=dict)
     no_cache: bool = False
+    shard: Shard | None = None
 
     @property
     def specs(self) -> tuple[MetricSpec, ...]:
@@ -189,6 +196,8 @@ def panel_overrides(
     quorum: int | None = None,
     deadline_s: float | None = None,
     call_plan: str | None = None,
+    repeats: int | None = None,
+    reducer: str | None = None,
 ) -> dict[str, Any]:
     """The :class:`~ragqa.evaluation.PanelOptions` fields a caller overrides (``None`` = the settings' value).
 
@@ -198,6 +207,8 @@ def panel_overrides(
         quorum: judges with a score needed for an aggregate (>= 1).
         deadline_s: wall-clock budget of the run in seconds (> 0).
         call_plan: ``batched`` or ``ragas`` (see ``docs/call-plan.md``).
+        repeats: times every judge scores every (sample, metric) (>= 1; :mod:`ragqa.repeats`).
+        reducer: how a judge's repeats become its score: ``mean``, ``median`` or ``mode``.
 
     Returns:
         ``{field: value}`` for the arguments given; checked by :func:`make_plan`.
@@ -208,8 +219,21 @@ def panel_overrides(
         "quorum": quorum,
         "deadline_s": deadline_s,
         "call_plan": call_plan,
+        "repeats": repeats,
+        "reducer": reducer,
     }
     return {k: v for k, v in given.items() if v is not None}
+
+
+def with_overrides(options: PanelOptions, panel: Mapping[str, Any]) -> PanelOptions:
+    """``options`` with the caller's overrides (:func:`panel_overrides`) applied, after checking them.
+
+    Raises:
+        ConfigError: for an override out of range (a language, call plan, aggregation, quorum,
+            repeats or reducer that does not exist), naming its option.
+    """
+    _check_panel(panel)
+    return dataclasses.replace(options, **dict(panel))
 
 
 def _check_panel(panel: Mapping[str, Any]) -> None:
@@ -224,6 +248,11 @@ def _check_panel(panel: Mapping[str, Any]) -> None:
     quorum = panel.get("quorum")
     if quorum is not None and (isinstance(quorum, bool) or not isinstance(quorum, int) or quorum < 1):
         raise ConfigError(f"quorum {quorum!r}: use an integer >= 1", key="--quorum")
+    repeats = panel.get("repeats")
+    if repeats is not None and (isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1):
+        raise ConfigError(f"repeats {repeats!r}: use an integer >= 1", key="--repeats")
+    if "reducer" in panel and panel["reducer"] not in REDUCERS:
+        raise ConfigError(f"reducer {panel['reducer']!r}: use one of {', '.join(REDUCERS)}", key="--reducer")
     deadline = panel.get("deadline_s")
     if deadline is not None and (isinstance(deadline, bool) or not isinstance(deadline, int | float) or deadline <= 0):
         raise ConfigError(f"deadline {deadline!r}: use a number of seconds > 0", key="--deadline")
@@ -244,6 +273,7 @@ def make_plan(
     dataset: str = "",
     panel: Mapping[str, Any] | None = None,
     no_cache: bool = False,
+    shard: str | Shard | None = None,
 ) -> RunPlan:
     """Build and check a run plan; no judge is built or called.
 
@@ -263,6 +293,7 @@ def make_plan(
         dataset: the dataset's name for the results header.
         panel: PanelOptions overrides.
         no_cache: run without the judge cache.
+        shard: ``"K/N"`` to score only shard K of N (:func:`ragqa.run.shard.parse_shard`).
 
     Raises:
         ConfigError: for any problem above, or a metric that needs a judge when the panel has
@@ -295,6 +326,7 @@ def make_plan(
         dataset=dataset,
         panel=dict(panel or {}),
         no_cache=no_cache,
+        shard=parse_shard(shard),
     )
     if resume and plan.stream is None:
         raise ConfigError("--resume needs a JSON Lines output to resume from, e.g. --out results.jsonl", key="--resume")

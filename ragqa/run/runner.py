@@ -33,11 +33,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ragqa.errors import ConfigError, SampleError
+from ragqa.factory import uncached_embedder, uncached_judge
+from ragqa.judges.base import Embedders, Judge
 from ragqa.render.registry import RenderOptions
 from ragqa.report import CacheStats, Report, SkippedSample
 from ragqa.run.estimate import RunEstimate, estimate_pairs
 from ragqa.run.outcome import RunResult, exit_code_for, incomplete_results, threshold_verdicts
 from ragqa.run.plan import RunPlan, check_judge_free
+from ragqa.run.shard import ShardedSamples
 from ragqa.run.stream import Pair, ResultsHeader, ResultStream, partial_path, read_results
 from ragqa.run.summary import RunSummary
 from ragqa.run.validate import Validation, validate_run
@@ -97,21 +100,25 @@ def config_fingerprint(evaluator: PanelEvaluator) -> str:
     """``sha256:<hex>`` of what decides the scores: each judge's id and identity, the embedders, the panel options.
 
     The panel options include the call plan: a resumed run refuses results made with the other plan.
+    With repeats (``repeats > 1``) they include the repeats and the reducer too, so a resumed run
+    refuses results made with another number of repeats; a single-repeat run leaves both out, so
+    its fingerprint is the one ragqa wrote before repeats existed.
 
     A judge's identity (:attr:`ragqa.judges.base.Judge.fingerprint`) is its provider, endpoint,
     model and decoding options, never its key or headers, so no secret enters the hash.
     """
     options = evaluator.options
-    return _sha256(
-        {
-            "judges": [[j.id, j.fingerprint] for j in evaluator.judges],
-            "embedders": [e.id for e in evaluator.embedders],
-            "strategy": options.strategy,
-            "quorum": options.quorum,
-            "language": options.language,
-            "call_plan": options.call_plan,
-        }
-    )
+    decides: dict[str, Any] = {
+        "judges": [[j.id, j.fingerprint] for j in evaluator.judges],
+        "embedders": [e.id for e in evaluator.embedders],
+        "strategy": options.strategy,
+        "quorum": options.quorum,
+        "language": options.language,
+        "call_plan": options.call_plan,
+    }
+    if options.repeats > 1:
+        decides.update(repeats=options.repeats, reducer=options.reducer)
+    return _sha256(decides)
 
 
 def dataset_fingerprint(samples: Iterable[Sample]) -> str:
@@ -159,7 +166,8 @@ class Prepared:
         kept: records read back for ``resume``, by (sample id, metric key).
         header: the resumed run's header, if any.
         labels: every sample's id, in dataset order (a sample's position is its index here).
-        fingerprint: :func:`dataset_fingerprint` of the samples.
+        fingerprint: :func:`dataset_fingerprint` of the whole dataset (every shard's samples).
+        dataset_samples: samples in the whole dataset (more than :attr:`n_samples` with ``--shard``).
         retry: with ``retry_failed``, the records read back that hold a judge failure, by (sample
             id, metric key): scored again, asking only the judges that failed.
     """
@@ -170,6 +178,7 @@ class Prepared:
     header: ResultsHeader | None
     labels: list[str]
     fingerprint: str
+    dataset_samples: int = 0
     retry: dict[Pair, dict[str, Any]] = dataclasses.field(default_factory=dict)
 
     def failed_judges(self) -> dict[Pair, list[str]]:
@@ -181,7 +190,7 @@ class Prepared:
 
     @property
     def n_samples(self) -> int:
-        """Samples in the dataset."""
+        """Samples this run scores: the dataset's, or its shard's with ``--shard``."""
         return len(self.labels)
 
     def todo(self, metrics: Sequence[Metric]) -> Iterator[tuple[int, Sample, tuple[Metric, ...]]]:
@@ -262,12 +271,22 @@ class Runner:
         invalid: set[Pair] = set()
         labels: list[str] = []
         fingerprint = DatasetFingerprint()
+        in_dataset = 0
         for sample in samples:
+            fingerprint.add(sample)  # of the whole dataset, so the parts of a sharded run can be matched
+            in_dataset += 1
+            if plan.shard is not None and not plan.shard.holds(sample.label):
+                continue
             checked = validate_run([sample], plan.metrics, plan.limits)
             problems.extend(checked.problems)
             invalid.update(checked.invalid)
             labels.append(sample.label)
-            fingerprint.add(sample)
+        if plan.shard is not None:
+            samples = (
+                [s for s in samples if plan.shard.holds(s.label)]
+                if isinstance(samples, Sequence)
+                else ShardedSamples(samples, plan.shard)
+            )
         validation = Validation(tuple(problems), frozenset(invalid))
         if plan.on_invalid == "raise":
             validation.raise_if_any(hint="fix them, or pass --on-invalid skip to score only the valid pairs")
@@ -276,7 +295,7 @@ class Runner:
         if plan.retry_failed:  # records with a failed judge are scored again, asking only that judge
             retry = {pair: r for pair, r in kept.items() if any(j.get("failure") for j in r.get("judges", []))}
             kept = {pair: r for pair, r in kept.items() if pair not in retry}
-        self.prepared = Prepared(samples, validation, kept, header, labels, fingerprint.value, retry)
+        self.prepared = Prepared(samples, validation, kept, header, labels, fingerprint.value, in_dataset, retry)
         return self.prepared
 
     def _read_resume(self) -> tuple[ResultsHeader | None, dict[Pair, dict[str, Any]]]:
@@ -308,11 +327,7 @@ class Runner:
         """
         from ragqa.evaluation import PanelEvaluator
 
-        if self.plan.no_cache:
-            from dependency_injector import providers
-
-            self.container.cache.override(providers.Object(None))
-        judges = self.container.judges()
+        judges, embedders = self._panel()
         if not judges:  # a panel of no judge runs judge-free metrics only
             check_judge_free(self.plan.metrics)
         options = dataclasses.replace(self.container.panel_options(), **dict(self.plan.panel))
@@ -322,11 +337,26 @@ class Runner:
                 "no aggregate could exist",
                 key="ragqa.aggregation.quorum",
             )
-        evaluator = PanelEvaluator(judges, self.plan.metrics, embedders=self.container.embedders(), options=options)
+        evaluator = PanelEvaluator(judges, self.plan.metrics, embedders=embedders, options=options)
         panel_problems = evaluator.validate([], self.plan.metrics)
         if panel_problems:
             raise ConfigError(str(panel_problems[0]), key="spring.ai.embedding-models.list")
         return evaluator
+
+    def _panel(self) -> tuple[list[Judge], Embedders]:
+        """The container's judges and embedders; for ``no_cache``, the same ones without the cache.
+
+        The container is never changed: a ``no_cache`` run takes its ``plain_*`` providers (or,
+        where an application overrode ``judges`` / ``embedders``, unwraps what they give), so the
+        cache is neither opened nor written, and the next run of the same container has it again.
+        """
+        c = self.container
+        if not self.plan.no_cache:
+            return list(c.judges()), c.embedders()
+        judges = [uncached_judge(j) for j in c.judges()] if c.judges.overridden else list(c.plain_judges())
+        source = c.embedders() if c.embedders.overridden else c.plain_embedders()
+        unavailable = source.unavailable if isinstance(source, Embedders) else None
+        return judges, Embedders([uncached_embedder(e) for e in source], unavailable=unavailable)
 
     def estimate(self, prepared: Prepared, evaluator: PanelEvaluator) -> RunEstimate:
         """Estimate calls and tokens of the missing pairs; refuse a run over the cap.
@@ -336,7 +366,8 @@ class Runner:
         """
         pairs = ((sample, metric) for _, sample, metrics in prepared.todo(self.plan.metrics) for metric in metrics)
         judges = len(evaluator.judges)
-        estimate = estimate_pairs(pairs, judges, plan=evaluator.options.call_plan)
+        options = evaluator.options
+        estimate = estimate_pairs(pairs, judges, plan=options.call_plan, repeats=options.repeats)
         if self.on_estimate is not None:
             self.on_estimate(estimate)
         if self.plan.max_calls is not None and estimate.calls > self.plan.max_calls:
@@ -371,16 +402,32 @@ class Runner:
             metrics=tuple(m.key for m in self.plan.metrics),
             judges=tuple(j.id for j in evaluator.judges),
             started_at=old.started_at if old is not None else datetime.now(UTC).isoformat(timespec="seconds"),
+            shard=str(self.plan.shard) if self.plan.shard is not None else None,
+            dataset_samples=prepared.dataset_samples if self.plan.shard is not None else None,
+            repeats=evaluator.options.repeats,
         )
 
     def _check_resumed(self, prepared: Prepared, evaluator: PanelEvaluator) -> None:
         old, new = prepared.header, self._header(prepared, evaluator)
         assert old is not None
+        if old.shard != new.shard:
+            raise ConfigError(
+                f"--resume: the results are of shard {old.shard or '(none)'}, this run is shard "
+                f"{new.shard or '(none)'}; use the same --shard, or run without --resume",
+                key="--resume",
+            )
+        if old.repeats != new.repeats:
+            raise ConfigError(
+                f"--resume: the results were made with {old.repeats} repeat(s) per judge, this run asks for "
+                f"{new.repeats}; use the same --repeats (ragqa.repeats), or run without --resume",
+                key="--resume",
+            )
         if old.config_fingerprint != new.config_fingerprint:
             raise ConfigError(
                 f"--resume: the results were made with another configuration (judges {', '.join(old.judges)}; "
                 f"fingerprint {old.config_fingerprint[:19]}..., now {new.config_fingerprint[:19]}...). Use the same "
-                "settings, profile and --aggregation/--quorum/--language/--call-plan, or run without --resume",
+                "settings, profile and --aggregation/--quorum/--language/--call-plan/--reducer, "
+                "or run without --resume",
                 key="--resume",
             )
         if old.dataset_fingerprint != new.dataset_fingerprint:
@@ -419,11 +466,11 @@ class Runner:
                 if label in position_of and key in metric_of:
                     keep(position_of[label], read_result_record(old))
         resumed = summary.count
+        header = self._header(prepared, evaluator)
         if plan.stream is not None:
             # the records being retried stay in the partial file until their new record follows
             # (the last record of a pair wins), so an interrupted retry loses nothing
-            kept_lines = {**prepared.kept, **prepared.retry}
-            self.stream = ResultStream(plan.stream.path, self._header(prepared, evaluator), kept_lines)
+            self.stream = ResultStream(plan.stream.path, header, {**prepared.kept, **prepared.retry})
             self.stream.open()
 
         def record(position: int, rows: list[PanelResult]) -> None:
@@ -439,7 +486,7 @@ class Runner:
             old = prepared.retry.get((label, key))
             return {o.judge_id: o for o in read_result_record(old).judges if o.ok} if old is not None else {}
 
-        cache = self.container.cache()
+        cache = None if plan.no_cache else self.container.cache()
         counts0 = _cache_counts(cache)
         started = time.perf_counter()
         try:
@@ -459,6 +506,9 @@ class Runner:
             samples=list(prepared.samples) if self.keep_results else [],
             results_kept=self.keep_results,
             call_plan=evaluator.options.call_plan,
+            run_id=header.run_id,
+            dataset=header.dataset,
+            started_at=header.started_at,
         )
         written = []
         options = RenderOptions(language=evaluator.options.language, thresholds=dict(plan.thresholds))

@@ -3,7 +3,8 @@
 Format (UTF-8 JSON Lines, documented in ``docs/cli.md``):
 
 - line 1, the header: ``{"ragqa_results": 1, "run_id", "ragqa_version", "config_fingerprint",
-  "dataset", "dataset_fingerprint", "samples", "metrics", "judges", "started_at"}``; no setting
+  "dataset", "dataset_fingerprint", "samples", "metrics", "judges", "started_at"}`` (and
+  ``"repeats"`` when a run judges each pair more than once); no setting
   and no secret is in it (the fingerprint is a SHA-256 of the judges' identities and the panel
   options);
 - then one :func:`ragqa.render.records.result_record` per finished (sample, metric), appended
@@ -53,6 +54,11 @@ class ResultsHeader:
         metrics: metric keys of the run, in order.
         judges: judge ids of the panel, in order.
         started_at: when the run first started, ISO 8601 UTC.
+        shard: ``"K/N"`` for one part of a sharded run (``--shard``), else ``None`` (not written).
+        dataset_samples: samples in the whole dataset of a sharded run (``samples`` counts the
+            shard's), else ``None`` (not written).
+        repeats: times each judge scored each pair (:mod:`ragqa.repeats`); written only when > 1,
+            so a single-repeat header is unchanged.
     """
 
     run_id: str
@@ -64,11 +70,19 @@ class ResultsHeader:
     metrics: tuple[str, ...]
     judges: tuple[str, ...]
     started_at: str
+    shard: str | None = None
+    dataset_samples: int | None = None
+    repeats: int = 1
 
     def to_json(self) -> dict[str, Any]:
-        """The header line's object (``ragqa_results`` first)."""
+        """The header line's object (``ragqa_results`` first; shard fields only when sharded, ``repeats`` when > 1)."""
         data = asdict(self)
         data["metrics"], data["judges"] = list(self.metrics), list(self.judges)
+        for key in ("shard", "dataset_samples"):
+            if data[key] is None:
+                del data[key]
+        if self.repeats == 1:
+            del data["repeats"]
         return {"ragqa_results": FORMAT_VERSION, **data}
 
     @classmethod
@@ -88,6 +102,9 @@ class ResultsHeader:
             metrics=tuple(data["metrics"]),
             judges=tuple(data["judges"]),
             started_at=str(data["started_at"]),
+            shard=str(data["shard"]) if data.get("shard") is not None else None,
+            dataset_samples=int(data["dataset_samples"]) if data.get("dataset_samples") is not None else None,
+            repeats=int(data.get("repeats", 1)),
         )
 
 
