@@ -17,7 +17,12 @@ import pytest
 
 import ragqa as ragqa_pkg
 from ragqa.errors import ConfigError
-from ragqa.testing import ChatRequest, FakeOpenAIServer, Fault, ragqa_responder
+from ragqa.evaluation import PanelEvaluator, PanelOptions
+from ragqa.judges.local import LocalJudge
+from ragqa.metrics.faithfulness import Faithfulness
+from ragqa.schema import PanelResult
+from ragqa.settings import LocalJudgeSettings
+from ragqa.testing import ChatRequest, CountingJudge, FakeOpenAIServer, Fault, make_sample, ragqa_responder
 
 ROOT = Path(__file__).resolve().parent.parent
 JUDGES = ("judge-a", "judge-b")
@@ -148,3 +153,28 @@ def test_cli_resume_retry_failed_repairs_a_run_after_an_outage(srv: FakeOpenAISe
     assert all(entry["failure"] is None for entry in judge_entries(work / "r.jsonl").values())
     refused = evaluate("--retry-failed")
     assert refused.returncode == 2 and "use it with --resume" in refused.stderr
+
+
+@pytest.mark.parametrize("repeats", [1, 2])
+async def test_the_panel_asks_only_the_judges_without_a_kept_outcome(repeats: int) -> None:
+    strict = CountingJudge(LocalJudge("strict", LocalJudgeSettings(support_threshold=0.6)))
+    lenient = CountingJudge(LocalJudge("lenient", LocalJudgeSettings(support_threshold=0.4)))
+    evaluator = PanelEvaluator([strict, lenient], [Faithfulness()], options=PanelOptions(repeats=repeats))
+    sample = make_sample()
+    plain = (await evaluator.score_sample(sample))[0]
+    strict.calls = lenient.calls = 0
+    kept = plain.judges[0].model_copy(update={"latency_s": 123.0})  # a kept outcome is used as it is
+    rows: list[PanelResult] = []
+    await evaluator.score_stream(
+        [(0, sample, evaluator.metrics)],
+        lambda tag, got: rows.extend(got),
+        reuse=lambda label, key: {"strict": kept} if (label, key) == ("s1", "faithfulness") else {},
+    )
+    assert strict.calls == 0 and lenient.calls > 0
+    (result,) = rows
+    assert result.judges[0] == kept
+    assert [o.judge_id for o in result.judges] == ["strict", "lenient"]
+    assert result.judges[1].score == plain.judges[1].score and len(result.judges[1].repeats) == len(
+        plain.judges[1].repeats
+    )
+    assert result.aggregate == plain.aggregate  # the same scores: the same aggregate
