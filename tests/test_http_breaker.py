@@ -270,3 +270,30 @@ async def test_a_slow_but_answering_judge_is_not_taken_for_hung(srv: FakeOpenAIS
     breaker.record_failure("no answer within 2s", timeout=True, started=later)
     breaker.record_failure("no answer within 2s", timeout=True, started=later)
     assert breaker.state == "open" and breaker.hung
+
+
+async def test_a_new_call_waits_for_a_probe_due_within_its_first_retry_wait() -> None:
+    clock = Clock()
+    breaker = CircuitBreaker("j", failure_threshold=1, cool_down_s=1, clock=clock)
+    refused(breaker)  # open; the probe is due in 1 s, within the first backoff (2 s by default)
+    waits: list[float] = []
+
+    async def sleep(seconds: float) -> None:
+        waits.append(seconds)
+        clock.now += seconds
+
+    async def attempt() -> str:
+        return "answer"
+
+    policy = RetryPolicy(RetrySettings(max_attempts=3))
+    out = await call_with_retry(
+        attempt, policy=policy, classify=lambda e: Failure("other"), label="j", sleep=sleep, breaker=breaker
+    )
+    assert out == "answer" and waits == [pytest.approx(1.0)] and breaker.state == "closed"
+    far = CircuitBreaker("j", failure_threshold=1, cool_down_s=8, clock=clock)
+    refused(far)  # a probe further away than the first retry wait: fail fast, no wait
+    with pytest.raises(JudgeUnavailable, match=r"next probe in 8\.0s"):
+        await call_with_retry(
+            attempt, policy=policy, classify=lambda e: Failure("other"), label="j", sleep=sleep, breaker=far
+        )
+    assert len(waits) == 1

@@ -27,7 +27,8 @@ given, the longest). A wait longer than :data:`MAX_RETRY_AFTER_S` ends the retri
 An optional :class:`~ragqa.judges.breaker.CircuitBreaker` admits every attempt and is told the
 outcome of each. A call whose retry falls while the breaker is open waits at least until its
 next probe is due (it then waits behind the probe, or becomes it), so a judge that comes back is
-used by the calls already running. A call whose own attempt was a failed probe is not retried
+used by the calls already running; a new call does the same when the probe is due within the
+first retry wait it would get anyway (``backoff(1)``), and fails fast otherwise. A call whose own attempt was a failed probe is not retried
 again (a dead judge costs one probe per call, not one per attempt), and a breaker open because
 the judge hangs ends the retries at once.
 
@@ -336,6 +337,12 @@ async def call_with_retry(
         breaker.record_success()
         return result
 
+    if breaker is not None and not breaker.hung:
+        # an open breaker whose probe is due within the first retry wait this call would get anyway:
+        # wait for the probe (and behind it) instead of failing now
+        due = breaker.until_probe()
+        if 0 < due <= policy.backoff(1):
+            await sleep(due)
     # The first attempt runs without tenacity: a call that succeeds (nearly all of them) pays for no
     # retry machinery. A failed first attempt is handed to tenacity as its own first outcome (the
     # same exception, raised again without a second request), so every decision, wait and log line
