@@ -26,6 +26,7 @@ from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
+from ragqa._heap import frozen_heap
 from ragqa.aggregate import Strategy, aggregate
 from ragqa.errors import ConfigError, JudgeError, JudgeTimeout, JudgeUnsupported, SampleError
 from ragqa.judges.base import Embedder, Embedders, Judge, SharedCallJudge
@@ -34,7 +35,6 @@ from ragqa.judges.ratelimit import request_priority
 from ragqa.metrics.base import CallPlan, Metric, MetricContext
 from ragqa.repeats import REDUCERS, Reducer, combine_repeats, repeat_index
 from ragqa.report import Report, SkippedSample, summarize
-from ragqa.run.heap import frozen_heap
 from ragqa.schema import JudgeFailure, JudgeOutcome, Language, PanelResult, Sample, Usage
 from ragqa.usage import usage_scope
 
@@ -289,7 +289,7 @@ class PanelEvaluator:
         file is never read ahead). Each sample's metrics run together (shared steps once per
         judge). One deadline (:attr:`PanelOptions.deadline_s`) covers the whole stream. The objects
         alive when the stream starts are kept out of the garbage collector's way while it runs
-        (:func:`ragqa.run.heap.frozen_heap`), so full collections do not stall the loop. Each
+        (:func:`ragqa._heap.frozen_heap`), so full collections do not stall the loop. Each
         sample's requests are ranked by the order the sample entered the stream
         (:data:`ragqa.judges.ratelimit.request_priority`), so a judge's waiting requests are served
         earliest sample first; a panel of local judges only computes in place instead of in the
@@ -472,7 +472,7 @@ class PanelEvaluator:
         with usage_scope() as meter:
             try:
                 score = await metric.score(sample, judge, self._context)
-                metric.check_score(score, judge_id=judge.id)  # the one range check of every score
+                score = metric.check_score(score, judge_id=judge.id)  # the one range check of every score
             except (JudgeError, SampleError) as exc:
                 failure = JudgeFailure(
                     judge_id=judge.id,

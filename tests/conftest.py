@@ -80,6 +80,7 @@ SLOW_MODULES = frozenset(
         "test_html_layout",
         "test_html_report",
         "test_promptfoo",
+        "test_promptfoo_example",
         "test_promptfoo_text",
         "test_pytest_plugin",
         "test_pytest_plugin_async",

@@ -7,23 +7,22 @@ import shlex
 import signal
 import sys
 import threading
-import time
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, NoReturn
+from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
-from rich.console import Console
 
 from ragqa.errors import ConfigError
 from ragqa.run.exit_codes import ExitCode
+from ragqa.run.progress import RunProgress, choose_mode
 
 if TYPE_CHECKING:
     from ragqa.container import Container
     from ragqa.run.estimate import RunEstimate
     from ragqa.run.outcome import RunResult
     from ragqa.run.runner import Runner
-    from ragqa.schema import PanelResult, Sample
+    from ragqa.schema import Sample
 from ragqa.cli._common import (
     _EXIT_CODES_HELP,
     _clean_errors,
@@ -35,59 +34,10 @@ from ragqa.cli._common import (
     _is_ci,
     _ProfileOption,
     _stderr,
+    _stdout,
     app,
     parse_thresholds,
 )
-
-
-class _Progress:
-    """A rich progress bar on a terminal; otherwise plain ``scored N/M`` lines on stderr every ~10%.
-
-    It starts when the run's estimate is known (:meth:`start`), i.e. just before the first call.
-    """
-
-    def __init__(self, *, enabled: bool) -> None:
-        self.total = 0
-        self.done = 0
-        self._bar: Any = None
-        self._task: Any = None
-        self._started = time.perf_counter()
-        self._next_line = 0
-        self._rich = enabled and sys.stderr.isatty() and not _is_ci()
-        self._plain = enabled and not self._rich
-
-    def start(self, total: int) -> None:
-        self.total = total
-        self._started = time.perf_counter()
-        if self._rich and total:
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-            self._bar = Progress(
-                TextColumn("scoring"),
-                BarColumn(),
-                MofNCompleteColumn(),
-                TextColumn("sample x metric"),
-                TimeElapsedColumn(),
-                console=Console(stderr=True),
-                transient=True,
-            )
-            self._bar.start()
-            self._task = self._bar.add_task("scoring", total=total)
-
-    def stop(self) -> None:
-        if self._bar is not None:
-            self._bar.stop()
-            self._bar = None
-
-    def advance(self, _result: PanelResult) -> None:
-        self.done += 1
-        if self._bar is not None:
-            self._bar.update(self._task, completed=self.done)
-        elif self._plain and (self.done >= self._next_line or self.done == self.total):
-            step = max(1, self.total // 10)
-            self._next_line = self.done + step
-            elapsed = time.perf_counter() - self._started
-            print(f"scored {self.done}/{self.total} (sample x metric) in {elapsed:.1f} s", file=sys.stderr, flush=True)
 
 
 def _resume_command() -> str:
@@ -137,8 +87,8 @@ def evaluate(
         typer.Option(
             "--out",
             "-o",
-            help="Write results here; the suffix picks the format: .jsonl (streamed as results are made, "
-            "resumable), .json, .csv, .xml (JUnit). Repeatable.",
+            help="Write results here; the suffix picks the format: .jsonl, .json, .csv, .xml (JUnit), .html. "
+            "Repeatable. Results stream to <file>.partial as they are made (resumable).",
         ),
     ] = None,
     junit_xml: Annotated[
@@ -146,7 +96,19 @@ def evaluate(
     ] = None,
     resume: Annotated[
         bool,
-        typer.Option("--resume", help="Continue the run recorded in the --out .jsonl file: score only missing pairs."),
+        typer.Option(
+            "--resume",
+            help="Continue the run recorded in the --out file's .partial (or the finished .jsonl): score only "
+            "missing pairs.",
+        ),
+    ] = False,
+    overwrite: Annotated[
+        bool,
+        typer.Option(
+            "--overwrite",
+            help="Start over although the --out file's .partial holds an earlier run's results (they are deleted); "
+            "without it such a run stops with exit code 2.",
+        ),
     ] = False,
     retry_failed: Annotated[
         bool,
@@ -241,7 +203,13 @@ def evaluate(
             "join the parts with ragqa merge.",
         ),
     ] = None,
-    progress: Annotated[bool, typer.Option("--progress/--no-progress", help="Show progress on stderr.")] = True,
+    progress: Annotated[
+        bool,
+        typer.Option(
+            "--progress/--no-progress",
+            help="Show progress on stderr, with rate and ETA: a bar on a terminal, a line every ~10% elsewhere.",
+        ),
+    ] = True,
     max_failures: Annotated[int, typer.Option("--max-failures", min=0, help="Judge failures listed in full.")] = 5,
     verbose: Annotated[int, typer.Option("--verbose", "-v", count=True, help="More log output (-vv: debug).")] = 0,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Only errors in the log output.")] = False,
@@ -269,7 +237,7 @@ def evaluate(
         _fail(f"--call-plan {call_plan!r}: use batched or ragas")
 
     err = _stderr()
-    progress_bar = _Progress(enabled=progress)
+    progress_bar = RunProgress(choose_mode(progress, ci=_is_ci()))
 
     def on_estimate(estimate: RunEstimate) -> None:
         prepared = runner.prepared
@@ -280,10 +248,10 @@ def evaluate(
                 err.print(
                     f"--retry-failed: asking {failed} failed judge outcome(s) of {len(prepared.retry)} result(s) again"
                 )
-        elif plan.resume and runner.resumed_from is None and plan.stream is not None:
-            err.print(f"--resume: no results in {plan.stream.path} or its .partial yet; starting a new run")
+        elif plan.resume and runner.resumed_from is None and plan.journal is not None:
+            err.print(f"--resume: no results in {plan.journal.path} or its .partial yet; starting a new run")
         err.print(str(estimate))
-        progress_bar.start(estimate.pairs)
+        progress_bar.start(estimate)
 
     with _clean_errors():
         user_thresholds = parse_thresholds(threshold or [])
@@ -310,6 +278,7 @@ def evaluate(
             max_calls=max_calls,
             resume=resume,
             retry_failed=retry_failed,
+            overwrite=overwrite,
             outputs=outputs,
             dataset=str(dataset),
             panel=panel,
@@ -368,10 +337,10 @@ def _interrupted(runner: Runner) -> NoReturn:
         err.print(
             f"interrupted: {stream.count} result(s) kept in {stream.partial}. Resume with:\n  {_resume_command()}"
         )
-    elif runner.plan.stream is not None:
+    elif runner.plan.journal is not None:
         err.print("interrupted before the first judge call; nothing was scored")
     else:
-        err.print("interrupted: no .jsonl output was given (--out results.jsonl), so no result was kept")
+        err.print("interrupted: no output was given (--out results.jsonl), so no result was kept")
     raise typer.Exit(ExitCode.INTERRUPTED)
 
 
@@ -398,7 +367,7 @@ def _report(result: RunResult, *, max_failures: int) -> None:
     from ragqa.render import render_report
 
     report = result.report
-    stdout = Console() if sys.stdout.isatty() else Console(width=120)
+    stdout = _stdout()
     render_report(report, stdout, language=result.language, max_failures=max_failures)
     err = _stderr()
     if result.resumed:

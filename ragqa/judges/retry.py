@@ -28,9 +28,9 @@ An optional :class:`~ragqa.judges.breaker.CircuitBreaker` admits every attempt a
 outcome of each. A call whose retry falls while the breaker is open waits at least until its
 next probe is due (it then waits behind the probe, or becomes it), so a judge that comes back is
 used by the calls already running; a new call does the same when the probe is due within the
-first retry wait it would get anyway (``backoff(1)``), and fails fast otherwise. A call whose own attempt was a failed probe is not retried
-again (a dead judge costs one probe per call, not one per attempt), and a breaker open because
-the judge hangs ends the retries at once.
+first retry wait it would get anyway (``backoff(1)``), and fails fast otherwise. A call whose
+own attempt was a failed probe is not retried again (a dead judge costs one probe per call, not
+one per attempt), and a breaker open because the judge hangs ends the retries at once.
 
 The first attempt runs outside tenacity, so a call that succeeds pays for no retry machinery; a
 failed first attempt becomes tenacity's own first outcome (:func:`call_with_retry`), so every

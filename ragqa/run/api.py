@@ -20,12 +20,14 @@ from ragqa.run.exit_codes import ExitCode
 from ragqa.run.loop import default_loop, run_sync
 from ragqa.run.outcome import RunResult
 from ragqa.run.plan import MetricLike, OnInvalid, make_plan, panel_overrides, plan_output
+from ragqa.run.progress import RunProgress, choose_mode
 from ragqa.run.runner import Runner
 from ragqa.schema import Sample
 
 if TYPE_CHECKING:
     from ragqa.container import Container
     from ragqa.report import Report
+    from ragqa.run.estimate import RunEstimate
 
 __all__ = ["IncompleteRunWarning", "aevaluate", "evaluate", "samples_from_data"]
 
@@ -37,21 +39,27 @@ def samples_from_data(data: Any, *, column_map: Mapping[str, str] | None = None)
 
     Args:
         data: a path (``str`` or :class:`~pathlib.Path`) to a JSONL, JSON or CSV file; a list of
-            dicts and/or :class:`~ragqa.schema.Sample` objects; or a pandas DataFrame (one row per
-            sample, RAGAS column names).
+            dicts and/or :class:`~ragqa.schema.Sample` objects; a dict of equal-length columns
+            (RAGAS's ``Dataset.from_dict`` shape, or a Hugging Face ``Dataset``); or a pandas
+            DataFrame (one row per sample, RAGAS column names).
         column_map: ``{dataset_column: sample_field}`` renames (files, dicts and DataFrames).
 
     Returns:
         ``(samples, name)``: the samples in order and how the results header names them.
 
     Raises:
-        DatasetError: for a bad file, record or field (line / index, field and fix).
+        DatasetError: for a bad file, record or field (line / index, field and fix), or a dict
+            whose columns are not lists of one length.
         TypeError: for data of another kind.
     """
-    from ragqa.datasets import load_dataset, samples_from_records
+    from ragqa.datasets import load_dataset, samples_from_columns, samples_from_records
 
     if isinstance(data, str | Path):
         return load_dataset(data, column_map=column_map), str(data)
+    if isinstance(data, Mapping) or (hasattr(data, "column_names") and hasattr(data, "to_dict")):
+        columns = data if isinstance(data, Mapping) else data.to_dict()  # a dict, or a Hugging Face Dataset
+        samples = samples_from_columns(columns, column_map=column_map)
+        return samples, f"{len(samples)} sample(s) from a dict of columns"
     if hasattr(data, "to_dict") and hasattr(data, "columns"):  # a pandas DataFrame, without importing pandas
         records = data.to_dict("records")
         return samples_from_records(records, column_map=column_map), f"a DataFrame of {len(records)} row(s)"
@@ -67,7 +75,7 @@ def samples_from_data(data: Any, *, column_map: Mapping[str, str] | None = None)
         return samples_from_records(records, column_map=column_map), f"{len(records)} record(s) from Python"
     raise TypeError(
         f"data is {type(data).__name__}; give a path (.jsonl, .json, .csv), a list of dicts or Samples, "
-        "or a pandas DataFrame"
+        "a dict of columns, or a pandas DataFrame"
     )
 
 
@@ -115,9 +123,11 @@ async def _run(
     no_cache: bool,
     panel: Mapping[str, Any],
     retry_failed: bool = False,
+    overwrite: bool = False,
     container: Container | None,
     keep_results: bool = True,
     shard: str | None = None,
+    progress: bool | RunProgress | None = None,
 ) -> Report:
     from ragqa.container import close_container, create_container
 
@@ -148,16 +158,24 @@ async def _run(
             max_calls=max_calls,
             resume=resume,
             retry_failed=retry_failed,
+            overwrite=overwrite,
             outputs=[plan_output(p, option="out") for p in paths],
             dataset=name,
             panel=panel,
             no_cache=no_cache,
             shard=shard,
         )
-        runner = Runner(
-            plan, container, on_estimate=lambda estimate: log.info("%s", estimate), keep_results=keep_results
-        )
-        result = await runner.arun(samples)
+        shown = progress if isinstance(progress, RunProgress) else RunProgress(choose_mode(progress), transient=False)
+
+        def on_estimate(estimate: RunEstimate) -> None:
+            log.info("%s", estimate)
+            shown.start(estimate)
+
+        runner = Runner(plan, container, on_estimate=on_estimate, on_result=shown.advance, keep_results=keep_results)
+        try:
+            result = await runner.arun(samples)
+        finally:
+            shown.stop()
         _warn_if_incomplete(result)
         return result.report
     finally:
@@ -187,14 +205,16 @@ async def aevaluate(
     container: Container | None = None,
     call_plan: str | None = None,
     keep_results: bool = True,
+    overwrite: bool = False,
     shard: str | None = None,
     repeats: int | None = None,
     reducer: str | None = None,
+    progress: bool | RunProgress | None = None,
 ) -> Report:
     """Score ``data`` with ``metrics`` across the judge panel of the settings; the async form of :func:`evaluate`.
 
     The run happens on ragqa's loop thread; awaiting it from any event loop is safe, and
-    cancelling the await cancels the run (finished results stay in a ``.jsonl`` output).
+    cancelling the await cancels the run (finished results stay in the output's ``.partial`` file).
     Arguments, return value and errors are those of :func:`evaluate`.
     """
     coro = _run(
@@ -222,7 +242,9 @@ async def aevaluate(
         ),
         container=container,
         keep_results=keep_results,
+        overwrite=overwrite,
         shard=shard,
+        progress=progress,
     )
     return await default_loop().arun(coro)
 
@@ -249,9 +271,11 @@ def evaluate(
     container: Container | None = None,
     call_plan: str | None = None,
     keep_results: bool = True,
+    overwrite: bool = False,
     shard: str | None = None,
     repeats: int | None = None,
     reducer: str | None = None,
+    progress: bool | RunProgress | None = None,
 ) -> Report:
     """Score ``data`` with ``metrics`` across the judge panel of the settings, in one call.
 
@@ -264,14 +288,15 @@ def evaluate(
 
     Args:
         data: a path to a ``.jsonl``/``.json``/``.csv`` dataset, a list of dicts or
-            :class:`~ragqa.schema.Sample` objects, or a pandas DataFrame (RAGAS field names).
+            :class:`~ragqa.schema.Sample` objects, a dict of equal-length columns (RAGAS's
+            ``Dataset.from_dict`` shape), or a pandas DataFrame (RAGAS field names).
         metrics: names (``"faithfulness"``), spec strings (``"noise_sensitivity(mode=irrelevant)"``),
             :class:`~ragqa.run.spec.MetricSpec` or metric objects; default ``ragqa.metrics``.
         config: the ``application.yaml`` (default: ``./application.yaml`` when present, else defaults).
         profile: active profiles (``"local"`` is the offline panel built into ragqa).
         thresholds: ``{metric: value}``; each must name a metric of the run (did-you-mean on
             typos). Checked against the aggregate means and written to JUnit outputs.
-        out: one output path or several (``.jsonl`` streams and resumes, ``.json``, ``.xml``
+        out: one output path or several (``.jsonl``, ``.json``, ``.xml``
             JUnit, and any format registered in :mod:`ragqa.render.registry`).
         column_map: ``{dataset_column: sample_field}`` renames.
         on_invalid: ``raise`` (stop before any call, listing every problem) or ``skip`` the
@@ -279,7 +304,9 @@ def evaluate(
         allow_incomplete: accepted for symmetry with the CLI (the report is returned either way).
         max_calls: refuse the run when the estimated judge calls exceed this (default
             ``ragqa.limits.max-calls``).
-        resume: continue the run recorded in the ``.jsonl`` output: only missing pairs are scored.
+        resume: continue the run recorded in the first output's ``.partial`` file (results stream
+            there as they are made, whatever the output's format) or in a finished ``.jsonl``
+            output: only missing pairs are scored.
         retry_failed: with ``resume``, also ask again every judge whose kept outcome is a failure
             (a judge that was down or hung); the outcomes that scored are kept exactly.
         no_cache: run without the on-disk judge cache.
@@ -297,6 +324,9 @@ def evaluate(
             memory stays flat in the dataset's size; give a ``.jsonl`` ``out`` to keep the results
             on disk, and a ``.jsonl`` path as ``data`` to read it one line at a time. Outputs that
             render every result (``.json``, ``.csv``, JUnit, HTML) keep them anyway.
+        overwrite: start over although the output's ``.partial`` file holds results of an
+            earlier run that did not finish (they are deleted); without it, and without
+            ``resume``, such a run raises :class:`~ragqa.errors.ConfigError`.
         shard: ``"K/N"`` to score only part K of N of the samples, split by id so that every
             machine agrees (:mod:`ragqa.run.shard`); join the parts' ``.jsonl`` outputs with
             :func:`ragqa.run.merge.merge_results` or ``ragqa merge``.
@@ -305,6 +335,11 @@ def evaluate(
             every repeat is kept in :attr:`~ragqa.schema.JudgeOutcome.repeats` (:mod:`ragqa.repeats`).
         reducer: ``mean``, ``median`` or ``mode`` (binary metrics): how a judge's repeats become its
             score (default ``ragqa.repeat-reducer``, ``mean``).
+        progress: show progress with rate and ETA on stderr while the judges work. ``None``
+            (default): a bar in a terminal, a line updated in place in a notebook, nothing
+            otherwise (a script whose stderr is a file or a pipe); ``True``: also a plain line every
+            ~10% where there is no terminal; ``False``: nothing. A
+            :class:`~ragqa.run.progress.RunProgress` is used as given.
 
     Returns:
         The :class:`~ragqa.report.Report`: one result per (sample, metric) in dataset order
@@ -316,9 +351,13 @@ def evaluate(
         DatasetError: a bad file or record.
         ConfigError: bad settings, an unknown metric, a threshold typo, a bad output path or
             format, a run over ``max_calls`` (:class:`~ragqa.run.runner.TooManyCalls`), or a
-            resume of another run; all before any call.
+            resume of another run, or an earlier run's ``.partial`` file without ``resume`` or
+            ``overwrite``; all before any call.
+        OutputError: an output could not be written (a full disk); the results made so far stay
+            in the ``.partial`` file it names (its ``partial`` attribute), and ``resume=True`` goes on
+            from it.
         TypeError: data or metrics of the wrong kind.
-        KeyboardInterrupt: when interrupted; finished results stay in the ``.jsonl`` output.
+        KeyboardInterrupt: when interrupted; finished results stay in the output's ``.partial`` file.
 
     Warns:
         IncompleteRunWarning: when the CLI would exit 3 (nothing scored, or pairs without an
@@ -350,6 +389,8 @@ def evaluate(
         ),
         container=container,
         keep_results=keep_results,
+        overwrite=overwrite,
         shard=shard,
+        progress=progress,
     )
     return run_sync(coro)

@@ -22,6 +22,7 @@ from ragqa.repeats import REDUCERS
 from ragqa.run.outputs import check_output_path
 from ragqa.run.shard import Shard, parse_shard
 from ragqa.run.spec import MetricSpec, parse_metric_specs, resolve_thresholds, spec_of
+from ragqa.run.stream import complete_lines, partial_path
 from ragqa.run.validate import Limits
 
 if TYPE_CHECKING:
@@ -35,6 +36,7 @@ __all__ = [
     "RunPlan",
     "build_metrics",
     "check_judge_free",
+    "check_kept_results",
     "make_plan",
     "panel_overrides",
     "plan_output",
@@ -97,7 +99,10 @@ class RunPlan:
             warning, not exit code 3 (a run that scored nothing is still incomplete).
         max_calls: refuse the run (exit 2) when the estimated judge calls exceed this; ``None`` =
             no cap.
-        resume: continue the run recorded in the JSON Lines output (scores only missing pairs).
+        resume: continue the run recorded in the ``.partial`` file of :attr:`journal` (or in the
+            finished JSON Lines output): scores only missing pairs.
+        overwrite: start over even though :attr:`journal`'s ``.partial`` file holds results of an
+            earlier run (they are deleted); without it, and without ``resume``, such a run is refused.
         retry_failed: with ``resume``, also ask again every judge whose outcome in the kept
             results is a failure; the judges that scored keep their outcomes exactly.
         outputs: the output files.
@@ -116,6 +121,7 @@ class RunPlan:
     max_calls: int | None = None
     resume: bool = False
     retry_failed: bool = False
+    overwrite: bool = False
     outputs: tuple[Output, ...] = ()
     limits: Limits = field(default_factory=Limits)
     dataset: str = ""
@@ -132,6 +138,29 @@ class RunPlan:
     def stream(self) -> Output | None:
         """The JSON Lines output that results stream to and resume from (the first one), if any."""
         return next((o for o in self.outputs if o.streams), None)
+
+    @property
+    def journal(self) -> Output | None:
+        """The output whose ``<path>.partial`` the results stream to while the run goes.
+
+        The JSON Lines output (:attr:`stream`) when there is one, else the first output (an
+        HTML-only run keeps its results in ``report.html.partial`` as JSON Lines), else ``None``:
+        a run without outputs keeps nothing on disk.
+        """
+        return self.stream or (self.outputs[0] if self.outputs else None)
+
+    def resume_sources(self) -> list[Path]:
+        """Where ``resume`` looks for results, in order: the journal's ``.partial``, then a finished ``.jsonl``.
+
+        A file without one complete line holds nothing yet (a run stopped, or a disk filled,
+        before its header was written) and is left out, as if it were not there; so is a file
+        that does not exist. Empty without outputs.
+        """
+        journal = self.journal
+        if journal is None:
+            return []
+        sources = [partial_path(journal.path)] + ([journal.path] if journal.streams else [])
+        return [source for source in sources if complete_lines(source) > 0]
 
 
 def build_metrics(metrics: Sequence[MetricLike] | str, defaults: Mapping[str, Mapping[str, Any]]) -> list[Metric]:
@@ -273,6 +302,7 @@ def make_plan(
     dataset: str = "",
     panel: Mapping[str, Any] | None = None,
     no_cache: bool = False,
+    overwrite: bool = False,
     shard: str | Shard | None = None,
 ) -> RunPlan:
     """Build and check a run plan; no judge is built or called.
@@ -287,20 +317,27 @@ def make_plan(
         on_invalid: ``raise`` or ``skip``.
         allow_incomplete: see :attr:`RunPlan.allow_incomplete`.
         max_calls: the call cap (default: ``ragqa.limits.max-calls``).
-        resume: see :attr:`RunPlan.resume`; needs a JSON Lines output.
+        resume: see :attr:`RunPlan.resume`; needs an output.
         retry_failed: see :attr:`RunPlan.retry_failed`; needs ``resume``.
         outputs: checked outputs (:func:`plan_output`).
         dataset: the dataset's name for the results header.
         panel: PanelOptions overrides.
         no_cache: run without the judge cache.
+        overwrite: see :attr:`RunPlan.overwrite`.
         shard: ``"K/N"`` to score only shard K of N (:func:`ragqa.run.shard.parse_shard`).
 
     Raises:
-        ConfigError: for any problem above, or a metric that needs a judge when the panel has
-            none (:func:`check_judge_free`), before any judge call.
+        ConfigError: for any problem above, a metric that needs a judge when the panel has none
+            (:func:`check_judge_free`), or a ``.partial`` file of an earlier run that neither
+            ``resume`` nor ``overwrite`` accounts for (:func:`check_kept_results`), before any
+            judge call.
     """
     if on_invalid not in ("raise", "skip"):
         raise ConfigError(f"on_invalid {on_invalid!r}: use raise or skip", key="--on-invalid")
+    if resume and overwrite:
+        raise ConfigError(
+            "--resume keeps an earlier run's results and --overwrite deletes them; give one", key="--overwrite"
+        )
     _check_panel(panel or {})
     built = build_metrics(metrics if metrics is not None else settings.ragqa.metrics, settings.ragqa.metric_options)
     if settings.spring.ai.chat_models.empty_panel:
@@ -326,13 +363,40 @@ def make_plan(
         dataset=dataset,
         panel=dict(panel or {}),
         no_cache=no_cache,
+        overwrite=overwrite,
         shard=parse_shard(shard),
     )
-    if resume and plan.stream is None:
-        raise ConfigError("--resume needs a JSON Lines output to resume from, e.g. --out results.jsonl", key="--resume")
+    if resume and plan.journal is None:
+        raise ConfigError("--resume needs an output to resume from, e.g. --out results.jsonl", key="--resume")
+    check_kept_results(plan)
     if retry_failed and not resume:
         raise ConfigError(
             "--retry-failed re-asks the failed judges of a kept results file; use it with --resume",
             key="--retry-failed",
         )
     return plan
+
+
+def check_kept_results(plan: RunPlan) -> None:
+    """Refuse a run that would delete results an earlier run paid for.
+
+    The ``.partial`` file of :attr:`RunPlan.journal` is an earlier run's results when that run
+    was interrupted or failed to write its outputs. A new run without ``resume`` would start it
+    afresh, so unless ``overwrite`` says so, it stops here. A partial file that holds no result
+    (empty, or a header only) is nothing to keep.
+
+    Raises:
+        ConfigError: naming the file, how many results it holds and the two fixes (``--resume``
+            or ``--overwrite``; key ``--overwrite``).
+    """
+    if plan.journal is None or plan.resume or plan.overwrite:
+        return
+    partial = partial_path(plan.journal.path)
+    held = complete_lines(partial) - 1  # the first line is the header
+    if held > 0:
+        raise ConfigError(
+            f"{partial} holds {held} result(s) of an earlier run that did not finish; continue it with --resume "
+            "(only the missing pairs are scored), or pass --overwrite to delete them and start over "
+            "(from Python: resume=True or overwrite=True)",
+            key="--overwrite",
+        )
