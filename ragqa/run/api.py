@@ -134,6 +134,7 @@ async def _run(
     resume: bool,
     no_cache: bool,
     panel: Mapping[str, Any],
+    retry_failed: bool = False,
     overwrite: bool = False,
     container: Container | None,
     keep_results: bool = True,
@@ -168,6 +169,7 @@ async def _run(
             allow_incomplete=allow_incomplete,
             max_calls=max_calls,
             resume=resume,
+            retry_failed=retry_failed,
             overwrite=overwrite,
             outputs=[plan_output(p, option="out") for p in paths],
             dataset=name,
@@ -207,6 +209,7 @@ async def aevaluate(
     allow_incomplete: bool = False,
     max_calls: int | None = None,
     resume: bool = False,
+    retry_failed: bool = False,
     no_cache: bool = False,
     language: str | None = None,
     aggregation: str | None = None,
@@ -240,6 +243,7 @@ async def aevaluate(
         allow_incomplete=allow_incomplete,
         max_calls=max_calls,
         resume=resume,
+        retry_failed=retry_failed,
         no_cache=no_cache,
         panel=panel_overrides(
             language=language,
@@ -273,6 +277,7 @@ def evaluate(
     allow_incomplete: bool = False,
     max_calls: int | None = None,
     resume: bool = False,
+    retry_failed: bool = False,
     no_cache: bool = False,
     language: str | None = None,
     aggregation: str | None = None,
@@ -318,6 +323,8 @@ def evaluate(
         resume: continue the run recorded in the first output's ``.partial`` file (results stream
             there as they are made, whatever the output's format) or in a finished ``.jsonl``
             output: only missing pairs are scored.
+        retry_failed: with ``resume``, also ask again every judge whose kept outcome is a failure
+            (a judge that was down or hung); the outcomes that scored are kept exactly.
         no_cache: run without the on-disk judge cache.
         language: ``en`` or ``ru`` (default ``ragqa.language``).
         aggregation: ``mean``, ``median``, ``min``, ``max`` or ``majority``.
@@ -387,6 +394,7 @@ def evaluate(
         allow_incomplete=allow_incomplete,
         max_calls=max_calls,
         resume=resume,
+        retry_failed=retry_failed,
         no_cache=no_cache,
         panel=panel_overrides(
             language=language,
