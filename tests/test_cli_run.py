@@ -121,9 +121,10 @@ def _wait_for_records(partial: Path, proc: subprocess.Popen[str], at_least: int)
 
 
 def test_uninterrupted_run_streams_header_then_records_in_dataset_order(srv: FakeOpenAIServer, work: Path) -> None:
-    result = ragqa(srv, work, "--out", "results.jsonl", "--threshold", "faithfulness=0.8")
+    # 0.6 lies below the aggregate's 95 % interval [0.677, 0.990] (0.8 would be inside it: undecided)
+    result = ragqa(srv, work, "--out", "results.jsonl", "--threshold", "faithfulness=0.6")
     assert result.returncode == 0, result.stderr
-    assert "PASS faithfulness: aggregate mean 0.833, needs >= 0.8" in result.stdout
+    assert "PASS faithfulness: aggregate mean 0.833 [0.677, 0.990], needs >= 0.6" in result.stdout
     header, rows = records(work / "results.jsonl")
     assert header["metrics"] == ["faithfulness"] and header["judges"] == list(JUDGES)
     assert header["samples"] == N_SAMPLES and header["dataset"] == "data.jsonl"
@@ -220,10 +221,14 @@ def test_resume_refuses_another_configuration_or_metric_list(srv: FakeOpenAIServ
 
 
 def test_threshold_missed_exits_1(srv: FakeOpenAIServer, work: Path) -> None:
-    # every third response is half unsupported: faithfulness mean = (8 * 1 + 4 * 0.5) / 12
-    missed = ragqa(srv, work, "--threshold", "faithfulness=0.9")
+    # every third response is half unsupported: faithfulness mean = (8 * 1 + 4 * 0.5) / 12, with the
+    # 95 % interval [0.677, 0.990] (clustered SE, t with 11 degrees of freedom): 1.0 lies above it
+    missed = ragqa(srv, work, "--threshold", "faithfulness=1.0")
     assert missed.returncode == 1, missed.stderr
-    assert "FAIL faithfulness: aggregate mean 0.833, needs >= 0.9" in missed.stdout
+    assert "FAIL faithfulness: aggregate mean 0.833 [0.677, 0.990], needs >= 1" in missed.stdout
+    inside = ragqa(srv, work, "--threshold", "faithfulness=0.9")  # inside the interval: undecided
+    assert inside.returncode == 4, inside.stderr
+    assert "UNDECIDED faithfulness: 0.833 [0.677, 0.990] against 0.9, add samples or repeats" in inside.stdout
 
 
 @pytest.mark.parametrize(
