@@ -26,11 +26,13 @@ from collections.abc import Callable, Coroutine, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
-from ragqa.aggregate import Strategy, aggregate
+from ragqa.aggregate import PanelStrategy, aggregate
 from ragqa.errors import ConfigError, JudgeError, JudgeTimeout, JudgeUnsupported, SampleError
 from ragqa.judges.base import Embedder, Embedders, Judge, SharedCallJudge
 from ragqa.judges.offload import all_local, run_inline
 from ragqa.judges.ratelimit import request_priority
+from ragqa.jury.panel import extractor_index, voted_aggregate, voting_judges
+from ragqa.jury.reliability import JuryCollector
 from ragqa.metrics.base import CallPlan, Metric, MetricContext
 from ragqa.report import Report, SkippedSample, summarize
 from ragqa.run.heap import frozen_heap
@@ -52,7 +54,8 @@ class PanelOptions:
     """How the panel combines and runs.
 
     Attributes:
-        strategy: aggregation strategy (see :mod:`ragqa.aggregate`).
+        strategy: aggregation strategy (see :mod:`ragqa.aggregate`); ``claim-vote`` and
+            ``dawid-skene`` vote per statement (:mod:`ragqa.jury.panel`).
         quorum: minimum number of judges with a finite score for an aggregate to exist.
         language: prompt and explanation language.
         max_concurrent_samples: samples in flight at once (judge calls are further bounded per
@@ -65,15 +68,23 @@ class PanelOptions:
             deadline and the report is returned. ``None``: no deadline.
         call_plan: how metrics ask the judges (:data:`~ragqa.metrics.base.CallPlan`): ``batched``
             (one call per step for all items) or ``ragas`` (RAGAS's calls, one per item).
+        extractor: the judge id that extracts the statements for the whole panel under
+            ``claim-vote``/``dawid-skene`` (``ragqa.jury.extractor``); ``None``: the first judge.
     """
 
-    strategy: Strategy = "mean"
+    strategy: PanelStrategy = "mean"
     quorum: int = 1
     language: Language = "en"
     max_concurrent_samples: int = 16
     on_invalid: Literal["raise", "skip"] = "raise"
     deadline_s: float | None = None
     call_plan: CallPlan = "batched"
+    extractor: str | None = None
+
+    @property
+    def votes(self) -> bool:
+        """Whether the panel votes per statement (``claim-vote`` or ``dawid-skene``)."""
+        return self.strategy in ("claim-vote", "dawid-skene")
 
     def __post_init__(self) -> None:
         """Reject a deadline that is not positive."""
@@ -130,7 +141,8 @@ class PanelEvaluator:
 
     Raises:
         ValueError: when two judges share an id.
-        ConfigError: when the quorum is larger than the panel (no aggregate could exist). An
+        ConfigError: when the quorum is larger than the panel (no aggregate could exist), or the
+            extractor is not a judge of the panel. An
             empty panel asked to score a metric that needs a judge raises it when scoring starts.
     """
 
@@ -158,6 +170,7 @@ class PanelEvaluator:
                 f"aggregate could ever exist; lower ragqa.aggregation.quorum (or --quorum) or add judges",
                 key="ragqa.aggregation.quorum",
             )
+        self._extractor = extractor_index(ids, self.options.extractor) if self.options.votes and ids else 0
         self._context = MetricContext(
             language=self.options.language, embedders=self.embedders, call_plan=self.options.call_plan
         )
@@ -258,7 +271,7 @@ class PanelEvaluator:
         results = [row for rows in by_sample for row in rows]
         return Report(
             results=results,
-            summaries=summarize(results, [j.id for j in self.judges]),
+            summaries=self.jury(chosen).attach(summarize(results, [j.id for j in self.judges]), results),
             skipped=skipped,
             wall_time_s=time.perf_counter() - started,
             call_plan=self.options.call_plan,
@@ -353,7 +366,12 @@ class PanelEvaluator:
         # a metric that needs no judge (text similarity, tool calls, embeddings only) is scored once
         # and its outcome shown for every judge: the same score, its usage counted once
         alone = shared[:1] or [_NoJudge()]  # an empty panel still scores judge-free metrics
-        runs = [shared if metric.needs_judge else alone for metric in chosen]
+        runs = [
+            (voting_judges(shared, metric, self._extractor) if self.options.votes else shared)
+            if metric.needs_judge
+            else alone
+            for metric in chosen
+        ]
         calls = [
             self._run_by(deadline, metric, sample, judge)
             for metric, judges in zip(chosen, runs, strict=True)
@@ -383,18 +401,27 @@ class PanelEvaluator:
 
     def _panel(self, metric: Metric, sample: Sample, outcomes: list[JudgeOutcome]) -> PanelResult:
         scores = [o.score.value for o in outcomes if o.score is not None]
+        strategy = self.options.strategy
+        if strategy == "claim-vote" or strategy == "dawid-skene":
+            combined = voted_aggregate(
+                metric, outcomes, strategy=strategy, quorum=self.options.quorum, tie_breaker=self._extractor
+            )
+        else:
+            n_failed = sum(1 for o in outcomes if not o.ok)
+            combined = aggregate(scores, n_failed=n_failed, strategy=strategy, quorum=self.options.quorum)
         return PanelResult(
-            sample_id=sample.label,
-            metric=metric.key,
-            direction=metric.direction,
-            judges=outcomes,
-            aggregate=aggregate(
-                scores,
-                n_failed=sum(1 for o in outcomes if not o.ok),
-                strategy=self.options.strategy,
-                quorum=self.options.quorum,
-            ),
+            sample_id=sample.label, metric=metric.key, direction=metric.direction, judges=outcomes, aggregate=combined
         )
+
+    @property
+    def extractor(self) -> int:
+        """The index in :attr:`judges` of the judge that extracts statements for the panel when voting."""
+        return self._extractor
+
+    def jury(self, metrics: Sequence[Metric]) -> JuryCollector:
+        """A collector of the run's per-statement verdicts for the reliability section (empty unless voting)."""
+        judge_ids = [j.id for j in self.judges] if self.options.votes else []
+        return JuryCollector(metrics, judge_ids, tie_breaker=self._extractor)
 
     async def _run_by(self, deadline: float | None, metric: Metric, sample: Sample, judge: Judge) -> JudgeOutcome:
         """:meth:`_run`, ended as a ``JudgeTimeout`` failure when the run's deadline passes."""

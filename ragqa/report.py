@@ -28,7 +28,9 @@ __all__ = [
     "CacheStats",
     "ContestedSample",
     "JudgeBias",
+    "JudgeReliability",
     "JudgeSummary",
+    "JuryReliability",
     "MetricSummary",
     "PairAgreement",
     "Report",
@@ -127,6 +129,64 @@ class Agreement(BaseModel):
     contested: list[ContestedSample] = Field(default_factory=list)
 
 
+class JudgeReliability(BaseModel):
+    """One judge's reliability on one metric's statements, estimated without labels (Dawid-Skene).
+
+    Each interval is a seeded cluster bootstrap over samples (a sample's statements resampled
+    together); see :mod:`ragqa.jury.reliability`.
+
+    Attributes:
+        judge_id: the judge.
+        sensitivity: P(judge says "supported" | the statement is), in [0, 1].
+        specificity: P(judge says "not supported" | it is not), in [0, 1].
+        accuracy: the judge's expected share of right verdicts, in [0, 1].
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    judge_id: str
+    sensitivity: Interval
+    specificity: Interval
+    accuracy: Interval
+
+
+class JuryReliability(BaseModel):
+    """The panel as a jury on one metric: each judge's estimated reliability and how they err together.
+
+    Computed by :func:`ragqa.jury.reliability.estimate_reliability` over the run's per-statement
+    verdicts (the shared statements of a ``claim-vote`` or ``dawid-skene`` run).
+
+    Attributes:
+        method: ``dawid-skene`` (Dawid and Skene 1979, binary, EM).
+        n_statements: statements with at least one verdict.
+        n_samples: samples those statements come from (the bootstrap's clusters).
+        prevalence: estimated share of supported statements, in [0, 1].
+        converged: whether EM converged within its iteration limit.
+        judges: one entry per judge, in panel order.
+        correlations: pairwise residual correlations, ``[judge_a, judge_b, r]`` in panel order
+            (r in [-1, 1], NaN when undefined); a high value breaks the model's independence.
+        warnings: plain-language warnings (judges that err together, EM not converged).
+        voted_mean: mean over samples of the metric on the Dawid-Skene voted verdicts
+            (posterior > 0.5), NaN when no sample has statements.
+        majority_mean: the same on the per-statement majority (the per-sample aggregates).
+        n_changed: statements whose Dawid-Skene verdict differs from the majority's.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    method: str = "dawid-skene"
+    n_statements: int
+    n_samples: int
+    prevalence: float
+    converged: bool
+    judges: list[JudgeReliability] = Field(default_factory=list)
+    correlations: list[tuple[str, str, float]] = Field(default_factory=list)
+    warnings: list[str] = Field(default_factory=list)
+    voted_mean: float = float("nan")
+    majority_mean: float = float("nan")
+    n_changed: int = 0
+
+
 class MetricSummary(BaseModel):
     """One metric over the run, per judge and aggregated: everything a renderer shows.
 
@@ -171,6 +231,9 @@ class MetricSummary(BaseModel):
     interval: Interval | None = None
     """Confidence interval of :attr:`aggregate_mean` with the samples as clusters
     (:mod:`ragqa.uncertainty`); ``None`` when not computed or with fewer than two scored samples."""
+    jury: JuryReliability | None = None
+    """The judges' reliability estimated without labels, in a ``claim-vote`` or ``dawid-skene`` run
+    of a statement-based metric with two or more judges; ``None`` otherwise."""
 
     @property
     def n_aggregated(self) -> int:

@@ -25,7 +25,6 @@ LAYERS: list[set[str]] = [
     {"schema", "thresholds"},
     {
         "uncertainty",
-        "jury",
         "interpretation",
         "report",
         "agreement",
@@ -36,7 +35,7 @@ LAYERS: list[set[str]] = [
         "usage",
     },
     {"judges"},
-    {"cache", "metrics"},
+    {"cache", "metrics", "jury"},
     {"render", "evaluation"},
     {"factory", "schemas"},
     {"container"},

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import re
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import ClassVar, Literal
 
@@ -18,7 +18,7 @@ from ragqa.errors import SampleError, ScoreOutOfRange
 from ragqa.judges.base import Embedder, Judge
 from ragqa.schema import Language, MetricScore, Sample
 
-__all__ = ["CALL_PLANS", "CallPlan", "Direction", "Metric", "MetricContext"]
+__all__ = ["CALL_PLANS", "CallPlan", "ClaimVote", "Direction", "Metric", "MetricContext"]
 
 Direction = Literal["higher", "lower"]
 
@@ -52,6 +52,31 @@ class MetricContext:
     call_plan: CallPlan = "ragas"
 
 
+@dataclass(frozen=True)
+class ClaimVote:
+    """How a statement-based metric takes part in claim-level voting (``ragqa.aggregation: claim-vote``).
+
+    Under claim-vote one judge (the extractor) answers the extraction prompt for every judge of
+    the panel, every judge gives its verdicts on that same list, the panel votes per statement
+    (:mod:`ragqa.jury.vote`) and :attr:`formula` runs on the voted verdicts.
+
+    Attributes:
+        extraction_prompt: name of the prompt the extractor answers for the whole panel
+            (``statements``).
+        step: the shared step that prompt is (:meth:`Metric.shared_steps`), made once per sample
+            instead of once per judge (the run's estimate counts it so).
+        verdicts_key: the key of :attr:`~ragqa.schema.MetricScore.details` holding one verdict per
+            statement (values in [0, 1]; next to ``statements``).
+        formula: the metric's score from verdicts: ``float[S]`` (0 or 1 each) -> score in the
+            metric's range, NaN for no statement.
+    """
+
+    extraction_prompt: str
+    step: str
+    verdicts_key: str
+    formula: Callable[[Sequence[float]], float]
+
+
 class Metric(ABC):
     """Base class of every metric.
 
@@ -80,6 +105,9 @@ class Metric(ABC):
     """True when the metric needs at least one embedding model."""
     default_threshold: ClassVar[float | None] = None
     """The pass threshold used by assertions when none is given."""
+    claim_vote: ClassVar[ClaimVote | None] = None
+    """How the metric votes per statement under ``claim-vote`` (:class:`ClaimVote`); ``None``: it
+    cannot, and a claim-vote run aggregates it by the mean of the judges' scores."""
 
     @property
     def key(self) -> str:

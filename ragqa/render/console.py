@@ -25,12 +25,13 @@ from ragqa.metrics._math import nan_mean
 from ragqa.metrics.base import Direction
 from ragqa.render.labels import labels
 from ragqa.report import MetricSummary, Report
-from ragqa.schema import JudgeFailure, Language, Usage
+from ragqa.schema import Interval, JudgeFailure, Language, Usage
 
 __all__ = [
     "DIRECTION_LABELS",
     "agreement_line",
     "direction_label",
+    "jury_lines",
     "no_aggregate_caption",
     "render_report",
     "report_renderable",
@@ -204,6 +205,46 @@ def agreement_line(summary: MetricSummary, *, language: Language = "en") -> Text
     return Text(f"{t['console_agreement']}: " + " · ".join(parts), style="dim")
 
 
+def jury_lines(summary: MetricSummary, *, language: Language = "en") -> list[Text]:
+    """The reliability section of a voting run's metric (:attr:`MetricSummary.jury`); empty when there is none.
+
+    One line on the fit (statements, samples), one per judge with its estimated accuracy,
+    sensitivity and specificity, each ``E [LOW, HIGH]`` (cluster-bootstrap 95 % intervals), the
+    Dawid-Skene aggregate next to the majority vote's, the judges' residual correlations, and each
+    warning (judges that err together) in yellow. Two decimals; the JSON report has every figure.
+    """
+    jury = summary.jury
+    if jury is None:
+        return []
+    t = labels(language)
+
+    def span(interval: Interval) -> str:
+        return f"{_two(interval.estimate)} [{_two(interval.low)}, {_two(interval.high)}]"
+
+    out = [Text(t["console_reliability"].format(n=jury.n_statements, samples=jury.n_samples), style="bold")]
+    out += [
+        Text(
+            "  "
+            + t["console_reliability_judge"].format(
+                judge=j.judge_id, acc=span(j.accuracy), sens=span(j.sensitivity), spec=span(j.specificity)
+            )
+        )
+        for j in jury.judges
+    ]
+    out.append(
+        Text(
+            "  "
+            + t["console_ds_aggregate"].format(
+                voted=_two(jury.voted_mean), majority=_two(jury.majority_mean), n=jury.n_changed
+            )
+        )
+    )
+    pairs = " · ".join(f"{a}/{b} {_two(r)}" for a, b, r in jury.correlations)
+    out.append(Text(f"  {t['console_residual']}: {pairs}", style="dim"))
+    out += [Text(f"  ! {w}", style="yellow") for w in jury.warnings]
+    return out
+
+
 def _two(value: float) -> str:
     return "n/a" if math.isnan(value) else f"{value:.2f}"
 
@@ -292,6 +333,7 @@ def report_renderable(report: Report, *, language: Language = "en", max_failures
         line = agreement_line(summary, language=language)
         if line is not None:
             parts.append(line)
+        parts += jury_lines(summary, language=language)
     failures = report.failures
     if failures:
         parts.append(Text(""))

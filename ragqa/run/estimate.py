@@ -40,18 +40,26 @@ class RunEstimate:
         judges: judges in the panel.
         calls: judge calls, at most.
         tokens: prompt tokens, roughly (characters / :data:`CHARS_PER_TOKEN`).
+        panel_calls: calls among :attr:`calls` made once per sample for the whole panel instead of
+            once per judge (claim-vote's statement extraction); 0 otherwise.
     """
 
     pairs: int
     judges: int
     calls: int
     tokens: int
+    panel_calls: int = 0
 
     def __str__(self) -> str:
         """``estimate: 120 (sample, metric) pair(s) x 2 judge(s): at most 480 judge call(s), ~500 prompt tokens``."""
         return (
             f"estimate: {self.pairs} (sample, metric) pair(s) x {self.judges} judge(s): "
             f"at most {self.calls:,} judge call(s), ~{self.tokens:,} prompt tokens"
+            + (
+                f" ({self.panel_calls:,} statement extraction(s) made once per sample for the panel, not per judge)"
+                if self.panel_calls
+                else ""
+            )
         )
 
 
@@ -75,7 +83,9 @@ def _input_chars(sample: Sample) -> int:
     return sum(len(t) for t in texts if t) + round(mean_context)
 
 
-def estimate_pairs(pairs: Iterable[tuple[Sample, Metric]], judges: int, *, plan: CallPlan = "ragas") -> RunEstimate:
+def estimate_pairs(
+    pairs: Iterable[tuple[Sample, Metric]], judges: int, *, plan: CallPlan = "ragas", claim_vote: bool = False
+) -> RunEstimate:
     """Estimate the calls and tokens of scoring ``pairs`` with a panel of ``judges``.
 
     Args:
@@ -83,23 +93,30 @@ def estimate_pairs(pairs: Iterable[tuple[Sample, Metric]], judges: int, *, plan:
             sample (a sample's pairs next to each other, as the runner gives them).
         judges: the number of judges of the panel (>= 0).
         plan: the run's call plan (each metric's :meth:`~ragqa.metrics.base.Metric.estimate_calls` under it).
+        claim_vote: the panel votes per statement (``claim-vote``, ``dawid-skene``): a sample's
+            extraction step (:attr:`~ragqa.metrics.base.ClaimVote.step`) is made once for the panel
+            when every metric of the sample that needs it votes (:mod:`ragqa.jury.panel`).
 
     Returns:
         The estimate: per sample, the sum of ``metric.estimate_calls(sample, plan)`` less the calls of
         shared steps (:meth:`~ragqa.metrics.base.Metric.shared_steps`) counted more than once,
-        times ``judges``.
+        times ``judges``; with ``claim_vote``, the extraction steps made once for the panel count once.
     """
     overhead = prompt_overhead_chars()
-    n_pairs = calls = 0
+    n_pairs = calls = once = 0
     chars = 0.0
     for _, group in groupby(pairs, key=lambda pair: id(pair[0])):
         items = list(group)
         sample = items[0][0]
         steps = Counter(step for _, metric in items for step in metric.shared_steps(sample))
         n = sum(metric.estimate_calls(sample, plan) for _, metric in items) - sum(c - 1 for c in steps.values())
+        voted = {m.claim_vote.step for _, m in items if claim_vote and m.claim_vote is not None}
+        own = {step for _, m in items if m.claim_vote is None or not claim_vote for step in m.shared_steps(sample)}
+        shared = len(voted - own) if judges else 0  # made once for the panel instead of once per judge
         n_pairs += len(items)
-        calls += n
-        chars += n * (overhead + _input_chars(sample))
+        calls += (n - shared) * judges + shared
+        once += shared
+        chars += ((n - shared) * judges + shared) * (overhead + _input_chars(sample))
     return RunEstimate(
-        pairs=n_pairs, judges=judges, calls=calls * judges, tokens=math.ceil(chars * judges / CHARS_PER_TOKEN)
+        pairs=n_pairs, judges=judges, calls=calls, tokens=math.ceil(chars / CHARS_PER_TOKEN), panel_calls=once
     )

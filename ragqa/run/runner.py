@@ -113,6 +113,7 @@ def config_fingerprint(evaluator: PanelEvaluator) -> str:
             "quorum": options.quorum,
             "language": options.language,
             "call_plan": options.call_plan,
+            **({"extractor": evaluator.judges[evaluator.extractor].id} if options.votes and evaluator.judges else {}),
         }
     )
 
@@ -348,7 +349,7 @@ class Runner:
         """
         pairs = ((sample, metric) for _, sample, metrics in prepared.todo(self.plan.metrics) for metric in metrics)
         judges = len(evaluator.judges)
-        estimate = estimate_pairs(pairs, judges, plan=evaluator.options.call_plan)
+        estimate = estimate_pairs(pairs, judges, plan=evaluator.options.call_plan, claim_vote=evaluator.options.votes)
         if self.on_estimate is not None:
             self.on_estimate(estimate)
         if self.plan.max_calls is not None and estimate.calls > self.plan.max_calls:
@@ -427,9 +428,11 @@ class Runner:
         judge_ids = [j.id for j in evaluator.judges]
         summary = RunSummary(judge_ids, keys, prepared.n_samples)
         made: dict[tuple[int, int], PanelResult] = {}  # (position, metric index) -> result, with keep_results
+        jury = evaluator.jury(plan.metrics)  # the verdicts behind the reliability section (voting runs)
 
         def keep(position: int, result: PanelResult) -> None:
             summary.add(position, result)
+            jury.add(result)
             if self.keep_results:
                 made[(position, metric_of[result.metric])] = result
 
@@ -465,7 +468,7 @@ class Runner:
         order = [made[k] for k in sorted(made)] if self.keep_results else summary.failed_results()
         report = Report(
             results=order,
-            summaries=summary.summaries(),
+            summaries=jury.attach(summary.summaries()),
             skipped=[_skipped(p) for p in prepared.validation.problems],
             wall_time_s=wall,
             cache=_cache_stats(cache, counts0),
