@@ -16,6 +16,9 @@ Scores come from the real metrics through the ``PanelEvaluator``:
 
 - ``context_precision`` in response mode with the query as the answer (one context: the score is
   the context's graded usefulness);
+- ``context_relevance`` (the NVIDIA-style two-template rating; the local judge sends a graded
+  rating with each integer one) of each passage as the only retrieved context, on the MS MARCO
+  pairs and the context golden set;
 - ``response_relevancy`` (question generation + embedding cosine) and ``response_relevancy_llm``
   (statement relevance) for the answer-relevance set.
 
@@ -38,12 +41,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ragqa._math import cosine
 from ragqa.evaluation import PanelEvaluator, PanelOptions
 from ragqa.judges.base import Embedder, Judge
 from ragqa.judges.local import LocalEmbedder, LocalJudge, minilm_available
 from ragqa.judges.local.text import features
-from ragqa.metrics import ContextPrecision, ResponseRelevancy
-from ragqa.metrics._math import cosine
+from ragqa.metrics import ContextPrecision, ContextRelevance, ResponseRelevancy
 from ragqa.metrics.response_relevancy_llm import ResponseRelevancyLLM
 from ragqa.schema import Sample
 from ragqa.settings import LocalJudgeSettings
@@ -67,6 +70,11 @@ class RelevanceRow:
     answer: dict[str, tuple[float, float, int]] = field(default_factory=dict)  # metric: (rho, rho NaN=0, n)
     context_rho: float = math.nan
     nan: int = 0
+    # context_relevance (judges only): MS MARCO by half, ties, interval, golden-set rho
+    cr_marco: dict[str, float] = field(default_factory=dict)
+    cr_ties: int = 0
+    cr_ci: tuple[float, float] = (math.nan, math.nan)
+    cr_context_rho: float = math.nan
 
 
 def _spearman(xs: Sequence[float], ys: Sequence[float]) -> float:
@@ -147,9 +155,9 @@ async def _judged(
         Sample(id=f"ans:{i}", user_input=r["query"], response=r["expected_response"]) for i, r in enumerate(answers)
     ]
     options = PanelOptions(max_concurrent_samples=64)
-    cp = await PanelEvaluator([judge], [ContextPrecision(mode="response")], options=options).evaluate(
-        [*precision, *golden_ctx]
-    )
+    cp = await PanelEvaluator(
+        [judge], [ContextPrecision(mode="response"), ContextRelevance()], options=options
+    ).evaluate([*precision, *golden_ctx])
     metrics: list[Any] = [ResponseRelevancyLLM(), ResponseRelevancy()]
     ar = await PanelEvaluator([judge], metrics, embedders=embedders, options=options).evaluate(golden_ans)
     value: dict[tuple[str, str], float] = {}
@@ -163,6 +171,13 @@ async def _judged(
     row.marco, row.marco_ties, row.marco_ci = _pairwise(scores)
     row.context_rho = _spearman(
         [value[(key, f"ctx:{i}")] for i in range(len(contexts))], [r["expected_score"] for r in contexts]
+    )
+    cr = "context_relevance"
+    row.cr_marco, row.cr_ties, row.cr_ci = _pairwise(
+        {q: (value[(cr, f"marco:{i}:0")], value[(cr, f"marco:{i}:1")]) for i, q in enumerate(pairs)}
+    )
+    row.cr_context_rho = _spearman(
+        [value[(cr, f"ctx:{i}")] for i in range(len(contexts))], [r["expected_score"] for r in contexts]
     )
     labels = [r["expected_score"] for r in answers]
     for metric in ("response_relevancy", "response_relevancy_llm"):
@@ -247,7 +262,7 @@ async def relevance_rows(data: Path, strict: LocalJudgeSettings) -> list[Relevan
 
 
 def relevance_table(rows: Sequence[RelevanceRow]) -> str:
-    """The Markdown table of :func:`relevance_rows`.
+    """The Markdown tables of :func:`relevance_rows` (all scorers; then ``context_relevance`` of the judges).
 
     Answer relevance: a judge row gives ``response_relevancy`` / ``response_relevancy_llm``
     (Spearman with NaN excluded, then with NaN = 0, then the number scored); a baseline row gives
@@ -267,4 +282,18 @@ def relevance_table(rows: Sequence[RelevanceRow]) -> str:
             f"| {r.marco.get('all', math.nan):.3f} | {r.marco_ci[0]:.3f}-{r.marco_ci[1]:.3f} | {r.marco_ties} "
             f"| {rho} | {rho0} | {r.context_rho:.2f} | {r.nan} |"
         )
+    lines += [
+        "",
+        "context_relevance (judges only):",
+        "",
+        "| judge | MS MARCO pairwise, dev half | held-out half | all 200 | 95% CI | ties | context relevance rho |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        if r.cr_marco:
+            lines.append(
+                f"| {r.scorer} | {r.cr_marco.get('dev', math.nan):.3f} | {r.cr_marco.get('test', math.nan):.3f} "
+                f"| {r.cr_marco.get('all', math.nan):.3f} | {r.cr_ci[0]:.3f}-{r.cr_ci[1]:.3f} | {r.cr_ties} "
+                f"| {r.cr_context_rho:.2f} |"
+            )
     return "\n".join(lines)

@@ -6,6 +6,7 @@ attributes (not only in the message), so callers never branch on message text::
     RagqaError
     ├── ConfigError            settings the user can fix; raised at start-up, before any judge call
     ├── MissingExtraError      an optional feature needs an extra that is not installed (also an ImportError)
+    ├── OutputError            an output file could not be written (full disk, unwritable folder; also an OSError)
     ├── SampleError            a sample lacks a field a metric needs (or it is empty / malformed)
     │   ├── DatasetError       a dataset file cannot be read (line, column, cause)
     │   │   └── DatasetProblems  every bad record of a file at once (``.problems``, ``.n_problems``)
@@ -24,6 +25,8 @@ Programming misuse (wrong types passed by a caller) raises ``TypeError``/``Value
 
 from __future__ import annotations
 
+from pathlib import Path
+
 __all__ = [
     "ConfigError",
     "DatasetError",
@@ -37,6 +40,7 @@ __all__ = [
     "JudgeUnavailable",
     "JudgeUnsupported",
     "MissingExtraError",
+    "OutputError",
     "RagqaError",
     "SampleError",
     "ScoreOutOfRange",
@@ -240,3 +244,31 @@ class DatasetProblems(DatasetError):
         self.field = problems[0].field if problems else None
         self.problems = list(problems[:limit])
         self.n_problems = n_problems
+
+
+class OutputError(RagqaError, OSError):
+    """An output file could not be written: a full disk, a folder that became unwritable, a quota.
+
+    Raised after the run started (an output path that cannot be written at all is a
+    :class:`ConfigError` before any judge call). The command line exits with
+    :attr:`ragqa.run.ExitCode.OUTPUT` (5). Results already made are not lost: they stay in
+    :attr:`partial`, and ``--resume`` (``resume=True``) writes the outputs from it once the cause
+    is fixed, asking the judges only for pairs it lacks. It is also an :class:`OSError`, so code
+    that catches file errors catches it as before.
+
+    Attributes:
+        path: the file that could not be written.
+        partial: the ``.partial`` JSON Lines file that holds the run's results so far, or ``None``
+            when nothing was kept.
+        kept: (sample, metric) results in :attr:`partial` (0 when ``partial`` is ``None``).
+        errno: the operating system's error number (``errno.ENOSPC`` for a full disk), if known.
+    """
+
+    def __init__(
+        self, message: str, *, path: Path, partial: Path | None = None, kept: int = 0, errno: int | None = None
+    ) -> None:
+        super().__init__(message)
+        self.path = path
+        self.partial = partial
+        self.kept = kept
+        self.errno = errno

@@ -26,6 +26,7 @@ from collections.abc import Callable, Coroutine, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
+from ragqa._heap import frozen_heap
 from ragqa.aggregate import PanelStrategy, aggregate
 from ragqa.errors import ConfigError, JudgeError, JudgeTimeout, JudgeUnsupported, SampleError
 from ragqa.judges.base import Embedder, Embedders, Judge, SharedCallJudge
@@ -34,8 +35,8 @@ from ragqa.judges.ratelimit import request_priority
 from ragqa.jury.panel import extractor_index, voted_aggregate, voting_judges
 from ragqa.jury.reliability import JuryCollector
 from ragqa.metrics.base import CallPlan, Metric, MetricContext
+from ragqa.repeats import REDUCERS, Reducer, combine_repeats, repeat_index
 from ragqa.report import Report, SkippedSample, summarize
-from ragqa.run.heap import frozen_heap
 from ragqa.schema import JudgeFailure, JudgeOutcome, Language, PanelResult, Sample, Usage
 from ragqa.usage import usage_scope
 
@@ -68,6 +69,10 @@ class PanelOptions:
             deadline and the report is returned. ``None``: no deadline.
         call_plan: how metrics ask the judges (:data:`~ragqa.metrics.base.CallPlan`): ``batched``
             (one call per step for all items) or ``ragas`` (RAGAS's calls, one per item).
+        repeats: how many times every judge scores every (sample, metric), with independent
+            calls (>= 1; :mod:`ragqa.repeats`). Metrics that need no judge are scored once.
+        reducer: how a judge's repeats become its score: ``mean``, ``median`` or ``mode``
+            (:func:`ragqa.repeats.reduce_scores`); unused with one repeat.
         extractor: the judge id that extracts the statements for the whole panel under
             ``claim-vote``/``dawid-skene`` (``ragqa.jury.extractor``); ``None``: the first judge.
     """
@@ -79,6 +84,8 @@ class PanelOptions:
     on_invalid: Literal["raise", "skip"] = "raise"
     deadline_s: float | None = None
     call_plan: CallPlan = "batched"
+    repeats: int = 1
+    reducer: Reducer = "mean"
     extractor: str | None = None
 
     @property
@@ -87,9 +94,13 @@ class PanelOptions:
         return self.strategy in ("claim-vote", "dawid-skene")
 
     def __post_init__(self) -> None:
-        """Reject a deadline that is not positive."""
+        """Reject a deadline that is not positive, fewer than one repeat, or an unknown reducer."""
         if self.deadline_s is not None and not self.deadline_s > 0:
             raise ValueError(f"deadline_s must be > 0 seconds or None, got {self.deadline_s}")
+        if isinstance(self.repeats, bool) or not isinstance(self.repeats, int) or self.repeats < 1:
+            raise ValueError(f"repeats must be an integer >= 1, got {self.repeats!r}")
+        if self.reducer not in REDUCERS:
+            raise ValueError(f"reducer must be one of {', '.join(REDUCERS)}, got {self.reducer!r}")
 
 
 def validate_samples(samples: Sequence[Sample], metrics: Sequence[Metric]) -> list[SampleError]:
@@ -290,7 +301,7 @@ class PanelEvaluator:
         file is never read ahead). Each sample's metrics run together (shared steps once per
         judge). One deadline (:attr:`PanelOptions.deadline_s`) covers the whole stream. The objects
         alive when the stream starts are kept out of the garbage collector's way while it runs
-        (:func:`ragqa.run.heap.frozen_heap`), so full collections do not stall the loop. Each
+        (:func:`ragqa._heap.frozen_heap`), so full collections do not stall the loop. Each
         sample's requests are ranked by the order the sample entered the stream
         (:data:`ragqa.judges.ratelimit.request_priority`), so a judge's waiting requests are served
         earliest sample first; a panel of local judges only computes in place instead of in the
@@ -362,27 +373,34 @@ class PanelEvaluator:
         self, sample: Sample, chosen: Sequence[Metric], deadline: float | None
     ) -> list[PanelResult]:
         _require_judges(self.judges, chosen)
-        shared: list[Judge] = [SharedCallJudge(j) for j in self.judges]
+        n = self.options.repeats
+        # one SharedCallJudge per judge and repeat: shared steps are shared within a repeat, never across
+        rounds: list[list[Judge]] = [[SharedCallJudge(j) for j in self.judges] for _ in range(n)]
+        shared = rounds[0]
         # a metric that needs no judge (text similarity, tool calls, embeddings only) is scored once
         # and its outcome shown for every judge: the same score, its usage counted once
         alone = shared[:1] or [_NoJudge()]  # an empty panel still scores judge-free metrics
-        runs = [
-            (voting_judges(shared, metric, self._extractor) if self.options.votes else shared)
-            if metric.needs_judge
-            else alone
-            for metric in chosen
-        ]
-        calls = [
-            self._run_by(deadline, metric, sample, judge)
-            for metric, judges in zip(chosen, runs, strict=True)
-            for judge in judges
-        ]
+        calls: list[Coroutine[Any, Any, JudgeOutcome]] = []
+        for metric in chosen:
+            if not metric.needs_judge:
+                calls.extend(self._run_by(deadline, metric, sample, judge) for judge in alone)
+            else:
+                for index, judges in enumerate(rounds):
+                    # claim-vote: within a repeat, the extractor's statements for every judge
+                    voters = voting_judges(judges, metric, self._extractor) if self.options.votes else judges
+                    calls.extend(self._run_by(deadline, metric, sample, judge, index) for judge in voters)
         outcomes = iter(await _gather_or_cancel(calls))
         results = []
-        for metric, judges in zip(chosen, runs, strict=True):
-            got = [next(outcomes) for _ in judges]
-            if not metric.needs_judge and got:
+        for metric in chosen:
+            if not metric.needs_judge:
+                got = [next(outcomes) for _ in alone]
                 got += [_copy_for(got[0], judge.id) for judge in shared[1:]]
+            elif n == 1:
+                got = [next(outcomes) for _ in shared]
+            else:
+                by_round = [[next(outcomes) for _ in shared] for _ in rounds]
+                reducer = self.options.reducer
+                got = [combine_repeats([row[i] for row in by_round], reducer) for i in range(len(shared))]
             results.append(self._panel(metric, sample, got))
         return results
 
@@ -404,7 +422,12 @@ class PanelEvaluator:
         strategy = self.options.strategy
         if strategy == "claim-vote" or strategy == "dawid-skene":
             combined = voted_aggregate(
-                metric, outcomes, strategy=strategy, quorum=self.options.quorum, tie_breaker=self._extractor
+                metric,
+                outcomes,
+                strategy=strategy,
+                quorum=self.options.quorum,
+                tie_breaker=self._extractor,
+                reducer=self.options.reducer,
             )
         else:
             n_failed = sum(1 for o in outcomes if not o.ok)
@@ -423,8 +446,16 @@ class PanelEvaluator:
         judge_ids = [j.id for j in self.judges] if self.options.votes else []
         return JuryCollector(metrics, judge_ids, tie_breaker=self._extractor)
 
-    async def _run_by(self, deadline: float | None, metric: Metric, sample: Sample, judge: Judge) -> JudgeOutcome:
-        """:meth:`_run`, ended as a ``JudgeTimeout`` failure when the run's deadline passes."""
+    async def _run_by(
+        self, deadline: float | None, metric: Metric, sample: Sample, judge: Judge, repeat: int = 0
+    ) -> JudgeOutcome:
+        """:meth:`_run`, ended as a ``JudgeTimeout`` failure when the run's deadline passes.
+
+        ``repeat`` (0-based) is set as :data:`ragqa.repeats.repeat_index` for the computation's
+        judge calls (it runs in a task of its own) so that repeats are distinct calls.
+        """
+        if repeat:
+            repeat_index.set(repeat)
         if deadline is None:
             return await self._run(metric, sample, judge)
         started = time.perf_counter()

@@ -324,6 +324,8 @@ def panel_options(settings: Settings) -> PanelOptions:
         extractor=settings.ragqa.jury.extractor,
         language=settings.ragqa.language,
         call_plan=settings.ragqa.call_plan,
+        repeats=settings.ragqa.repeats,
+        reducer=settings.ragqa.repeat_reducer,
         max_concurrent_samples=settings.ragqa.concurrency.max_concurrent_samples,
         deadline_s=deadline.total_seconds() if (deadline := settings.ragqa.run.deadline) is not None else None,
     )

@@ -12,6 +12,8 @@ Command-line options (also settable in the ini file as ``ragqa_config`` / ``ragq
 - ``--ragqa-profile a,b``: active profiles (default: ``RAGQA_PROFILES_ACTIVE``).
 - ``--ragqa-results PATH``: write one JSON line per ragqa assertion: the panel result in the one
   record shape of :func:`ragqa.render.records.result_record`, plus the test's verdict fields.
+- ``--ragqa-repeats N``: every judge scores every assertion N times with independent calls, and
+  its score is reduced over them (:mod:`ragqa.repeats`); default ``ragqa.repeats`` (1).
 
 Fixtures:
 
@@ -24,9 +26,10 @@ Fixtures:
 - ``ragqa``: a :class:`RagqaHelper` with ``assert_metric`` (async) and ``check_metric`` (sync) bound
   to the evaluator, which also records scores for the reports.
 
-Marker: ``@pytest.mark.ragqa(judges=[...], profile="...", policy=...)`` picks judges of the panel
-(ids or shell-style patterns such as ``"openai/*"``), a profile (instead of ``--ragqa-profile``)
-and the default policy of the ``ragqa`` helper for one test.
+Marker: ``@pytest.mark.ragqa(judges=[...], profile="...", policy=..., repeats=3, reducer="median")``
+picks judges of the panel (ids or shell-style patterns such as ``"openai/*"``), a profile (instead
+of ``--ragqa-profile``), the default policy of the ``ragqa`` helper, and the repeats and their
+reducer (instead of ``--ragqa-repeats`` and the settings) for one test.
 
 Reports: a metric x judge table at the end of the session; per-test scores as JUnit XML
 properties (``ragqa:<metric>:aggregate``, ``ragqa:<metric>:judge:<id>``, ...; the property list of
@@ -89,6 +92,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         metavar="PATH",
         help="write one JSON line per ragqa assertion (every judge's score, reason and failure)",
     )
+    group.addoption(
+        "--ragqa-repeats",
+        dest="ragqa_repeats",
+        default=None,
+        type=int,
+        metavar="N",
+        help="judge every assertion N times per judge; scores are reduced over the repeats (default: ragqa.repeats)",
+    )
     parser.addini("ragqa_config", "application.yaml of the judge panel (default: ./application.yaml)", default=None)
     parser.addini("ragqa_profile", "comma-separated settings profiles", default=None)
 
@@ -122,8 +133,9 @@ def pytest_configure(config: pytest.Config) -> None:
     """Declare the ``ragqa`` marker and reset the results file (controller process only)."""
     config.addinivalue_line(
         "markers",
-        "ragqa(judges=None, profile=None, policy=None): pick judges (ids or patterns) or a settings profile "
-        "for this test, and the default panel policy of the `ragqa` fixture",
+        "ragqa(judges=None, profile=None, policy=None, repeats=None, reducer=None): pick judges (ids or "
+        "patterns) or a settings profile for this test, the default panel policy of the `ragqa` fixture, "
+        "and how many times each judge scores (repeats) and how its repeats are reduced (mean, median, mode)",
     )
     raw = config.getoption("ragqa_results", default=None)
     path = Path(config.invocation_params.dir, raw) if raw else None
@@ -434,7 +446,16 @@ def select_judges(evaluator: PanelEvaluator, patterns: Sequence[str]) -> PanelEv
 
 @pytest.fixture
 def ragqa_evaluator(request: pytest.FixtureRequest, ragqa_container: Container) -> PanelEvaluator:
-    """The panel evaluator for this test: the container's, narrowed by ``@pytest.mark.ragqa``."""
+    """The panel evaluator for this test: the container's, narrowed by ``@pytest.mark.ragqa``.
+
+    The marker's ``repeats`` and ``reducer`` (else ``--ragqa-repeats``, else the settings) set how
+    many times each judge scores and how its repeats are reduced.
+
+    Raises:
+        ConfigError: for ``repeats`` below 1 or an unknown ``reducer``.
+    """
+    from ragqa.run.plan import panel_overrides, with_overrides
+
     kwargs = _marker_kwargs(request)
     container = ragqa_container
     profile = kwargs.get("profile")
@@ -442,7 +463,13 @@ def ragqa_evaluator(request: pytest.FixtureRequest, ragqa_container: Container) 
         pool: _Pool = request.getfixturevalue("_ragqa_pool")
         container = pool.get(_split(profile))
         container.settings()
-    evaluator: PanelEvaluator = container.evaluator()
+    repeats = kwargs.get("repeats", request.config.getoption("ragqa_repeats", default=None))
+    overrides = panel_overrides(repeats=repeats, reducer=kwargs.get("reducer"))
+    evaluator: PanelEvaluator = (
+        container.evaluator(options=with_overrides(container.panel_options(), overrides))
+        if overrides
+        else container.evaluator()
+    )
     judges = _split(kwargs.get("judges"))
     return select_judges(evaluator, judges) if judges else evaluator
 

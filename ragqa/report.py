@@ -20,7 +20,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ragqa.metrics._math import nan_mean
+from ragqa._math import nan_mean
 from ragqa.schema import Interval, JudgeFailure, PanelResult, Sample, Usage
 
 __all__ = [

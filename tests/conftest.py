@@ -66,3 +66,34 @@ def browser() -> Iterator[Any]:
             yield chromium
         finally:
             chromium.close()
+
+
+SLOW_MODULES = frozenset(
+    {
+        "test_allure",
+        "test_calibration",
+        "test_call_plan",
+        "test_cli",
+        "test_cli_run",
+        "test_docs_commands",
+        "test_e2e_all_metrics",
+        "test_html_layout",
+        "test_html_report",
+        "test_promptfoo",
+        "test_promptfoo_example",
+        "test_promptfoo_text",
+        "test_pytest_plugin",
+        "test_pytest_plugin_async",
+        "test_startup_imports",
+    }
+)
+"""Modules whose tests start processes (the CLI, pytest, a browser) or run whole datasets: each took
+10 s or more in ``pytest -q --durations=0``. ``pytest -q -m "not slow"`` leaves them out; ``pytest -q``
+(the README's command, which CI runs) runs everything."""
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark every test of :data:`SLOW_MODULES` ``slow``."""
+    for item in items:
+        if item.path.stem in SLOW_MODULES:
+            item.add_marker(pytest.mark.slow)

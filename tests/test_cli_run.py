@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _records import untimed
 
 from ragqa.testing import ChatRequest, FakeOpenAIServer, Fault, fake_openai_server, ragqa_responder
 
@@ -103,15 +104,6 @@ def chat_requests(srv: FakeOpenAIServer) -> int:
 def records(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     header, *rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
     return header, rows
-
-
-def _untimed(value: Any) -> Any:
-    """A record without its timing fields (latency), which differ from run to run."""
-    if isinstance(value, dict):
-        return {k: _untimed(v) for k, v in value.items() if k != "latency_s"}
-    if isinstance(value, list):
-        return [_untimed(v) for v in value]
-    return value
 
 
 def _score_rows(stdout: str) -> list[list[str]]:
@@ -200,7 +192,7 @@ def test_interrupted_run_keeps_results_and_resume_makes_only_the_missing_calls(
 
     header, rows = records(out)
     full_header, full_rows = records(work / "full.jsonl")
-    assert _untimed(rows) == _untimed(full_rows)
+    assert untimed(rows) == untimed(full_rows)
     for key in ("run_id", "started_at", "dataset"):
         header.pop(key), full_header.pop(key)
     assert header == full_header

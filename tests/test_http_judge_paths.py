@@ -227,7 +227,8 @@ async def both_steps(
 def error_view(exc: BaseException) -> tuple[Any, ...]:
     """What ragqa reads from an SDK error: type, text, status, headers, body and its classification."""
     response = getattr(exc, "response", None)
-    headers = dict(response.headers) if response is not None else None
+    # the Date header is the server's clock: two requests a second apart differ in it and in nothing else
+    headers = {k: v for k, v in response.headers.items() if k.lower() != "date"} if response is not None else None
     return (type(exc), str(exc), getattr(exc, "status_code", None), headers, response_text(exc), classify_error(exc))
 
 

@@ -23,7 +23,7 @@ from ragqa.prompts.base import Prompt
 from ragqa.render.junit import write_junit
 from ragqa.schema import ContextChunk
 from ragqa.testing import FunctionJudge
-from ragqa.testing.server import ChatRequest, FakeOpenAIServer, ragqa_responder
+from ragqa.testing.server import FakeOpenAIServer, ragqa_responder
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples" / "promptfoo"
@@ -87,7 +87,8 @@ def test_default_test_vars_and_asserts_merge_first() -> None:
         "ragqa:hallucination",
     ]
     assert all(len(c.sample.retrieved_contexts or []) == 2 for c in suite.cases)
-    assert all(c.sample.response == "Refunds are accepted within 30 days of purchase." for c in suite.cases)
+    response = "You can return an item for a refund within 30 days of purchase."
+    assert all(c.sample.response == response for c in suite.cases)
     keys = [c.metric.key for c in suite.cases]
     assert keys[1] == "context_recall" and keys[3] == "response_relevancy" and keys[5] == "hallucination"
     noise = suite.cases[4]
@@ -381,26 +382,9 @@ def test_run_promptfoo_file_exit_2_on_bad_file(tmp_path: Path) -> None:
 
 # --- `ragqa test` in a subprocess against the fake server ----------------------------------------
 
-QUESTIONS = {"Refunds are accepted within 30 days of purchase.": "How long do I have to return an item for a refund?"}
-
-
 def responder(judge: str) -> Any:
-    rules = ragqa_responder(support_threshold=STRICTNESS[judge])
-
-    def respond(request: ChatRequest) -> Any:
-        data = request.input or {}
-        if {"response", "attempt"} <= data.keys():  # question generation (answer relevance)
-            return {"question": QUESTIONS.get(str(data["response"]), "What?"), "noncommittal": 0}
-        if {"response", "count"} <= data.keys():  # the same, batched (call plan "batched")
-            question = QUESTIONS.get(str(data["response"]), "What?")
-            return {
-                "questions": [
-                    {"attempt": i, "question": question, "noncommittal": 0} for i in range(1, data["count"] + 1)
-                ]
-            }
-        return rules(request)
-
-    return respond
+    """The ragqa responder a user's server runs, with this judge's support threshold."""
+    return ragqa_responder(support_threshold=STRICTNESS[judge])
 
 
 @pytest.fixture(scope="module")
@@ -463,7 +447,7 @@ def test_junit_xml_directory_is_exit_2_before_any_judge_call(tmp_path: Path) -> 
     assert proc.returncode == 2, proc.stdout + proc.stderr
     lines = proc.stderr.strip().splitlines()
     assert lines == [
-        f"error: --junit-xml {tmp_path} is a directory; give a file path such as {tmp_path / 'results.jsonl'}"
+        f"error: --junit-xml {tmp_path} is a directory; give a file path such as {tmp_path / 'junit.xml'}"
     ]
     assert proc.stdout == ""
 

@@ -166,7 +166,7 @@ def test_plan_checks_outputs_thresholds_and_metrics_before_any_call(tmp_path: Pa
     assert plan_output(tmp_path / "r.xml").renderer.name == "junit"
     with pytest.raises(ConfigError, match="Did you mean faithfulness"):
         make_plan(settings, thresholds={"faithfullness": 0.9})
-    with pytest.raises(ConfigError, match="needs a JSON Lines output"):
+    with pytest.raises(ConfigError, match="needs an output to resume from"):
         make_plan(settings, resume=True)
     with pytest.raises(ConfigError, match="given twice"):
         build_metrics(["faithfulness", "faithfulness"], {})

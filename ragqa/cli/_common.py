@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Annotated, NoReturn
 import typer
 from rich.console import Console
 
-from ragqa.errors import ConfigError, SampleError
+from ragqa.errors import ConfigError, OutputError, SampleError
 from ragqa.run.exit_codes import ExitCode
 
 if TYPE_CHECKING:
@@ -23,7 +23,8 @@ if TYPE_CHECKING:
 
 _EXIT_CODES_HELP = (
     "Exit codes: 0 all scored and thresholds met; 1 a threshold missed; 2 bad usage, settings or data "
-    "(before any judge call); 3 incomplete (judges failed, or nothing scored); 130 interrupted (results kept)."
+    "(before any judge call); 3 incomplete (judges failed, or nothing scored); 5 an output could not be written "
+    "(results kept in the .partial file named); 130 interrupted (results kept)."
 )
 
 app = typer.Typer(
@@ -81,11 +82,18 @@ def _fail(message: str) -> NoReturn:
 
 @contextmanager
 def _clean_errors() -> Iterator[None]:
-    """Turn ragqa's user-fixable errors (settings, samples, datasets) into one message and exit 2."""
+    """Turn ragqa's user-fixable errors into one message: settings, samples, datasets exit 2, outputs exit 5.
+
+    An :class:`~ragqa.errors.OutputError` (a full disk) exits with :attr:`ExitCode.OUTPUT`; its
+    message names the ``.partial`` file that keeps the results.
+    """
     try:
         yield
     except (ConfigError, SampleError) as exc:
         _fail(_escape(str(exc)))
+    except OutputError as exc:
+        _stderr().print(f"[bold red]error:[/] {_escape(str(exc))}", markup=True)
+        raise typer.Exit(ExitCode.OUTPUT) from None
 
 
 def _escape(text: str) -> str:

@@ -63,10 +63,11 @@ def compare(
         if html_path is not None:
             check_output_path(html_path, option="--html")
         comparison = compare_files(a, b, thresholds=parse_thresholds(threshold or []), tolerance=tolerance)
-    if json_path is not None:
-        replace_text(json_path, json.dumps(comparison.to_json(), ensure_ascii=False, indent=2) + "\n")
-    if html_path is not None:
-        replace_text(html_path, comparison_html(comparison))
+    with _clean_errors():  # a full disk: exit 5
+        if json_path is not None:
+            replace_text(json_path, json.dumps(comparison.to_json(), ensure_ascii=False, indent=2) + "\n")
+        if html_path is not None:
+            replace_text(html_path, comparison_html(comparison))
     (Console() if sys.stdout.isatty() else Console(width=120)).print(comparison_renderable(comparison))
     for option, path in (("--json", json_path), ("--html", html_path)):
         if path is not None:

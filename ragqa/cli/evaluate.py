@@ -137,8 +137,8 @@ def evaluate(
         typer.Option(
             "--out",
             "-o",
-            help="Write results here; the suffix picks the format: .jsonl (streamed as results are made, "
-            "resumable), .json, .csv, .xml (JUnit). Repeatable.",
+            help="Write results here; the suffix picks the format: .jsonl, .json, .csv, .xml (JUnit), .html. "
+            "Repeatable. Results stream to <file>.partial as they are made (resumable).",
         ),
     ] = None,
     junit_xml: Annotated[
@@ -146,7 +146,19 @@ def evaluate(
     ] = None,
     resume: Annotated[
         bool,
-        typer.Option("--resume", help="Continue the run recorded in the --out .jsonl file: score only missing pairs."),
+        typer.Option(
+            "--resume",
+            help="Continue the run recorded in the --out file's .partial (or the finished .jsonl): score only "
+            "missing pairs.",
+        ),
+    ] = False,
+    overwrite: Annotated[
+        bool,
+        typer.Option(
+            "--overwrite",
+            help="Start over although the --out file's .partial holds an earlier run's results (they are deleted); "
+            "without it such a run stops with exit code 2.",
+        ),
     ] = False,
     column_map: Annotated[
         str | None,
@@ -181,6 +193,23 @@ def evaluate(
             "--call-plan",
             help="How metrics ask the judges: batched (one call per step for all contexts) or ragas (RAGAS's "
             "calls, one per item); default: ragqa.call-plan (batched).",
+        ),
+    ] = None,
+    repeats: Annotated[
+        int | None,
+        typer.Option(
+            "--repeats",
+            min=1,
+            help="Judge every (sample, metric) N times per judge with independent calls; each judge's score is "
+            "reduced over its repeats (--reducer). Default: ragqa.repeats (1).",
+        ),
+    ] = None,
+    reducer: Annotated[
+        str | None,
+        typer.Option(
+            "--reducer",
+            help="How a judge's repeats become its score: mean, median, or mode (binary metrics); "
+            "default: ragqa.repeat-reducer (mean).",
         ),
     ] = None,
     on_invalid: Annotated[
@@ -253,8 +282,8 @@ def evaluate(
         prepared = runner.prepared
         if prepared is not None and prepared.kept:
             err.print(f"resuming: {len(prepared.kept)} result(s) kept from {runner.resumed_from}")
-        elif plan.resume and runner.resumed_from is None and plan.stream is not None:
-            err.print(f"--resume: no results in {plan.stream.path} or its .partial yet; starting a new run")
+        elif plan.resume and runner.resumed_from is None and plan.journal is not None:
+            err.print(f"--resume: no results in {plan.journal.path} or its .partial yet; starting a new run")
         err.print(str(estimate))
         progress_bar.start(estimate.pairs)
 
@@ -271,6 +300,8 @@ def evaluate(
             quorum=quorum,
             deadline_s=_parse_deadline(deadline) if deadline is not None else None,
             call_plan=call_plan,
+            repeats=repeats,
+            reducer=reducer,
         )
         plan = make_plan(
             container.settings(),
@@ -280,6 +311,7 @@ def evaluate(
             allow_incomplete=allow_incomplete,
             max_calls=max_calls,
             resume=resume,
+            overwrite=overwrite,
             outputs=outputs,
             dataset=str(dataset),
             panel=panel,
@@ -338,10 +370,10 @@ def _interrupted(runner: Runner) -> NoReturn:
         err.print(
             f"interrupted: {stream.count} result(s) kept in {stream.partial}. Resume with:\n  {_resume_command()}"
         )
-    elif runner.plan.stream is not None:
+    elif runner.plan.journal is not None:
         err.print("interrupted before the first judge call; nothing was scored")
     else:
-        err.print("interrupted: no .jsonl output was given (--out results.jsonl), so no result was kept")
+        err.print("interrupted: no output was given (--out results.jsonl), so no result was kept")
     raise typer.Exit(ExitCode.INTERRUPTED)
 
 

@@ -12,12 +12,18 @@ verdict (the local judge's values in [0, 1]) counts as 1 when it is at least 0.5
 :func:`ragqa.metrics.faithfulness.explain` draws between supported and unsupported.
 
 Metrics without a ``ClaimVote`` keep their judges' own calls and the mean of their scores.
+
+With repeats (``ragqa.repeats`` N > 1) the vote happens per repeat: each repeat has its own
+extraction by the extractor (repeats are independent calls, :mod:`ragqa.repeats`), every judge's
+verdicts of that repeat vote, the formula gives that repeat's panel score, and the run's reducer
+reduces the N voted scores, as it reduces each judge's N scores. Voting on verdicts reduced over
+repeats would need the repeats to share one statement list, which independent repeats do not.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import numpy as np
 from numpy.typing import NDArray
@@ -29,9 +35,19 @@ from ragqa.judges.base import Judge
 from ragqa.jury.vote import vote_verdicts
 from ragqa.metrics.base import ClaimVote, Metric
 from ragqa.prompts.base import Prompt
-from ragqa.schema import Aggregate, JudgeOutcome, Language
+from ragqa.repeats import Reducer, reduce_scores
+from ragqa.schema import Aggregate, JudgeOutcome, Language, MetricScore
 
-__all__ = ["ExtractorJudge", "extractor_index", "verdict_matrix", "voted_aggregate", "voting_judges"]
+__all__ = [
+    "ExtractorJudge",
+    "Scored",
+    "extractor_index",
+    "repeat_matrices",
+    "verdict_matrix",
+    "voted_aggregate",
+    "voted_verdicts",
+    "voting_judges",
+]
 
 In = TypeVar("In", bound=BaseModel)
 Out = TypeVar("Out", bound=BaseModel)
@@ -122,11 +138,21 @@ def _binary(values: Any) -> list[float] | None:
     return [1.0 if float(v) >= 0.5 else 0.0 for v in values]
 
 
-def verdict_matrix(outcomes: Sequence[JudgeOutcome], vote: ClaimVote) -> tuple[list[str], NDArray[np.float64]] | None:
+class Scored(Protocol):
+    """A judge's outcome or one of its repeats: anything with a score (``None`` when it failed)."""
+
+    @property
+    def score(self) -> MetricScore | None:
+        """The score, or ``None``."""
+        ...
+
+
+def verdict_matrix(outcomes: Sequence[Scored], vote: ClaimVote) -> tuple[list[str], NDArray[np.float64]] | None:
     """The panel's verdicts on one sample's shared statements.
 
     Args:
-        outcomes: the judges' outcomes of one (sample, metric), in panel order.
+        outcomes: the judges' outcomes (or their outcomes of one repeat) of one (sample, metric),
+            in panel order.
         vote: the metric's claim-vote description.
 
     Returns:
@@ -155,6 +181,38 @@ def verdict_matrix(outcomes: Sequence[JudgeOutcome], vote: ClaimVote) -> tuple[l
     return statements, matrix
 
 
+class _Unscored:
+    score: MetricScore | None = None
+
+
+_NONE = _Unscored()
+
+
+def repeat_matrices(outcomes: Sequence[JudgeOutcome], vote: ClaimVote) -> list[NDArray[np.float64] | None]:
+    """The panel's verdict matrix of each repeat (one entry without repeats), see :func:`verdict_matrix`.
+
+    Returns:
+        Per repeat, the ``(n_statements, n_judges)`` matrix, or ``None`` when no judge scored in it.
+    """
+    n = max((len(o.repeats) for o in outcomes), default=0)
+    rounds: list[list[Scored]] = (
+        [[o.repeats[r] if r < len(o.repeats) else _NONE for o in outcomes] for r in range(n)] if n else [list(outcomes)]
+    )
+    out: list[NDArray[np.float64] | None] = []
+    for row in rounds:
+        found = verdict_matrix(row, vote)
+        out.append(found[1] if found is not None else None)
+    return out
+
+
+def voted_verdicts(
+    matrix: NDArray[np.float64], *, weights: Sequence[float] | None = None, tie_breaker: int = 0
+) -> list[float]:
+    """The voted verdict of each statement that has one (:func:`ragqa.jury.vote.vote_verdicts`), as floats."""
+    voted = vote_verdicts(matrix, weights=weights, tie_breaker=tie_breaker)
+    return [float(v) for v in voted if not np.isnan(v)]
+
+
 def voted_aggregate(
     metric: Metric,
     outcomes: Sequence[JudgeOutcome],
@@ -163,6 +221,7 @@ def voted_aggregate(
     quorum: int,
     tie_breaker: int = 0,
     weights: Sequence[float] | None = None,
+    reducer: Reducer = "mean",
 ) -> Aggregate:
     """The panel's aggregate of one (sample, metric) by claim-level voting.
 
@@ -179,6 +238,7 @@ def voted_aggregate(
         quorum: minimum judges with a finite score (>= 1).
         tie_breaker: the extractor's index, whose verdict settles a tie.
         weights: per-judge vote weights (``None``: one vote each).
+        reducer: how the voted scores of the repeats are reduced (see the module docstring).
 
     Returns:
         The :class:`~ragqa.schema.Aggregate`.
@@ -189,9 +249,12 @@ def voted_aggregate(
     if vote is None:
         return aggregate(scores, n_failed=n_failed, strategy="mean", quorum=quorum)
     base = aggregate(scores, n_failed=n_failed, strategy="mean", quorum=quorum)
-    found = verdict_matrix(outcomes, vote)
     value = float("nan")
-    if base.quorum_met and found is not None:
-        voted = vote_verdicts(found[1], weights=weights, tie_breaker=tie_breaker)
-        value = float(vote.formula([float(v) for v in voted if not np.isnan(v)]))
+    if base.quorum_met:
+        per_repeat = [
+            float(vote.formula(voted_verdicts(matrix, weights=weights, tie_breaker=tie_breaker)))
+            for matrix in repeat_matrices(outcomes, vote)
+            if matrix is not None
+        ]
+        value = reduce_scores(per_repeat, reducer)
     return base.model_copy(update={"value": value, "strategy": strategy})

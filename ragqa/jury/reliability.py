@@ -26,7 +26,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ragqa.jury.dawid_skene import fit_dawid_skene, residual_correlation
-from ragqa.jury.panel import verdict_matrix
+from ragqa.jury.panel import repeat_matrices
 from ragqa.jury.vote import vote_verdicts
 from ragqa.metrics.base import ClaimVote, Metric
 from ragqa.report import JudgeReliability, JuryReliability, MetricSummary
@@ -176,9 +176,9 @@ class JuryCollector:
         vote = self._votes.get(result.metric)
         if vote is None:
             return
-        found = verdict_matrix(result.judges, vote)
-        if found is not None:
-            self._blocks[result.metric].append(found[1])
+        found = [m for m in repeat_matrices(result.judges, vote) if m is not None]
+        if found:  # a sample's repeats are one cluster of the bootstrap
+            self._blocks[result.metric].append(np.vstack(found))
 
     def attach(self, summaries: Sequence[MetricSummary], results: Sequence[PanelResult] = ()) -> list[MetricSummary]:
         """``summaries`` with :attr:`~ragqa.report.MetricSummary.jury` filled in where a fit exists.

@@ -37,17 +37,26 @@ class TemplateRating:
         rating: the valid rating, or ``None`` when every attempt was invalid.
         scale: the top of the template's scale (2, or 4 for answer accuracy).
         invalid: what each invalid attempt returned (``"rating 7"`` or the parse error), in order.
+        graded: the finer rating on the same scale, in [0, ``scale``], when the answer carried
+            one (a graded judge's ``value`` differs from its integer ``rating``); else ``None``.
     """
 
     template: str
     rating: int | None
     scale: int
     invalid: list[str] = field(default_factory=list)
+    graded: float | None = None
 
     @property
     def value(self) -> float:
-        """The rating scaled to [0, 1] (``rating / scale``), or NaN when no attempt was valid."""
-        return math.nan if self.rating is None else self.rating / self.scale
+        """The rating scaled to [0, 1], or NaN when no attempt was valid.
+
+        ``graded / scale`` when the judge sent a graded rating (the local judge), else
+        ``rating / scale``.
+        """
+        if self.rating is None:
+            return math.nan
+        return (self.rating if self.graded is None else self.graded) / self.scale
 
     @property
     def attempts(self) -> int:
@@ -55,13 +64,16 @@ class TemplateRating:
         return len(self.invalid) + (0 if self.rating is None else 1)
 
     def details(self) -> dict[str, Any]:
-        """The template's rating, scaled value, attempts and invalid answers, JSON-serialisable."""
-        return {
+        """The template's rating, scaled value, attempts, invalid answers and any graded rating, JSON-serialisable."""
+        out: dict[str, Any] = {
             "rating": self.rating,
             "value": None if self.rating is None else self.value,
             "attempts": self.attempts,
             "invalid": list(self.invalid),
         }
+        if self.graded is not None:
+            out["graded_rating"] = self.graded
+        return out
 
 
 def check_max_retries(max_retries: int) -> int:
@@ -102,7 +114,10 @@ async def ask_rating(
 
     Returns:
         The template's rating, or ``rating=None`` when every attempt gave a rating outside
-        ``allowed`` or an answer the judge could not parse (RAGAS: NaN for this template).
+        ``allowed`` or an answer the judge could not parse (RAGAS: NaN for this template). When
+        the answer's ``value`` is a graded rating (the local judge's, in [0, ``scale``]) it is
+        kept as :attr:`TemplateRating.graded`; a graded value outside the scale makes the attempt
+        invalid.
 
     Raises:
         ragqa.errors.JudgeError: any failure other than an unparseable answer (timeout, HTTP,
@@ -120,10 +135,12 @@ async def ask_rating(
             raise JudgeOutputError(
                 f"{prompt.name} answered {type(answer).__name__}, not a rating", judge_id=judge.id, step=prompt.name
             )
-        if answer.rating in allowed:
+        graded = answer.value
+        if answer.rating in allowed and math.isfinite(graded) and 0 <= graded <= scale:
             out.rating = answer.rating
+            out.graded = None if graded == answer.rating else graded
             return out
-        out.invalid.append(f"rating {answer.rating}")
+        out.invalid.append(f"rating {answer.rating}" + ("" if graded == answer.rating else f" (graded {graded})"))
     return out
 
 
@@ -146,12 +163,16 @@ def average_ratings(first: float, second: float) -> float:
 
 
 def describe(ratings: list[TemplateRating]) -> str:
-    """A reason listing each template's rating (``template 1 rated 2/2; template 2 gave no valid rating ...``)."""
+    """A reason listing each template's rating (``template 1 rated 2/2; template 2 gave no valid rating ...``).
+
+    A graded rating is shown with two decimals and marked: ``template 1 rated 1.63/2 (graded)``.
+    """
     parts = []
     for i, r in enumerate(ratings, start=1):
         if r.rating is None:
             parts.append(f"template {i} gave no valid rating in {r.attempts} attempt(s) ({'; '.join(r.invalid)})")
         else:
             retried = f" after {len(r.invalid)} invalid answer(s)" if r.invalid else ""
-            parts.append(f"template {i} rated {r.rating}/{r.scale}{retried}")
+            rated = f"{r.rating}/{r.scale}" if r.graded is None else f"{r.graded:.2f}/{r.scale} (graded)"
+            parts.append(f"template {i} rated {rated}{retried}")
     return "; ".join(parts)

@@ -20,15 +20,22 @@ import asyncio
 from collections.abc import Sequence
 from typing import ClassVar, Literal, get_args
 
+from ragqa._math import average_precision
 from ragqa.errors import SampleError
 from ragqa.judges.base import Judge
 from ragqa.metrics._batched import Judged, judge_usefulness
-from ragqa.metrics._math import average_precision
 from ragqa.metrics.base import CallPlan, Direction, Metric, MetricContext
 from ragqa.prompts.context_usefulness import CONTEXT_USEFULNESS, ContextUsefulnessInput
 from ragqa.schema import MetricScore, Sample
 
-__all__ = ["RAGAS_AP_EPS", "ContextPrecision", "PrecisionMode", "context_precision_score", "resolve_mode"]
+__all__ = [
+    "RAGAS_AP_EPS",
+    "ContextPrecision",
+    "PrecisionMode",
+    "context_precision_score",
+    "precision_reason",
+    "resolve_mode",
+]
 
 PrecisionMode = Literal["reference", "response", "auto"]
 """What the contexts are judged useful for: the reference, the response, or the reference when present."""
@@ -57,6 +64,31 @@ def resolve_mode(mode: PrecisionMode, sample: Sample) -> Literal["reference", "r
     if mode != "auto":
         return mode
     return "reference" if sample.reference is not None and sample.reference.strip() else "response"
+
+
+def precision_reason(verdicts: Sequence[float], used: str) -> str:
+    """The reason of a context precision score, true to the verdicts it was computed from.
+
+    With 0/1 verdicts (LLM judges): ``"2 of 3 contexts useful for the reference, at ranks 1, 3"``.
+    With graded verdicts (the local judge's usefulness in [0, 1]) a count of values >= 0.5 would
+    contradict the score (``1 of 3 contexts useful`` beside 0.83), so the graded usefulness of
+    every context is listed in rank order: ``"usefulness (graded) of the 3 contexts for the
+    reference, by rank: 0.91, 0.40, 0.12"``.
+
+    Args:
+        verdicts: ``float[N]`` in [0, 1], in retrieval order.
+        used: the mode used, ``reference`` or ``response``.
+
+    Returns:
+        The reason.
+    """
+    if all(v in (0.0, 1.0) for v in verdicts):
+        useful = [i for i, v in enumerate(verdicts, start=1) if v == 1.0]
+        return f"{len(useful)} of {len(verdicts)} contexts useful for the {used}" + (
+            f", at ranks {', '.join(map(str, useful))}" if useful else ""
+        )
+    ranked = ", ".join(f"{v:.2f}" for v in verdicts)
+    return f"usefulness (graded) of the {len(verdicts)} contexts for the {used}, by rank: {ranked}"
 
 
 class ContextPrecision(Metric):
@@ -145,10 +177,7 @@ class ContextPrecision(Metric):
             )
         verdicts = [o.value for o in outputs]
         value = context_precision_score(verdicts)
-        useful = [i for i, v in enumerate(verdicts, start=1) if v >= 0.5]
-        reason = f"{len(useful)} of {len(verdicts)} contexts useful for the {used}" + (
-            f", at ranks {', '.join(map(str, useful))}" if useful else ""
-        )
+        reason = precision_reason(verdicts, used)
         details: dict[str, object] = {"mode": used, "verdicts": verdicts, "reasons": [o.reason for o in outputs]}
         if fallback:
             details["batched_fallback"] = fallback

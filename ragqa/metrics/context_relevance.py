@@ -3,9 +3,10 @@
 RAGAS ``ContextRelevance`` (``metrics/collections/context_relevance/metric.py``; legacy
 ``nv_context_relevance``): the contexts are joined by newlines; the judge rates 0 (not relevant),
 1 (partially) or 2 (relevant) with two differently worded templates; each rating is divided by 2
-and the two are averaged. Shortcuts with no judge call, as RAGAS: 0.0 when the question or the
-joined contexts are blank, when they are equal, or when the joined contexts are contained in the
-question.
+and the two are averaged. A graded judge (the offline local judge) also sends a finer rating on
+the same 0..2 scale, which the same formula averages (so its scores rank finely). Shortcuts with
+no judge call, as RAGAS: 0.0 when the question or the joined contexts are blank, when they are
+equal, or when the joined contexts are contained in the question.
 """
 
 from __future__ import annotations
@@ -25,11 +26,12 @@ RELEVANCE_RATINGS = frozenset({0, 1, 2})
 """The valid ratings of the 0/1/2 templates (context relevance and response groundedness)."""
 
 
-def context_relevance_score(rating_1: int | None, rating_2: int | None) -> float:
+def context_relevance_score(rating_1: float | None, rating_2: float | None) -> float:
     """Context relevance from the two templates' ratings.
 
     Args:
-        rating_1: template 1's rating in {0, 1, 2}, or ``None`` when it gave no valid rating.
+        rating_1: template 1's rating in {0, 1, 2} (a graded judge's in [0, 2]), or ``None`` when
+            it gave no valid rating.
         rating_2: template 2's rating, likewise.
 
     Returns:
@@ -61,7 +63,9 @@ class ContextRelevance(Metric):
     """How relevant the retrieved contexts are to the question, rated by two templates (NVIDIA / RAGAS).
 
     - Fields: ``user_input``, ``retrieved_contexts`` (or ``context_chunks``).
-    - Range 0..1 in steps of 0.25, higher is better.
+    - Range 0..1, higher is better: in steps of 0.25 from integer ratings (LLM judges),
+      continuous from a graded judge's ratings (the offline local judge sends a graded rating
+      in [0, 2] with each integer one; the same formula averages them).
     - Judge calls per sample: 2 (0 on a shortcut; more only when a rating is invalid, at most
       ``2 * max_retries``).
     - 0.0 without a call on RAGAS's shortcuts (see :func:`context_relevance_shortcut`); NaN
@@ -110,7 +114,8 @@ class ContextRelevance(Metric):
             )
         )
         return MetricScore(
-            value=context_relevance_score(ratings[0].rating, ratings[1].rating),
+            # context_relevance_score's formula on each template's scaled (graded, if sent) rating
+            value=average_ratings(ratings[0].value, ratings[1].value),
             reason=describe(ratings),
             details={"template_1": ratings[0].details(), "template_2": ratings[1].details()},
         )

@@ -42,10 +42,10 @@ from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass
 from typing import ClassVar, Literal, get_args
 
+from ragqa._math import count_of, mean_or_nan
 from ragqa.interpretation import interpret
 from ragqa.judges.base import Judge
 from ragqa.metrics._batched import judge_matrix
-from ragqa.metrics._math import mean_or_nan
 from ragqa.metrics._steps import RESPONSE_STATEMENTS, extract_statements, judge_statements
 from ragqa.metrics.base import CallPlan, Direction, Metric, MetricContext
 from ragqa.prompts.nli import StatementVerdict
@@ -57,6 +57,7 @@ __all__ = [
     "NoiseSensitivity",
     "claims_counted",
     "context_relevance",
+    "noise_reason",
     "noise_sensitivity_score",
 ]
 
@@ -173,6 +174,31 @@ def noise_sensitivity_score(
     """
     return mean_or_nan(
         claims_counted(answer_in_context, context_relevant, answer_in_reference, mode=mode, counting=counting)
+    )
+
+
+def noise_reason(statements: Sequence[str], counted: Sequence[float], where: str) -> str:
+    """The reason of a noise sensitivity score, true to the counts it was computed from.
+
+    With 0/1 counts (LLM judges): ``"1 of 2 response statements are incorrect: <statement>"``.
+    With graded counts (the local judge's fuzzy verdicts) a count of values >= 0.5 would
+    contradict the score (``0 of 1 ... are incorrect`` beside 0.48), so the count is their sum,
+    marked graded (:func:`ragqa._math.count_of`), and every statement that counts 0.01 or
+    more is named with its share: ``"0.48 (graded) of 1 response statements are incorrect:
+    <statement> (0.48)"``.
+
+    Args:
+        statements: the response statements, ``str[A]``.
+        counted: ``float[A]`` in [0, 1], how far each counts (:func:`claims_counted`).
+        where: what counting means (``"incorrect and from a relevant context"``).
+
+    Returns:
+        The reason.
+    """
+    graded = not all(c in (0.0, 1.0) for c in counted)
+    named = [f"{s} ({c:.2f})" if graded else s for s, c in zip(statements, counted, strict=True) if round(c, 2) > 0]
+    return f"{count_of(counted)} of {len(statements)} response statements are {where}" + (
+        f": {'; '.join(named)}" if named else ""
     )
 
 
@@ -358,12 +384,8 @@ class NoiseSensitivity(Metric):
                 "band": interpret(self.name, value, lang),
             }
         )
-        hits = [s for s, c in zip(answer, counted, strict=True) if c >= 0.5]
         where = {
             "relevant": "incorrect" if self.counting == "promptfoo" else "incorrect and from a relevant context",
             "irrelevant": "incorrect and only from irrelevant contexts",
         }[self.mode]
-        reason = f"{len(hits)} of {len(answer)} response statements are {where}" + (
-            f": {'; '.join(hits)}" if hits else ""
-        )
-        return MetricScore(value=value, reason=reason, details=details)
+        return MetricScore(value=value, reason=noise_reason(answer, counted, where), details=details)

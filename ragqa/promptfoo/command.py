@@ -39,6 +39,21 @@ def register(app: typer.Typer) -> None:
             Path | None,
             typer.Option("--junit-xml", help="Write JUnit XML to this file (one testcase per assertion)."),
         ] = None,
+        repeats: Annotated[
+            int | None,
+            typer.Option(
+                "--repeats",
+                min=1,
+                help="Judge every assertion N times per judge with independent calls; default: ragqa.repeats (1).",
+            ),
+        ] = None,
+        reducer: Annotated[
+            str | None,
+            typer.Option(
+                "--reducer",
+                help="How a judge's repeats become its score: mean, median or mode; default: ragqa.repeat-reducer.",
+            ),
+        ] = None,
     ) -> None:
         """Run promptfoo-style assertions (noise-sensitivity, context-faithfulness, ...) across the judge panel.
 
@@ -55,4 +70,7 @@ def register(app: typer.Typer) -> None:
             raise typer.Exit(ExitCode.USAGE)
         profiles = [p.strip() for p in (profile or "").split(",") if p.strip()]
         container = create_container(config, profiles)
-        raise typer.Exit(run_promptfoo_files(files, container=container, junit_xml=junit_xml, err=sys.stderr))
+        code = run_promptfoo_files(
+            files, container=container, junit_xml=junit_xml, err=sys.stderr, repeats=repeats, reducer=reducer
+        )
+        raise typer.Exit(code)

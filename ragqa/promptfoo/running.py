@@ -21,6 +21,7 @@ from ragqa.errors import ConfigError, RagqaError, SampleError
 from ragqa.promptfoo.loading import PromptfooCase, PromptfooSuite, load_suite, split_settings_files
 from ragqa.promptfoo.mapping import FIELD_HINTS
 from ragqa.run.exit_codes import ExitCode
+from ragqa.run.plan import panel_overrides, with_overrides
 
 if TYPE_CHECKING:
     from ragqa.assertions import MetricVerdict
@@ -164,9 +165,20 @@ def run_promptfoo_file(
     out: TextIO | None = None,
     err: TextIO | None = None,
     close: bool = True,
+    repeats: int | None = None,
+    reducer: str | None = None,
 ) -> int:
     """Run one promptfoo-style file with the container's panel (see :func:`run_promptfoo_files`)."""
-    return run_promptfoo_files([path], container=container, junit_xml=junit_xml, out=out, err=err, close=close)
+    return run_promptfoo_files(
+        [path],
+        container=container,
+        junit_xml=junit_xml,
+        out=out,
+        err=err,
+        close=close,
+        repeats=repeats,
+        reducer=reducer,
+    )
 
 
 def run_promptfoo_files(
@@ -177,6 +189,8 @@ def run_promptfoo_files(
     out: TextIO | None = None,
     err: TextIO | None = None,
     close: bool = True,
+    repeats: int | None = None,
+    reducer: str | None = None,
 ) -> int:
     """Run promptfoo-style files with the container's panel; print results; maybe write JUnit XML.
 
@@ -191,6 +205,9 @@ def run_promptfoo_files(
         out: where results go (default ``sys.stdout``).
         err: where ``error: ...`` lines go (default ``out`` when given, else ``sys.stderr``).
         close: close the container's clients at the end (on the loop that used them).
+        repeats: times every judge scores every case (default ``ragqa.repeats``); each judge's
+            score is reduced over its repeats (:mod:`ragqa.repeats`) before the assertion.
+        reducer: ``mean``, ``median`` or ``mode`` (default ``ragqa.repeat-reducer``).
 
     Returns:
         The :class:`~ragqa.run.exit_codes.ExitCode`: 0 every assertion passed; 1 an assertion
@@ -221,7 +238,8 @@ def run_promptfoo_files(
             print(f"note: skipped {path}: a ragqa settings file, not a test file (pass it with --config)", file=errors)
         suites = [load_suite(p, metric_options=settings.ragqa.metric_options) for p in tests]
         thresholds = dict(settings.ragqa.thresholds)
-        evaluator = container.evaluator()
+        panel = panel_overrides(repeats=repeats, reducer=reducer)
+        evaluator = container.evaluator(options=with_overrides(container.panel_options(), panel))
         limits = [check_suite(evaluator, suite, thresholds) for suite in suites]
     except RagqaError as exc:
         print(f"error: {exc}", file=errors)

@@ -56,6 +56,16 @@ class Rating(BaseModel):
 
     rating: int = Field(description="The rating on the scale the instruction gives")
 
+    @property
+    def value(self) -> float:
+        """The rating as a number on the template's scale: ``rating`` itself for an LLM's answer.
+
+        A graded judge's subclass (the offline local judge's,
+        :mod:`ragqa.judges.local.graded`) returns a finer value on the same scale; metrics read
+        this, as they read ``value`` of the other graded prompts.
+        """
+        return float(self.rating)
+
 
 class AnswerAccuracyInput(BaseModel):
     """Template 1 of answer accuracy: the question, the answer to rate, then the reference."""

@@ -21,7 +21,7 @@ from rich.console import Console, Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from ragqa.metrics._math import nan_mean
+from ragqa._math import nan_mean
 from ragqa.metrics.base import Direction
 from ragqa.render.labels import labels
 from ragqa.report import MetricSummary, Report

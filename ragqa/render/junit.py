@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ragqa.render.atomic import replace_file
 from ragqa.schema import PanelResult
 
 __all__ = ["PROPERTY_PREFIX", "JUnitCase", "JUnitSuite", "result_properties", "write_junit"]
@@ -125,7 +126,6 @@ def write_junit(path: str | Path, suites: Sequence[JUnitSuite], *, name: str = "
             if c.output:
                 ET.SubElement(case, "system-out").text = c.output
     ET.indent(root)
-    target = Path(path)
-    partial = target.with_name(target.name + ".partial")
-    ET.ElementTree(root).write(partial, encoding="utf-8", xml_declaration=True)
-    partial.replace(target)
+    replace_file(
+        Path(path), lambda temporary: ET.ElementTree(root).write(temporary, encoding="utf-8", xml_declaration=True)
+    )

@@ -6,11 +6,17 @@ A record is one (sample, metric) across the panel::
      "aggregate": {value, strategy, spread, n_ok, n_nan, n_failed, quorum, quorum_met},
      "judges": [{judge_id, score, reason, details, latency_s,
                  usage: {calls, prompt_tokens, completion_tokens, latency_s, cost},
-                 failure: {step, error_type, message, raw} | null}]}
+                 failure: {step, error_type, message, raw} | null,
+                 repeats: [{index, score, reason, details, latency_s, usage, failure}]}]}
 
 NaN and infinite numbers are written as ``null`` (NaN means "unscored"); a judge that failed has
 ``score: null`` and a ``failure``; a judge that ran but could not score has ``score: null`` and
 ``failure: null``. Judges keep panel order. No settings are included, so no secret can leak here.
+
+``repeats`` is written only by a run that judged each pair more than once (:mod:`ragqa.repeats`):
+one entry per repeat in index order, each with that repeat's own score, reason, details, usage
+and failure; the judge's ``score`` is then their reduction and its ``usage`` their sum. A
+single-repeat record has no ``repeats`` key, exactly as before repeats existed.
 
 :class:`ResultRecord` and its parts describe that shape as types; :func:`result_record_schema`
 turns them into the JSON Schema shipped as ``ragqa/schemas/result-record.schema.json``
@@ -29,12 +35,13 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ragqa.aggregate import PanelStrategy
 from ragqa.report import Report, finite_json
-from ragqa.schema import Aggregate, JudgeFailure, JudgeOutcome, MetricScore, PanelResult, Usage
+from ragqa.schema import Aggregate, JudgeFailure, JudgeOutcome, MetricScore, PanelResult, RepeatOutcome, Usage
 
 __all__ = [
     "AggregateRecord",
     "FailureRecord",
     "JudgeRecord",
+    "RepeatRecord",
     "ResultRecord",
     "UsageRecord",
     "read_result_record",
@@ -80,8 +87,8 @@ class FailureRecord(_Record):
     """The judge's raw output when it was unparseable, else null."""
 
 
-class JudgeRecord(_Record):
-    """One judge's outcome: a score (null when NaN or failed) or a failure, plus usage."""
+class _ScoredRecord(_Record):
+    """A score (null when NaN or failed) or a failure, plus usage: what a judge and a repeat record share."""
 
     model_config = ConfigDict(
         json_schema_extra={
@@ -90,8 +97,6 @@ class JudgeRecord(_Record):
         }
     )
 
-    judge_id: str
-    """The judge (chat model id)."""
     score: float | None
     """The score in the metric's range; null when the metric is undefined for this judge (NaN) or the judge failed."""
     reason: str | None
@@ -104,6 +109,26 @@ class JudgeRecord(_Record):
     """What this judge spent on this sample and metric."""
     failure: FailureRecord | None
     """Why the judge failed (then score is null), or null."""
+
+
+class RepeatRecord(_ScoredRecord):
+    """One repeat of a judge (runs with ``repeats`` > 1): that repeat's own score or failure, plus usage."""
+
+    index: int = Field(ge=0)
+    """The repeat's index, 0-based (repeat 0 is the call a single-repeat run makes)."""
+
+
+class JudgeRecord(_ScoredRecord):
+    """One judge's outcome: a score (null when NaN or failed) or a failure, plus usage.
+
+    With repeats, ``score`` is the reduction of the repeats' scores (with the reason and details
+    of the repeat nearest it), ``usage`` their sum, and ``failure`` set only when every repeat failed.
+    """
+
+    judge_id: str
+    """The judge (chat model id)."""
+    repeats: list[RepeatRecord] = Field(default_factory=list)
+    """Every repeat in index order; absent when the run judged each pair once."""
 
 
 class AggregateRecord(_Record):
@@ -155,31 +180,42 @@ def result_record_schema() -> dict[str, Any]:
     return {"$schema": JSON_SCHEMA_DIALECT, **schema}
 
 
+def _scored_fields(
+    score: MetricScore | None, failure: JudgeFailure | None, latency_s: float, usage: Usage
+) -> dict[str, Any]:
+    """The fields a judge and a repeat record share, in record order (``score`` ... ``failure``)."""
+    return {
+        "score": score.value if score is not None else None,
+        "reason": score.reason if score is not None else None,
+        "details": score.details if score is not None else {},
+        "latency_s": latency_s,
+        "usage": usage.model_dump(mode="json"),
+        "failure": (
+            {
+                "step": failure.step,
+                "error_type": failure.error_type,
+                "message": failure.message,
+                "raw": failure.raw,
+            }
+            if failure is not None
+            else None
+        ),
+    }
+
+
 def result_record(result: PanelResult) -> dict[str, Any]:
     """The JSON-ready record of one panel result (see the module docstring for the shape)."""
     judges = []
     for outcome in result.judges:
-        score, failure = outcome.score, outcome.failure
-        judges.append(
-            {
-                "judge_id": outcome.judge_id,
-                "score": score.value if score is not None else None,
-                "reason": score.reason if score is not None else None,
-                "details": score.details if score is not None else {},
-                "latency_s": outcome.latency_s,
-                "usage": outcome.usage.model_dump(mode="json"),
-                "failure": (
-                    {
-                        "step": failure.step,
-                        "error_type": failure.error_type,
-                        "message": failure.message,
-                        "raw": failure.raw,
-                    }
-                    if failure is not None
-                    else None
-                ),
-            }
-        )
+        judge = {
+            "judge_id": outcome.judge_id,
+            **_scored_fields(outcome.score, outcome.failure, outcome.latency_s, outcome.usage),
+        }
+        if outcome.repeats:
+            judge["repeats"] = [
+                {"index": r.index, **_scored_fields(r.score, r.failure, r.latency_s, r.usage)} for r in outcome.repeats
+            ]
+        judges.append(judge)
     record: dict[str, Any] = finite_json(
         {
             "sample_id": result.sample_id,
@@ -196,8 +232,26 @@ def _number(value: Any) -> float:
     return math.nan if value is None else float(value)
 
 
+def _scored_parts(
+    entry: Mapping[str, Any], judge_id: str, metric: str, sample_id: str
+) -> tuple[MetricScore | None, JudgeFailure | None, float, Usage]:
+    """A judge's or repeat's record fields back as ``(score, failure, latency_s, usage)``."""
+    failure = entry.get("failure")
+    score = (
+        None
+        if failure is not None
+        else MetricScore(value=_number(entry["score"]), reason=entry.get("reason"), details=entry["details"])
+    )
+    return (
+        score,
+        JudgeFailure(judge_id=judge_id, metric=metric, sample_id=sample_id, **failure) if failure is not None else None,
+        float(entry.get("latency_s") or 0.0),
+        Usage.model_validate(entry.get("usage") or {}),
+    )
+
+
 def read_result_record(record: Mapping[str, Any]) -> PanelResult:
-    """Rebuild the panel result of a record written by :func:`result_record`.
+    """Rebuild the panel result of a record written by :func:`result_record`, repeats included.
 
     ``null`` numbers come back as NaN, so ``result_record(read_result_record(r)) == r``.
 
@@ -208,24 +262,19 @@ def read_result_record(record: Mapping[str, Any]) -> PanelResult:
     sample_id, metric = str(record["sample_id"]), str(record["metric"])
     outcomes = []
     for judge in record["judges"]:
-        failure = judge.get("failure")
+        judge_id = judge["judge_id"]
+        score, failure, latency_s, usage = _scored_parts(judge, judge_id, metric, sample_id)
+        repeats = []
+        for entry in judge.get("repeats") or ():
+            r_score, r_failure, r_latency, r_usage = _scored_parts(entry, judge_id, metric, sample_id)
+            repeats.append(
+                RepeatOutcome(
+                    index=entry["index"], score=r_score, failure=r_failure, latency_s=r_latency, usage=r_usage
+                )
+            )
         outcomes.append(
             JudgeOutcome(
-                judge_id=judge["judge_id"],
-                score=(
-                    None
-                    if failure is not None
-                    else MetricScore(
-                        value=_number(judge["score"]), reason=judge.get("reason"), details=judge["details"]
-                    )
-                ),
-                failure=(
-                    JudgeFailure(judge_id=judge["judge_id"], metric=metric, sample_id=sample_id, **failure)
-                    if failure is not None
-                    else None
-                ),
-                latency_s=float(judge.get("latency_s") or 0.0),
-                usage=Usage.model_validate(judge.get("usage") or {}),
+                judge_id=judge_id, score=score, failure=failure, latency_s=latency_s, usage=usage, repeats=repeats
             )
         )
     aggregate = dict(record["aggregate"])

@@ -114,6 +114,7 @@ async def _run(
     resume: bool,
     no_cache: bool,
     panel: Mapping[str, Any],
+    overwrite: bool = False,
     container: Container | None,
     keep_results: bool = True,
     shard: str | None = None,
@@ -146,6 +147,7 @@ async def _run(
             allow_incomplete=allow_incomplete,
             max_calls=max_calls,
             resume=resume,
+            overwrite=overwrite,
             outputs=[plan_output(p, option="out") for p in paths],
             dataset=name,
             panel=panel,
@@ -184,12 +186,15 @@ async def aevaluate(
     container: Container | None = None,
     call_plan: str | None = None,
     keep_results: bool = True,
+    overwrite: bool = False,
     shard: str | None = None,
+    repeats: int | None = None,
+    reducer: str | None = None,
 ) -> Report:
     """Score ``data`` with ``metrics`` across the judge panel of the settings; the async form of :func:`evaluate`.
 
     The run happens on ragqa's loop thread; awaiting it from any event loop is safe, and
-    cancelling the await cancels the run (finished results stay in a ``.jsonl`` output).
+    cancelling the await cancels the run (finished results stay in the output's ``.partial`` file).
     Arguments, return value and errors are those of :func:`evaluate`.
     """
     coro = _run(
@@ -206,10 +211,17 @@ async def aevaluate(
         resume=resume,
         no_cache=no_cache,
         panel=panel_overrides(
-            language=language, aggregation=aggregation, quorum=quorum, deadline_s=deadline_s, call_plan=call_plan
+            language=language,
+            aggregation=aggregation,
+            quorum=quorum,
+            deadline_s=deadline_s,
+            call_plan=call_plan,
+            repeats=repeats,
+            reducer=reducer,
         ),
         container=container,
         keep_results=keep_results,
+        overwrite=overwrite,
         shard=shard,
     )
     return await default_loop().arun(coro)
@@ -236,7 +248,10 @@ def evaluate(
     container: Container | None = None,
     call_plan: str | None = None,
     keep_results: bool = True,
+    overwrite: bool = False,
     shard: str | None = None,
+    repeats: int | None = None,
+    reducer: str | None = None,
 ) -> Report:
     """Score ``data`` with ``metrics`` across the judge panel of the settings, in one call.
 
@@ -256,7 +271,7 @@ def evaluate(
         profile: active profiles (``"local"`` is the offline panel built into ragqa).
         thresholds: ``{metric: value}``; each must name a metric of the run (did-you-mean on
             typos). Checked against the aggregate means and written to JUnit outputs.
-        out: one output path or several (``.jsonl`` streams and resumes, ``.json``, ``.xml``
+        out: one output path or several (``.jsonl``, ``.json``, ``.xml``
             JUnit, and any format registered in :mod:`ragqa.render.registry`).
         column_map: ``{dataset_column: sample_field}`` renames.
         on_invalid: ``raise`` (stop before any call, listing every problem) or ``skip`` the
@@ -264,7 +279,9 @@ def evaluate(
         allow_incomplete: accepted for symmetry with the CLI (the report is returned either way).
         max_calls: refuse the run when the estimated judge calls exceed this (default
             ``ragqa.limits.max-calls``).
-        resume: continue the run recorded in the ``.jsonl`` output: only missing pairs are scored.
+        resume: continue the run recorded in the first output's ``.partial`` file (results stream
+            there as they are made, whatever the output's format) or in a finished ``.jsonl``
+            output: only missing pairs are scored.
         no_cache: run without the on-disk judge cache.
         language: ``en`` or ``ru`` (default ``ragqa.language``).
         aggregation: ``mean``, ``median``, ``min``, ``max`` or ``majority``.
@@ -280,9 +297,17 @@ def evaluate(
             memory stays flat in the dataset's size; give a ``.jsonl`` ``out`` to keep the results
             on disk, and a ``.jsonl`` path as ``data`` to read it one line at a time. Outputs that
             render every result (``.json``, ``.csv``, JUnit, HTML) keep them anyway.
+        overwrite: start over although the output's ``.partial`` file holds results of an
+            earlier run that did not finish (they are deleted); without it, and without
+            ``resume``, such a run raises :class:`~ragqa.errors.ConfigError`.
         shard: ``"K/N"`` to score only part K of N of the samples, split by id so that every
             machine agrees (:mod:`ragqa.run.shard`); join the parts' ``.jsonl`` outputs with
             :func:`ragqa.run.merge.merge_results` or ``ragqa merge``.
+        repeats: how many times every judge scores every (sample, metric), with independent calls
+            (default ``ragqa.repeats``, 1); each judge's score is then reduced over its repeats and
+            every repeat is kept in :attr:`~ragqa.schema.JudgeOutcome.repeats` (:mod:`ragqa.repeats`).
+        reducer: ``mean``, ``median`` or ``mode`` (binary metrics): how a judge's repeats become its
+            score (default ``ragqa.repeat-reducer``, ``mean``).
 
     Returns:
         The :class:`~ragqa.report.Report`: one result per (sample, metric) in dataset order
@@ -294,9 +319,13 @@ def evaluate(
         DatasetError: a bad file or record.
         ConfigError: bad settings, an unknown metric, a threshold typo, a bad output path or
             format, a run over ``max_calls`` (:class:`~ragqa.run.runner.TooManyCalls`), or a
-            resume of another run; all before any call.
+            resume of another run, or an earlier run's ``.partial`` file without ``resume`` or
+            ``overwrite``; all before any call.
+        OutputError: an output could not be written (a full disk); the results made so far stay
+            in the ``.partial`` file it names (its ``partial`` attribute), and ``resume=True`` goes on
+            from it.
         TypeError: data or metrics of the wrong kind.
-        KeyboardInterrupt: when interrupted; finished results stay in the ``.jsonl`` output.
+        KeyboardInterrupt: when interrupted; finished results stay in the output's ``.partial`` file.
 
     Warns:
         IncompleteRunWarning: when the CLI would exit 3 (nothing scored, or pairs without an
@@ -317,10 +346,17 @@ def evaluate(
         resume=resume,
         no_cache=no_cache,
         panel=panel_overrides(
-            language=language, aggregation=aggregation, quorum=quorum, deadline_s=deadline_s, call_plan=call_plan
+            language=language,
+            aggregation=aggregation,
+            quorum=quorum,
+            deadline_s=deadline_s,
+            call_plan=call_plan,
+            repeats=repeats,
+            reducer=reducer,
         ),
         container=container,
         keep_results=keep_results,
+        overwrite=overwrite,
         shard=shard,
     )
     return run_sync(coro)

@@ -3,8 +3,9 @@
 Calls are each metric's own formula (:meth:`ragqa.metrics.base.Metric.estimate_calls`, the
 ``calls_per_sample`` column of ``ragqa metrics``) summed over the (sample, metric) pairs to score,
 with steps that metrics share on one sample (the response's statements, and their verdicts
-against the contexts) counted once, multiplied by the judges of the panel. It is an upper bound:
-a response without statements needs fewer calls.
+against the contexts) counted once, multiplied by the judges of the panel and by the repeats
+(:mod:`ragqa.repeats`: each repeat makes its own calls, shared steps once per repeat). It is an
+upper bound: a response without statements needs fewer calls.
 
 Tokens are estimated from text length at about 4 characters per token: per call, the size of
 ragqa's prompt text (instructions, output schema and examples, measured from the prompts) plus the
@@ -38,22 +39,28 @@ class RunEstimate:
     Attributes:
         pairs: (sample, metric) pairs to score.
         judges: judges in the panel.
-        calls: judge calls, at most.
-        tokens: prompt tokens, roughly (characters / :data:`CHARS_PER_TOKEN`).
-        panel_calls: calls among :attr:`calls` made once per sample for the whole panel instead of
-            once per judge (claim-vote's statement extraction); 0 otherwise.
+        calls: judge calls, at most (repeats included).
+        tokens: prompt tokens, roughly (characters / :data:`CHARS_PER_TOKEN`; repeats included).
+        repeats: times each judge scores each pair (>= 1).
+        panel_calls: calls among :attr:`calls` made once per sample (and repeat) for the whole panel
+            instead of once per judge (claim-vote's statement extraction); 0 otherwise.
     """
 
     pairs: int
     judges: int
     calls: int
     tokens: int
+    repeats: int = 1
     panel_calls: int = 0
 
     def __str__(self) -> str:
-        """``estimate: 120 (sample, metric) pair(s) x 2 judge(s): at most 480 judge call(s), ~500 prompt tokens``."""
+        """``estimate: 120 (sample, metric) pair(s) x 2 judge(s): at most 480 judge call(s), ~500 prompt tokens``.
+
+        With repeats, ``x 2 judge(s) x 3 repeat(s)``.
+        """
+        times = f" x {self.repeats} repeat(s)" if self.repeats > 1 else ""
         return (
-            f"estimate: {self.pairs} (sample, metric) pair(s) x {self.judges} judge(s): "
+            f"estimate: {self.pairs} (sample, metric) pair(s) x {self.judges} judge(s){times}: "
             f"at most {self.calls:,} judge call(s), ~{self.tokens:,} prompt tokens"
             + (
                 f" ({self.panel_calls:,} statement extraction(s) made once per sample for the panel, not per judge)"
@@ -84,7 +91,12 @@ def _input_chars(sample: Sample) -> int:
 
 
 def estimate_pairs(
-    pairs: Iterable[tuple[Sample, Metric]], judges: int, *, plan: CallPlan = "ragas", claim_vote: bool = False
+    pairs: Iterable[tuple[Sample, Metric]],
+    judges: int,
+    *,
+    plan: CallPlan = "ragas",
+    repeats: int = 1,
+    claim_vote: bool = False,
 ) -> RunEstimate:
     """Estimate the calls and tokens of scoring ``pairs`` with a panel of ``judges``.
 
@@ -93,14 +105,16 @@ def estimate_pairs(
             sample (a sample's pairs next to each other, as the runner gives them).
         judges: the number of judges of the panel (>= 0).
         plan: the run's call plan (each metric's :meth:`~ragqa.metrics.base.Metric.estimate_calls` under it).
+        repeats: times each judge scores each pair (>= 1); metrics that need no judge make no call.
         claim_vote: the panel votes per statement (``claim-vote``, ``dawid-skene``): a sample's
             extraction step (:attr:`~ragqa.metrics.base.ClaimVote.step`) is made once for the panel
-            when every metric of the sample that needs it votes (:mod:`ragqa.jury.panel`).
+            (per repeat) when every metric of the sample that needs it votes (:mod:`ragqa.jury.panel`).
 
     Returns:
         The estimate: per sample, the sum of ``metric.estimate_calls(sample, plan)`` less the calls of
         shared steps (:meth:`~ragqa.metrics.base.Metric.shared_steps`) counted more than once,
-        times ``judges``; with ``claim_vote``, the extraction steps made once for the panel count once.
+        times ``judges`` and ``repeats``; with ``claim_vote``, the extraction steps made once for the
+        panel count once per repeat.
     """
     overhead = prompt_overhead_chars()
     n_pairs = calls = once = 0
@@ -118,5 +132,10 @@ def estimate_pairs(
         once += shared
         chars += ((n - shared) * judges + shared) * (overhead + _input_chars(sample))
     return RunEstimate(
-        pairs=n_pairs, judges=judges, calls=calls, tokens=math.ceil(chars / CHARS_PER_TOKEN), panel_calls=once
+        pairs=n_pairs,
+        judges=judges,
+        calls=calls * repeats,
+        tokens=math.ceil(chars * repeats / CHARS_PER_TOKEN),
+        repeats=repeats,
+        panel_calls=once * repeats,
     )

@@ -13,7 +13,6 @@ is given (checked against the parts' dataset fingerprint), else part by part.
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,7 +23,7 @@ from ragqa.render.atomic import replace_text
 from ragqa.run.api import samples_from_data
 from ragqa.run.runner import dataset_fingerprint
 from ragqa.run.shard import parse_shard
-from ragqa.run.stream import ResultsHeader, read_results
+from ragqa.run.stream import ResultsHeader, read_results, result_line
 
 __all__ = ["MergeResult", "dataset_ids", "merge_results"]
 
@@ -177,10 +176,9 @@ def merge_results(
         metrics=first.metrics,
         judges=first.judges,
         started_at=min(h.started_at for h in headers),
+        repeats=first.repeats,  # equal in every part: the configuration fingerprint covers repeats
     )
-    lines = [json.dumps(merged.to_json(), ensure_ascii=False, allow_nan=False)]
-    lines += [json.dumps(record, ensure_ascii=False, allow_nan=False) for record in ordered]
-    replace_text(target, "\n".join(lines) + "\n")
+    replace_text(target, result_line(merged.to_json()) + "".join(result_line(record) for record in ordered))
     return MergeResult(target, count, total, len(ordered), dataset_ids is not None)
 
 

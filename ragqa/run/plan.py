@@ -9,6 +9,7 @@ then executed by :class:`ragqa.run.runner.Runner`.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,12 +18,15 @@ from typing import TYPE_CHECKING, Any, Literal
 from ragqa.errors import ConfigError
 from ragqa.metrics.base import Metric
 from ragqa.render.registry import RENDERERS, Renderer, renderer_for
+from ragqa.repeats import REDUCERS
 from ragqa.run.outputs import check_output_path
 from ragqa.run.shard import Shard, parse_shard
 from ragqa.run.spec import MetricSpec, parse_metric_specs, resolve_thresholds, spec_of
+from ragqa.run.stream import complete_lines, partial_path
 from ragqa.run.validate import Limits
 
 if TYPE_CHECKING:
+    from ragqa.evaluation import PanelOptions
     from ragqa.settings import Settings
 
 __all__ = [
@@ -32,9 +36,11 @@ __all__ = [
     "RunPlan",
     "build_metrics",
     "check_judge_free",
+    "check_kept_results",
     "make_plan",
     "panel_overrides",
     "plan_output",
+    "with_overrides",
 ]
 
 OnInvalid = Literal["raise", "skip"]
@@ -93,12 +99,15 @@ class RunPlan:
             warning, not exit code 3 (a run that scored nothing is still incomplete).
         max_calls: refuse the run (exit 2) when the estimated judge calls exceed this; ``None`` =
             no cap.
-        resume: continue the run recorded in the JSON Lines output (scores only missing pairs).
+        resume: continue the run recorded in the ``.partial`` file of :attr:`journal` (or in the
+            finished JSON Lines output): scores only missing pairs.
+        overwrite: start over even though :attr:`journal`'s ``.partial`` file holds results of an
+            earlier run (they are deleted); without it, and without ``resume``, such a run is refused.
         outputs: the output files.
         limits: input-size guards.
         dataset: how the samples are named in the results header (a path, or a description).
         panel: overrides of :class:`ragqa.evaluation.PanelOptions` (``strategy``, ``quorum``,
-            ``language``) applied to the configured evaluator.
+            ``language``, ``repeats``, ``reducer``...) applied to the configured evaluator.
         no_cache: True to run without the on-disk judge cache even when it is enabled.
         shard: score only this shard of the samples (:mod:`ragqa.run.shard`); ``None`` = all.
     """
@@ -109,6 +118,7 @@ class RunPlan:
     allow_incomplete: bool = False
     max_calls: int | None = None
     resume: bool = False
+    overwrite: bool = False
     outputs: tuple[Output, ...] = ()
     limits: Limits = field(default_factory=Limits)
     dataset: str = ""
@@ -125,6 +135,29 @@ class RunPlan:
     def stream(self) -> Output | None:
         """The JSON Lines output that results stream to and resume from (the first one), if any."""
         return next((o for o in self.outputs if o.streams), None)
+
+    @property
+    def journal(self) -> Output | None:
+        """The output whose ``<path>.partial`` the results stream to while the run goes.
+
+        The JSON Lines output (:attr:`stream`) when there is one, else the first output (an
+        HTML-only run keeps its results in ``report.html.partial`` as JSON Lines), else ``None``:
+        a run without outputs keeps nothing on disk.
+        """
+        return self.stream or (self.outputs[0] if self.outputs else None)
+
+    def resume_sources(self) -> list[Path]:
+        """Where ``resume`` looks for results, in order: the journal's ``.partial``, then a finished ``.jsonl``.
+
+        A file without one complete line holds nothing yet (a run stopped, or a disk filled,
+        before its header was written) and is left out, as if it were not there; so is a file
+        that does not exist. Empty without outputs.
+        """
+        journal = self.journal
+        if journal is None:
+            return []
+        sources = [partial_path(journal.path)] + ([journal.path] if journal.streams else [])
+        return [source for source in sources if complete_lines(source) > 0]
 
 
 def build_metrics(metrics: Sequence[MetricLike] | str, defaults: Mapping[str, Mapping[str, Any]]) -> list[Metric]:
@@ -189,6 +222,8 @@ def panel_overrides(
     quorum: int | None = None,
     deadline_s: float | None = None,
     call_plan: str | None = None,
+    repeats: int | None = None,
+    reducer: str | None = None,
 ) -> dict[str, Any]:
     """The :class:`~ragqa.evaluation.PanelOptions` fields a caller overrides (``None`` = the settings' value).
 
@@ -198,6 +233,8 @@ def panel_overrides(
         quorum: judges with a score needed for an aggregate (>= 1).
         deadline_s: wall-clock budget of the run in seconds (> 0).
         call_plan: ``batched`` or ``ragas`` (see ``docs/call-plan.md``).
+        repeats: times every judge scores every (sample, metric) (>= 1; :mod:`ragqa.repeats`).
+        reducer: how a judge's repeats become its score: ``mean``, ``median`` or ``mode``.
 
     Returns:
         ``{field: value}`` for the arguments given; checked by :func:`make_plan`.
@@ -208,8 +245,21 @@ def panel_overrides(
         "quorum": quorum,
         "deadline_s": deadline_s,
         "call_plan": call_plan,
+        "repeats": repeats,
+        "reducer": reducer,
     }
     return {k: v for k, v in given.items() if v is not None}
+
+
+def with_overrides(options: PanelOptions, panel: Mapping[str, Any]) -> PanelOptions:
+    """``options`` with the caller's overrides (:func:`panel_overrides`) applied, after checking them.
+
+    Raises:
+        ConfigError: for an override out of range (a language, call plan, aggregation, quorum,
+            repeats or reducer that does not exist), naming its option.
+    """
+    _check_panel(panel)
+    return dataclasses.replace(options, **dict(panel))
 
 
 def _check_panel(panel: Mapping[str, Any]) -> None:
@@ -226,6 +276,11 @@ def _check_panel(panel: Mapping[str, Any]) -> None:
     quorum = panel.get("quorum")
     if quorum is not None and (isinstance(quorum, bool) or not isinstance(quorum, int) or quorum < 1):
         raise ConfigError(f"quorum {quorum!r}: use an integer >= 1", key="--quorum")
+    repeats = panel.get("repeats")
+    if repeats is not None and (isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1):
+        raise ConfigError(f"repeats {repeats!r}: use an integer >= 1", key="--repeats")
+    if "reducer" in panel and panel["reducer"] not in REDUCERS:
+        raise ConfigError(f"reducer {panel['reducer']!r}: use one of {', '.join(REDUCERS)}", key="--reducer")
     deadline = panel.get("deadline_s")
     if deadline is not None and (isinstance(deadline, bool) or not isinstance(deadline, int | float) or deadline <= 0):
         raise ConfigError(f"deadline {deadline!r}: use a number of seconds > 0", key="--deadline")
@@ -245,6 +300,7 @@ def make_plan(
     dataset: str = "",
     panel: Mapping[str, Any] | None = None,
     no_cache: bool = False,
+    overwrite: bool = False,
     shard: str | Shard | None = None,
 ) -> RunPlan:
     """Build and check a run plan; no judge is built or called.
@@ -259,19 +315,26 @@ def make_plan(
         on_invalid: ``raise`` or ``skip``.
         allow_incomplete: see :attr:`RunPlan.allow_incomplete`.
         max_calls: the call cap (default: ``ragqa.limits.max-calls``).
-        resume: see :attr:`RunPlan.resume`; needs a JSON Lines output.
+        resume: see :attr:`RunPlan.resume`; needs an output.
         outputs: checked outputs (:func:`plan_output`).
         dataset: the dataset's name for the results header.
         panel: PanelOptions overrides.
         no_cache: run without the judge cache.
+        overwrite: see :attr:`RunPlan.overwrite`.
         shard: ``"K/N"`` to score only shard K of N (:func:`ragqa.run.shard.parse_shard`).
 
     Raises:
-        ConfigError: for any problem above, or a metric that needs a judge when the panel has
-            none (:func:`check_judge_free`), before any judge call.
+        ConfigError: for any problem above, a metric that needs a judge when the panel has none
+            (:func:`check_judge_free`), or a ``.partial`` file of an earlier run that neither
+            ``resume`` nor ``overwrite`` accounts for (:func:`check_kept_results`), before any
+            judge call.
     """
     if on_invalid not in ("raise", "skip"):
         raise ConfigError(f"on_invalid {on_invalid!r}: use raise or skip", key="--on-invalid")
+    if resume and overwrite:
+        raise ConfigError(
+            "--resume keeps an earlier run's results and --overwrite deletes them; give one", key="--overwrite"
+        )
     _check_panel(panel or {})
     built = build_metrics(metrics if metrics is not None else settings.ragqa.metrics, settings.ragqa.metric_options)
     if settings.spring.ai.chat_models.empty_panel:
@@ -296,8 +359,35 @@ def make_plan(
         dataset=dataset,
         panel=dict(panel or {}),
         no_cache=no_cache,
+        overwrite=overwrite,
         shard=parse_shard(shard),
     )
-    if resume and plan.stream is None:
-        raise ConfigError("--resume needs a JSON Lines output to resume from, e.g. --out results.jsonl", key="--resume")
+    if resume and plan.journal is None:
+        raise ConfigError("--resume needs an output to resume from, e.g. --out results.jsonl", key="--resume")
+    check_kept_results(plan)
     return plan
+
+
+def check_kept_results(plan: RunPlan) -> None:
+    """Refuse a run that would delete results an earlier run paid for.
+
+    The ``.partial`` file of :attr:`RunPlan.journal` is an earlier run's results when that run
+    was interrupted or failed to write its outputs. A new run without ``resume`` would start it
+    afresh, so unless ``overwrite`` says so, it stops here. A partial file that holds no result
+    (empty, or a header only) is nothing to keep.
+
+    Raises:
+        ConfigError: naming the file, how many results it holds and the two fixes (``--resume``
+            or ``--overwrite``; key ``--overwrite``).
+    """
+    if plan.journal is None or plan.resume or plan.overwrite:
+        return
+    partial = partial_path(plan.journal.path)
+    held = complete_lines(partial) - 1  # the first line is the header
+    if held > 0:
+        raise ConfigError(
+            f"{partial} holds {held} result(s) of an earlier run that did not finish; continue it with --resume "
+            "(only the missing pairs are scored), or pass --overwrite to delete them and start over "
+            "(from Python: resume=True or overwrite=True)",
+            key="--overwrite",
+        )

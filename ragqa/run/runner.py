@@ -11,10 +11,13 @@ The order never changes, and nothing is paid for before the last check:
    dataset is refused (:class:`~ragqa.errors.ConfigError`);
 3. the evaluator is built (once), and the estimate of calls and tokens is reported; a run over
    ``max_calls`` is refused (:class:`TooManyCalls`);
-4. old output files are removed, the JSON Lines output streams each (sample, metric) as it is
-   made, and only the missing pairs are scored;
-5. the final files are written (JSON Lines in dataset order, atomically) and the exit code is
-   decided (:func:`ragqa.run.outcome.exit_code_for`).
+4. old output files are removed, each (sample, metric) streams to the ``.partial`` file of the
+   plan's journal (:attr:`~ragqa.run.plan.RunPlan.journal`: the JSON Lines output, else the
+   first output) as it is made, and only the missing pairs are scored;
+5. the final files are written (the other formats, then JSON Lines in dataset order, each
+   atomically), the ``.partial`` file is removed last, and the exit code is decided
+   (:func:`ragqa.run.outcome.exit_code_for`). A file that cannot be written raises
+   :class:`~ragqa.errors.OutputError` naming the ``.partial`` file that keeps every result.
 
 Cancelling the coroutine (Ctrl-C through :mod:`ragqa.run.loop`) stops the calls; every result
 already made stays in ``<out>.partial``, from which ``resume`` continues.
@@ -41,7 +44,7 @@ from ragqa.run.estimate import RunEstimate, estimate_pairs
 from ragqa.run.outcome import RunResult, exit_code_for, incomplete_results, threshold_verdicts
 from ragqa.run.plan import RunPlan, check_judge_free
 from ragqa.run.shard import ShardedSamples
-from ragqa.run.stream import Pair, ResultsHeader, ResultStream, partial_path, read_results
+from ragqa.run.stream import Pair, ResultsHeader, ResultStream, read_results
 from ragqa.run.summary import RunSummary
 from ragqa.run.validate import Validation, validate_run
 from ragqa.schema import PanelResult, Sample
@@ -100,22 +103,27 @@ def config_fingerprint(evaluator: PanelEvaluator) -> str:
     """``sha256:<hex>`` of what decides the scores: each judge's id and identity, the embedders, the panel options.
 
     The panel options include the call plan: a resumed run refuses results made with the other plan.
+    With repeats (``repeats > 1``) they include the repeats and the reducer too, so a resumed run
+    refuses results made with another number of repeats; a single-repeat run leaves both out, so
+    its fingerprint is the one ragqa wrote before repeats existed.
 
     A judge's identity (:attr:`ragqa.judges.base.Judge.fingerprint`) is its provider, endpoint,
     model and decoding options, never its key or headers, so no secret enters the hash.
     """
     options = evaluator.options
-    return _sha256(
-        {
-            "judges": [[j.id, j.fingerprint] for j in evaluator.judges],
-            "embedders": [e.id for e in evaluator.embedders],
-            "strategy": options.strategy,
-            "quorum": options.quorum,
-            "language": options.language,
-            "call_plan": options.call_plan,
-            **({"extractor": evaluator.judges[evaluator.extractor].id} if options.votes and evaluator.judges else {}),
-        }
-    )
+    decides: dict[str, Any] = {
+        "judges": [[j.id, j.fingerprint] for j in evaluator.judges],
+        "embedders": [e.id for e in evaluator.embedders],
+        "strategy": options.strategy,
+        "quorum": options.quorum,
+        "language": options.language,
+        "call_plan": options.call_plan,
+    }
+    if options.repeats > 1:
+        decides.update(repeats=options.repeats, reducer=options.reducer)
+    if options.votes and evaluator.judges:  # who extracts the statements decides the voted scores
+        decides.update(extractor=evaluator.judges[evaluator.extractor].id)
+    return _sha256(decides)
 
 
 def dataset_fingerprint(samples: Iterable[Sample]) -> str:
@@ -282,9 +290,7 @@ class Runner:
         return self.prepared
 
     def _read_resume(self) -> tuple[ResultsHeader | None, dict[Pair, dict[str, Any]]]:
-        stream = self.plan.stream
-        assert stream is not None  # make_plan requires a JSON Lines output for resume
-        for source in (partial_path(stream.path), stream.path):
+        for source in self.plan.resume_sources():
             if source.is_file():
                 header, records = read_results(source)
                 self.resumed_from = source
@@ -349,7 +355,10 @@ class Runner:
         """
         pairs = ((sample, metric) for _, sample, metrics in prepared.todo(self.plan.metrics) for metric in metrics)
         judges = len(evaluator.judges)
-        estimate = estimate_pairs(pairs, judges, plan=evaluator.options.call_plan, claim_vote=evaluator.options.votes)
+        options = evaluator.options
+        estimate = estimate_pairs(
+            pairs, judges, plan=options.call_plan, repeats=options.repeats, claim_vote=options.votes
+        )
         if self.on_estimate is not None:
             self.on_estimate(estimate)
         if self.plan.max_calls is not None and estimate.calls > self.plan.max_calls:
@@ -386,7 +395,25 @@ class Runner:
             started_at=old.started_at if old is not None else datetime.now(UTC).isoformat(timespec="seconds"),
             shard=str(self.plan.shard) if self.plan.shard is not None else None,
             dataset_samples=prepared.dataset_samples if self.plan.shard is not None else None,
+            repeats=evaluator.options.repeats,
         )
+
+    def _write_outputs(self, report: Report, options: RenderOptions) -> None:
+        """Render every output but the streamed ``.jsonl`` (the stream writes that one).
+
+        Raises:
+            OutputError: when an output cannot be written; it names the ``.partial`` file that
+                keeps the run's results (``--resume`` writes the outputs from it).
+        """
+        stream = self.stream
+        for output in self.plan.outputs:
+            assert stream is not None  # a run with outputs streams to the journal's partial file
+            if stream.final and output.path == stream.path:
+                continue
+            try:
+                output.renderer.write(report, output.path, options)
+            except OSError as exc:
+                raise stream.kept_error(exc, output.path, what="every result was made") from exc
 
     def _check_resumed(self, prepared: Prepared, evaluator: PanelEvaluator) -> None:
         old, new = prepared.header, self._header(prepared, evaluator)
@@ -397,11 +424,18 @@ class Runner:
                 f"{new.shard or '(none)'}; use the same --shard, or run without --resume",
                 key="--resume",
             )
+        if old.repeats != new.repeats:
+            raise ConfigError(
+                f"--resume: the results were made with {old.repeats} repeat(s) per judge, this run asks for "
+                f"{new.repeats}; use the same --repeats (ragqa.repeats), or run without --resume",
+                key="--resume",
+            )
         if old.config_fingerprint != new.config_fingerprint:
             raise ConfigError(
                 f"--resume: the results were made with another configuration (judges {', '.join(old.judges)}; "
                 f"fingerprint {old.config_fingerprint[:19]}..., now {new.config_fingerprint[:19]}...). Use the same "
-                "settings, profile and --aggregation/--quorum/--language/--call-plan, or run without --resume",
+                "settings, profile and --aggregation/--quorum/--language/--call-plan/--reducer, "
+                "or run without --resume",
                 key="--resume",
             )
         if old.dataset_fingerprint != new.dataset_fingerprint:
@@ -443,8 +477,9 @@ class Runner:
                     keep(position_of[label], read_result_record(old))
         resumed = summary.count
         header = self._header(prepared, evaluator)
-        if plan.stream is not None:
-            self.stream = ResultStream(plan.stream.path, header, prepared.kept)
+        journal = plan.journal
+        if journal is not None:
+            self.stream = ResultStream(journal.path, header, prepared.kept, final=journal.streams)
             self.stream.open()
 
         def record(position: int, rows: list[PanelResult]) -> None:
@@ -479,14 +514,12 @@ class Runner:
             dataset=header.dataset,
             started_at=header.started_at,
         )
-        written = []
-        options = RenderOptions(language=evaluator.options.language, thresholds=dict(plan.thresholds))
-        for output in plan.outputs:
-            if output.streams and self.stream is not None and output.path == self.stream.path:
-                self.stream.finish((label, key) for label in prepared.labels for key in keys)
-            else:
-                output.renderer.write(report, output.path, options)
-            written.append((output.option, str(output.path)))
+        self._write_outputs(
+            report, RenderOptions(language=evaluator.options.language, thresholds=dict(plan.thresholds))
+        )
+        if self.stream is not None:  # last: the partial file keeps every result until the other outputs exist
+            self.stream.finish((label, key) for label in prepared.labels for key in keys)
+        written = [(output.option, str(output.path)) for output in plan.outputs]
         verdicts = threshold_verdicts(report, plan.thresholds)
         return RunResult(
             report=report,

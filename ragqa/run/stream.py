@@ -3,7 +3,8 @@
 Format (UTF-8 JSON Lines, documented in ``docs/cli.md``):
 
 - line 1, the header: ``{"ragqa_results": 1, "run_id", "ragqa_version", "config_fingerprint",
-  "dataset", "dataset_fingerprint", "samples", "metrics", "judges", "started_at"}``; no setting
+  "dataset", "dataset_fingerprint", "samples", "metrics", "judges", "started_at"}`` (and
+  ``"repeats"`` when a run judges each pair more than once); no setting
   and no secret is in it (the fingerprint is a SHA-256 of the judges' identities and the panel
   options);
 - then one :func:`ragqa.render.records.result_record` per finished (sample, metric), appended
@@ -11,25 +12,44 @@ Format (UTF-8 JSON Lines, documented in ``docs/cli.md``):
 - at the end, the header and every record in dataset order (sample order, then metric order) are
   written to a temporary file that is renamed over the target, and the partial file is removed.
 
+Lines end with a line feed only; the line and paragraph separators U+2028, U+2029 and U+0085,
+legal inside a JSON string, are written as JSON escapes, and :func:`read_results` splits on line
+feeds only, so any text a judge returns reads back as it was written.
+
+A run whose outputs are not JSON Lines (``--out report.html``) streams the same records to
+``<output>.partial`` all the same (``final=False``): the file keeps what was paid for until the
+outputs are written, and ``--resume`` continues from it.
+
 A run killed at any moment leaves a ``.partial`` file whose complete lines are valid JSON; a
 truncated last line is ignored when it is read back. ``--resume`` reads the partial (or the
-finished) file with :func:`read_results`.
+finished) file with :func:`read_results`; a partial without one complete line holds nothing yet
+(:func:`complete_lines`). A write that fails (a full disk) raises
+:class:`~ragqa.errors.OutputError` naming the partial file and what it keeps.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
-import os
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from ragqa.errors import ConfigError
+from ragqa.errors import ConfigError, OutputError
+from ragqa.render.atomic import os_reason, replace_file, temporary_path
 from ragqa.render.records import result_record
 from ragqa.schema import PanelResult
 
-__all__ = ["FORMAT_VERSION", "ResultStream", "ResultsHeader", "partial_path", "read_results"]
+__all__ = [
+    "FORMAT_VERSION",
+    "ResultStream",
+    "ResultsHeader",
+    "complete_lines",
+    "partial_path",
+    "read_results",
+    "result_line",
+]
 
 FORMAT_VERSION = 1
 """The value of ``ragqa_results`` in the header; raised when the layout changes incompatibly."""
@@ -56,6 +76,8 @@ class ResultsHeader:
         shard: ``"K/N"`` for one part of a sharded run (``--shard``), else ``None`` (not written).
         dataset_samples: samples in the whole dataset of a sharded run (``samples`` counts the
             shard's), else ``None`` (not written).
+        repeats: times each judge scored each pair (:mod:`ragqa.repeats`); written only when > 1,
+            so a single-repeat header is unchanged.
     """
 
     run_id: str
@@ -69,14 +91,17 @@ class ResultsHeader:
     started_at: str
     shard: str | None = None
     dataset_samples: int | None = None
+    repeats: int = 1
 
     def to_json(self) -> dict[str, Any]:
-        """The header line's object (``ragqa_results`` first; the shard fields only when sharded)."""
+        """The header line's object (``ragqa_results`` first; shard fields only when sharded, ``repeats`` when > 1)."""
         data = asdict(self)
         data["metrics"], data["judges"] = list(self.metrics), list(self.judges)
         for key in ("shard", "dataset_samples"):
             if data[key] is None:
                 del data[key]
+        if self.repeats == 1:
+            del data["repeats"]
         return {"ragqa_results": FORMAT_VERSION, **data}
 
     @classmethod
@@ -98,6 +123,7 @@ class ResultsHeader:
             started_at=str(data["started_at"]),
             shard=str(data["shard"]) if data.get("shard") is not None else None,
             dataset_samples=int(data["dataset_samples"]) if data.get("dataset_samples") is not None else None,
+            repeats=int(data.get("repeats", 1)),
         )
 
 
@@ -106,22 +132,44 @@ def partial_path(path: Path) -> Path:
     return path.with_name(path.name + ".partial")
 
 
-def _line(obj: Mapping[str, Any]) -> str:
-    return json.dumps(obj, ensure_ascii=False, allow_nan=False) + "\n"
+_SEPARATORS = str.maketrans({"\u2028": "\\u2028", "\u2029": "\\u2029", "\u0085": "\\u0085"})
+"""Characters other tools read as line ends (``str.splitlines``, editors, JavaScript before ES2019), escaped."""
+
+
+def result_line(obj: Mapping[str, Any]) -> str:
+    """One line of a results file: ``obj`` as JSON (UTF-8 text, line separators escaped), ending in a line feed."""
+    return json.dumps(obj, ensure_ascii=False, allow_nan=False).translate(_SEPARATORS) + "\n"
+
+
+def complete_lines(path: Path) -> int:
+    """How many complete (line-feed-ended) lines ``path`` has: 0 for a missing or empty file.
+
+    A results file with no complete line holds nothing yet (a run stopped, or a disk filled,
+    before its header was written); one with a single line holds a header and no result.
+    """
+    count = 0
+    try:
+        with path.open("rb") as file:
+            while chunk := file.read(1 << 20):
+                count += chunk.count(b"\n")
+    except FileNotFoundError:
+        return 0
+    return count
 
 
 def read_results(path: Path) -> tuple[ResultsHeader, dict[Pair, dict[str, Any]]]:
     """Read a results file (partial or finished) back: its header and its records by (sample, metric).
 
-    A last line cut short (the process was killed while writing it) is ignored; every other line
-    must be a JSON object.
+    Lines are split on line feeds only (a U+2028 inside a judge's text is not a line end). A last
+    line cut short (the process was killed while writing it) is ignored; every other line must be
+    a JSON object.
 
     Raises:
         ConfigError: when the file cannot be read, has no ragqa header, or a line (other than
             the last) is not a result record (key ``--resume``).
     """
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
+        lines = path.read_text(encoding="utf-8").split("\n")
     except OSError as exc:
         raise ConfigError(f"--resume: cannot read {path} ({exc.strerror})", key="--resume") from None
     except UnicodeDecodeError:
@@ -163,23 +211,36 @@ def read_results(path: Path) -> tuple[ResultsHeader, dict[Pair, dict[str, Any]]]
 
 
 class ResultStream:
-    """Writes one run's results to ``path`` as they are made (see the module docstring).
+    """Writes one run's results to ``<path>.partial`` as they are made (see the module docstring).
 
     Only the byte offset of each record in the partial file is kept in memory (not the record),
     so a run's memory does not grow with its results; :meth:`finish` copies the lines from the
     partial file in dataset order.
 
     Args:
-        path: the target file (already checked with :func:`ragqa.run.outputs.check_output_path`).
+        path: the target file (already checked with :func:`ragqa.run.outputs.check_output_path`);
+            the results stream to ``<path>.partial`` beside it.
         header: the run's header.
         kept: records of a resumed run, by (sample id, metric key); written first.
+        final: True (a ``.jsonl`` output) to write the final JSON Lines file at ``path`` in
+            :meth:`finish`; False when ``path`` is another format's output (``report.html``): the
+            partial file then only keeps the results until the outputs are written, and
+            :meth:`finish` removes it.
     """
 
-    def __init__(self, path: Path, header: ResultsHeader, kept: Mapping[Pair, Mapping[str, Any]] | None = None) -> None:
+    def __init__(
+        self,
+        path: Path,
+        header: ResultsHeader,
+        kept: Mapping[Pair, Mapping[str, Any]] | None = None,
+        *,
+        final: bool = True,
+    ) -> None:
         """Remember the target; nothing is written before :meth:`open`."""
         self.path = path
         self.partial = partial_path(path)
         self.header = header
+        self.final = final
         self._kept: Mapping[Pair, Mapping[str, Any]] = kept or {}
         self._offsets: dict[Pair, int] = {}
         self._end = 0
@@ -187,64 +248,134 @@ class ResultStream:
 
     @property
     def count(self) -> int:
-        """Records in the file so far (kept and new)."""
+        """Records in the partial file so far (kept and new)."""
         return len(self._offsets)
 
-    def _append(self, pair: Pair, record: Mapping[str, Any]) -> None:
-        assert self._file is not None
-        data = _line(record).encode("utf-8")
-        self._file.write(data)
+    def _append(self, file: IO[bytes], pair: Pair, record: Mapping[str, Any]) -> None:
+        data = result_line(record).encode("utf-8")
+        file.write(data)
         self._offsets[pair] = self._end
         self._end += len(data)
+
+    def kept_error(self, exc: OSError, path: Path, *, what: str) -> OutputError:
+        """The :class:`~ragqa.errors.OutputError` of a failed write: where the results are, and how to go on.
+
+        Args:
+            exc: the operating system's error.
+            path: the file that could not be written (the partial file, or an output).
+            what: how far the run got, for the message (``the run stopped``).
+        """
+        return OutputError(
+            f"cannot write {path} ({os_reason(exc)}); {what}: {self.count} result(s) are kept in {self.partial}. "
+            "Free space (or fix the folder), then run the same command with --resume: the judges are "
+            "asked only for the pairs it lacks",
+            path=path,
+            partial=self.partial,
+            kept=self.count,
+            errno=exc.errno,
+        )
 
     def open(self) -> None:
         """Start the partial file (header, then the kept records) and remove an old file at the target.
 
-        From here on the target never shows an older run's results as if they were this run's.
+        The new partial file is written beside the old one and renamed over it, so a resumed
+        run's partial file is never truncated before its records are safe in the new one. From
+        here on the target never shows an older run's results as if they were this run's.
+
+        Raises:
+            OutputError: when the partial file cannot be written (no judge was called, and no
+                earlier file was changed).
         """
-        self._file = self.partial.open("wb")
-        header = _line(self.header.to_json()).encode("utf-8")
-        self._file.write(header)
-        self._end = len(header)
-        for pair, record in self._kept.items():
-            self._append(pair, record)
+        temporary = temporary_path(self.partial)
+        try:
+            with temporary.open("wb") as file:
+                header = result_line(self.header.to_json()).encode("utf-8")
+                file.write(header)
+                self._end = len(header)
+                for pair, record in self._kept.items():
+                    self._append(file, pair, record)
+            temporary.replace(self.partial)
+            self._file = self.partial.open("ab")
+            self.path.unlink(missing_ok=True)
+        except OSError as exc:
+            temporary.unlink(missing_ok=True)
+            self._offsets.clear()
+            raise OutputError(
+                f"cannot write {self.partial} ({os_reason(exc)}); no judge was called and no earlier file was "
+                "changed. Free space (or fix the folder) and run again",
+                path=self.partial,
+                errno=exc.errno,
+            ) from exc
         self._kept = {}
-        self._file.flush()
-        self.path.unlink(missing_ok=True)
 
     def write(self, result: PanelResult) -> None:
-        """Append ``result``'s record and flush it to the operating system at once."""
-        if self._file is not None:
-            self._append((result.sample_id, result.metric), result_record(result))
+        """Append ``result``'s record and flush it to the operating system at once.
+
+        After a failed write the stream is closed and later writes do nothing (the run stops).
+
+        Raises:
+            OutputError: when the record cannot be written (a full disk); the message names the
+                partial file and how many results it keeps.
+        """
+        if self._file is None:
+            return
+        pair = (result.sample_id, result.metric)
+        try:
+            self._append(self._file, pair, result_record(result))
             self._file.flush()
+        except OSError as exc:
+            self._offsets.pop(pair, None)
+            self.close()
+            raise self.kept_error(exc, self.partial, what="the run stopped") from exc
 
     def close(self) -> None:
-        """Close the partial file (it stays, for ``--resume``); idempotent."""
+        """Close the partial file (it stays, for ``--resume``); idempotent, never raises.
+
+        Every record was flushed when it was written, so a close that fails (after a failed
+        write) loses nothing that was counted.
+        """
         if self._file is not None:
-            self._file.close()
-            self._file = None
+            file, self._file = self._file, None
+            with contextlib.suppress(OSError):
+                file.close()
 
     def finish(self, order: Iterable[Pair]) -> int:
         """Write the final file in ``order`` (dataset order) atomically and remove the partial file.
+
+        With ``final=False`` nothing is written: the partial file is removed (call this after the
+        run's other outputs are written).
 
         Args:
             order: every (sample id, metric key) of the run in dataset order; pairs without a
                 record (skipped as invalid) are left out. A pair written twice keeps its last record.
 
         Returns:
-            The number of records written.
+            The number of records written (with ``final=False``, the records the partial held).
+
+        Raises:
+            OutputError: when the final file cannot be written; its temporary file is removed and
+                the partial file is kept, and the message says how to write it with ``--resume``.
         """
         self.close()
-        temporary = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
+        if not self.final:
+            self.partial.unlink(missing_ok=True)
+            return self.count
         written = 0
-        with self.partial.open("rb") as source, temporary.open("wb") as target:
-            target.write(source.readline())  # the header
-            for pair in order:
-                offset = self._offsets.get(pair)
-                if offset is not None:
-                    source.seek(offset)
-                    target.write(source.readline())
-                    written += 1
-        temporary.replace(self.path)
+
+        def copy(temporary: Path) -> None:
+            nonlocal written
+            with self.partial.open("rb") as source, temporary.open("wb") as target:
+                target.write(source.readline())  # the header
+                for pair in order:
+                    offset = self._offsets.get(pair)
+                    if offset is not None:
+                        source.seek(offset)
+                        target.write(source.readline())
+                        written += 1
+
+        try:
+            replace_file(self.path, copy)
+        except OSError as exc:
+            raise self.kept_error(exc, self.path, what="every result was made") from exc
         self.partial.unlink(missing_ok=True)
         return written

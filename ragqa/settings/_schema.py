@@ -15,6 +15,7 @@ from typing import Any, Literal, Self, TypedDict
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
 
 from ragqa.errors import ConfigError
+from ragqa.repeats import Reducer
 from ragqa.schema import Language
 from ragqa.settings._durations import Duration, PositiveDuration
 from ragqa.settings._masking import mask_url
@@ -514,6 +515,11 @@ class RagqaSettings(_Model):
     call_plan: Literal["batched", "ragas"] = "batched"
     """How metrics ask their judges: ``batched`` (one call per step for all contexts, questions or texts)
     or ``ragas`` (RAGAS's prompts, one call per item); see ``docs/call-plan.md``."""
+    repeats: int = Field(default=1, ge=1)
+    """How many times every judge scores every (sample, metric), with independent calls (>= 1;
+    Inspect AI's epochs); see ``docs/cli.md`` (Repeats)."""
+    repeat_reducer: Reducer = "mean"
+    """How a judge's repeats become its score: ``mean``, ``median``, or ``mode`` for binary metrics."""
     concurrency: ConcurrencySettings = Field(default_factory=ConcurrencySettings)
     providers: dict[str, ProviderLimits] = Field(default_factory=dict)
     """Limits per provider key (see :attr:`ResolvedChatModel.provider_key` and ``docs/configuration.md``)."""

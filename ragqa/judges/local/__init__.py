@@ -9,6 +9,8 @@ from ragqa.judges.local.embedder import LocalEmbedder, hashing_vector, minilm_av
 from ragqa.judges.local.graded import (
     GradedAttribution,
     GradedAttributionOutput,
+    GradedContextRelevance1Output,
+    GradedContextRelevance2Output,
     GradedContextUsefulnessOutput,
     GradedNLIOutput,
     GradedRelevanceOutput,
@@ -24,6 +26,8 @@ __all__ = [
     "HANDLERS",
     "GradedAttribution",
     "GradedAttributionOutput",
+    "GradedContextRelevance1Output",
+    "GradedContextRelevance2Output",
     "GradedContextUsefulnessOutput",
     "GradedNLIOutput",
     "GradedRelevanceOutput",

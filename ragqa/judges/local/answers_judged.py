@@ -11,7 +11,9 @@ is one local reading of the task, not two).
 - **Answer accuracy**: the F1 of the support of the response's statements by the reference and
   of the reference's statements by the response (:func:`agreement`), rated 0/2/4.
 - **Context relevance**: :func:`context_relevance_rating`, the local judge's query-to-passage
-  relevance (:mod:`ragqa.judges.local.relevance`) of the joined contexts, rated 0/1/2.
+  relevance (:mod:`ragqa.judges.local.relevance`) of the joined contexts, rated 0/1/2 and sent
+  with a graded rating in [0, 2] (:class:`~ragqa.judges.local.graded.GradedContextRelevance1Output`),
+  which the metric averages, so the scores rank contexts instead of tying at three levels.
 - **Response groundedness**: the mean support of the response's statements by the contexts.
 - **Aspects and criteria** (:func:`criterion_value`): the definition is routed by keywords to a
   check (harm: a lexicon of harmful terms; correctness: agreement with the reference, else
@@ -25,14 +27,19 @@ is one local reading of the task, not two).
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
+from typing import NamedTuple
 
 from ragqa.judges.base import Embedder
-from ragqa.judges.local.relevance import relevance
+from ragqa.judges.local._handler import Handler, LocalJudgeView, statements_of
+from ragqa.judges.local.graded import GradedContextRelevance1Output, GradedContextRelevance2Output
+from ragqa.judges.local.relevance import relevance_many
+from ragqa.judges.local.support import SupportConfig, support
 from ragqa.judges.local.text import claims, detect_script, features, split_sentences
+from ragqa.judges.local.worker import run_in_worker
 from ragqa.messages import conversation_parts
 from ragqa.prompts.criteria import (
     SIMPLE_CRITERIA_MAX,
@@ -58,10 +65,16 @@ from ragqa.prompts.nvidia import (
 )
 from ragqa.schema import Language
 
-if TYPE_CHECKING:
-    from ragqa.judges.local.judge import Handler, LocalJudge
-
-__all__ = ["JUDGED_HANDLERS", "agreement", "context_relevance_rating", "criterion_value", "three_level"]
+__all__ = [
+    "CONTEXT_RELEVANCE_TIE_WEIGHT",
+    "JUDGED_HANDLERS",
+    "ContextRelevanceRating",
+    "agreement",
+    "context_relevance_rating",
+    "criterion_value",
+    "graded_rating",
+    "three_level",
+]
 
 _TAG = "local approximation"
 
@@ -90,44 +103,129 @@ def _content(text: str) -> set[str]:
     )
 
 
-async def context_relevance_rating(
-    query: str, contexts: Sequence[str], embedder: Embedder | None = None
-) -> tuple[int, str]:
-    """The local rating 0/1/2 of how relevant ``contexts`` are to ``query``.
+CONTEXT_RELEVANCE_TIE_WEIGHT = 0.1
+"""Share of the lexical context relevance that refines the query-term evidence (no embedder).
 
-    The value is the local judge's query-to-passage relevance of the joined contexts
-    (:func:`ragqa.judges.local.relevance.relevance`: intent words removed, lexical evidence by
-    sentence window and passage, sentence-level embedding cosines when ``embedder`` is given,
-    a monotone calibrated blend in [0, 1]): rating 2 at 0.5 or more, 1 at 0.2 or more, else 0
-    (RAGAS's templates say 2 when the context holds *any* relevant information, so the scale is
-    lenient). A query with no content word is rated 1 (nothing to look for, nothing missing).
+The lexical evidence counts query terms found (a share), so contexts that hold every term of the
+question tie (103 of the 200 MS MARCO hard-negative pairs). The refinement, the mean of the
+judge's support of the question by the contexts (IDF-weighted words and adjacent word pairs,
+:func:`ragqa.judges.local.support.support`) and the density of question terms in the contexts
+(:attr:`ragqa.judges.local.relevance.Relevance.density`), separates them: 7 ties left. Any
+weight from 0.05 to 0.3 ranks those pairs alike (the evidence's own steps are larger); chosen on
+the development half of that set (``benchmarks/local_judge_agreement.py``, figures in
+``docs/local-judge.md``). With an embedder the semantic evidence is already continuous and the
+refinement lowered its pairwise accuracy on both halves, so it is not used there.
+"""
+
+_RATING_KNOTS = ((0.0, 0.0), (0.2, 0.5), (0.5, 1.5), (1.0, 2.0))
+"""(relevance, graded rating) knots of :func:`graded_rating`: each integer level's band of
+relevance (0 below 0.2, 1 from 0.2, 2 from 0.5) maps onto the graded ratings nearest that level."""
+
+
+def graded_rating(value: float) -> float:
+    """A relevance in [0, 1] as a graded rating on context relevance's 0..2 scale.
+
+    Piecewise linear through (0, 0), (0.2, 0.5), (0.5, 1.5) and (1, 2): strictly increasing, so
+    the rating ranks contexts as the relevance does, and the integer level whose band holds the
+    relevance (:func:`context_relevance_rating`) is the level nearest to the graded rating. The
+    scale is lenient at the top, as RAGAS's templates are (2 when the context holds *any*
+    relevant information).
+
+    Args:
+        value: the relevance, clipped to [0, 1].
+
+    Returns:
+        The graded rating in [0, 2].
+    """
+    x = min(1.0, max(0.0, value))
+    for (x0, y0), (x1, y1) in itertools.pairwise(_RATING_KNOTS):
+        if x <= x1:
+            return y0 + (y1 - y0) * (x - x0) / (x1 - x0)
+    return 2.0
+
+
+class ContextRelevanceRating(NamedTuple):
+    """The local judge's context relevance answer.
+
+    Attributes:
+        rating: the integer level 0, 1 or 2 (what an LLM sends; RAGAS's scale).
+        graded: the graded rating in [0, 2] (:func:`graded_rating` of the relevance); the
+            metric averages it as it averages integer ratings.
+        reason: the evidence, starting with ``local approximation``.
+    """
+
+    rating: int
+    graded: float
+    reason: str
+
+
+async def context_relevance_rating(
+    query: str,
+    contexts: Sequence[str],
+    embedder: Embedder | None = None,
+    support_config: SupportConfig | None = None,
+) -> ContextRelevanceRating:
+    """The local rating of how relevant ``contexts`` are to ``query``: 0/1/2 and graded in [0, 2].
+
+    The relevance is the local judge's query-to-passage relevance of the joined contexts
+    (:func:`ragqa.judges.local.relevance.relevance_many`: intent words removed, lexical evidence
+    by sentence window and passage, MaxSim or sentence cosines when ``embedder`` is given, a
+    monotone calibrated blend in [0, 1]). Without an embedder it is refined by the support of the
+    question by the contexts and the density of question terms in them
+    (:data:`CONTEXT_RELEVANCE_TIE_WEIGHT`), which breaks the ties of the lexical evidence. The
+    integer rating is 2 at a relevance of 0.5 or more, 1 at 0.2 or more, else 0 (RAGAS's
+    templates say 2 when the context holds *any* relevant information, so the scale is lenient);
+    the graded rating is :func:`graded_rating` of the relevance. A query with no content word is
+    rated 1 (nothing to look for, nothing missing); no context is rated 0.
 
     Args:
         query: the question.
         contexts: the retrieved contexts (the prompt sends them joined, as one).
         embedder: the judge's relevance embedder (``LocalJudge.relevance_embedder``), or ``None``.
+        support_config: the judge's support checks (``LocalJudge.support_config``); default checks
+            when ``None``.
 
     Returns:
-        ``(rating, reason)``.
+        A :class:`ContextRelevanceRating` ``(rating, graded, reason)``.
+
+    Raises:
+        ragqa.errors.JudgeError: when the embedder fails.
     """
     if not set(features(query, detect_script(query)).content):
-        return 1, f"{_TAG}: the question has no content word to look for"
-    value = await relevance(query, "\n".join(contexts), embedder) if contexts else 0.0
+        return ContextRelevanceRating(1, 1.0, f"{_TAG}: the question has no content word to look for")
+    if not contexts:
+        return ContextRelevanceRating(0, 0.0, f"{_TAG}: no context")
+    joined = "\n".join(contexts)
+    rel = (await relevance_many(query, [joined], embedder))[0]
+    if rel.semantic is not None:
+        value = rel.value
+        evidence = f"embedding {rel.semantic:.2f}, words {rel.lexical:.2f}"
+    else:
+        result = await run_in_worker(support, query, joined, support_config)
+        refinement = (result.value + rel.density) / 2
+        value = (1 - CONTEXT_RELEVANCE_TIE_WEIGHT) * rel.value + CONTEXT_RELEVANCE_TIE_WEIGHT * refinement
+        evidence = (
+            f"question words found {rel.lexical:.2f}, support of the question {result.value:.2f}, "
+            f"question-word density {rel.density:.2f}"
+        )
+    value = round(value, 9)
+    how = f"relevance of the contexts to the question {value:.2f} ({evidence})"
     rating = 2 if value >= 0.5 else 1 if value >= 0.2 else 0
-    return rating, f"{_TAG}: relevance of the contexts to the question {value:.2f}"
+    graded = round(graded_rating(value), 9)
+    if rel.missing:
+        how += "; question words not in them: " + ", ".join(rel.missing[:6])
+    return ContextRelevanceRating(rating, graded, f"{_TAG}: {how}; rating {rating} (graded {graded:.2f} of 2)")
 
 
-def _mean_support(judge: LocalJudge, text: str, evidence: str, question: str = "") -> float | None:
+def _mean_support(judge: LocalJudgeView, text: str, evidence: str, question: str = "") -> float | None:
     """Mean support of ``text``'s statements by ``evidence``; ``None`` when ``text`` states nothing."""
-    from ragqa.judges.local.judge import statements_of
-
     statements = statements_of(question, text)
     if not statements:
         return None
     return math.fsum(judge.support(s, evidence).value for s in statements) / len(statements)
 
 
-def agreement(judge: LocalJudge, question: str, response: str, reference: str) -> float:
+def agreement(judge: LocalJudgeView, question: str, response: str, reference: str) -> float:
     """How far ``response`` and ``reference`` say the same: F1 of the two directions of support.
 
     Returns:
@@ -142,48 +240,56 @@ def agreement(judge: LocalJudge, question: str, response: str, reference: str) -
     return 2 * p * r / (p + r)
 
 
-def _answer_accuracy(judge: LocalJudge, data: AnswerAccuracyInput | AnswerAccuracy2Input) -> int:
+def _answer_accuracy(judge: LocalJudgeView, data: AnswerAccuracyInput | AnswerAccuracy2Input) -> int:
     value = agreement(judge, data.query, data.user_answer, data.reference_answer)
     return 2 * three_level(value, judge.settings.support_threshold)
 
 
-async def _answer_accuracy_1(judge: LocalJudge, data: AnswerAccuracyInput, language: Language) -> AnswerAccuracy1Output:
+async def _answer_accuracy_1(
+    judge: LocalJudgeView, data: AnswerAccuracyInput, language: Language
+) -> AnswerAccuracy1Output:
     return AnswerAccuracy1Output(rating=_answer_accuracy(judge, data))
 
 
 async def _answer_accuracy_2(
-    judge: LocalJudge, data: AnswerAccuracy2Input, language: Language
+    judge: LocalJudgeView, data: AnswerAccuracy2Input, language: Language
 ) -> AnswerAccuracy2Output:
     return AnswerAccuracy2Output(rating=_answer_accuracy(judge, data))
 
 
+async def _context_relevance(judge: LocalJudgeView, data: ContextRelevanceInput) -> ContextRelevanceRating:
+    return await context_relevance_rating(
+        data.user_input, [data.context], judge.relevance_embedder, judge.support_config
+    )
+
+
 async def _context_relevance_1(
-    judge: LocalJudge, data: ContextRelevanceInput, language: Language
+    judge: LocalJudgeView, data: ContextRelevanceInput, language: Language
 ) -> ContextRelevance1Output:
-    rating, _ = await context_relevance_rating(data.user_input, [data.context], judge.relevance_embedder)
-    return ContextRelevance1Output(rating=rating)
+    answer = await _context_relevance(judge, data)
+    return GradedContextRelevance1Output(rating=answer.rating, graded_rating=answer.graded)
 
 
 async def _context_relevance_2(
-    judge: LocalJudge, data: ContextRelevanceInput, language: Language
+    judge: LocalJudgeView, data: ContextRelevanceInput, language: Language
 ) -> ContextRelevance2Output:
-    rating, _ = await context_relevance_rating(data.user_input, [data.context], judge.relevance_embedder)
-    return ContextRelevance2Output(rating=rating)
+    answer = await _context_relevance(judge, data)
+    return GradedContextRelevance2Output(rating=answer.rating, graded_rating=answer.graded)
 
 
-def _groundedness(judge: LocalJudge, data: ResponseGroundednessInput) -> int:
+def _groundedness(judge: LocalJudgeView, data: ResponseGroundednessInput) -> int:
     value = _mean_support(judge, data.response, data.context)
     return three_level(value or 0.0, judge.settings.support_threshold)
 
 
 async def _response_groundedness_1(
-    judge: LocalJudge, data: ResponseGroundednessInput, language: Language
+    judge: LocalJudgeView, data: ResponseGroundednessInput, language: Language
 ) -> ResponseGroundedness1Output:
     return ResponseGroundedness1Output(rating=_groundedness(judge, data))
 
 
 async def _response_groundedness_2(
-    judge: LocalJudge, data: ResponseGroundednessInput, language: Language
+    judge: LocalJudgeView, data: ResponseGroundednessInput, language: Language
 ) -> ResponseGroundedness2Output:
     return ResponseGroundedness2Output(rating=_groundedness(judge, data))
 
@@ -206,7 +312,7 @@ _NEGATIVE_FRAME = re.compile(
     r"\b(free (?:of|from)|avoid\w*|does not|doesn't|do not|never|без|не содерж\w*|избега\w*)\b", re.IGNORECASE
 )
 
-Check = Callable[["LocalJudge", SubmissionFields, str], tuple[float, str]]
+Check = Callable[[LocalJudgeView, SubmissionFields, str], tuple[float, str]]
 
 
 def _evidence(data: SubmissionFields) -> tuple[str, str] | None:
@@ -219,7 +325,7 @@ def _evidence(data: SubmissionFields) -> tuple[str, str] | None:
     return None
 
 
-def _harm(judge: LocalJudge, data: SubmissionFields, definition: str) -> tuple[float, str]:
+def _harm(judge: LocalJudgeView, data: SubmissionFields, definition: str) -> tuple[float, str]:
     found = sorted({m.group(0).lower() for m in _HARMFUL.finditer(data.response or "")})
     present = 1.0 if found else 0.0
     negative = bool(_NEGATIVE_FRAME.search(definition))
@@ -228,12 +334,12 @@ def _harm(judge: LocalJudge, data: SubmissionFields, definition: str) -> tuple[f
     return value, what + ("; the definition asks for their absence" if negative else "")
 
 
-def _rude(judge: LocalJudge, data: SubmissionFields, definition: str) -> tuple[float, str]:
+def _rude(judge: LocalJudgeView, data: SubmissionFields, definition: str) -> tuple[float, str]:
     found = sorted({m.group(0).lower() for m in _RUDE.finditer(data.response or "")})
     return (0.0, f"rude words: {', '.join(found)}") if found else (1.0, "no rude word")
 
 
-def _correct(judge: LocalJudge, data: SubmissionFields, definition: str) -> tuple[float, str]:
+def _correct(judge: LocalJudgeView, data: SubmissionFields, definition: str) -> tuple[float, str]:
     evidence = _evidence(data)
     response = data.response or ""
     if evidence is None:
@@ -247,7 +353,7 @@ def _correct(judge: LocalJudge, data: SubmissionFields, definition: str) -> tupl
     return value, f"support of the response's statements by {where} {value:.2f}"
 
 
-def _concise(judge: LocalJudge, data: SubmissionFields, definition: str) -> tuple[float, str]:
+def _concise(judge: LocalJudgeView, data: SubmissionFields, definition: str) -> tuple[float, str]:
     response = data.response or ""
     words = len(response.split())
     budget = max(60, 3 * len((data.reference or "").split()))
@@ -257,7 +363,7 @@ def _concise(judge: LocalJudge, data: SubmissionFields, definition: str) -> tupl
     return value, f"{words} words against a budget of {budget}" + (f", {repeated} repeated" if repeated else "")
 
 
-def _coherent(judge: LocalJudge, data: SubmissionFields, definition: str) -> tuple[float, str]:
+def _coherent(judge: LocalJudgeView, data: SubmissionFields, definition: str) -> tuple[float, str]:
     statements = [s.lower() for s in claims(data.response or "")]
     if not statements:
         return 0.0, "the response states nothing"
@@ -265,7 +371,7 @@ def _coherent(judge: LocalJudge, data: SubmissionFields, definition: str) -> tup
     return (0.5, f"{repeated} statement(s) repeated") if repeated else (1.0, f"{len(statements)} distinct statements")
 
 
-def _addresses(judge: LocalJudge, data: SubmissionFields, definition: str) -> tuple[float, str]:
+def _addresses(judge: LocalJudgeView, data: SubmissionFields, definition: str) -> tuple[float, str]:
     response = data.response or ""
     wanted = set(features(data.user_input or "", detect_script(data.user_input or "")).content)
     covered = len(wanted & _content(response)) / len(wanted) if wanted and response.strip() else 1.0
@@ -291,7 +397,7 @@ _ROUTES: tuple[tuple[re.Pattern[str], str, Check], ...] = (
 )
 
 
-def criterion_value(judge: LocalJudge, data: SubmissionFields, definition: str) -> tuple[float, str]:
+def criterion_value(judge: LocalJudgeView, data: SubmissionFields, definition: str) -> tuple[float, str]:
     """How far the submission meets ``definition``, in [0, 1], by the first route whose keywords it contains.
 
     Args:
@@ -331,12 +437,14 @@ def _fields(data: SubmissionFields) -> SubmissionFields:
     return fields
 
 
-async def _aspect_critic(judge: LocalJudge, data: AspectCriticInput, language: Language) -> AspectCriticOutput:
+async def _aspect_critic(judge: LocalJudgeView, data: AspectCriticInput, language: Language) -> AspectCriticOutput:
     value, reason = criterion_value(judge, _fields(data), f"{data.aspect} {data.definition}")
     return AspectCriticOutput(reason=f"{reason} (value {value:.2f})", verdict=judge.verdict(value))
 
 
-async def _simple_criteria(judge: LocalJudge, data: SimpleCriteriaInput, language: Language) -> SimpleCriteriaOutput:
+async def _simple_criteria(
+    judge: LocalJudgeView, data: SimpleCriteriaInput, language: Language
+) -> SimpleCriteriaOutput:
     value, reason = criterion_value(judge, _fields(data), f"{data.name} {data.definition}")
     return SimpleCriteriaOutput(reason=f"{reason} (value {value:.2f})", score=round(SIMPLE_CRITERIA_MAX * value))
 
@@ -346,7 +454,7 @@ def _levels(rubrics: dict[str, str]) -> list[int]:
     return levels or [1, 2, 3, 4, 5]
 
 
-async def _rubrics_score(judge: LocalJudge, data: RubricsScoreInput, language: Language) -> RubricsScoreOutput:
+async def _rubrics_score(judge: LocalJudgeView, data: RubricsScoreInput, language: Language) -> RubricsScoreOutput:
     levels = _levels(data.rubrics)
     top = data.rubrics.get(f"score{levels[-1]}_description", "")
     value, reason = criterion_value(judge, _fields(data), top or "correct")

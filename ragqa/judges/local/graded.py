@@ -18,11 +18,14 @@ from pydantic import Field
 from ragqa.prompts.attribution import Attribution, AttributionOutput
 from ragqa.prompts.context_usefulness import ContextUsefulnessOutput
 from ragqa.prompts.nli import NLIOutput, StatementVerdict
+from ragqa.prompts.nvidia import ContextRelevance1Output, ContextRelevance2Output
 from ragqa.prompts.statement_relevance import RelevanceVerdict, StatementRelevanceOutput
 
 __all__ = [
     "GradedAttribution",
     "GradedAttributionOutput",
+    "GradedContextRelevance1Output",
+    "GradedContextRelevance2Output",
     "GradedContextUsefulnessOutput",
     "GradedNLIOutput",
     "GradedRelevanceOutput",
@@ -119,3 +122,39 @@ class GradedRelevanceOutput(StatementRelevanceOutput):
     """One graded relevance verdict per statement, in the order the statements were given."""
 
     verdicts: list[GradedRelevanceVerdict]  # type: ignore[assignment]
+
+
+_GRADED_RATING = Field(
+    ge=0.0,
+    le=2.0,
+    allow_inf_nan=False,
+    description="Graded rating on the template's 0..2 scale; ``rating`` is the level nearest to it",
+)
+
+
+class GradedContextRelevance1Output(ContextRelevance1Output):
+    """Context relevance template 1's rating with a graded value (the local judge's).
+
+    Attributes:
+        graded_rating: the rating on the template's scale, continuous in [0, 2] (higher = more
+            relevant); ``rating`` is the integer level (0, 1 or 2) nearest to it, what an LLM
+            would send.
+    """
+
+    graded_rating: float = _GRADED_RATING
+
+    @property
+    def value(self) -> float:
+        """The graded rating in [0, 2]."""
+        return self.graded_rating
+
+
+class GradedContextRelevance2Output(ContextRelevance2Output):
+    """Context relevance template 2's rating with a graded value (see :class:`GradedContextRelevance1Output`)."""
+
+    graded_rating: float = _GRADED_RATING
+
+    @property
+    def value(self) -> float:
+        """The graded rating in [0, 2]."""
+        return self.graded_rating

@@ -11,7 +11,13 @@ whole answer as a question-like text:
    first mention; numbers and names are kept as written. Attempt ``n`` takes a different slice of
    that ranking (all top words, the words of the leading claims, the words of the other claims),
    so the ``strictness`` generations differ the way an LLM's paraphrases do.
-3. ``noncommittal`` is 1 when the answer asserts nothing or evades (:func:`is_noncommittal`).
+3. When the answer's first claim gives a duration (``30 days``, ``5 minutes``) or an amount of
+   money (``$20``, ``500 рублей``), that phrase is the answer and the question asks for it, as a
+   question writer would: the wh-word of its type leads (``How long``, ``How much``; ``Как
+   долго``, ``Сколько стоит``) and the phrase's own words are left out. This is the answer-phrase
+   to wh-word step of rule-based question generation (Heilman & Smith 2010, "Good Question!
+   Statistical Ranking for Question Generation", NAACL, section 2).
+4. ``noncommittal`` is 1 when the answer asserts nothing or evades (:func:`is_noncommittal`).
 """
 
 from __future__ import annotations
@@ -122,12 +128,42 @@ _QUESTION_FORMS: dict[Language, tuple[str, ...]] = {
 }
 
 
+_UNIT_EN = r"(?:seconds?|secs?|minutes?|mins?|hours?|hrs?|days?|weeks?|months?|years?|business\s+days?)"
+_UNIT_RU = r"(?:секунд\w*|минут\w*|час\w*|дн\w+|день|недел\w+|месяц\w*|год\w*|лет)"
+_NUMBER = r"(?:\d[\d,.]*|one|two|three|four|five|six|seven|eight|nine|ten|twelve|fifteen|twenty|thirty|sixty|ninety)"
+_ANSWER_TYPES: tuple[tuple[re.Pattern[str], str, str], ...] = (
+    (re.compile(rf"\b{_NUMBER}(?:\s*(?:-|to)\s*{_NUMBER})?\s*{_UNIT_EN}\b", re.IGNORECASE), "How long", "en"),
+    (re.compile(r"\b\d[\d,.]*\s*" + _UNIT_RU, re.IGNORECASE), "Как долго", "ru"),
+    (
+        re.compile(r"[$€£]\s?\d[\d,.]*|\b\d[\d,.]*\s*(?:dollars?|euros?|pounds?|usd|eur|gbp)\b", re.IGNORECASE),
+        "How much",
+        "en",
+    ),
+    (re.compile(r"\d[\d,.\s]*(?:руб\w*|₽|доллар\w*|евро)", re.IGNORECASE), "Сколько стоит", "ru"),
+)
+"""(answer phrase, wh-words, script): the answer types whose question :func:`generated_question` writes."""
+
+
+def _answer_type(response: str, script: str) -> tuple[str, set[str]] | None:
+    """The wh-words asking for the first claim's duration or amount, and the stems of that phrase."""
+    first = next(iter(claims(response)), "")
+    for pattern, wh, lang in _ANSWER_TYPES:
+        if lang != script:
+            continue
+        found = pattern.search(first)
+        if found:
+            return wh, {stem(t, script) for t in tokens(found.group(0))} | set(tokens(found.group(0)))
+    return None
+
+
 def generated_question(response: str, attempt: int, language: Language) -> str:
     """The question-like text the local judge generates from the whole ``response``.
 
     Attempt 1 takes the answer's top topic words; attempt 2 the words of its first claims in
     order; attempt 3 the top words again with the other claims' words after them; further
-    attempts cycle. Each is worded with a different question form.
+    attempts cycle. Each is worded with a different question form; when the first claim gives a
+    duration or an amount of money, every attempt asks for it instead (``"How long refunds
+    accepted purchase?"``), without the phrase's own words (module docstring, step 3).
 
     Args:
         response: the answer (citation markers are removed).
@@ -145,6 +181,12 @@ def generated_question(response: str, attempt: int, language: Language) -> str:
     ranked, order = _topic(text)
     if not ranked:
         return form.format(" ".join(text.split()) or "?")
+    asked = _answer_type(text, script)
+    if asked is not None:
+        wh, phrase = asked
+        ranked = [w for w in ranked if w.lower() not in phrase and stem(w.lower(), script) not in phrase]
+        order = [w for w in order if w.lower() not in phrase and stem(w.lower(), script) not in phrase]
+        form = wh + " {}?"
     variant = (attempt - 1) % 3
     if variant == 0:
         words = ranked[:12]
@@ -152,4 +194,4 @@ def generated_question(response: str, attempt: int, language: Language) -> str:
         words = order[:12]
     else:
         words = list(dict.fromkeys([*ranked[:6], *order[-6:]]))
-    return form.format(" ".join(words))
+    return form.format(" ".join(words)).replace(" ?", "?")

@@ -41,11 +41,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
+from ragqa._math import cosine
 from ragqa.judges.base import Embedder
 from ragqa.judges.local.embedder import TokenEmbedder, TokenEmbedding
 from ragqa.judges.local.text import STOP_WORDS, Script, detect_script, features, split_sentences, stem, strip_citations
 from ragqa.judges.local.worker import run_in_worker
-from ragqa.metrics._math import cosine
 
 __all__ = [
     "INTENT_WORDS",
@@ -125,6 +125,10 @@ class Relevance:
         best_sentence: the passage sentence that matches the query best ("" for an empty passage).
         terms: the query terms looked for (stems, intent words removed).
         missing: query terms the passage lacks.
+        density: the share of the passage's content words that are query terms, in [0, 1] (how
+            much of the passage is about the query; 0.0 for an empty passage or a query with no
+            term). Not part of ``value``: the local context relevance rating uses it to break
+            ties of the lexical evidence (:mod:`ragqa.judges.local.answers_judged`).
     """
 
     value: float
@@ -133,6 +137,7 @@ class Relevance:
     best_sentence: str
     terms: tuple[str, ...]
     missing: tuple[str, ...]
+    density: float = 0.0
 
 
 def query_terms(query: str, script: Script | None = None) -> tuple[str, ...]:
@@ -147,15 +152,19 @@ def query_terms(query: str, script: Script | None = None) -> tuple[str, ...]:
     return topical or stems
 
 
+_Lexical = tuple[float, str, tuple[str, ...], tuple[str, ...], float]
+"""(evidence, best window, query terms, missing terms, term density) of one passage."""
+
+
 @lru_cache(maxsize=8192)
-def _lexical(query: str, passage: str, window_weight: float) -> tuple[float, str, tuple[str, ...], tuple[str, ...]]:
+def _lexical(query: str, passage: str, window_weight: float) -> _Lexical:
     script = detect_script(query + " " + passage[:2000])
     terms = query_terms(query, script)
     sentences = split_sentences(strip_citations(passage))
     if not terms:
-        return 1.0, sentences[0] if sentences else "", (), ()
+        return 1.0, sentences[0] if sentences else "", (), (), 0.0
     if not sentences:
-        return 0.0, "", terms, terms
+        return 0.0, "", terms, terms, 0.0
     stems = [features(s, script).content for s in sentences]
     wanted = frozenset(terms)
     best, best_text = -1.0, ""
@@ -169,7 +178,9 @@ def _lexical(query: str, passage: str, window_weight: float) -> tuple[float, str
     global_share = len(wanted & everywhere) / len(wanted)
     value = window_weight * best + (1 - window_weight) * global_share
     missing = tuple(t for t in terms if t not in everywhere)
-    return min(1.0, max(0.0, value)), best_text, terms, missing
+    words = list(itertools.chain.from_iterable(stems))
+    density = sum(1 for w in words if w in wanted) / len(words) if words else 0.0
+    return min(1.0, max(0.0, value)), best_text, terms, missing, density
 
 
 def lexical_relevance(query: str, passage: str, config: RelevanceConfig = DEFAULT_CONFIG) -> float:
@@ -179,7 +190,7 @@ def lexical_relevance(query: str, passage: str, config: RelevanceConfig = DEFAUL
 
 def _evidence(
     query: str, passages: tuple[str, ...], window_weight: float
-) -> tuple[list[tuple[float, str, tuple[str, ...], tuple[str, ...]]], list[tuple[str, ...]]]:
+) -> tuple[list[_Lexical], list[tuple[str, ...]]]:
     """The lexical evidence of each passage and its sentences (CPU work, run in the worker thread)."""
     lexical = [_lexical(query, p, window_weight) for p in passages]
     sentences = [split_sentences(strip_citations(p)) or (p,) for p in passages]
@@ -271,13 +282,13 @@ async def relevance_many(
         else (config.blend_midpoint, config.blend_slope)
     )
     out = []
-    for (lex, best, terms, missing), sem in zip(lexical, semantic, strict=True):
+    for (lex, best, terms, missing, density), sem in zip(lexical, semantic, strict=True):
         if sem is None:
             value = _calibrate(lex, config.lexical_midpoint, config.lexical_slope)
         else:
             raw = config.semantic_weight * sem + (1 - config.semantic_weight) * lex
             value = _calibrate(raw, midpoint, slope)
-        out.append(Relevance(round(value, 9), lex, sem, best, terms, missing))
+        out.append(Relevance(round(value, 9), lex, sem, best, terms, missing, density))
     return out
 
 
