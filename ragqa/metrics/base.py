@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import ClassVar, Literal
 
 from ragqa.errors import SampleError, ScoreOutOfRange
+from ragqa.interpretation import STANDARD, Band
 from ragqa.judges.base import Embedder, Judge
 from ragqa.schema import Language, MetricScore, Sample
 
@@ -113,6 +114,19 @@ class Metric(ABC):
     def key(self) -> str:
         """The result key: the name, plus parameters that change the score (``name(mode=x)``)."""
         return self.name
+
+    @classmethod
+    def interpretation_scale(cls, direction: Direction | None = None) -> Sequence[Band] | None:
+        """The metric's interpretation scale (:mod:`ragqa.interpretation`) for results of ``direction``.
+
+        spring-ai-ragas's standard scale for a metric that asks a judge, scores in [0, 1] and is
+        better higher (for the result's ``direction`` where an instance differs from its class, as
+        a ``harmfulness`` aspect critic does); ``None`` otherwise. A metric with a scale of its own
+        is listed in :data:`ragqa.interpretation.BANDS`, which wins.
+        """
+        if (direction or cls.direction) != "higher":
+            return None
+        return STANDARD if cls.needs_judge and cls.value_range == (0.0, 1.0) else None
 
     @classmethod
     def calls_formula(cls, plan: CallPlan = "ragas") -> str:
