@@ -239,3 +239,15 @@ def test_the_helpdesk_job_votes_and_keeps_each_judges_score(tmp_path: Path, how:
     assert summary["jury"]["n_samples"] == 60
     # the extractor (the first judge) extracts as it does alone, so its scores are today's
     assert summary["judges"][0]["mean"] == 0.6048997486685315
+
+
+def test_with_repeats_each_repeat_votes_on_its_own_extraction_and_the_reducer_reduces() -> None:
+    judges = [_judge(j, v) for j, v in VERDICTS.items()]
+    report = _run(judges, _samples(2), [Faithfulness()], strategy="claim-vote", repeats=3, reducer="median")
+    s0 = next(r for r in report.results if r.sample_id == "s0")
+    assert s0.aggregate.value == faithfulness_score([1, 1, 0])  # the same vote in each repeat
+    assert [len(o.repeats) for o in s0.judges] == [3, 3, 3]
+    assert len(judges[0].calls_to("statements")) == 2 * 3  # once per sample and repeat
+    assert [len(j.calls_to("statements")) for j in judges[1:]] == [0, 0]
+    jury = report.summaries[0].jury
+    assert jury is not None and jury.n_statements == 2 * 3 * 3 and jury.n_samples == 2
