@@ -227,6 +227,8 @@ def test_the_helpdesk_job_votes_and_keeps_each_judges_score(tmp_path: Path, how:
         "--no-progress",
         "-o",
         "out.json",
+        "-o",
+        "out.html",
         cwd=tmp_path,
     )
     assert done.returncode == 0, done.stderr
@@ -237,6 +239,7 @@ def test_the_helpdesk_job_votes_and_keeps_each_judges_score(tmp_path: Path, how:
     assert summary["strategy"] == strategy
     assert {j["judge_id"] for j in summary["judges"]} == {"local-strict", "local-lenient"}
     assert summary["jury"]["n_samples"] == 60
+    assert "reliability (Dawid-Skene, no labels, " in (tmp_path / "out.html").read_text()
     # the extractor (the first judge) extracts as it does alone, so its scores are today's
     assert summary["judges"][0]["mean"] == 0.6048997486685315
 

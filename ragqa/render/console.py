@@ -32,6 +32,7 @@ __all__ = [
     "agreement_line",
     "direction_label",
     "jury_lines",
+    "jury_texts",
     "no_aggregate_caption",
     "render_report",
     "report_renderable",
@@ -205,13 +206,15 @@ def agreement_line(summary: MetricSummary, *, language: Language = "en") -> Text
     return Text(f"{t['console_agreement']}: " + " · ".join(parts), style="dim")
 
 
-def jury_lines(summary: MetricSummary, *, language: Language = "en") -> list[Text]:
-    """The reliability section of a voting run's metric (:attr:`MetricSummary.jury`); empty when there is none.
+def jury_texts(summary: MetricSummary, *, language: Language = "en") -> list[tuple[str, str]]:
+    """The reliability section of a voting run's metric (:attr:`MetricSummary.jury`) as ``(text, kind)`` lines.
 
-    One line on the fit (statements, samples), one per judge with its estimated accuracy,
-    sensitivity and specificity, each ``E [LOW, HIGH]`` (cluster-bootstrap 95 % intervals), the
-    Dawid-Skene aggregate next to the majority vote's, the judges' residual correlations, and each
-    warning (judges that err together) in yellow. Two decimals; the JSON report has every figure.
+    ``kind`` is ``title``, ``judge``, ``aggregate``, ``correlation`` or ``warning``. One line on the
+    fit (statements, samples), one per judge with its estimated accuracy, sensitivity and
+    specificity, each ``E [LOW, HIGH]`` (cluster-bootstrap 95 % intervals), the Dawid-Skene
+    aggregate next to the majority vote's, the judges' residual correlations, and each warning
+    (judges that err together). Two decimals; the JSON report has every figure. Empty when the
+    summary has no reliability section.
     """
     jury = summary.jury
     if jury is None:
@@ -221,28 +224,35 @@ def jury_lines(summary: MetricSummary, *, language: Language = "en") -> list[Tex
     def span(interval: Interval) -> str:
         return f"{_two(interval.estimate)} [{_two(interval.low)}, {_two(interval.high)}]"
 
-    out = [Text(t["console_reliability"].format(n=jury.n_statements, samples=jury.n_samples), style="bold")]
+    out = [(t["console_reliability"].format(n=jury.n_statements, samples=jury.n_samples), "title")]
     out += [
-        Text(
-            "  "
-            + t["console_reliability_judge"].format(
+        (
+            t["console_reliability_judge"].format(
                 judge=j.judge_id, acc=span(j.accuracy), sens=span(j.sensitivity), spec=span(j.specificity)
-            )
+            ),
+            "judge",
         )
         for j in jury.judges
     ]
-    out.append(
-        Text(
-            "  "
-            + t["console_ds_aggregate"].format(
-                voted=_two(jury.voted_mean), majority=_two(jury.majority_mean), n=jury.n_changed
-            )
-        )
+    voted = t["console_ds_aggregate"].format(
+        voted=_two(jury.voted_mean), majority=_two(jury.majority_mean), n=jury.n_changed
     )
+    out.append((voted, "aggregate"))
     pairs = " · ".join(f"{a}/{b} {_two(r)}" for a, b, r in jury.correlations)
-    out.append(Text(f"  {t['console_residual']}: {pairs}", style="dim"))
-    out += [Text(f"  ! {w}", style="yellow") for w in jury.warnings]
+    out.append((f"{t['console_residual']}: {pairs}", "correlation"))
+    out += [(w, "warning") for w in jury.warnings]
     return out
+
+
+_JURY_STYLE = {"title": ("", "bold"), "correlation": ("  ", "dim"), "warning": ("  ! ", "yellow")}
+
+
+def jury_lines(summary: MetricSummary, *, language: Language = "en") -> list[Text]:
+    """:func:`jury_texts` as console lines: the title bold, the rest indented, warnings in yellow."""
+    return [
+        Text(_JURY_STYLE.get(kind, ("  ", ""))[0] + text, style=_JURY_STYLE.get(kind, ("  ", ""))[1])
+        for text, kind in jury_texts(summary, language=language)
+    ]
 
 
 def _two(value: float) -> str:
