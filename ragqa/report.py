@@ -202,7 +202,8 @@ class MetricSummary(BaseModel):
     direction: Literal["higher", "lower"]
     """Whether higher or lower scores are better."""
     strategy: str
-    """How the judges' scores of a sample were combined (``mean``, ``median``, ``min``, ``max``, ``majority``)."""
+    """How the judges' scores of a sample were combined (``mean``, ``median``, ``min``, ``max``, ``majority``), or voted
+    per statement (``claim-vote``, ``dawid-skene``; metrics without statements then say ``mean`` per sample)."""
     quorum: int
     """Minimum judges with a finite score for a sample's aggregate to exist (>= 1)."""
     judges: list[JudgeSummary]

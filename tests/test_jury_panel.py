@@ -5,14 +5,12 @@ from __future__ import annotations
 import asyncio
 import json
 import math
-import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
+from test_cli import ragqa
 
 from ragqa.errors import ConfigError
 from ragqa.evaluation import PanelEvaluator, PanelOptions
@@ -196,27 +194,13 @@ def test_dawid_skene_run_reports_reliability_next_to_the_voted_aggregate() -> No
     assert "j3: accuracy" in text and "Dawid-Skene aggregate" in text
 
 
-def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k != "RAGQA_PROFILES_ACTIVE"}
-    env["PYTHONPATH"] = str(ROOT)
-    return subprocess.run(
-        [sys.executable, "-m", "ragqa", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=cwd,
-        timeout=300,
-        check=False,
-    )
-
-
 @pytest.mark.parametrize("how", ["flag", "settings"])
 def test_the_helpdesk_job_votes_and_keeps_each_judges_score(tmp_path: Path, how: str) -> None:
     strategy = "claim-vote" if how == "flag" else "dawid-skene"
     if how == "settings":
         (tmp_path / "application.yaml").write_text(f"ragqa:\n  aggregation:\n    strategy: {strategy}\n")
     extra = ["--aggregation", strategy] if how == "flag" else []
-    done = _cli(
+    done = ragqa(
         "evaluate",
         str(IT),
         "--profile",
@@ -230,6 +214,7 @@ def test_the_helpdesk_job_votes_and_keeps_each_judges_score(tmp_path: Path, how:
         "-o",
         "out.html",
         cwd=tmp_path,
+        env={"PYTHONPATH": str(ROOT)},  # this checkout's ragqa, from the temporary folder
     )
     assert done.returncode == 0, done.stderr
     assert f"aggregate ({strategy})" in done.stdout

@@ -229,7 +229,7 @@ def panel_overrides(
 
     Args:
         language: ``en`` or ``ru``.
-        aggregation: the aggregation strategy (``mean``...).
+        aggregation: the aggregation strategy (``mean``... ``claim-vote``, ``dawid-skene``).
         quorum: judges with a score needed for an aggregate (>= 1).
         deadline_s: wall-clock budget of the run in seconds (> 0).
         call_plan: ``batched`` or ``ragas`` (see ``docs/call-plan.md``).
