@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from test_cli import ragqa
 
-from ragqa.errors import ConfigError
+from ragqa.errors import ConfigError, JudgeOutputError
 from ragqa.evaluation import PanelEvaluator, PanelOptions
 from ragqa.jury.panel import verdict_matrix
 from ragqa.jury.reliability import estimate_reliability
@@ -239,3 +239,18 @@ def test_with_repeats_each_repeat_votes_on_its_own_extraction_and_the_reducer_re
     assert [len(j.calls_to("statements")) for j in judges[1:]] == [0, 0]
     jury = report.summaries[0].jury
     assert jury is not None and jury.n_statements == 2 * 3 * 3 and jury.n_samples == 2
+
+
+def test_an_extractor_failure_fails_every_judge_of_that_sample_and_is_never_a_score() -> None:
+    def broken(prompt: Prompt[Any, Any], data: Any) -> Any:
+        if prompt.name == "statements":
+            raise JudgeOutputError("no JSON", judge_id="a", step="statements")
+        raise AssertionError("no verdict is asked without statements")
+
+    judges = [FunctionJudge("a", broken), _judge("b", VERDICTS["b"]), _judge("c", VERDICTS["c"])]
+    report = _run(judges, _samples(1), [Faithfulness()], strategy="claim-vote")
+    result = report.results[0]
+    assert [o.ok for o in result.judges] == [False, False, False]
+    assert all("no JSON" in o.failure.message for o in result.judges if o.failure)
+    assert math.isnan(result.aggregate.value) and result.aggregate.n_failed == 3
+    assert [len(j.calls_to("nli")) for j in judges[1:]] == [0, 0]
