@@ -24,7 +24,7 @@ import logging
 import time
 from collections.abc import Callable, Coroutine, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from ragqa._heap import frozen_heap
 from ragqa.aggregate import PanelStrategy, aggregate
@@ -32,13 +32,15 @@ from ragqa.errors import ConfigError, JudgeError, JudgeTimeout, JudgeUnsupported
 from ragqa.judges.base import Embedder, Embedders, Judge, SharedCallJudge
 from ragqa.judges.offload import all_local, run_inline
 from ragqa.judges.ratelimit import request_priority
-from ragqa.jury.panel import extractor_index, voted_aggregate, voting_judges
-from ragqa.jury.reliability import JuryCollector
+from ragqa.jury.panel import extractor_index, jury_collector, voted_aggregate, voting_judges
 from ragqa.metrics.base import CallPlan, Metric, MetricContext
 from ragqa.repeats import REDUCERS, Reducer, combine_repeats, repeat_index
-from ragqa.report import Report, SkippedSample, summarize
+from ragqa.report import MetricSummary, Report, SkippedSample, summarize
 from ragqa.schema import JudgeFailure, JudgeOutcome, Language, PanelResult, Sample, Usage
 from ragqa.usage import usage_scope
+
+if TYPE_CHECKING:
+    from ragqa.jury.reliability import JuryCollector
 
 __all__ = ["PanelEvaluator", "PanelOptions", "ProgressCallback", "validate_samples"]
 
@@ -282,7 +284,7 @@ class PanelEvaluator:
         results = [row for rows in by_sample for row in rows]
         return Report(
             results=results,
-            summaries=self.jury(chosen).attach(summarize(results, [j.id for j in self.judges]), results),
+            summaries=self._with_jury(chosen, summarize(results, [j.id for j in self.judges]), results),
             skipped=skipped,
             wall_time_s=time.perf_counter() - started,
             call_plan=self.options.call_plan,
@@ -441,10 +443,18 @@ class PanelEvaluator:
         """The index in :attr:`judges` of the judge that extracts statements for the panel when voting."""
         return self._extractor
 
-    def jury(self, metrics: Sequence[Metric]) -> JuryCollector:
-        """A collector of the run's per-statement verdicts for the reliability section (empty unless voting)."""
-        judge_ids = [j.id for j in self.judges] if self.options.votes else []
-        return JuryCollector(metrics, judge_ids, tie_breaker=self._extractor)
+    def jury(self, metrics: Sequence[Metric]) -> JuryCollector | None:
+        """A collector of the run's per-statement verdicts for the reliability section; ``None`` unless voting."""
+        if not self.options.votes:
+            return None
+        return jury_collector(metrics, [j.id for j in self.judges], tie_breaker=self._extractor)
+
+    def _with_jury(
+        self, metrics: Sequence[Metric], summaries: list[MetricSummary], results: Sequence[PanelResult]
+    ) -> list[MetricSummary]:
+        """``summaries`` with the reliability section of a voting run (:mod:`ragqa.jury.reliability`)."""
+        jury = self.jury(metrics)
+        return jury.attach(summaries, results) if jury is not None else summaries
 
     async def _run_by(
         self, deadline: float | None, metric: Metric, sample: Sample, judge: Judge, repeat: int = 0

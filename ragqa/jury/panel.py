@@ -23,31 +23,22 @@ repeats would need the repeats to share one statement list, which independent re
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
-import numpy as np
-from numpy.typing import NDArray
 from pydantic import BaseModel
 
-from ragqa.aggregate import PanelStrategy, aggregate
+from ragqa.aggregate import PanelStrategy
 from ragqa.errors import ConfigError
 from ragqa.judges.base import Judge
-from ragqa.jury.vote import vote_verdicts
-from ragqa.metrics.base import ClaimVote, Metric
+from ragqa.metrics.base import Metric
 from ragqa.prompts.base import Prompt
-from ragqa.repeats import Reducer, reduce_scores
-from ragqa.schema import Aggregate, JudgeOutcome, Language, MetricScore
+from ragqa.repeats import Reducer
+from ragqa.schema import Aggregate, JudgeOutcome, Language
 
-__all__ = [
-    "ExtractorJudge",
-    "Scored",
-    "extractor_index",
-    "repeat_matrices",
-    "verdict_matrix",
-    "voted_aggregate",
-    "voted_verdicts",
-    "voting_judges",
-]
+if TYPE_CHECKING:
+    from ragqa.jury.reliability import JuryCollector
+
+__all__ = ["ExtractorJudge", "extractor_index", "jury_collector", "voted_aggregate", "voting_judges"]
 
 In = TypeVar("In", bound=BaseModel)
 Out = TypeVar("Out", bound=BaseModel)
@@ -132,87 +123,6 @@ def voting_judges(shared: Sequence[Judge], metric: Metric, extractor: int) -> li
     return [ExtractorJudge(judge, shared[extractor], vote.extraction_prompt) for judge in shared]
 
 
-def _binary(values: Any) -> list[float] | None:
-    if not isinstance(values, list):
-        return None
-    return [1.0 if float(v) >= 0.5 else 0.0 for v in values]
-
-
-class Scored(Protocol):
-    """A judge's outcome or one of its repeats: anything with a score (``None`` when it failed)."""
-
-    @property
-    def score(self) -> MetricScore | None:
-        """The score, or ``None``."""
-        ...
-
-
-def verdict_matrix(outcomes: Sequence[Scored], vote: ClaimVote) -> tuple[list[str], NDArray[np.float64]] | None:
-    """The panel's verdicts on one sample's shared statements.
-
-    Args:
-        outcomes: the judges' outcomes (or their outcomes of one repeat) of one (sample, metric),
-            in panel order.
-        vote: the metric's claim-vote description.
-
-    Returns:
-        ``(statements, matrix)``: the statements and a ``(n_statements, n_judges)`` array of 0, 1
-        or NaN (a judge that failed, or whose statements differ from the first scoring judge's);
-        ``None`` when no judge scored.
-    """
-    statements: list[str] | None = None
-    columns: list[list[float] | None] = []
-    for outcome in outcomes:
-        details = outcome.score.details if outcome.score is not None else None
-        said = details.get("statements") if details else None
-        verdicts = _binary(details.get(vote.verdicts_key)) if details else None
-        if isinstance(said, list) and verdicts is not None and len(verdicts) == len(said):
-            if statements is None:
-                statements = [str(s) for s in said]
-            columns.append(verdicts if said == statements else None)
-        else:
-            columns.append(None)
-    if statements is None:
-        return None
-    matrix = np.full((len(statements), len(outcomes)), np.nan)
-    for j, column in enumerate(columns):
-        if column is not None:
-            matrix[:, j] = column
-    return statements, matrix
-
-
-class _Unscored:
-    score: MetricScore | None = None
-
-
-_NONE = _Unscored()
-
-
-def repeat_matrices(outcomes: Sequence[JudgeOutcome], vote: ClaimVote) -> list[NDArray[np.float64] | None]:
-    """The panel's verdict matrix of each repeat (one entry without repeats), see :func:`verdict_matrix`.
-
-    Returns:
-        Per repeat, the ``(n_statements, n_judges)`` matrix, or ``None`` when no judge scored in it.
-    """
-    n = max((len(o.repeats) for o in outcomes), default=0)
-    rounds: list[list[Scored]] = (
-        [[o.repeats[r] if r < len(o.repeats) else _NONE for o in outcomes] for r in range(n)] if n else [list(outcomes)]
-    )
-    out: list[NDArray[np.float64] | None] = []
-    for row in rounds:
-        found = verdict_matrix(row, vote)
-        out.append(found[1] if found is not None else None)
-    return out
-
-
-def voted_verdicts(
-    matrix: NDArray[np.float64], *, weights: Sequence[float] | None = None, tie_breaker: int = 0
-) -> list[float]:
-    """The voted verdict of each statement that has one (:func:`ragqa.jury.vote.vote_verdicts`), as floats."""
-    voted = vote_verdicts(matrix, weights=weights, tie_breaker=tie_breaker)
-    return [float(v) for v in voted if not np.isnan(v)]
-
-
 def voted_aggregate(
     metric: Metric,
     outcomes: Sequence[JudgeOutcome],
@@ -220,41 +130,22 @@ def voted_aggregate(
     strategy: PanelStrategy,
     quorum: int,
     tie_breaker: int = 0,
-    weights: Sequence[float] | None = None,
     reducer: Reducer = "mean",
 ) -> Aggregate:
-    """The panel's aggregate of one (sample, metric) by claim-level voting.
+    """The panel's aggregate of one (sample, metric) by claim-level voting (:func:`ragqa.jury.tally.voted_aggregate`).
 
-    The spread and counts are those of the judges' own scores (as with ``mean``); the value is
-    the metric's formula on the voted verdicts, NaN below quorum. A metric without a
-    ``ClaimVote`` is aggregated by ``mean``, and its aggregate says so.
-
-    Args:
-        metric: the metric.
-        outcomes: the judges' outcomes, in panel order.
-        strategy: ``claim-vote`` or ``dawid-skene`` (recorded in the aggregate; within one sample both
-            vote by majority, the run's Dawid-Skene fit comes after the run, see
-            :mod:`ragqa.jury.reliability`).
-        quorum: minimum judges with a finite score (>= 1).
-        tie_breaker: the extractor's index, whose verdict settles a tie.
-        weights: per-judge vote weights (``None``: one vote each).
-        reducer: how the voted scores of the repeats are reduced (see the module docstring).
-
-    Returns:
-        The :class:`~ragqa.schema.Aggregate`.
+    Raises:
+        ValueError: for an unknown reducer.
     """
-    scores = [o.score.value for o in outcomes if o.score is not None]
-    n_failed = sum(1 for o in outcomes if not o.ok)
-    vote = metric.claim_vote
-    if vote is None:
-        return aggregate(scores, n_failed=n_failed, strategy="mean", quorum=quorum)
-    base = aggregate(scores, n_failed=n_failed, strategy="mean", quorum=quorum)
-    value = float("nan")
-    if base.quorum_met:
-        per_repeat = [
-            float(vote.formula(voted_verdicts(matrix, weights=weights, tie_breaker=tie_breaker)))
-            for matrix in repeat_matrices(outcomes, vote)
-            if matrix is not None
-        ]
-        value = reduce_scores(per_repeat, reducer)
-    return base.model_copy(update={"value": value, "strategy": strategy})
+    from ragqa.jury import tally  # numpy, imported by a run that votes only (tests/test_startup_imports.py)
+
+    return tally.voted_aggregate(
+        metric, outcomes, strategy=strategy, quorum=quorum, tie_breaker=tie_breaker, reducer=reducer
+    )
+
+
+def jury_collector(metrics: Sequence[Metric], judge_ids: Sequence[str], *, tie_breaker: int = 0) -> JuryCollector:
+    """A :class:`~ragqa.jury.reliability.JuryCollector` of a voting run's verdicts (numpy, imported here on use)."""
+    from ragqa.jury.reliability import JuryCollector  # numpy, imported by a run that votes only
+
+    return JuryCollector(metrics, judge_ids, tie_breaker=tie_breaker)

@@ -26,7 +26,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ragqa.jury.dawid_skene import fit_dawid_skene, residual_correlation
-from ragqa.jury.panel import repeat_matrices
+from ragqa.jury.tally import repeat_matrices
 from ragqa.jury.vote import vote_verdicts
 from ragqa.metrics.base import ClaimVote, Metric
 from ragqa.report import JudgeReliability, JuryReliability, MetricSummary

@@ -466,7 +466,8 @@ class Runner:
 
         def keep(position: int, result: PanelResult) -> None:
             summary.add(position, result)
-            jury.add(result)
+            if jury is not None:
+                jury.add(result)
             if self.keep_results:
                 made[(position, metric_of[result.metric])] = result
 
@@ -503,7 +504,7 @@ class Runner:
         order = [made[k] for k in sorted(made)] if self.keep_results else summary.failed_results()
         report = Report(
             results=order,
-            summaries=jury.attach(summary.summaries()),
+            summaries=jury.attach(summary.summaries()) if jury is not None else summary.summaries(),
             skipped=[_skipped(p) for p in prepared.validation.problems],
             wall_time_s=wall,
             cache=_cache_stats(cache, counts0),
