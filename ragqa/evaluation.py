@@ -494,7 +494,7 @@ class PanelEvaluator:
         with usage_scope() as meter:
             try:
                 score = await metric.score(sample, judge, self._context)
-                metric.check_score(score, judge_id=judge.id)  # the one range check of every score
+                score = metric.check_score(score, judge_id=judge.id)  # the one range check of every score
             except (JudgeError, SampleError) as exc:
                 failure = JudgeFailure(
                     judge_id=judge.id,

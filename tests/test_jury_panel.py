@@ -14,8 +14,8 @@ from test_cli import ragqa
 
 from ragqa.errors import ConfigError, JudgeOutputError
 from ragqa.evaluation import PanelEvaluator, PanelOptions
-from ragqa.jury.tally import verdict_matrix
 from ragqa.jury.reliability import estimate_reliability
+from ragqa.jury.tally import verdict_matrix
 from ragqa.metrics.base import MetricContext
 from ragqa.metrics.faithfulness import Faithfulness, faithfulness_score
 from ragqa.metrics.hallucination import Hallucination

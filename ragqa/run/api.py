@@ -20,12 +20,14 @@ from ragqa.run.exit_codes import ExitCode
 from ragqa.run.loop import default_loop, run_sync
 from ragqa.run.outcome import RunResult
 from ragqa.run.plan import MetricLike, OnInvalid, make_plan, panel_overrides, plan_output
+from ragqa.run.progress import RunProgress, choose_mode
 from ragqa.run.runner import Runner
 from ragqa.schema import Sample
 
 if TYPE_CHECKING:
     from ragqa.container import Container
     from ragqa.report import Report
+    from ragqa.run.estimate import RunEstimate
 
 __all__ = ["IncompleteRunWarning", "aevaluate", "evaluate", "samples_from_data"]
 
@@ -37,21 +39,27 @@ def samples_from_data(data: Any, *, column_map: Mapping[str, str] | None = None)
 
     Args:
         data: a path (``str`` or :class:`~pathlib.Path`) to a JSONL, JSON or CSV file; a list of
-            dicts and/or :class:`~ragqa.schema.Sample` objects; or a pandas DataFrame (one row per
-            sample, RAGAS column names).
+            dicts and/or :class:`~ragqa.schema.Sample` objects; a dict of equal-length columns
+            (RAGAS's ``Dataset.from_dict`` shape, or a Hugging Face ``Dataset``); or a pandas
+            DataFrame (one row per sample, RAGAS column names).
         column_map: ``{dataset_column: sample_field}`` renames (files, dicts and DataFrames).
 
     Returns:
         ``(samples, name)``: the samples in order and how the results header names them.
 
     Raises:
-        DatasetError: for a bad file, record or field (line / index, field and fix).
+        DatasetError: for a bad file, record or field (line / index, field and fix), or a dict
+            whose columns are not lists of one length.
         TypeError: for data of another kind.
     """
-    from ragqa.datasets import load_dataset, samples_from_records
+    from ragqa.datasets import load_dataset, samples_from_columns, samples_from_records
 
     if isinstance(data, str | Path):
         return load_dataset(data, column_map=column_map), str(data)
+    if isinstance(data, Mapping) or (hasattr(data, "column_names") and hasattr(data, "to_dict")):
+        columns = data if isinstance(data, Mapping) else data.to_dict()  # a dict, or a Hugging Face Dataset
+        samples = samples_from_columns(columns, column_map=column_map)
+        return samples, f"{len(samples)} sample(s) from a dict of columns"
     if hasattr(data, "to_dict") and hasattr(data, "columns"):  # a pandas DataFrame, without importing pandas
         records = data.to_dict("records")
         return samples_from_records(records, column_map=column_map), f"a DataFrame of {len(records)} row(s)"
@@ -67,7 +75,7 @@ def samples_from_data(data: Any, *, column_map: Mapping[str, str] | None = None)
         return samples_from_records(records, column_map=column_map), f"{len(records)} record(s) from Python"
     raise TypeError(
         f"data is {type(data).__name__}; give a path (.jsonl, .json, .csv), a list of dicts or Samples, "
-        "or a pandas DataFrame"
+        "a dict of columns, or a pandas DataFrame"
     )
 
 
@@ -118,6 +126,7 @@ async def _run(
     container: Container | None,
     keep_results: bool = True,
     shard: str | None = None,
+    progress: bool | RunProgress | None = None,
 ) -> Report:
     from ragqa.container import close_container, create_container
 
@@ -154,10 +163,17 @@ async def _run(
             no_cache=no_cache,
             shard=shard,
         )
-        runner = Runner(
-            plan, container, on_estimate=lambda estimate: log.info("%s", estimate), keep_results=keep_results
-        )
-        result = await runner.arun(samples)
+        shown = progress if isinstance(progress, RunProgress) else RunProgress(choose_mode(progress), transient=False)
+
+        def on_estimate(estimate: RunEstimate) -> None:
+            log.info("%s", estimate)
+            shown.start(estimate)
+
+        runner = Runner(plan, container, on_estimate=on_estimate, on_result=shown.advance, keep_results=keep_results)
+        try:
+            result = await runner.arun(samples)
+        finally:
+            shown.stop()
         _warn_if_incomplete(result)
         return result.report
     finally:
@@ -190,6 +206,7 @@ async def aevaluate(
     shard: str | None = None,
     repeats: int | None = None,
     reducer: str | None = None,
+    progress: bool | RunProgress | None = None,
 ) -> Report:
     """Score ``data`` with ``metrics`` across the judge panel of the settings; the async form of :func:`evaluate`.
 
@@ -223,6 +240,7 @@ async def aevaluate(
         keep_results=keep_results,
         overwrite=overwrite,
         shard=shard,
+        progress=progress,
     )
     return await default_loop().arun(coro)
 
@@ -252,6 +270,7 @@ def evaluate(
     shard: str | None = None,
     repeats: int | None = None,
     reducer: str | None = None,
+    progress: bool | RunProgress | None = None,
 ) -> Report:
     """Score ``data`` with ``metrics`` across the judge panel of the settings, in one call.
 
@@ -264,7 +283,8 @@ def evaluate(
 
     Args:
         data: a path to a ``.jsonl``/``.json``/``.csv`` dataset, a list of dicts or
-            :class:`~ragqa.schema.Sample` objects, or a pandas DataFrame (RAGAS field names).
+            :class:`~ragqa.schema.Sample` objects, a dict of equal-length columns (RAGAS's
+            ``Dataset.from_dict`` shape), or a pandas DataFrame (RAGAS field names).
         metrics: names (``"faithfulness"``), spec strings (``"noise_sensitivity(mode=irrelevant)"``),
             :class:`~ragqa.run.spec.MetricSpec` or metric objects; default ``ragqa.metrics``.
         config: the ``application.yaml`` (default: ``./application.yaml`` when present, else defaults).
@@ -309,6 +329,11 @@ def evaluate(
             every repeat is kept in :attr:`~ragqa.schema.JudgeOutcome.repeats` (:mod:`ragqa.repeats`).
         reducer: ``mean``, ``median`` or ``mode`` (binary metrics): how a judge's repeats become its
             score (default ``ragqa.repeat-reducer``, ``mean``).
+        progress: show progress with rate and ETA on stderr while the judges work. ``None``
+            (default): a bar in a terminal, a line updated in place in a notebook, nothing
+            otherwise (a script whose stderr is a file or a pipe); ``True``: also a plain line every
+            ~10% where there is no terminal; ``False``: nothing. A
+            :class:`~ragqa.run.progress.RunProgress` is used as given.
 
     Returns:
         The :class:`~ragqa.report.Report`: one result per (sample, metric) in dataset order
@@ -359,5 +384,6 @@ def evaluate(
         keep_results=keep_results,
         overwrite=overwrite,
         shard=shard,
+        progress=progress,
     )
     return run_sync(coro)

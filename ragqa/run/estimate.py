@@ -10,23 +10,26 @@ upper bound: a response without statements needs fewer calls.
 Tokens are estimated from text length at about 4 characters per token: per call, the size of
 ragqa's prompt text (instructions, output schema and examples, measured from the prompts) plus the
 sample's question, response, reference and one average context. It is an order of magnitude, not
-a bill; the usage line of the report shows what was really spent.
+a bill; the usage line of the report shows what was really spent. Local judges send no prompt,
+so their calls count no tokens (:func:`sends_prompts`).
 """
 
 from __future__ import annotations
 
 import json
 import math
+import sys
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cache
 from itertools import groupby
 
+from ragqa.judges.base import Judge
 from ragqa.metrics.base import CallPlan, Metric
 from ragqa.schema import Sample
 
-__all__ = ["CHARS_PER_TOKEN", "RunEstimate", "estimate_pairs", "prompt_overhead_chars"]
+__all__ = ["CHARS_PER_TOKEN", "RunEstimate", "estimate_pairs", "prompt_overhead_chars", "sends_prompts"]
 
 CHARS_PER_TOKEN = 4.0
 """Characters per token used for the estimate (a common rule of thumb for English text)."""
@@ -52,22 +55,43 @@ class RunEstimate:
     tokens: int
     repeats: int = 1
     panel_calls: int = 0
+    token_judges: int | None = None
+    """Judges that send prompts (HTTP judges), whose calls the tokens count; ``None``: every judge."""
 
     def __str__(self) -> str:
         """``estimate: 120 (sample, metric) pair(s) x 2 judge(s): at most 480 judge call(s), ~500 prompt tokens``.
 
-        With repeats, ``x 2 judge(s) x 3 repeat(s)``.
+        With repeats, ``x 2 judge(s) x 3 repeat(s)``. A panel of local judges only (``token_judges`` 0)
+        reads ``..., no prompt tokens (local judges)``.
         """
         times = f" x {self.repeats} repeat(s)" if self.repeats > 1 else ""
+        tokens = (
+            "no prompt tokens (local judges)"
+            if self.token_judges == 0 and self.judges
+            else f"~{self.tokens:,} prompt tokens"
+        )
         return (
             f"estimate: {self.pairs} (sample, metric) pair(s) x {self.judges} judge(s){times}: "
-            f"at most {self.calls:,} judge call(s), ~{self.tokens:,} prompt tokens"
+            f"at most {self.calls:,} judge call(s), {tokens}"
             + (
                 f" ({self.panel_calls:,} statement extraction(s) made once per sample for the panel, not per judge)"
                 if self.panel_calls
                 else ""
             )
         )
+
+
+def sends_prompts(judge: Judge) -> bool:
+    """Whether ``judge`` sends prompt tokens to a model: False for ragqa's local judge under any wrapper.
+
+    Wrappers that keep the judge they wrap in ``inner`` (the cache, shared calls) are looked through.
+    Without :mod:`ragqa.judges.local.judge` imported no local judge exists, so the check imports nothing.
+    """
+    inner: object = judge
+    while hasattr(inner, "inner"):
+        inner = inner.inner
+    local = sys.modules.get("ragqa.judges.local.judge")
+    return not (local is not None and isinstance(inner, local.LocalJudge))
 
 
 @cache
@@ -96,6 +120,7 @@ def estimate_pairs(
     *,
     plan: CallPlan = "ragas",
     repeats: int = 1,
+    token_judges: int | None = None,
     claim_vote: bool = False,
 ) -> RunEstimate:
     """Estimate the calls and tokens of scoring ``pairs`` with a panel of ``judges``.
@@ -106,9 +131,12 @@ def estimate_pairs(
         judges: the number of judges of the panel (>= 0).
         plan: the run's call plan (each metric's :meth:`~ragqa.metrics.base.Metric.estimate_calls` under it).
         repeats: times each judge scores each pair (>= 1); metrics that need no judge make no call.
+        token_judges: the judges that send prompts (:func:`sends_prompts`); only their calls
+            count tokens. ``None``: all ``judges``.
         claim_vote: the panel votes per statement (``claim-vote``, ``dawid-skene``): a sample's
             extraction step (:attr:`~ragqa.metrics.base.ClaimVote.step`) is made once for the panel
-            (per repeat) when every metric of the sample that needs it votes (:mod:`ragqa.jury.panel`).
+            (per repeat) when every metric of the sample that needs it votes (:mod:`ragqa.jury.panel`);
+            its tokens count once when any judge sends prompts.
 
     Returns:
         The estimate: per sample, the sum of ``metric.estimate_calls(sample, plan)`` less the calls of
@@ -118,7 +146,7 @@ def estimate_pairs(
     """
     overhead = prompt_overhead_chars()
     n_pairs = calls = once = 0
-    chars = 0.0
+    chars = chars_once = 0.0
     for _, group in groupby(pairs, key=lambda pair: id(pair[0])):
         items = list(group)
         sample = items[0][0]
@@ -130,12 +158,15 @@ def estimate_pairs(
         n_pairs += len(items)
         calls += (n - shared) * judges + shared
         once += shared
-        chars += ((n - shared) * judges + shared) * (overhead + _input_chars(sample))
+        chars += (n - shared) * (overhead + _input_chars(sample))
+        chars_once += shared * (overhead + _input_chars(sample))
+    prompting = judges if token_judges is None else token_judges
     return RunEstimate(
         pairs=n_pairs,
         judges=judges,
         calls=calls * repeats,
-        tokens=math.ceil(chars * repeats / CHARS_PER_TOKEN),
+        tokens=math.ceil((chars * prompting + chars_once * min(prompting, 1)) * repeats / CHARS_PER_TOKEN),
         repeats=repeats,
         panel_calls=once * repeats,
+        token_judges=token_judges,
     )

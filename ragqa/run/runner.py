@@ -40,7 +40,7 @@ from ragqa.factory import uncached_embedder, uncached_judge
 from ragqa.judges.base import Embedders, Judge
 from ragqa.render.registry import RenderOptions
 from ragqa.report import CacheStats, Report, SkippedSample
-from ragqa.run.estimate import RunEstimate, estimate_pairs
+from ragqa.run.estimate import RunEstimate, estimate_pairs, sends_prompts
 from ragqa.run.outcome import RunResult, exit_code_for, incomplete_results, threshold_verdicts
 from ragqa.run.plan import RunPlan, check_judge_free
 from ragqa.run.shard import ShardedSamples
@@ -356,8 +356,14 @@ class Runner:
         pairs = ((sample, metric) for _, sample, metrics in prepared.todo(self.plan.metrics) for metric in metrics)
         judges = len(evaluator.judges)
         options = evaluator.options
+        prompting = sum(1 for judge in evaluator.judges if sends_prompts(judge))
         estimate = estimate_pairs(
-            pairs, judges, plan=options.call_plan, repeats=options.repeats, claim_vote=options.votes
+            pairs,
+            judges,
+            plan=options.call_plan,
+            repeats=options.repeats,
+            token_judges=prompting,
+            claim_vote=options.votes,
         )
         if self.on_estimate is not None:
             self.on_estimate(estimate)

@@ -98,18 +98,29 @@ class UnresolvedPlaceholder(_Model):
         key: the dotted settings key that holds it (``spring.ai.openai.api-key``).
         text: the value as written (``${OPENROUTER_API_KEY}``), shown by :func:`render_settings`
             with any URL userinfo masked.
+        source: the file it was written in, as messages name it (``application.yaml (built-in)``
+            for the settings ragqa uses where no ``application.yaml`` exists).
     """
 
     variable: str
     key: str
     text: str
+    source: str = ""
 
     def error(self, user: str) -> ConfigError:
         """The start-up error for ``user`` (e.g. ``chat model 'openai/gpt-4o-mini'``) inheriting this value."""
+        builtin = self.source.endswith("(built-in)")
+        where = " (ragqa's built-in settings: there is no application.yaml here)" if builtin else ""
+        fix = (
+            f"Set {self.variable}, run `ragqa init` to write the settings to ./application.yaml and edit the "
+            "panel, or use --profile local for the offline judges."
+            if builtin
+            else f"Set {self.variable}, give the value a default (${{{self.variable}:...}}), "
+            "or choose a profile whose panel does not use it (e.g. --profile local)."
+        )
         return ConfigError(
-            f"environment variable {self.variable} is not set; {self.key} = {mask_url(self.text)} is needed by "
-            f"{user}. Set {self.variable}, give the value a default (${{{self.variable}:...}}), "
-            "or choose a profile whose panel does not use it (e.g. --profile local).",
+            f"environment variable {self.variable} is not set; {self.key} = {mask_url(self.text)}{where} is "
+            f"needed by {user}. {fix}",
             key=self.key,
         )
 
