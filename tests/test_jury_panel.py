@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import math
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,7 @@ from ragqa.evaluation import PanelEvaluator, PanelOptions
 from ragqa.jury.reliability import estimate_reliability
 from ragqa.jury.tally import verdict_matrix
 from ragqa.metrics.base import MetricContext
+from ragqa.metrics.factual_correctness import FactualCorrectness, claim_counts, factual_correctness_score
 from ragqa.metrics.faithfulness import Faithfulness, faithfulness_score
 from ragqa.metrics.hallucination import Hallucination
 from ragqa.metrics.response_relevancy_llm import ResponseRelevancyLLM
@@ -159,19 +161,23 @@ def _noisy_panel(seed: int, n_samples: int = 80) -> tuple[list[np.ndarray], np.n
     return blocks, np.concatenate(truth)
 
 
+def _faith(lists: Sequence[Sequence[float]]) -> float:
+    return faithfulness_score(lists[0])
+
+
 def test_reliability_recovers_the_judges_and_flags_judges_that_err_together() -> None:
     blocks, _ = _noisy_panel(7)
     ids = ["best", "good", "fair", "weak"]
-    fit = estimate_reliability(blocks, ids, faithfulness_score, seed=1)
+    fit = estimate_reliability([[[b]] for b in blocks], ids, _faith, seed=1)
     assert fit is not None and fit.converged and fit.n_samples == 80
     for judge, expected in zip(fit.judges, [0.95, 0.9, 0.85, 0.6], strict=True):
         assert abs(judge.accuracy.estimate - expected) < 0.06
         assert judge.accuracy.low <= judge.accuracy.estimate <= judge.accuracy.high
         assert judge.accuracy.method == "cluster-bootstrap"
     assert fit.warnings == []
-    assert fit == estimate_reliability(blocks, ids, faithfulness_score, seed=1)  # seeded
+    assert fit == estimate_reliability([[[b]] for b in blocks], ids, _faith, seed=1)  # seeded
     copied = [np.column_stack([b, b[:, 3]]) for b in blocks]  # a fifth judge that errs exactly as "weak"
-    flagged = estimate_reliability(copied, [*ids, "weak-copy"], faithfulness_score, seed=1)
+    flagged = estimate_reliability([[[b]] for b in copied], [*ids, "weak-copy"], _faith, seed=1)
     assert flagged is not None
     assert any("weak and weak-copy err together" in w for w in flagged.warnings)
 
@@ -187,7 +193,7 @@ def test_dawid_skene_run_reports_reliability_next_to_the_voted_aggregate() -> No
     assert jury is not None and [j.judge_id for j in jury.judges] == ids
     assert jury.n_statements == 120
     assert jury.majority_mean == pytest.approx(report.summaries[0].aggregate_mean)
-    found = verdict_matrix(report.results[0].judges, Faithfulness.claim_vote)  # type: ignore[arg-type]
+    found = verdict_matrix(report.results[0].judges, "statements", "verdicts")
     assert found is not None and found[0] == statements
     text = report_to_text(report)
     assert "reliability (Dawid-Skene, no labels, 120 statements of 30 samples" in text
@@ -254,3 +260,35 @@ def test_an_extractor_failure_fails_every_judge_of_that_sample_and_is_never_a_sc
     assert all("no JSON" in o.failure.message for o in result.judges if o.failure)
     assert math.isnan(result.aggregate.value) and result.aggregate.n_failed == 3
     assert [len(j.calls_to("nli")) for j in judges[1:]] == [0, 0]
+
+
+def _fc_judge(judge_id: str, precision: list[int], recall: list[int]) -> FunctionJudge:
+    claims = {"RESP": ["r1", "r2", "r3"], "REF": ["g1", "g2"]}
+
+    def answer(prompt: Prompt[Any, Any], data: Any) -> Any:
+        if prompt.name == "claim_decomposition":
+            return {"claims": claims[data.response]}
+        verdicts = precision if data.statements[0].startswith("r") else recall
+        return {
+            "verdicts": [
+                {"statement": s, "reason": "scripted", "verdict": v}
+                for s, v in zip(data.statements, verdicts, strict=True)
+            ]
+        }
+
+    return FunctionJudge(judge_id, answer)
+
+
+def test_factual_correctness_votes_on_both_claim_lists_with_one_decomposition_of_each_text() -> None:
+    judges = [_fc_judge("a", [1, 1, 0], [1, 0]), _fc_judge("b", [1, 0, 0], [1, 1]), _fc_judge("c", [0, 1, 1], [0, 1])]
+    sample = make_sample(id="s0", user_input="q", response="RESP", reference="REF")
+    metric = FactualCorrectness()
+    report = _run(judges, [sample], [metric], strategy="claim-vote")
+    result = report.results[0]
+    # majority: precision [1, 1, 0] -> TP 2, FP 1; recall [1, 1] -> FN 0; F1 = 0.8
+    tp, fp, fn = claim_counts([1, 1, 0], [1, 1])
+    assert result.aggregate.value == factual_correctness_score(tp, fp, fn) == 0.8
+    assert result.aggregate.strategy == "claim-vote"
+    assert len(judges[0].calls_to("claim_decomposition")) == 2  # the response and the reference, once each
+    assert [len(j.calls_to("claim_decomposition")) for j in judges[1:]] == [0, 0]
+    assert estimate_pairs([(sample, metric)], 3, claim_vote=True).calls == 4 * 3 - 2 * 2

@@ -2,8 +2,9 @@
 
 Under ``ragqa.aggregation.strategy: claim-vote`` (or ``dawid-skene``) a metric that declares a
 :class:`~ragqa.metrics.base.ClaimVote` is scored by each judge through an :class:`ExtractorJudge`:
-the extraction prompt (the response's statements) is answered by the designated extractor
-(``ragqa.jury.extractor``, default the panel's first judge) once per sample for the whole panel,
+the extraction prompt (the response's statements; factual correctness's claim decompositions) is
+answered by the designated extractor (``ragqa.jury.extractor``, default the panel's first judge)
+once per sample for the whole panel,
 and every other prompt (the verdicts) by the judge itself. Each judge's score is then its own
 formula on its own verdicts over the shared statements (kept in the results as today), and the
 panel's aggregate is the formula on the verdicts voted per statement (:func:`ragqa.jury.vote.vote_verdicts`:

@@ -26,7 +26,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ragqa.jury.dawid_skene import fit_dawid_skene, residual_correlation
-from ragqa.jury.tally import repeat_matrices
+from ragqa.jury.tally import Matrices, repeat_matrices
 from ragqa.jury.vote import vote_verdicts
 from ragqa.metrics.base import ClaimVote, Metric
 from ragqa.report import JudgeReliability, JuryReliability, MetricSummary
@@ -58,16 +58,31 @@ def _interval(estimate: float, draws: _Matrix, confidence: float, n: int) -> Int
     )
 
 
-def _means(blocks: Sequence[_Matrix], labels: Sequence[_Matrix], formula: Callable[[Sequence[float]], float]) -> float:
-    values = [float(formula([float(v) for v in voted if not np.isnan(v)])) for voted in labels]
+Formula = Callable[[Sequence[Sequence[float]]], float]
+
+
+def _mean(values: Sequence[float]) -> float:
     finite = [v for v in values if not math.isnan(v)]
     return math.fsum(finite) / len(finite) if finite else float("nan")
 
 
+def _sample_value(units: Sequence[Matrices], labels: _Matrix, formula: Formula) -> float:
+    """The metric on one sample's voted ``labels`` (its rows in stacking order), averaged over its repeats."""
+    values, at = [], 0
+    for unit in units:
+        lists = []
+        for m in unit:
+            part = labels[at : at + m.shape[0]]
+            at += m.shape[0]
+            lists.append([float(v) for v in part if not np.isnan(v)])
+        values.append(float(formula(lists)))
+    return _mean(values)
+
+
 def estimate_reliability(
-    blocks: Sequence[_Matrix],
+    samples: Sequence[Sequence[Matrices]],
     judge_ids: Sequence[str],
-    formula: Callable[[Sequence[float]], float],
+    formula: Formula,
     *,
     tie_breaker: int = 0,
     n_boot: int = 200,
@@ -77,10 +92,12 @@ def estimate_reliability(
     """Fit Dawid-Skene over one metric's verdict matrices and bootstrap each judge's rates.
 
     Args:
-        blocks: one ``(n_statements, n_judges)`` array of 0, 1 or NaN per sample (see
-            :func:`ragqa.jury.panel.verdict_matrix`).
+        samples: per sample, per repeat (one without repeats), one ``(n_statements, n_judges)``
+            array of 0, 1 or NaN per statement list of the metric
+            (:func:`ragqa.jury.tally.repeat_matrices`); all of a sample's rows are one cluster.
         judge_ids: the panel's judge ids, one per column.
-        formula: the metric's score from voted verdicts (:attr:`ClaimVote.formula`).
+        formula: the metric's score from voted verdicts, one list per statement list
+            (:attr:`~ragqa.metrics.base.ClaimVote.formula`).
         tie_breaker: the extractor's column, which settles a tied majority.
         n_boot: bootstrap replicates (>= 1; seeded, so the same run gives the same intervals).
         seed: the bootstrap's seed.
@@ -96,7 +113,10 @@ def estimate_reliability(
     """
     if n_boot < 1:
         raise ValueError(f"n_boot must be >= 1, got {n_boot}")
-    kept = [b for b in blocks if b.shape[0] > 0]
+    units = [[unit for unit in sample if unit] for sample in samples]
+    stacked = [(u, np.vstack([m for unit in u for m in unit])) for u in units if u]
+    with_rows = [(u, b) for u, b in stacked if b.shape[0] > 0]
+    kept = [b for _, b in with_rows]
     if len(judge_ids) < 2 or not kept:
         return None
     if any(b.shape[1] != len(judge_ids) for b in kept):
@@ -135,6 +155,7 @@ def estimate_reliability(
     ends = np.cumsum([0] + [b.shape[0] for b in kept])
     ds_labels = [fit.labels[ends[i] : ends[i + 1]].astype(np.float64) for i in range(len(kept))]
     majority = [vote_verdicts(b, tie_breaker=tie_breaker) for b in kept]
+    structure = [u for u, _ in with_rows]
     return JuryReliability(
         n_statements=int(matrix.shape[0]),
         n_samples=len(kept),
@@ -143,8 +164,8 @@ def estimate_reliability(
         judges=judges,
         correlations=pairs,
         warnings=warnings,
-        voted_mean=_means(kept, ds_labels, formula),
-        majority_mean=_means(kept, majority, formula),
+        voted_mean=_mean([_sample_value(u, d, formula) for u, d in zip(structure, ds_labels, strict=True)]),
+        majority_mean=_mean([_sample_value(u, m, formula) for u, m in zip(structure, majority, strict=True)]),
         n_changed=int(sum(int(np.sum(d != m)) for d, m in zip(ds_labels, majority, strict=True))),
     )
 
@@ -169,16 +190,16 @@ class JuryCollector:
         self._votes: dict[str, ClaimVote] = {
             m.key: m.claim_vote for m in metrics if m.claim_vote is not None and len(self.judge_ids) >= 2
         }
-        self._blocks: dict[str, list[_Matrix]] = {key: [] for key in self._votes}
+        self._samples: dict[str, list[list[Matrices]]] = {key: [] for key in self._votes}
 
     def add(self, result: PanelResult) -> None:
         """Keep ``result``'s verdict matrix (a metric without claim-vote, or no judge scored: nothing)."""
         vote = self._votes.get(result.metric)
         if vote is None:
             return
-        found = [m for m in repeat_matrices(result.judges, vote) if m is not None]
+        found = repeat_matrices(result.judges, vote)
         if found:  # a sample's repeats are one cluster of the bootstrap
-            self._blocks[result.metric].append(np.vstack(found))
+            self._samples[result.metric].append(found)
 
     def attach(self, summaries: Sequence[MetricSummary], results: Sequence[PanelResult] = ()) -> list[MetricSummary]:
         """``summaries`` with :attr:`~ragqa.report.MetricSummary.jury` filled in where a fit exists.
@@ -194,7 +215,7 @@ class JuryCollector:
             vote = self._votes.get(summary.metric)
             fitted = (
                 estimate_reliability(
-                    self._blocks[summary.metric],
+                    self._samples[summary.metric],
                     self.judge_ids,
                     vote.formula,
                     tie_breaker=self.tie_breaker,

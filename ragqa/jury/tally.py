@@ -18,7 +18,7 @@ from ragqa.metrics.base import ClaimVote, Metric
 from ragqa.repeats import Reducer, reduce_scores
 from ragqa.schema import Aggregate, JudgeOutcome, MetricScore
 
-__all__ = ["Scored", "repeat_matrices", "verdict_matrix", "voted_aggregate", "voted_verdicts"]
+__all__ = ["Matrices", "Scored", "repeat_matrices", "verdict_matrix", "voted_aggregate", "voted_verdicts"]
 
 
 def _binary(values: Any) -> list[float] | None:
@@ -36,13 +36,16 @@ class Scored(Protocol):
         ...
 
 
-def verdict_matrix(outcomes: Sequence[Scored], vote: ClaimVote) -> tuple[list[str], NDArray[np.float64]] | None:
-    """The panel's verdicts on one sample's shared statements.
+def verdict_matrix(
+    outcomes: Sequence[Scored], statements_key: str, verdicts_key: str
+) -> tuple[list[str], NDArray[np.float64]] | None:
+    """The panel's verdicts on one of a sample's shared statement lists.
 
     Args:
         outcomes: the judges' outcomes (or their outcomes of one repeat) of one (sample, metric),
             in panel order.
-        vote: the metric's claim-vote description.
+        statements_key: the details key of the statements (``statements``).
+        verdicts_key: the details key of one verdict per statement (``verdicts``).
 
     Returns:
         ``(statements, matrix)``: the statements and a ``(n_statements, n_judges)`` array of 0, 1
@@ -53,8 +56,8 @@ def verdict_matrix(outcomes: Sequence[Scored], vote: ClaimVote) -> tuple[list[st
     columns: list[list[float] | None] = []
     for outcome in outcomes:
         details = outcome.score.details if outcome.score is not None else None
-        said = details.get("statements") if details else None
-        verdicts = _binary(details.get(vote.verdicts_key)) if details else None
+        said = details.get(statements_key) if details else None
+        verdicts = _binary(details.get(verdicts_key)) if details else None
         if isinstance(said, list) and verdicts is not None and len(verdicts) == len(said):
             if statements is None:
                 statements = [str(s) for s in said]
@@ -76,21 +79,25 @@ class _Unscored:
 
 _NONE = _Unscored()
 
+Matrices = list[NDArray[np.float64]]
+"""One ``(n_statements, n_judges)`` verdict matrix per list of a :class:`~ragqa.metrics.base.ClaimVote`."""
 
-def repeat_matrices(outcomes: Sequence[JudgeOutcome], vote: ClaimVote) -> list[NDArray[np.float64] | None]:
-    """The panel's verdict matrix of each repeat (one entry without repeats), see :func:`verdict_matrix`.
+
+def repeat_matrices(outcomes: Sequence[JudgeOutcome], vote: ClaimVote) -> list[Matrices]:
+    """The panel's verdict matrices of each repeat (one entry without repeats), see :func:`verdict_matrix`.
 
     Returns:
-        Per repeat, the ``(n_statements, n_judges)`` matrix, or ``None`` when no judge scored in it.
+        Per repeat in which some judge scored, one matrix per entry of ``vote.lists``.
     """
     n = max((len(o.repeats) for o in outcomes), default=0)
     rounds: list[list[Scored]] = (
         [[o.repeats[r] if r < len(o.repeats) else _NONE for o in outcomes] for r in range(n)] if n else [list(outcomes)]
     )
-    out: list[NDArray[np.float64] | None] = []
+    out: list[Matrices] = []
     for row in rounds:
-        found = verdict_matrix(row, vote)
-        out.append(found[1] if found is not None else None)
+        found = [verdict_matrix(row, statements, verdicts) for statements, verdicts in vote.lists]
+        if all(f is not None for f in found):
+            out.append([f[1] for f in found if f is not None])
     return out
 
 
@@ -141,9 +148,8 @@ def voted_aggregate(
     value = float("nan")
     if base.quorum_met:
         per_repeat = [
-            float(vote.formula(voted_verdicts(matrix, weights=weights, tie_breaker=tie_breaker)))
-            for matrix in repeat_matrices(outcomes, vote)
-            if matrix is not None
+            float(vote.formula([voted_verdicts(m, weights=weights, tie_breaker=tie_breaker) for m in matrices]))
+            for matrices in repeat_matrices(outcomes, vote)
         ]
         value = reduce_scores(per_repeat, reducer)
     return base.model_copy(update={"value": value, "strategy": strategy})

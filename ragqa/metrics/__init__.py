@@ -112,6 +112,7 @@ METRICS: MetricRegistry = MetricRegistry(
 """Every metric class by registry name, in the order ``ragqa metrics`` lists them; installed packages'
 metrics (entry-point group ``ragqa.metrics``) and registered ones come after the built-ins."""
 
+
 def _registry_scale(name: str, direction: Direction | None) -> Sequence[Band] | None:
     """The interpretation scale of a registered metric (:meth:`Metric.interpretation_scale`), or ``None``."""
     return METRICS[name].interpretation_scale(direction) if name in METRICS else None

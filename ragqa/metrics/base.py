@@ -71,19 +71,21 @@ class ClaimVote:
 
     Attributes:
         extraction_prompt: name of the prompt the extractor answers for the whole panel
-            (``statements``).
-        step: the shared step that prompt is (:meth:`Metric.shared_steps`), made once per sample
-            instead of once per judge (the run's estimate counts it so).
-        verdicts_key: the key of :attr:`~ragqa.schema.MetricScore.details` holding one verdict per
-            statement (values in [0, 1]; next to ``statements``).
-        formula: the metric's score from verdicts: ``float[S]`` (0 or 1 each) -> score in the
-            metric's range, NaN for no statement.
+            (``statements``, ``claim_decomposition``).
+        steps: the extraction calls of one judge on one sample, named as steps (the response's
+            statements is :meth:`Metric.shared_steps`'s ``statements:response``); each is made
+            once per sample instead of once per judge (the run's estimate counts them so).
+        lists: the statement lists the panel votes on, each ``(statements_key, verdicts_key)`` of
+            :attr:`~ragqa.schema.MetricScore.details` (the statements, and one verdict in [0, 1]
+            per statement): ``(("statements", "verdicts"),)`` for faithfulness.
+        formula: the metric's score from the voted verdicts, one ``float[S]`` (0 or 1 each) per
+            entry of ``lists`` -> a score in the metric's range.
     """
 
     extraction_prompt: str
-    step: str
-    verdicts_key: str
-    formula: Callable[[Sequence[float]], float]
+    steps: tuple[str, ...]
+    lists: tuple[tuple[str, str], ...]
+    formula: Callable[[Sequence[Sequence[float]]], float]
 
 
 class Metric(ABC):
@@ -114,9 +116,10 @@ class Metric(ABC):
     """True when the metric needs at least one embedding model."""
     default_threshold: ClassVar[float | None] = None
     """The pass threshold used by assertions when none is given."""
-    claim_vote: ClassVar[ClaimVote | None] = None
+    claim_vote: ClaimVote | None = None
     """How the metric votes per statement under ``claim-vote`` (:class:`ClaimVote`); ``None``: it
-    cannot, and a claim-vote run aggregates it by the mean of the judges' scores."""
+    cannot, and a claim-vote run aggregates it by the mean of the judges' scores. A class attribute,
+    or set per instance when it depends on the metric's options (factual correctness's mode)."""
 
     @property
     def key(self) -> str:

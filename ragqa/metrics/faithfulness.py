@@ -97,8 +97,11 @@ class Faithfulness(Metric):
     description: ClassVar[str] = "Share of response statements supported by the retrieved contexts"
     calls_per_sample: ClassVar[str] = "2 (1 if no statements)"
     default_threshold: ClassVar[float | None] = 0.8
-    claim_vote: ClassVar[ClaimVote | None] = ClaimVote(
-        STATEMENTS.name, RESPONSE_STATEMENTS, "verdicts", faithfulness_score
+    claim_vote: ClaimVote | None = ClaimVote(
+        extraction_prompt=STATEMENTS.name,
+        steps=(RESPONSE_STATEMENTS,),
+        lists=(("statements", "verdicts"),),
+        formula=lambda lists: faithfulness_score(lists[0]),
     )
 
     def shared_steps(self, sample: Sample) -> frozenset[str]:

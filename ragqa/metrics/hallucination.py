@@ -49,8 +49,11 @@ class Hallucination(Metric):
     description: ClassVar[str] = "Share of response statements not supported by the retrieved contexts"
     calls_per_sample: ClassVar[str] = "2 (1 if no statements); shared with faithfulness"
     default_threshold: ClassVar[float | None] = 0.2
-    claim_vote: ClassVar[ClaimVote | None] = ClaimVote(
-        STATEMENTS.name, RESPONSE_STATEMENTS, "verdicts", hallucination_score
+    claim_vote: ClaimVote | None = ClaimVote(
+        extraction_prompt=STATEMENTS.name,
+        steps=(RESPONSE_STATEMENTS,),
+        lists=(("statements", "verdicts"),),
+        formula=lambda lists: hallucination_score(lists[0]),
     )
 
     def shared_steps(self, sample: Sample) -> frozenset[str]:

@@ -134,7 +134,7 @@ def estimate_pairs(
         token_judges: the judges that send prompts (:func:`sends_prompts`); only their calls
             count tokens. ``None``: all ``judges``.
         claim_vote: the panel votes per statement (``claim-vote``, ``dawid-skene``): a sample's
-            extraction step (:attr:`~ragqa.metrics.base.ClaimVote.step`) is made once for the panel
+            extraction steps (:attr:`~ragqa.metrics.base.ClaimVote.steps`) are made once for the panel
             (per repeat) when every metric of the sample that needs it votes (:mod:`ragqa.jury.panel`);
             its tokens count once when any judge sends prompts.
 
@@ -152,7 +152,7 @@ def estimate_pairs(
         sample = items[0][0]
         steps = Counter(step for _, metric in items for step in metric.shared_steps(sample))
         n = sum(metric.estimate_calls(sample, plan) for _, metric in items) - sum(c - 1 for c in steps.values())
-        voted = {m.claim_vote.step for _, m in items if claim_vote and m.claim_vote is not None}
+        voted = {s for _, m in items if claim_vote and m.claim_vote is not None for s in m.claim_vote.steps}
         own = {step for _, m in items if m.claim_vote is None or not claim_vote for step in m.shared_steps(sample)}
         shared = len(voted - own) if judges else 0  # made once for the panel instead of once per judge
         n_pairs += len(items)
