@@ -38,8 +38,8 @@ __all__ = [
     "Report",
     "SkippedSample",
     "finite_json",
-    "metric_uncertainty",
     "summarize",
+    "with_uncertainty",
 ]
 
 
@@ -442,8 +442,9 @@ def summarize(
     Agreement between judges (:mod:`ragqa.agreement`: Krippendorff's alpha, pairwise Spearman and
     mean absolute difference, bias, contested samples) is filled in for every metric when the panel
     has two or more judges, ``None`` otherwise. Intervals and the variance decomposition come from
-    :func:`metric_uncertainty`, with the judge calls per judgement of the whole run
-    (:func:`ragqa.uncertainty.calls_per_judgement`).
+    :func:`ragqa.uncertainty.metric_intervals` (with the judge calls per judgement of the whole
+    run, :func:`ragqa.uncertainty.calls_per_judgement`), put on each summary by
+    :func:`with_uncertainty`.
     """
     from ragqa.agreement import metric_agreement
 
@@ -514,52 +515,35 @@ def summarize(
                 agreement=metric_agreement(rows, judge_ids),
             )
         )
-    from ragqa.uncertainty import calls_per_judgement
+    from ragqa.uncertainty import calls_per_judgement, metric_intervals
 
     per_call = calls_per_judgement(sum(s.usage.calls for s in summaries), judgements)
     return [
-        metric_uncertainty(
+        with_uncertainty(
             summary,
-            aggregates,
-            per_judge,
-            cube,
-            confidence=confidence,
-            calls=per_call,
-            bounds=(ranges or {}).get(summary.metric),
+            metric_intervals(
+                aggregates,
+                per_judge,
+                cube,
+                confidence=confidence,
+                calls=per_call,
+                bounds=(ranges or {}).get(summary.metric),
+            ),
         )
         for summary, (aggregates, per_judge, cube) in zip(summaries, cubes, strict=True)
     ]
 
 
-def metric_uncertainty(
-    summary: MetricSummary,
-    aggregates: Sequence[float],
-    judge_scores: Sequence[Sequence[float]],
-    scores: Sequence[Sequence[Sequence[float]]],
-    *,
-    confidence: float,
-    calls: float | None,
-    bounds: tuple[float, float] | None = None,
+def with_uncertainty(
+    summary: MetricSummary, found: tuple[Interval | None, Sequence[Interval | None], Decomposition | None]
 ) -> MetricSummary:
-    """``summary`` with the intervals and variance decomposition of :func:`ragqa.uncertainty.metric_intervals`.
+    """``summary`` with the intervals and variance split :func:`ragqa.uncertainty.metric_intervals` found.
 
     Args:
         summary: the metric's summary, without intervals.
-        aggregates: the per-sample aggregates (NaN where none), in sample order.
-        judge_scores: per judge of ``summary.judges`` (same order), its finite scores.
-        scores: per sample, per judge of ``summary.judges``, its repeat values.
-        confidence: the intervals' level, in (0, 1).
-        calls: judge calls per judgement of the run, for the advice's cost.
-        bounds: the metric's closed range, or ``None`` not to clamp.
-
-    Raises:
-        ValueError: for a confidence outside (0, 1).
+        found: ``(aggregate interval, judge intervals in the order of summary.judges, decomposition)``.
     """
-    from ragqa.uncertainty import metric_intervals
-
-    interval, judge_intervals, decomposition = metric_intervals(
-        aggregates, judge_scores, scores, confidence=confidence, calls=calls, bounds=bounds
-    )
+    interval, judge_intervals, decomposition = found
     judges = [j.model_copy(update={"interval": i}) for j, i in zip(summary.judges, judge_intervals, strict=True)]
     return summary.model_copy(update={"judges": judges, "interval": interval, "decomposition": decomposition})
 
