@@ -15,7 +15,7 @@ attributes (not only in the message), so callers never branch on message text::
         ├── JudgeTimeout       the call did not finish within its deadline
         ├── JudgeHTTPError     the provider answered with an HTTP error after all retries
         ├── JudgeRateLimited   the provider's rate limiter rejected or timed out the call
-        ├── JudgeUnavailable   the judge's circuit breaker is open: recent calls all failed to connect
+        ├── JudgeUnavailable   the judge's circuit breaker is open (calls got no answer) or cut a hung judge's call
         ├── JudgeOutputError   the output did not validate against the prompt's schema (raw kept)
         ├── JudgeUnsupported   this judge cannot answer this prompt (e.g. the local judge)
         └── ScoreOutOfRange    a score outside the metric's declared range, or infinite (never NaN)
@@ -169,7 +169,7 @@ class JudgeRateLimited(JudgeError):
 
 
 class JudgeUnavailable(JudgeError):
-    """The judge's circuit breaker is open: its last calls failed (transport, timeout or 5xx).
+    """The judge's circuit breaker is open, or cut a call of a judge that hangs.
 
     The call failed fast, without a request. The message names the cause of the last failure
     and when the next probe request is let through.

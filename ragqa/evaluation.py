@@ -22,7 +22,7 @@ import asyncio
 import itertools
 import logging
 import time
-from collections.abc import Callable, Coroutine, Iterable, Sequence
+from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
@@ -297,6 +297,7 @@ class PanelEvaluator:
         todo: Iterable[tuple[int, Sample, Sequence[Metric]]],
         on_rows: Callable[[int, list[PanelResult]], None],
         window: int | None = None,
+        reuse: Callable[[str, str], Mapping[str, JudgeOutcome]] | None = None,
     ) -> None:
         """Score (already validated) samples as they come, holding only a bounded window in flight.
 
@@ -320,6 +321,10 @@ class PanelEvaluator:
                 the order they finish.
             window: samples in flight at once (default :attr:`PanelOptions.max_concurrent_samples`;
                 at least 1).
+            reuse: ``reuse(sample id, metric key)`` gives outcomes to keep instead of asking
+                their judges again, by judge id (``--resume --retry-failed``): only the other
+                judges of the panel are asked, and the aggregate is taken over both. Ignored for a
+                metric that needs no judge (scored once for the panel).
 
         Raises:
             asyncio.CancelledError: when cancelled; every in-flight computation is cancelled and
@@ -332,7 +337,7 @@ class PanelEvaluator:
         async def one(rank: int, tag: int, sample: Sample, metrics: Sequence[Metric]) -> None:
             # This task's requests wait behind earlier samples' only (see request_priority).
             request_priority.set(rank)
-            on_rows(tag, await self._score_sample(sample, metrics, deadline))
+            on_rows(tag, await self._score_sample(sample, metrics, deadline, reuse))
 
         limit = max(1, window if window is not None else self.options.max_concurrent_samples)
         in_flight: set[asyncio.Future[None]] = set()
@@ -374,7 +379,11 @@ class PanelEvaluator:
         return asyncio.get_running_loop().time() + self.options.deadline_s
 
     async def _score_sample(
-        self, sample: Sample, chosen: Sequence[Metric], deadline: float | None
+        self,
+        sample: Sample,
+        chosen: Sequence[Metric],
+        deadline: float | None,
+        reuse: Callable[[str, str], Mapping[str, JudgeOutcome]] | None = None,
     ) -> list[PanelResult]:
         _require_judges(self.judges, chosen)
         n = self.options.repeats
@@ -384,25 +393,33 @@ class PanelEvaluator:
         # a metric that needs no judge (text similarity, tool calls, embeddings only) is scored once
         # and its outcome shown for every judge: the same score, its usage counted once
         alone = shared[:1] or [_NoJudge()]  # an empty panel still scores judge-free metrics
+        kept = {m.key: reuse(sample.label, m.key) for m in chosen if m.needs_judge} if reuse is not None else {}
+        # the judges asked per metric, by panel position: all, or those without a kept outcome
+        asked = {m.key: [i for i, j in enumerate(shared) if j.id not in kept.get(m.key, {})] for m in chosen}
         calls: list[Coroutine[Any, Any, JudgeOutcome]] = []
         for metric in chosen:
             if not metric.needs_judge:
                 calls.extend(self._run_by(deadline, metric, sample, judge) for judge in alone)
             else:
                 for index, judges in enumerate(rounds):
-                    calls.extend(self._run_by(deadline, metric, sample, judge, index) for judge in judges)
+                    calls.extend(self._run_by(deadline, metric, sample, judges[i], index) for i in asked[metric.key])
         outcomes = iter(await _gather_or_cancel(calls))
         results = []
         for metric in chosen:
             if not metric.needs_judge:
                 got = [next(outcomes) for _ in alone]
                 got += [_copy_for(got[0], judge.id) for judge in shared[1:]]
-            elif n == 1:
-                got = [next(outcomes) for _ in shared]
             else:
-                by_round = [[next(outcomes) for _ in shared] for _ in rounds]
-                reducer = self.options.reducer
-                got = [combine_repeats([row[i] for row in by_round], reducer) for i in range(len(shared))]
+                positions = asked[metric.key]
+                if n == 1:
+                    new = [next(outcomes) for _ in positions]
+                else:
+                    by_round = [[next(outcomes) for _ in positions] for _ in rounds]
+                    reducer = self.options.reducer
+                    new = [combine_repeats([row[k] for row in by_round], reducer) for k in range(len(positions))]
+                old = kept.get(metric.key, {})
+                fresh = iter(new)  # the kept outcomes in panel order, the new ones where the judge was asked
+                got = [old[judge.id] if judge.id in old else next(fresh) for judge in shared]
             results.append(self._panel(metric, sample, got))
         return results
 

@@ -110,6 +110,13 @@ def evaluate(
             "without it such a run stops with exit code 2.",
         ),
     ] = False,
+    retry_failed: Annotated[
+        bool,
+        typer.Option(
+            "--retry-failed",
+            help="With --resume: ask again every judge whose kept outcome is a failure; scored outcomes are kept.",
+        ),
+    ] = False,
     column_map: Annotated[
         str | None,
         typer.Option("--column-map", help="Rename dataset columns: column=field,... (e.g. q=user_input)."),
@@ -244,8 +251,13 @@ def evaluate(
 
     def on_estimate(estimate: RunEstimate) -> None:
         prepared = runner.prepared
-        if prepared is not None and prepared.kept:
+        if prepared is not None and (prepared.kept or prepared.retry):
             err.print(f"resuming: {len(prepared.kept)} result(s) kept from {runner.resumed_from}")
+            if prepared.retry:
+                failed = sum(len(outcomes) for outcomes in prepared.failed_judges().values())
+                err.print(
+                    f"--retry-failed: asking {failed} failed judge outcome(s) of {len(prepared.retry)} result(s) again"
+                )
         elif plan.resume and runner.resumed_from is None and plan.journal is not None:
             err.print(f"--resume: no results in {plan.journal.path} or its .partial yet; starting a new run")
         err.print(str(estimate))
@@ -276,6 +288,7 @@ def evaluate(
             allow_incomplete=allow_incomplete,
             max_calls=max_calls,
             resume=resume,
+            retry_failed=retry_failed,
             overwrite=overwrite,
             outputs=outputs,
             dataset=str(dataset),

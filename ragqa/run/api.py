@@ -122,6 +122,7 @@ async def _run(
     resume: bool,
     no_cache: bool,
     panel: Mapping[str, Any],
+    retry_failed: bool = False,
     overwrite: bool = False,
     container: Container | None,
     keep_results: bool = True,
@@ -156,6 +157,7 @@ async def _run(
             allow_incomplete=allow_incomplete,
             max_calls=max_calls,
             resume=resume,
+            retry_failed=retry_failed,
             overwrite=overwrite,
             outputs=[plan_output(p, option="out") for p in paths],
             dataset=name,
@@ -194,6 +196,7 @@ async def aevaluate(
     allow_incomplete: bool = False,
     max_calls: int | None = None,
     resume: bool = False,
+    retry_failed: bool = False,
     no_cache: bool = False,
     language: str | None = None,
     aggregation: str | None = None,
@@ -227,6 +230,7 @@ async def aevaluate(
         allow_incomplete=allow_incomplete,
         max_calls=max_calls,
         resume=resume,
+        retry_failed=retry_failed,
         no_cache=no_cache,
         panel=panel_overrides(
             language=language,
@@ -260,6 +264,7 @@ def evaluate(
     allow_incomplete: bool = False,
     max_calls: int | None = None,
     resume: bool = False,
+    retry_failed: bool = False,
     no_cache: bool = False,
     language: str | None = None,
     aggregation: str | None = None,
@@ -305,6 +310,8 @@ def evaluate(
         resume: continue the run recorded in the first output's ``.partial`` file (results stream
             there as they are made, whatever the output's format) or in a finished ``.jsonl``
             output: only missing pairs are scored.
+        retry_failed: with ``resume``, also ask again every judge whose kept outcome is a failure
+            (a judge that was down or hung); the outcomes that scored are kept exactly.
         no_cache: run without the on-disk judge cache.
         language: ``en`` or ``ru`` (default ``ragqa.language``).
         aggregation: ``mean``, ``median``, ``min``, ``max`` or ``majority``.
@@ -374,6 +381,7 @@ def evaluate(
         allow_incomplete=allow_incomplete,
         max_calls=max_calls,
         resume=resume,
+        retry_failed=retry_failed,
         no_cache=no_cache,
         panel=panel_overrides(
             language=language,

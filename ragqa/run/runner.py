@@ -47,7 +47,7 @@ from ragqa.run.shard import ShardedSamples
 from ragqa.run.stream import Pair, ResultsHeader, ResultStream, header_intervals, read_results
 from ragqa.run.summary import RunSummary
 from ragqa.run.validate import Validation, validate_run
-from ragqa.schema import PanelResult, Sample
+from ragqa.schema import JudgeOutcome, PanelResult, Sample
 
 if TYPE_CHECKING:
     from ragqa.container import Container
@@ -171,6 +171,8 @@ class Prepared:
         labels: every sample's id, in dataset order (a sample's position is its index here).
         fingerprint: :func:`dataset_fingerprint` of the whole dataset (every shard's samples).
         dataset_samples: samples in the whole dataset (more than :attr:`n_samples` with ``--shard``).
+        retry: with ``retry_failed``, the records read back that hold a judge failure, by (sample
+            id, metric key): scored again, asking only the judges that failed.
     """
 
     samples: Iterable[Sample]
@@ -180,6 +182,14 @@ class Prepared:
     labels: list[str]
     fingerprint: str
     dataset_samples: int = 0
+    retry: dict[Pair, dict[str, Any]] = dataclasses.field(default_factory=dict)
+
+    def failed_judges(self) -> dict[Pair, list[str]]:
+        """The judge ids whose outcome failed, per record of :attr:`retry`."""
+        return {
+            pair: [str(j["judge_id"]) for j in record.get("judges", []) if j.get("failure") is not None]
+            for pair, record in self.retry.items()
+        }
 
     @property
     def n_samples(self) -> int:
@@ -284,7 +294,11 @@ class Runner:
         if plan.on_invalid == "raise":
             validation.raise_if_any(hint="fix them, or pass --on-invalid skip to score only the valid pairs")
         header, kept = self._read_resume() if plan.resume else (None, {})
-        self.prepared = Prepared(samples, validation, kept, header, labels, fingerprint.value, in_dataset)
+        retry: dict[Pair, dict[str, Any]] = {}
+        if plan.retry_failed:  # records with a failed judge are scored again, asking only that judge
+            retry = {pair: r for pair, r in kept.items() if any(j.get("failure") for j in r.get("judges", []))}
+            kept = {pair: r for pair, r in kept.items() if pair not in retry}
+        self.prepared = Prepared(samples, validation, kept, header, labels, fingerprint.value, in_dataset, retry)
         return self.prepared
 
     def _read_resume(self) -> tuple[ResultsHeader | None, dict[Pair, dict[str, Any]]]:
@@ -483,7 +497,10 @@ class Runner:
         header = self._header(prepared, evaluator)
         journal = plan.journal
         if journal is not None:
-            self.stream = ResultStream(journal.path, header, prepared.kept, final=journal.streams)
+            # the records being retried stay in the partial file until their new record follows
+            # (the last record of a pair wins), so an interrupted retry loses nothing
+            kept = {**prepared.kept, **prepared.retry}
+            self.stream = ResultStream(journal.path, header, kept, final=journal.streams)
             self.stream.open()
 
         def record(position: int, rows: list[PanelResult]) -> None:
@@ -494,11 +511,16 @@ class Runner:
                 if self.on_result is not None:
                     self.on_result(result)
 
+        def reuse(label: str, key: str) -> dict[str, JudgeOutcome]:
+            """The outcomes that scored in a retried pair's kept record, by judge id: not asked again, kept exactly."""
+            old = prepared.retry.get((label, key))
+            return {o.judge_id: o for o in read_result_record(old).judges if o.ok} if old is not None else {}
+
         cache = None if plan.no_cache else self.container.cache()
         counts0 = _cache_counts(cache)
         started = time.perf_counter()
         try:
-            await evaluator.score_stream(prepared.todo(plan.metrics), record)
+            await evaluator.score_stream(prepared.todo(plan.metrics), record, reuse=reuse if prepared.retry else None)
         finally:
             if self.stream is not None:
                 self.stream.close()
