@@ -36,7 +36,16 @@ from ragqa.jury.panel import extractor_index, jury_collector, voted_aggregate, v
 from ragqa.metrics.base import CallPlan, Metric, MetricContext
 from ragqa.repeats import REDUCERS, Reducer, combine_repeats, repeat_index
 from ragqa.report import MetricSummary, Report, SkippedSample, summarize
-from ragqa.schema import JudgeFailure, JudgeOutcome, Language, PanelResult, Sample, Usage
+from ragqa.schema import (
+    DEFAULT_CONFIDENCE,
+    JudgeFailure,
+    JudgeOutcome,
+    Language,
+    PanelResult,
+    Sample,
+    Usage,
+    check_confidence,
+)
 from ragqa.usage import usage_scope
 
 if TYPE_CHECKING:
@@ -75,6 +84,7 @@ class PanelOptions:
             calls (>= 1; :mod:`ragqa.repeats`). Metrics that need no judge are scored once.
         reducer: how a judge's repeats become its score: ``mean``, ``median`` or ``mode``
             (:func:`ragqa.repeats.reduce_scores`); unused with one repeat.
+        confidence: level of the report's confidence intervals, in (0, 1) (:mod:`ragqa.uncertainty`).
         extractor: the judge id that extracts the statements for the whole panel under
             ``claim-vote``/``dawid-skene`` (``ragqa.jury.extractor``); ``None``: the first judge.
     """
@@ -88,6 +98,7 @@ class PanelOptions:
     call_plan: CallPlan = "batched"
     repeats: int = 1
     reducer: Reducer = "mean"
+    confidence: float = DEFAULT_CONFIDENCE
     extractor: str | None = None
 
     @property
@@ -96,13 +107,14 @@ class PanelOptions:
         return self.strategy in ("claim-vote", "dawid-skene")
 
     def __post_init__(self) -> None:
-        """Reject a deadline that is not positive, fewer than one repeat, or an unknown reducer."""
+        """Reject a non-positive deadline, fewer than one repeat, an unknown reducer, a confidence outside (0, 1)."""
         if self.deadline_s is not None and not self.deadline_s > 0:
             raise ValueError(f"deadline_s must be > 0 seconds or None, got {self.deadline_s}")
         if isinstance(self.repeats, bool) or not isinstance(self.repeats, int) or self.repeats < 1:
             raise ValueError(f"repeats must be an integer >= 1, got {self.repeats!r}")
         if self.reducer not in REDUCERS:
             raise ValueError(f"reducer must be one of {', '.join(REDUCERS)}, got {self.reducer!r}")
+        check_confidence(self.confidence)
 
 
 def validate_samples(samples: Sequence[Sample], metrics: Sequence[Metric]) -> list[SampleError]:
@@ -284,7 +296,16 @@ class PanelEvaluator:
         results = [row for rows in by_sample for row in rows]
         return Report(
             results=results,
-            summaries=self._with_jury(chosen, summarize(results, [j.id for j in self.judges]), results),
+            summaries=self._with_jury(
+                chosen,
+                summarize(
+                    results,
+                    [j.id for j in self.judges],
+                    confidence=self.options.confidence,
+                    ranges={m.key: m.value_range for m in chosen},
+                ),
+                results,
+            ),
             skipped=skipped,
             wall_time_s=time.perf_counter() - started,
             call_plan=self.options.call_plan,

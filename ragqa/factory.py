@@ -346,6 +346,7 @@ def panel_options(settings: Settings) -> PanelOptions:
         call_plan=settings.ragqa.call_plan,
         repeats=settings.ragqa.repeats,
         reducer=settings.ragqa.repeat_reducer,
+        confidence=settings.ragqa.confidence,
         max_concurrent_samples=settings.ragqa.concurrency.max_concurrent_samples,
         deadline_s=deadline.total_seconds() if (deadline := settings.ragqa.run.deadline) is not None else None,
     )

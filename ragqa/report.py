@@ -4,7 +4,10 @@ Per metric the summary gives each judge's mean (NaN-ignoring, over the samples i
 many samples each judge failed or left unscored, the aggregation strategy and quorum, the mean of
 the per-sample aggregates, the mean spread between judges, how many samples have no aggregate and
 why (below quorum, every judge failed), the usage, and, with two or more judges, how far the
-judges agree (:class:`Agreement`, computed by :mod:`ragqa.agreement`). Renderers read these fields; none of them
+judges agree (:class:`Agreement`, computed by :mod:`ragqa.agreement`). It also says how sure each
+mean is (:mod:`ragqa.uncertainty`): a confidence interval on the aggregate and on each judge's mean
+(samples as clusters), and where the aggregate's variance comes from (samples, judges, their
+interaction, repeats) with what would halve its interval. Renderers read these fields; none of them
 recomputes anything from the raw results.
 
 Output helpers (:meth:`Report.to_jsonl`, :meth:`Report.to_csv`, :meth:`Report.to_pandas`) call
@@ -14,7 +17,7 @@ the renderers of :mod:`ragqa.render`, imported when used.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from html import escape
 from pathlib import Path
 from typing import Any, Literal
@@ -22,7 +25,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from ragqa._math import nan_mean
-from ragqa.schema import Interval, JudgeFailure, PanelResult, Sample, Usage
+from ragqa.schema import DEFAULT_CONFIDENCE, Decomposition, Interval, JudgeFailure, PanelResult, Sample, Usage
 
 __all__ = [
     "Agreement",
@@ -38,6 +41,7 @@ __all__ = [
     "SkippedSample",
     "finite_json",
     "summarize",
+    "with_uncertainty",
 ]
 
 
@@ -233,6 +237,11 @@ class MetricSummary(BaseModel):
     interval: Interval | None = None
     """Confidence interval of :attr:`aggregate_mean` with the samples as clusters
     (:mod:`ragqa.uncertainty`); ``None`` when not computed or with fewer than two scored samples."""
+    decomposition: Decomposition | None = None
+    """Where the aggregate's variance comes from (samples, judges, sample x judge, repeats) and how
+    many more samples, judges or repeats would halve :attr:`interval`
+    (:func:`ragqa.uncertainty.decompose`); ``None`` when not computed or with fewer than two
+    samples scored by every judge that scored."""
     jury: JuryReliability | None = None
     """The judges' reliability estimated without labels, in a ``claim-vote`` or ``dawid-skene`` run
     of a statement-based metric with two or more judges; ``None`` otherwise."""
@@ -470,12 +479,22 @@ def _write(report: Report, renderer: Any, path: str | Path) -> Path:
     return target
 
 
-def summarize(results: Sequence[PanelResult], judge_ids: Sequence[str]) -> list[MetricSummary]:
-    """Summarise per metric and judge, with the judges' agreement (pure).
+def summarize(
+    results: Sequence[PanelResult],
+    judge_ids: Sequence[str],
+    *,
+    confidence: float = DEFAULT_CONFIDENCE,
+    ranges: Mapping[str, tuple[float, float]] | None = None,
+) -> list[MetricSummary]:
+    """Summarise per metric and judge, with the judges' agreement and the uncertainty of each mean (pure).
 
     Args:
         results: panel results of a run.
         judge_ids: the panel, in display order.
+        confidence: level of the confidence intervals, in (0, 1).
+        ranges: each metric key's closed score range (``Metric.value_range``; for keys only,
+            :func:`ragqa.metrics.value_ranges`): its intervals are clamped to it. A metric without
+            one is not clamped.
 
     Returns:
         One summary per metric, in first-seen order.
@@ -486,7 +505,10 @@ def summarize(results: Sequence[PanelResult], judge_ids: Sequence[str]) -> list[
 
     Agreement between judges (:mod:`ragqa.agreement`: Krippendorff's alpha, pairwise Spearman and
     mean absolute difference, bias, contested samples) is filled in for every metric when the panel
-    has two or more judges, ``None`` otherwise.
+    has two or more judges, ``None`` otherwise. Intervals and the variance decomposition come from
+    :func:`ragqa.uncertainty.metric_intervals` (with the judge calls per judgement of the whole
+    run, :func:`ragqa.uncertainty.calls_per_judgement`), put on each summary by
+    :func:`with_uncertainty`.
     """
     from ragqa.agreement import metric_agreement
 
@@ -494,6 +516,8 @@ def summarize(results: Sequence[PanelResult], judge_ids: Sequence[str]) -> list[
     for r in results:
         by_metric.setdefault(r.metric, []).append(r)
     summaries = []
+    cubes = []
+    judgements = 0
     for metric, rows in by_metric.items():
         rules = {(r.aggregate.strategy, r.aggregate.quorum) for r in rows}
         if len(rules) > 1:
@@ -502,15 +526,19 @@ def summarize(results: Sequence[PanelResult], judge_ids: Sequence[str]) -> list[
         [(strategy, quorum)] = rules
         judges = []
         total = Usage()
-        for jid in judge_ids:
+        per_judge: list[list[float]] = []
+        cube: list[list[list[float]]] = [[[] for _ in judge_ids] for _ in rows]
+        for j, jid in enumerate(judge_ids):
             scores: list[float] = []
             n_nan = n_failed = 0
             usage = Usage()
-            for row in rows:
+            for i, row in enumerate(rows):
                 for o in row.judges:
                     if o.judge_id != jid:
                         continue
                     usage = usage + o.usage
+                    cube[i][j] = o.repeat_values()
+                    judgements += len(cube[i][j])
                     if o.failure is not None or o.score is None:
                         n_failed += 1
                     elif math.isnan(o.score.value):
@@ -518,6 +546,7 @@ def summarize(results: Sequence[PanelResult], judge_ids: Sequence[str]) -> list[
                     else:
                         scores.append(o.score.value)
             total = total + usage
+            per_judge.append(scores)
             judges.append(
                 JudgeSummary(
                     judge_id=jid,
@@ -530,6 +559,7 @@ def summarize(results: Sequence[PanelResult], judge_ids: Sequence[str]) -> list[
             )
         aggregates = [r.aggregate.value for r in rows]
         n_scored = sum(1 for a in aggregates if not math.isnan(a))
+        cubes.append((aggregates, per_judge, cube))
         summaries.append(
             MetricSummary(
                 metric=metric,
@@ -549,7 +579,37 @@ def summarize(results: Sequence[PanelResult], judge_ids: Sequence[str]) -> list[
                 agreement=metric_agreement(rows, judge_ids),
             )
         )
-    return summaries
+    from ragqa.uncertainty import calls_per_judgement, metric_intervals
+
+    per_call = calls_per_judgement(sum(s.usage.calls for s in summaries), judgements)
+    return [
+        with_uncertainty(
+            summary,
+            metric_intervals(
+                aggregates,
+                per_judge,
+                cube,
+                confidence=confidence,
+                calls=per_call,
+                bounds=(ranges or {}).get(summary.metric),
+            ),
+        )
+        for summary, (aggregates, per_judge, cube) in zip(summaries, cubes, strict=True)
+    ]
+
+
+def with_uncertainty(
+    summary: MetricSummary, found: tuple[Interval | None, Sequence[Interval | None], Decomposition | None]
+) -> MetricSummary:
+    """``summary`` with the intervals and variance split :func:`ragqa.uncertainty.metric_intervals` found.
+
+    Args:
+        summary: the metric's summary, without intervals.
+        found: ``(aggregate interval, judge intervals in the order of summary.judges, decomposition)``.
+    """
+    interval, judge_intervals, decomposition = found
+    judges = [j.model_copy(update={"interval": i}) for j, i in zip(summary.judges, judge_intervals, strict=True)]
+    return summary.model_copy(update={"judges": judges, "interval": interval, "decomposition": decomposition})
 
 
 def _all_failed(result: PanelResult) -> bool:

@@ -169,6 +169,14 @@ def evaluate(
             "default: ragqa.repeat-reducer (mean).",
         ),
     ] = None,
+    confidence: Annotated[
+        float | None,
+        typer.Option(
+            "--confidence",
+            help="Level of the confidence intervals on every aggregate and judge mean, between 0 and 1 "
+            "(default: ragqa.confidence, 0.95).",
+        ),
+    ] = None,
     on_invalid: Annotated[
         str,
         typer.Option(
@@ -237,6 +245,8 @@ def evaluate(
         _fail(f"--on-invalid {on_invalid!r}: use raise or skip")
     if call_plan is not None and call_plan not in ("batched", "ragas"):
         _fail(f"--call-plan {call_plan!r}: use batched or ragas")
+    if confidence is not None and not 0.0 < confidence < 1.0:
+        _fail(f"--confidence {confidence!r}: use a level between 0 and 1, e.g. 0.95")
 
     err = _stderr()
     progress_bar = RunProgress(choose_mode(progress, ci=_is_ci()))
@@ -270,6 +280,7 @@ def evaluate(
             call_plan=call_plan,
             repeats=repeats,
             reducer=reducer,
+            confidence=confidence,
         )
         plan = make_plan(
             container.settings(),

@@ -210,6 +210,7 @@ async def aevaluate(
     repeats: int | None = None,
     reducer: str | None = None,
     progress: bool | RunProgress | None = None,
+    confidence: float | None = None,
 ) -> Report:
     """Score ``data`` with ``metrics`` across the judge panel of the settings; the async form of :func:`evaluate`.
 
@@ -239,6 +240,7 @@ async def aevaluate(
             call_plan=call_plan,
             repeats=repeats,
             reducer=reducer,
+            confidence=confidence,
         ),
         container=container,
         keep_results=keep_results,
@@ -276,6 +278,7 @@ def evaluate(
     repeats: int | None = None,
     reducer: str | None = None,
     progress: bool | RunProgress | None = None,
+    confidence: float | None = None,
 ) -> Report:
     """Score ``data`` with ``metrics`` across the judge panel of the settings, in one call.
 
@@ -341,6 +344,8 @@ def evaluate(
             otherwise (a script whose stderr is a file or a pipe); ``True``: also a plain line every
             ~10% where there is no terminal; ``False``: nothing. A
             :class:`~ragqa.run.progress.RunProgress` is used as given.
+        confidence: level of the confidence intervals on every aggregate and judge mean, in (0, 1)
+            (default ``ragqa.confidence``, 0.95; ``docs/uncertainty.md``).
 
     Returns:
         The :class:`~ragqa.report.Report`: one result per (sample, metric) in dataset order
@@ -387,6 +392,7 @@ def evaluate(
             call_plan=call_plan,
             repeats=repeats,
             reducer=reducer,
+            confidence=confidence,
         ),
         container=container,
         keep_results=keep_results,

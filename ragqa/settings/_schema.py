@@ -541,6 +541,8 @@ class RagqaSettings(_Model):
     jury: JurySettings = Field(default_factory=JurySettings)
     language: Language = "en"
     """Prompt and report language."""
+    confidence: float = Field(default=0.95, gt=0.0, lt=1.0)
+    """Level of every confidence interval in reports (``0.95`` = 95 %; see ``docs/uncertainty.md``)."""
     call_plan: Literal["batched", "ragas"] = "batched"
     """How metrics ask their judges: ``batched`` (one call per step for all contexts, questions or texts)
     or ``ragas`` (RAGAS's prompts, one call per item); see ``docs/call-plan.md``."""
