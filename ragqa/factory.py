@@ -341,6 +341,7 @@ def panel_options(settings: Settings) -> PanelOptions:
     return PanelOptions(
         strategy=settings.ragqa.aggregation.strategy,
         quorum=settings.ragqa.aggregation.quorum,
+        extractor=settings.ragqa.jury.extractor,
         language=settings.ragqa.language,
         call_plan=settings.ragqa.call_plan,
         repeats=settings.ragqa.repeats,

@@ -32,14 +32,16 @@ __all__ = [
     "CacheStats",
     "ContestedSample",
     "JudgeBias",
+    "JudgeReliability",
     "JudgeSummary",
+    "JuryReliability",
     "MetricSummary",
     "PairAgreement",
     "Report",
     "SkippedSample",
     "finite_json",
-    "metric_uncertainty",
     "summarize",
+    "with_uncertainty",
 ]
 
 
@@ -132,6 +134,64 @@ class Agreement(BaseModel):
     contested: list[ContestedSample] = Field(default_factory=list)
 
 
+class JudgeReliability(BaseModel):
+    """One judge's reliability on one metric's statements, estimated without labels (Dawid-Skene).
+
+    Each interval is a seeded cluster bootstrap over samples (a sample's statements resampled
+    together); see :mod:`ragqa.jury.reliability`.
+
+    Attributes:
+        judge_id: the judge.
+        sensitivity: P(judge says "supported" | the statement is), in [0, 1].
+        specificity: P(judge says "not supported" | it is not), in [0, 1].
+        accuracy: the judge's expected share of right verdicts, in [0, 1].
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    judge_id: str
+    sensitivity: Interval
+    specificity: Interval
+    accuracy: Interval
+
+
+class JuryReliability(BaseModel):
+    """The panel as a jury on one metric: each judge's estimated reliability and how they err together.
+
+    Computed by :func:`ragqa.jury.reliability.estimate_reliability` over the run's per-statement
+    verdicts (the shared statements of a ``claim-vote`` or ``dawid-skene`` run).
+
+    Attributes:
+        method: ``dawid-skene`` (Dawid and Skene 1979, binary, EM).
+        n_statements: statements with at least one verdict.
+        n_samples: samples those statements come from (the bootstrap's clusters).
+        prevalence: estimated share of supported statements, in [0, 1].
+        converged: whether EM converged within its iteration limit.
+        judges: one entry per judge, in panel order.
+        correlations: pairwise residual correlations, ``[judge_a, judge_b, r]`` in panel order
+            (r in [-1, 1], NaN when undefined); a high value breaks the model's independence.
+        warnings: plain-language warnings (judges that err together, EM not converged).
+        voted_mean: mean over samples of the metric on the Dawid-Skene voted verdicts
+            (posterior > 0.5), NaN when no sample has statements.
+        majority_mean: the same on the per-statement majority (the per-sample aggregates).
+        n_changed: statements whose Dawid-Skene verdict differs from the majority's.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    method: str = "dawid-skene"
+    n_statements: int
+    n_samples: int
+    prevalence: float
+    converged: bool
+    judges: list[JudgeReliability] = Field(default_factory=list)
+    correlations: list[tuple[str, str, float]] = Field(default_factory=list)
+    warnings: list[str] = Field(default_factory=list)
+    voted_mean: float = float("nan")
+    majority_mean: float = float("nan")
+    n_changed: int = 0
+
+
 class MetricSummary(BaseModel):
     """One metric over the run, per judge and aggregated: everything a renderer shows.
 
@@ -147,7 +207,8 @@ class MetricSummary(BaseModel):
     direction: Literal["higher", "lower"]
     """Whether higher or lower scores are better."""
     strategy: str
-    """How the judges' scores of a sample were combined (``mean``, ``median``, ``min``, ``max``, ``majority``)."""
+    """How the judges' scores of a sample were combined (``mean``, ``median``, ``min``, ``max``, ``majority``), or voted
+    per statement (``claim-vote``, ``dawid-skene``; metrics without statements then say ``mean`` per sample)."""
     quorum: int
     """Minimum judges with a finite score for a sample's aggregate to exist (>= 1)."""
     judges: list[JudgeSummary]
@@ -184,6 +245,9 @@ class MetricSummary(BaseModel):
     many more samples, judges or repeats would halve :attr:`interval`
     (:func:`ragqa.uncertainty.decompose`); ``None`` when not computed or with fewer than two
     samples scored by every judge that scored."""
+    jury: JuryReliability | None = None
+    """The judges' reliability estimated without labels, in a ``claim-vote`` or ``dawid-skene`` run
+    of a statement-based metric with two or more judges; ``None`` otherwise."""
 
     @property
     def n_aggregated(self) -> int:
@@ -445,8 +509,9 @@ def summarize(
     Agreement between judges (:mod:`ragqa.agreement`: Krippendorff's alpha, pairwise Spearman and
     mean absolute difference, bias, contested samples) is filled in for every metric when the panel
     has two or more judges, ``None`` otherwise. Intervals and the variance decomposition come from
-    :func:`metric_uncertainty`, with the judge calls per judgement of the whole run
-    (:func:`ragqa.uncertainty.calls_per_judgement`).
+    :func:`ragqa.uncertainty.metric_intervals` (with the judge calls per judgement of the whole
+    run, :func:`ragqa.uncertainty.calls_per_judgement`), put on each summary by
+    :func:`with_uncertainty`.
     """
     from ragqa.agreement import metric_agreement
 
@@ -517,52 +582,35 @@ def summarize(
                 agreement=metric_agreement(rows, judge_ids),
             )
         )
-    from ragqa.uncertainty import calls_per_judgement
+    from ragqa.uncertainty import calls_per_judgement, metric_intervals
 
     per_call = calls_per_judgement(sum(s.usage.calls for s in summaries), judgements)
     return [
-        metric_uncertainty(
+        with_uncertainty(
             summary,
-            aggregates,
-            per_judge,
-            cube,
-            confidence=confidence,
-            calls=per_call,
-            bounds=(ranges or {}).get(summary.metric),
+            metric_intervals(
+                aggregates,
+                per_judge,
+                cube,
+                confidence=confidence,
+                calls=per_call,
+                bounds=(ranges or {}).get(summary.metric),
+            ),
         )
         for summary, (aggregates, per_judge, cube) in zip(summaries, cubes, strict=True)
     ]
 
 
-def metric_uncertainty(
-    summary: MetricSummary,
-    aggregates: Sequence[float],
-    judge_scores: Sequence[Sequence[float]],
-    scores: Sequence[Sequence[Sequence[float]]],
-    *,
-    confidence: float,
-    calls: float | None,
-    bounds: tuple[float, float] | None = None,
+def with_uncertainty(
+    summary: MetricSummary, found: tuple[Interval | None, Sequence[Interval | None], Decomposition | None]
 ) -> MetricSummary:
-    """``summary`` with the intervals and variance decomposition of :func:`ragqa.uncertainty.metric_intervals`.
+    """``summary`` with the intervals and variance split :func:`ragqa.uncertainty.metric_intervals` found.
 
     Args:
         summary: the metric's summary, without intervals.
-        aggregates: the per-sample aggregates (NaN where none), in sample order.
-        judge_scores: per judge of ``summary.judges`` (same order), its finite scores.
-        scores: per sample, per judge of ``summary.judges``, its repeat values.
-        confidence: the intervals' level, in (0, 1).
-        calls: judge calls per judgement of the run, for the advice's cost.
-        bounds: the metric's closed range, or ``None`` not to clamp.
-
-    Raises:
-        ValueError: for a confidence outside (0, 1).
+        found: ``(aggregate interval, judge intervals in the order of summary.judges, decomposition)``.
     """
-    from ragqa.uncertainty import metric_intervals
-
-    interval, judge_intervals, decomposition = metric_intervals(
-        aggregates, judge_scores, scores, confidence=confidence, calls=calls, bounds=bounds
-    )
+    interval, judge_intervals, decomposition = found
     judges = [j.model_copy(update={"interval": i}) for j, i in zip(summary.judges, judge_intervals, strict=True)]
     return summary.model_copy(update={"judges": judges, "interval": interval, "decomposition": decomposition})
 

@@ -413,7 +413,8 @@ class Aggregate(BaseModel):
     value: float
     """Aggregate over judges that scored (NaN when none did, or the quorum is not met)."""
     strategy: str
-    """The aggregation strategy (``mean``, ``median``, ``min``, ``max``, ``majority``)."""
+    """The aggregation strategy (``mean``, ``median``, ``min``, ``max``, ``majority``, ``claim-vote``,
+    ``dawid-skene``)."""
     spread: float
     """max - min of the judges' non-NaN scores (0 with one judge, NaN with none)."""
     n_ok: int

@@ -129,7 +129,9 @@ def evaluate(
     ] = None,
     aggregation: Annotated[
         str | None,
-        typer.Option("--aggregation", help="Aggregate of the panel: mean, median, min, max or majority."),
+        typer.Option(
+            "--aggregation", help="Aggregate of the panel: mean, median, min, max, majority, claim-vote or dawid-skene."
+        ),
     ] = None,
     quorum: Annotated[
         int | None, typer.Option("--quorum", min=1, help="Judges with a score needed for an aggregate.")
@@ -234,7 +236,7 @@ def evaluate(
     ] = None,
 ) -> None:
     """Score DATASET with every metric across the judge panel; print per-judge and aggregate tables."""
-    from ragqa.aggregate import STRATEGIES
+    from ragqa.aggregate import PANEL_STRATEGIES
     from ragqa.datasets import parse_column_map
     from ragqa.run.loop import default_loop
     from ragqa.run.plan import make_plan, panel_overrides, plan_output
@@ -245,8 +247,8 @@ def evaluate(
         _fail(f"--format {fmt!r}: use auto, jsonl, json or csv")
     if language is not None and language not in ("en", "ru"):
         _fail(f"--language {language!r}: use en or ru")
-    if aggregation is not None and aggregation not in STRATEGIES:
-        _fail(f"--aggregation {aggregation!r}: use one of {', '.join(STRATEGIES)}")
+    if aggregation is not None and aggregation not in PANEL_STRATEGIES:
+        _fail(f"--aggregation {aggregation!r}: use one of {', '.join(PANEL_STRATEGIES)}")
     if on_invalid not in ("raise", "skip"):
         _fail(f"--on-invalid {on_invalid!r}: use raise or skip")
     if call_plan is not None and call_plan not in ("batched", "ragas"):

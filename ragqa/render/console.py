@@ -35,6 +35,8 @@ __all__ = [
     "agreement_line",
     "direction_label",
     "fmt_mean",
+    "jury_lines",
+    "jury_texts",
     "no_aggregate_caption",
     "plus_minus",
     "render_report",
@@ -231,6 +233,55 @@ def agreement_line(summary: MetricSummary, *, language: Language = "en") -> Text
     return Text(f"{t['console_agreement']}: " + " · ".join(parts), style="dim")
 
 
+def jury_texts(summary: MetricSummary, *, language: Language = "en") -> list[tuple[str, str]]:
+    """The reliability section of a voting run's metric (:attr:`MetricSummary.jury`) as ``(text, kind)`` lines.
+
+    ``kind`` is ``title``, ``judge``, ``aggregate``, ``correlation`` or ``warning``. One line on the
+    fit (statements, samples), one per judge with its estimated accuracy, sensitivity and
+    specificity, each ``E [LOW, HIGH]`` (cluster-bootstrap 95 % intervals), the Dawid-Skene
+    aggregate next to the majority vote's, the judges' residual correlations, and each warning
+    (judges that err together). Two decimals; the JSON report has every figure. Empty when the
+    summary has no reliability section.
+    """
+    jury = summary.jury
+    if jury is None:
+        return []
+    t = labels(language)
+
+    def span(interval: Interval) -> str:
+        return f"{_two(interval.estimate)} [{_two(interval.low)}, {_two(interval.high)}]"
+
+    out = [(t["console_reliability"].format(n=jury.n_statements, samples=jury.n_samples), "title")]
+    out += [
+        (
+            t["console_reliability_judge"].format(
+                judge=j.judge_id, acc=span(j.accuracy), sens=span(j.sensitivity), spec=span(j.specificity)
+            ),
+            "judge",
+        )
+        for j in jury.judges
+    ]
+    voted = t["console_ds_aggregate"].format(
+        voted=_two(jury.voted_mean), majority=_two(jury.majority_mean), n=jury.n_changed
+    )
+    out.append((voted, "aggregate"))
+    pairs = " · ".join(f"{a}/{b} {_two(r)}" for a, b, r in jury.correlations)
+    out.append((f"{t['console_residual']}: {pairs}", "correlation"))
+    out += [(w, "warning") for w in jury.warnings]
+    return out
+
+
+_JURY_STYLE = {"title": ("", "bold"), "correlation": ("  ", "dim"), "warning": ("  ! ", "yellow")}
+
+
+def jury_lines(summary: MetricSummary, *, language: Language = "en") -> list[Text]:
+    """:func:`jury_texts` as console lines: the title bold, the rest indented, warnings in yellow."""
+    return [
+        Text(_JURY_STYLE.get(kind, ("  ", ""))[0] + text, style=_JURY_STYLE.get(kind, ("  ", ""))[1])
+        for text, kind in jury_texts(summary, language=language)
+    ]
+
+
 def uncertainty_line(summary: MetricSummary, *, language: Language = "en") -> Text | None:
     """Where the aggregate's variance comes from and what would halve its interval, in one line.
 
@@ -376,6 +427,7 @@ def report_renderable(report: Report, *, language: Language = "en", max_failures
         for line in (agreement_line(summary, language=language), uncertainty_line(summary, language=language)):
             if line is not None:
                 parts.append(line)
+        parts += jury_lines(summary, language=language)
     failures = report.failures
     if failures:
         parts.append(Text(""))

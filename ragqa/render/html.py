@@ -31,7 +31,7 @@ from ragqa.interpretation import interpret
 from ragqa.messages import Message
 from ragqa.metrics import value_ranges
 from ragqa.render.atomic import replace_text
-from ragqa.render.console import fmt_cost, fmt_score
+from ragqa.render.console import fmt_cost, fmt_score, jury_texts
 from ragqa.render.details import details_view
 from ragqa.render.labels import LABELS
 from ragqa.render.registry import RenderOptions, register
@@ -184,6 +184,7 @@ def _metric_view(
         ],
         "usage": _usage_view(summary.usage),
         "agreement": _agreement_view(summary.agreement, index),
+        "jury": [{"text": text, "kind": kind} for text, kind in jury_texts(summary, language=language)],
     }
 
 

@@ -327,7 +327,8 @@ def evaluate(
             (a judge that was down or hung); the outcomes that scored are kept exactly.
         no_cache: run without the on-disk judge cache.
         language: ``en`` or ``ru`` (default ``ragqa.language``).
-        aggregation: ``mean``, ``median``, ``min``, ``max`` or ``majority``.
+        aggregation: ``mean``, ``median``, ``min``, ``max`` or ``majority``; or ``claim-vote`` or
+            ``dawid-skene``, a vote per statement (``docs/jury.md``).
         quorum: judges with a score needed for an aggregate.
         deadline_s: wall-clock budget of the run in seconds (default ``ragqa.run.deadline``); calls
             still running then end as ``JudgeTimeout`` failures.

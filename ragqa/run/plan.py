@@ -237,7 +237,7 @@ def panel_overrides(
 
     Args:
         language: ``en`` or ``ru``.
-        aggregation: the aggregation strategy (``mean``...).
+        aggregation: the aggregation strategy (``mean``... ``claim-vote``, ``dawid-skene``).
         quorum: judges with a score needed for an aggregate (>= 1).
         deadline_s: wall-clock budget of the run in seconds (> 0).
         call_plan: ``batched`` or ``ragas`` (see ``docs/call-plan.md``).
@@ -273,14 +273,16 @@ def with_overrides(options: PanelOptions, panel: Mapping[str, Any]) -> PanelOpti
 
 
 def _check_panel(panel: Mapping[str, Any]) -> None:
-    from ragqa.aggregate import STRATEGIES
+    from ragqa.aggregate import PANEL_STRATEGIES
 
     if "language" in panel and panel["language"] not in ("en", "ru"):
         raise ConfigError(f"language {panel['language']!r}: use en or ru", key="--language")
     if "call_plan" in panel and panel["call_plan"] not in ("batched", "ragas"):
         raise ConfigError(f"call plan {panel['call_plan']!r}: use batched or ragas", key="--call-plan")
-    if "strategy" in panel and panel["strategy"] not in STRATEGIES:
-        raise ConfigError(f"aggregation {panel['strategy']!r}: use one of {', '.join(STRATEGIES)}", key="--aggregation")
+    if "strategy" in panel and panel["strategy"] not in PANEL_STRATEGIES:
+        raise ConfigError(
+            f"aggregation {panel['strategy']!r}: use one of {', '.join(PANEL_STRATEGIES)}", key="--aggregation"
+        )
     quorum = panel.get("quorum")
     if quorum is not None and (isinstance(quorum, bool) or not isinstance(quorum, int) or quorum < 1):
         raise ConfigError(f"quorum {quorum!r}: use an integer >= 1", key="--quorum")

@@ -121,6 +121,8 @@ def config_fingerprint(evaluator: PanelEvaluator) -> str:
     }
     if options.repeats > 1:
         decides.update(repeats=options.repeats, reducer=options.reducer)
+    if options.votes and evaluator.judges:  # who extracts the statements decides the voted scores
+        decides.update(extractor=evaluator.judges[evaluator.extractor].id)
     return _sha256(decides)
 
 
@@ -370,7 +372,12 @@ class Runner:
         options = evaluator.options
         prompting = sum(1 for judge in evaluator.judges if sends_prompts(judge))
         estimate = estimate_pairs(
-            pairs, judges, plan=options.call_plan, repeats=options.repeats, token_judges=prompting
+            pairs,
+            judges,
+            plan=options.call_plan,
+            repeats=options.repeats,
+            token_judges=prompting,
+            claim_vote=options.votes,
         )
         if self.on_estimate is not None:
             self.on_estimate(estimate)
@@ -482,11 +489,14 @@ class Runner:
             ranges={m.key: m.value_range for m in plan.metrics},
         )
         made: dict[tuple[int, int], PanelResult] = {}  # (position, metric index) -> result, with keep_results
+        jury = evaluator.jury(plan.metrics)  # the verdicts behind the reliability section (voting runs)
         flaky = FlakySamples(plan.thresholds)
 
         def keep(position: int, result: PanelResult) -> None:
             summary.add(position, result)
             flaky.add(position, result)
+            if jury is not None:
+                jury.add(result)
             if self.keep_results:
                 made[(position, metric_of[result.metric])] = result
 
@@ -531,7 +541,9 @@ class Runner:
         order = [made[k] for k in sorted(made)] if self.keep_results else summary.failed_results()
         report = Report(
             results=order,
-            summaries=flaky.mark(summary.summaries(), prepared.labels),
+            summaries=flaky.mark(
+                jury.attach(summary.summaries()) if jury is not None else summary.summaries(), prepared.labels
+            ),
             skipped=[_skipped(p) for p in prepared.validation.problems],
             wall_time_s=wall,
             cache=_cache_stats(cache, counts0),

@@ -14,7 +14,7 @@ arrays indexed by the sample's position in the dataset (about 8 bytes per number
 :meth:`RunSummary.summaries` then computes every figure in dataset order with the same
 functions as :func:`~ragqa.report.summarize` (``nan_mean``, the :class:`~ragqa.schema.Usage`
 sums in the same order, :func:`ragqa.agreement.agreement` on the same judges x samples matrix,
-:func:`ragqa.report.metric_uncertainty` on the same values), so the summaries equal those of a
+:func:`ragqa.uncertainty.metric_intervals` on the same values), so the summaries equal those of a
 report built from all results, bit for bit, whatever order the results arrived in
 (``tests/test_run_memory.py`` proves it, resumed runs included). Memory is about
 ``samples x metrics x (21 + (58 + 8 x repeats) x judges)`` bytes: 29 MB for 100,000 samples, one
@@ -35,9 +35,9 @@ from typing import Literal
 import numpy as np
 
 from ragqa._math import nan_mean
-from ragqa.report import JudgeSummary, MetricSummary, metric_uncertainty
+from ragqa.report import JudgeSummary, MetricSummary, with_uncertainty
 from ragqa.schema import DEFAULT_CONFIDENCE, PanelResult, Usage, check_confidence
-from ragqa.uncertainty import calls_per_judgement
+from ragqa.uncertainty import calls_per_judgement, metric_intervals
 
 __all__ = ["RunSummary"]
 
@@ -254,8 +254,11 @@ class RunSummary:
         )
         per_call = calls_per_judgement(sum(summary.usage.calls for summary, _ in built), judgements)
         return [
-            metric_uncertainty(
-                summary, *values, confidence=self.confidence, calls=per_call, bounds=self.ranges.get(summary.metric)
+            with_uncertainty(
+                summary,
+                metric_intervals(
+                    *values, confidence=self.confidence, calls=per_call, bounds=self.ranges.get(summary.metric)
+                ),
             )
             for summary, values in built
         ]
