@@ -11,7 +11,7 @@ from ragqa.thresholds import format_score, undecided_message
 if TYPE_CHECKING:
     from ragqa.assertions import MetricVerdict
     from ragqa.promptfoo.loading import PromptfooSuite
-    from ragqa.promptfoo.running import CaseResult
+    from ragqa.promptfoo.results import CaseResult
     from ragqa.render.junit import JUnitSuite
 
 __all__ = ["counts", "junit_suite", "print_results"]

@@ -13,33 +13,23 @@ import contextlib
 import sys
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from ragqa.errors import ConfigError, RagqaError, SampleError
 from ragqa.promptfoo.loading import PromptfooCase, PromptfooSuite, load_suite, split_settings_files
 from ragqa.promptfoo.mapping import FIELD_HINTS
+from ragqa.promptfoo.results import CaseResult
 from ragqa.run.exit_codes import ExitCode
 from ragqa.run.plan import panel_overrides, with_overrides
 from ragqa.thresholds import parse_on_undecided
 
 if TYPE_CHECKING:
-    from ragqa.assertions import MetricVerdict
     from ragqa.container import Container
     from ragqa.evaluation import PanelEvaluator
     from ragqa.thresholds import OnUndecided
 
 __all__ = ["CaseResult", "arun_suite", "check_suite", "exit_code", "run_promptfoo_file", "run_promptfoo_files"]
-
-
-@dataclass
-class CaseResult:
-    """A scored case: its verdict, and the wall time in seconds."""
-
-    case: PromptfooCase
-    verdict: MetricVerdict
-    seconds: float = 0.0
 
 
 def _sample_problem(case: PromptfooCase, problem: SampleError) -> SampleError:
