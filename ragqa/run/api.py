@@ -16,11 +16,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ragqa.errors import ConfigError
+from ragqa.run.engine import make_engine
 from ragqa.run.exit_codes import ExitCode
 from ragqa.run.loop import default_loop, run_sync
 from ragqa.run.outcome import RunResult
 from ragqa.run.plan import MetricLike, OnInvalid, make_plan, panel_overrides, plan_output
-from ragqa.run.runner import Runner
+from ragqa.run.runner import Engine, Runner
 from ragqa.schema import Sample
 
 if TYPE_CHECKING:
@@ -118,6 +119,7 @@ async def _run(
     container: Container | None,
     keep_results: bool = True,
     shard: str | None = None,
+    engine: Engine | None = None,
 ) -> Report:
     from ragqa.container import close_container, create_container
 
@@ -155,7 +157,11 @@ async def _run(
             shard=shard,
         )
         runner = Runner(
-            plan, container, on_estimate=lambda estimate: log.info("%s", estimate), keep_results=keep_results
+            plan,
+            container,
+            on_estimate=lambda estimate: log.info("%s", estimate),
+            keep_results=keep_results,
+            engine=engine,
         )
         result = await runner.arun(samples)
         _warn_if_incomplete(result)
@@ -190,6 +196,10 @@ async def aevaluate(
     shard: str | None = None,
     repeats: int | None = None,
     reducer: str | None = None,
+    engine: str | None = None,
+    address: str | None = None,
+    workers: int | None = None,
+    batch_size: int | None = None,
 ) -> Report:
     """Score ``data`` with ``metrics`` across the judge panel of the settings; the async form of :func:`evaluate`.
 
@@ -223,6 +233,7 @@ async def aevaluate(
         keep_results=keep_results,
         overwrite=overwrite,
         shard=shard,
+        engine=make_engine(engine, address=address, workers=workers, batch_size=batch_size),
     )
     return await default_loop().arun(coro)
 
@@ -252,6 +263,10 @@ def evaluate(
     shard: str | None = None,
     repeats: int | None = None,
     reducer: str | None = None,
+    engine: str | None = None,
+    address: str | None = None,
+    workers: int | None = None,
+    batch_size: int | None = None,
 ) -> Report:
     """Score ``data`` with ``metrics`` across the judge panel of the settings, in one call.
 
@@ -308,6 +323,13 @@ def evaluate(
             every repeat is kept in :attr:`~ragqa.schema.JudgeOutcome.repeats` (:mod:`ragqa.repeats`).
         reducer: ``mean``, ``median`` or ``mode`` (binary metrics): how a judge's repeats become its
             score (default ``ragqa.repeat-reducer``, ``mean``).
+        engine: ``local`` (default: this process) or ``ray``: score on a Ray cluster, one panel per
+            worker, each provider's limits held across the cluster (``pip install 'ragqa[ray]'``;
+            ``docs/scale.md``). The report, outputs and exit code are those of a local run.
+        address: with ``engine="ray"``: ``auto`` or ``ray://host:port`` of a cluster to join;
+            default: start a local cluster listening on 127.0.0.1 only.
+        workers: with ``engine="ray"``: panel actors, one CPU each (default: this machine's CPUs).
+        batch_size: with ``engine="ray"``: samples per batch handed to a worker (default 64).
 
     Returns:
         The :class:`~ragqa.report.Report`: one result per (sample, metric) in dataset order
@@ -320,7 +342,7 @@ def evaluate(
         ConfigError: bad settings, an unknown metric, a threshold typo, a bad output path or
             format, a run over ``max_calls`` (:class:`~ragqa.run.runner.TooManyCalls`), or a
             resume of another run, or an earlier run's ``.partial`` file without ``resume`` or
-            ``overwrite``; all before any call.
+            ``overwrite``, or ``engine="ray"`` without Ray installed; all before any call.
         OutputError: an output could not be written (a full disk); the results made so far stay
             in the ``.partial`` file it names (its ``partial`` attribute), and ``resume=True`` goes on
             from it.
@@ -358,5 +380,6 @@ def evaluate(
         keep_results=keep_results,
         overwrite=overwrite,
         shard=shard,
+        engine=make_engine(engine, address=address, workers=workers, batch_size=batch_size),
     )
     return run_sync(coro)
