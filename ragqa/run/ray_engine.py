@@ -251,8 +251,7 @@ def connect(address: str | None, *, num_cpus: int | None = None) -> bool:
         if address is not None:
             ray.init(address=address, log_to_driver=False, configure_logging=False)
             return True
-        os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")  # one machine: every process on loopback
-        os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+        _single_machine()
         ray.init(
             num_cpus=num_cpus,
             include_dashboard=False,
@@ -263,6 +262,21 @@ def connect(address: str | None, *, num_cpus: int | None = None) -> bool:
         return True
     finally:
         ray_log.setLevel(level)
+
+
+def _single_machine() -> None:
+    """Make the local cluster Ray is about to start bind every process to loopback only.
+
+    Ray treats a machine as one that may join a multi-node cluster unless
+    ``RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER`` is ``0``: then it finds its address through the network and
+    its processes listen on every interface. Ray reads the variable when it is imported, so the
+    value it read is set too; the variable itself reaches the processes the cluster starts.
+    """
+    os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
+    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+    constants = getattr(getattr(ray, "_private", None), "ray_constants", None)
+    if constants is not None and hasattr(constants, "ENABLE_RAY_CLUSTER"):
+        constants.ENABLE_RAY_CLUSTER = False
 
 
 class RayEngine:
