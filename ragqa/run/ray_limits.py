@@ -10,9 +10,10 @@ every worker, takes its permit and its token from that one actor:
 - **in flight**: a worker fetches permits in leases of up to :data:`LEASE` at once (as many as
   its requests waiting), hands a finished request's permit to the next waiting request of its own,
   and gives it back to the actor after :data:`LEASE` hand-overs (so a busy worker cannot keep the
-  permits from another) or as soon as none of its requests waits. The actor never grants more than
-  ``max-in-flight`` in total.
-- **rate**: a worker fetches tokens in leases of up to :data:`LEASE`; each token is an instant
+  permits from another), or, when none of its requests waits, after :data:`RETURN_AFTER_S` together
+  with the other idle ones. The actor never grants more than ``max-in-flight`` in total.
+- **rate**: a worker fetches tokens in leases of up to :data:`LEASE` (its waiting requests plus one);
+  each token is an instant
   (the bucket's reservation, ``1 / rps`` apart) that its request waits for. A token that no
   request claimed within half a spacing (``0.5 / rps``) after its instant is dropped, never used
   late, so the starts of the whole cluster stay within ``rps + 1`` in any one-second window, as in
@@ -52,6 +53,9 @@ log = logging.getLogger(__name__)
 
 LEASE = 8
 """The most permits or tokens one lease hands a worker (one actor round trip)."""
+
+RETURN_AFTER_S = 0.02
+"""How long a worker keeps permits none of its requests waits for before giving them back, seconds."""
 
 HOLD_WITHOUT_RETRY_AFTER_S = 1.0
 """How long a 429 without a ``Retry-After`` header holds the provider's bucket, seconds."""
@@ -165,6 +169,7 @@ class _Permits:
         self._free = 0
         self._waiters: collections.deque[asyncio.Future[None]] = collections.deque()
         self._fetching: asyncio.Future[None] | None = None
+        self._flush: asyncio.TimerHandle | None = None
         self._handovers = 0
 
     async def acquire(self) -> None:
@@ -214,8 +219,19 @@ class _Permits:
             self._free += 1
             self._serve()
             return
-        self._handle.release.remote(self._key, 1)
-        self._fetch()
+        if self._waiters:  # every LEASE-th hand-over goes back: another worker may be waiting for it
+            self._handle.release.remote(self._key, 1)
+            self._fetch()
+            return
+        self._free += 1  # idle: kept a moment for this worker's next request, then given back with the others
+        if self._flush is None:
+            self._flush = asyncio.get_running_loop().call_later(RETURN_AFTER_S, self._give_back)
+
+    def _give_back(self) -> None:
+        self._flush = None
+        if self._free and not self._waiters:
+            self._handle.release.remote(self._key, self._free)
+            self._free = 0
 
 
 class _Tokens:
@@ -251,7 +267,7 @@ class _Tokens:
                 async with self._lock:
                     if self._instants:
                         continue
-                    waits = await self._handle.take.remote(self._key, *self._spec, max(1, min(LEASE, self._waiting)))
+                    waits = await self._handle.take.remote(self._key, *self._spec, min(LEASE, self._waiting + 1))
                     received = self._clock()
                     self._instants.extend(received + w for w in waits)
         finally:
