@@ -6,10 +6,12 @@ one process writes or what the fake server counted, never with a hard-coded numb
 
 from __future__ import annotations
 
+import asyncio
 import bisect
 import json
 import os
 import socket
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,6 +20,8 @@ import pytest
 
 ray = pytest.importorskip("ray", reason="the ray extra is not installed (pip install -c constraints.txt -e '.[ray]')")
 
+import httpx  # noqa: E402
+import openai  # noqa: E402
 from typer.testing import CliRunner  # noqa: E402
 
 from ragqa.cli import app  # noqa: E402
@@ -25,8 +29,10 @@ from ragqa.container import close_container, create_container  # noqa: E402
 from ragqa.run.loop import run_sync  # noqa: E402
 from ragqa.run.plan import make_plan  # noqa: E402
 from ragqa.run.ray_engine import LOOPBACK, RayEngine, connect, shipped_environ  # noqa: E402
+from ragqa.run.ray_limits import ClusterLimiter, ClusterLimits  # noqa: E402
 from ragqa.run.runner import Runner  # noqa: E402
 from ragqa.schema import Sample  # noqa: E402
+from ragqa.settings import ProviderLimits  # noqa: E402
 from ragqa.testing import FakeOpenAIServer, fake_openai_server, ragqa_responder  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -244,3 +250,59 @@ def assert_loopback_only() -> None:
 def test_nothing_of_the_cluster_listens_beyond_loopback(cluster: None) -> None:
     ray.get(ray.remote(lambda: 1).remote())  # a worker process is running
     assert_loopback_only()
+
+
+class _InProcess:
+    """The limiter actor's methods called in this loop, shaped like a Ray handle (``handle.take.remote(...)``)."""
+
+    class _Method:
+        def __init__(self, method: Any) -> None:
+            self._method = method
+
+        def remote(self, *args: Any) -> asyncio.Future[Any]:
+            return asyncio.ensure_future(self._method(*args))
+
+    def __init__(self, limits: ClusterLimits) -> None:
+        for name in ("acquire", "release", "take", "hold", "stats"):
+            setattr(self, name, self._Method(getattr(limits, name)))
+
+
+async def test_two_workers_never_hold_more_permits_than_max_in_flight() -> None:
+    handle = _InProcess(ClusterLimits())
+    limits = ProviderLimits(max_in_flight=3)
+    workers = [ClusterLimiter("p", limits, handle), ClusterLimiter("p", limits, handle)]
+    held, peak, done = 0, 0, 0
+
+    async def call(limiter: ClusterLimiter) -> None:
+        nonlocal held, peak, done
+        async with limiter.slot("judge"):
+            held += 1
+            peak = max(peak, held)
+            await asyncio.sleep(0.01)
+            held -= 1
+        done += 1
+
+    await asyncio.gather(*(call(workers[i % 2]) for i in range(40)))
+    assert done == 40 and peak == 3  # the cap is reached and never passed, across both workers
+    stats = await handle.stats.remote()  # type: ignore[attr-defined]
+    assert stats["p"]["peak_in_flight"] <= 3
+
+
+def _rate_limited(retry_after: str) -> openai.RateLimitError:
+    request = httpx.Request("POST", "http://127.0.0.1:9/v1/chat/completions")
+    response = httpx.Response(429, headers={"retry-after": retry_after}, request=request)
+    return openai.RateLimitError("slow down", response=response, body=None)
+
+
+async def test_a_429_seen_by_one_worker_holds_the_other() -> None:
+    handle = _InProcess(ClusterLimits())
+    limits = ProviderLimits(rps=100, max_in_flight=4)
+    first, second = ClusterLimiter("p", limits, handle), ClusterLimiter("p", limits, handle)
+    with pytest.raises(openai.RateLimitError):
+        async with first.slot("judge"):
+            raise _rate_limited("0.5")
+    await asyncio.sleep(0)  # the report reaches the actor
+    began = time.monotonic()
+    async with second.slot("judge"):
+        pass
+    assert time.monotonic() - began >= 0.45  # held for the asked 0.5 s, less the time already gone

@@ -40,6 +40,7 @@ joins the given cluster as that cluster is configured.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import logging
 import os
@@ -419,7 +420,8 @@ async def _result(ref: Any) -> Any:
     try:
         return await ref
     except asyncio.CancelledError:
-        ray.cancel(ref, force=True)
+        with contextlib.suppress(Exception):  # the actors are killed next in any case
+            ray.cancel(ref)
         raise
     except ray.exceptions.RayError as exc:
         cause = _ragqa_cause(exc)
