@@ -41,12 +41,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ragqa._math import cosine
 from ragqa.evaluation import PanelEvaluator, PanelOptions
 from ragqa.judges.base import Embedder, Judge
 from ragqa.judges.local import LocalEmbedder, LocalJudge, minilm_available
 from ragqa.judges.local.text import features
 from ragqa.metrics import ContextPrecision, ContextRelevance, ResponseRelevancy
-from ragqa.metrics._math import cosine
 from ragqa.metrics.response_relevancy_llm import ResponseRelevancyLLM
 from ragqa.schema import Sample
 from ragqa.settings import LocalJudgeSettings

@@ -30,10 +30,11 @@ with the step and cause, the aggregate, the threshold and the direction.
 
 from __future__ import annotations
 
+import difflib
 import math
 import re
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Literal
 
 from ragqa.errors import ConfigError
@@ -51,6 +52,7 @@ __all__ = [
     "ParsedPolicy",
     "Policy",
     "assert_metric",
+    "check_judge_thresholds",
     "check_metric",
     "failed_statements",
     "format_score",
@@ -62,6 +64,7 @@ __all__ = [
     "run_sync",
     "score_metric",
     "verdict_for",
+    "with_judge_thresholds",
 ]
 
 Policy = Literal["aggregate", "all"] | int | str
@@ -329,6 +332,79 @@ def verdict_for(result: PanelResult, *, threshold: float, policy: Policy = "aggr
         failing_judges=failing,
         excluded_judges=excluded,
         why=why,
+        decided=decided,
+    )
+
+
+def check_judge_thresholds(judge_ids: Sequence[str], judge_thresholds: Mapping[str, float]) -> None:
+    """Check per-judge thresholds before any judge call: every id names a judge of the panel, every value is a number.
+
+    Raises:
+        ConfigError: naming an unknown judge id (with the closest ids and the panel) or a value
+            that is not a finite number (key ``judge_thresholds``).
+    """
+    for judge_id, value in judge_thresholds.items():
+        if judge_id not in judge_ids:
+            close = difflib.get_close_matches(judge_id, list(judge_ids), n=1)
+            hint = f" Did you mean {close[0]!r}?" if close else ""
+            raise ConfigError(
+                f"judge_thresholds: {judge_id!r} is not a judge of the panel ({', '.join(judge_ids) or 'none'}).{hint}",
+                key="judge_thresholds",
+            )
+        if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+            raise ConfigError(f"judge_thresholds: {judge_id!r} needs a number, got {value!r}", key="judge_thresholds")
+
+
+def with_judge_thresholds(verdict: MetricVerdict, judge_thresholds: Mapping[str, float]) -> MetricVerdict:
+    """``verdict`` with per-judge thresholds added: each named judge's own score must pass its own threshold.
+
+    The panel policy still applies (with the verdict's threshold); on top of it, a judge named
+    in ``judge_thresholds`` passes only with a score that passes its threshold in the metric's
+    direction (:func:`passes`). A named judge that failed (excluded) does not pass; when that
+    alone fails the verdict it is undecided (:attr:`MetricVerdict.decided`). A judge failing its
+    own threshold moves to :attr:`MetricVerdict.failing_judges`; :attr:`MetricVerdict.why` gains
+    one part per named judge (``judge thresholds: judge-a 0.620 < 0.8``).
+
+    Args:
+        verdict: the panel's verdict (:func:`verdict_for`).
+        judge_thresholds: ``{judge_id: threshold}``; checked by :func:`check_judge_thresholds`.
+
+    Returns:
+        The combined verdict (``verdict`` itself when ``judge_thresholds`` is empty).
+    """
+    if not judge_thresholds:
+        return verdict
+    direction = verdict.direction
+    cmp = _comparator(direction)
+    outcomes = {o.judge_id: o for o in verdict.result.judges}
+    parts: list[str] = []
+    failing = list(verdict.failing_judges)
+    passing = list(verdict.passing_judges)
+    missed_by_score = missed_by_failure = False
+    for judge_id, limit in judge_thresholds.items():
+        outcome = outcomes.get(judge_id)
+        if outcome is None or not outcome.ok or outcome.score is None:
+            parts.append(f"{judge_id} excluded (needs {cmp} {limit:g})")
+            missed_by_failure = True
+            continue
+        value = outcome.score.value
+        if passes(value, limit, direction):
+            parts.append(f"{judge_id} {format_score(value, against=limit)} {cmp} {limit:g}")
+            continue
+        parts.append(f"{judge_id} {format_score(value, against=limit)} {'<' if cmp == '>=' else '>'} {limit:g}")
+        missed_by_score = True
+        if judge_id in passing:
+            passing.remove(judge_id)
+        if judge_id not in failing:
+            failing.append(judge_id)
+    passed = verdict.passed and not missed_by_score and not missed_by_failure
+    decided = passed or (verdict.decided and not verdict.passed) or missed_by_score
+    return replace(
+        verdict,
+        passed=passed,
+        passing_judges=passing,
+        failing_judges=failing,
+        why=f"{verdict.why}; judge thresholds: {', '.join(parts)}",
         decided=decided,
     )
 

@@ -35,15 +35,14 @@ class Container(containers.DeclarativeContainer):
     )
     closer = providers.Singleton(factory.Closer)
     limiters = providers.Singleton(factory.make_limiters)
-    breaker = settings.provided.ragqa.circuit_breaker
+    http = providers.Singleton(factory.http_policy, settings)
     cache = providers.Singleton(factory.open_cache, settings.provided.ragqa.cache, closer)
     plain_embedders = providers.Singleton(
         factory.build_configured_embedders,
         settings,
         limiters,
         closer,
-        failure_threshold=breaker.failure_threshold,
-        cool_down_s=breaker.cool_down.total_seconds.call(),
+        http=http,
     )
     """The embedders without the cache (what a ``no_cache`` run uses; the cache is never opened for them)."""
     embedders = providers.Singleton(factory.cached_embedders, plain_embedders, settings, cache)
@@ -54,8 +53,7 @@ class Container(containers.DeclarativeContainer):
         limiters,
         closer,
         plain_embedders,
-        failure_threshold=breaker.failure_threshold,
-        cool_down_s=breaker.cool_down.total_seconds.call(),
+        http=http,
     )
     """The panel's judges without the cache (what a ``no_cache`` run uses)."""
     judges = providers.Singleton(factory.cached_judges, plain_judges, cache)

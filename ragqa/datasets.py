@@ -15,9 +15,9 @@ Every problem is a :class:`~ragqa.errors.DatasetError` that names the file, the 
 (JSON) or row (CSV), the sample id when known, the field, and the fix. The whole file is checked
 in one pass: one bad record raises its own error; several raise one
 :class:`~ragqa.errors.DatasetProblems` listing the first :data:`MAX_PROBLEMS_SHOWN` (one problem
-per record) and counting the rest. Nothing is sent to a judge
-here: loading is pure parsing and type checking, plus two guards (a lone surrogate is not text,
-a blank context is not a context); which fields each metric needs, and the size limits, are
+per record, records with the same problem of the same field on one line) and counting the rest.
+Nothing is sent to a judge here: loading is pure parsing and type checking, plus two guards (a
+lone surrogate is not text, a blank context is not a context); which fields each metric needs, and the size limits, are
 checked once per run by :mod:`ragqa.run.validate`.
 """
 
@@ -46,6 +46,7 @@ __all__ = [
     "iter_jsonl",
     "load_dataset",
     "parse_column_map",
+    "samples_from_columns",
     "samples_from_records",
 ]
 
@@ -89,7 +90,9 @@ _JSON_FIELDS = frozenset(
 _EXTENSIONS: Mapping[str, DatasetFormat] = {".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "json", ".csv": "csv"}
 
 MAX_PROBLEMS_SHOWN = 20
-"""Bad records a :class:`~ragqa.errors.DatasetProblems` lists in full; the rest are counted."""
+"""Lines a :class:`~ragqa.errors.DatasetProblems` shows (a problem that repeats is one line); the rest are counted."""
+_MAX_PROBLEMS_KEPT = 10_000
+"""Bad records kept to group repeated problems; past this they are only counted."""
 
 _Record = dict[str, Any] | DatasetError
 """What a reader yields per record: the record, or the problem that makes it unreadable."""
@@ -108,18 +111,25 @@ class _Where:
     def default_id(self) -> str:
         return f"{self.unit} {self.number}"
 
-    def __str__(self) -> str:
-        where = f"{self.source} {self.unit} {self.number}" if self.source else f"{self.unit} {self.number}"
+    @property
+    def record(self) -> str:
+        """The record without the file: ``line 7 (id 'q1')``."""
+        where = f"{self.unit} {self.number}"
         if self.sample_id is not None and self.sample_id != self.default_id:
             where += f" (id {self.sample_id!r})"
         return where
 
+    def __str__(self) -> str:
+        return f"{self.source} {self.record}" if self.source else self.record
+
     def error(self, message: str, *, field: str | None = None) -> DatasetError:
-        """A :class:`DatasetError` located here, with ``sample_id`` and ``field`` set."""
+        """A :class:`DatasetError` located here, with ``sample_id``, ``field``, ``reason`` and ``record`` set."""
         prefix = f"{self}, field {field!r}" if field else str(self)
         exc = DatasetError(f"{prefix}: {message}")
         exc.sample_id = self.sample_id or self.default_id
         exc.field = field
+        exc.reason = message
+        exc.record = self.record
         return exc
 
 
@@ -242,6 +252,47 @@ def samples_from_records(
     """
     located = ((_Where("", "index", i), dict(r)) for i, r in enumerate(records))
     return _to_samples(located, column_map, "")
+
+
+def samples_from_columns(
+    columns: Mapping[str, Any],
+    *,
+    column_map: Mapping[str, str] | None = None,
+) -> list[Sample]:
+    """Build samples from a dict of columns, RAGAS's ``Dataset.from_dict`` shape.
+
+    ``{"question": ["q1", "q2"], "answer": ["a1", "a2"], "contexts": [["c1"], ["c2"]]}`` is two
+    samples: item ``i`` of every column makes sample ``i``. Field names, aliases, the column map
+    and the checks are those of :func:`samples_from_records` (``None`` or NaN: the field is absent
+    for that sample); missing ids become ``index N``.
+
+    Raises:
+        DatasetError: when a column is not a list (naming it and the shape to use) or the columns
+            have different lengths (naming each column's length), before any sample is built;
+            else as :func:`samples_from_records`.
+    """
+    lists: dict[str, list[Any]] = {}
+    for name, values in columns.items():
+        if hasattr(values, "tolist") and not isinstance(values, str | bytes):  # numpy arrays, pandas Series
+            values = values.tolist()
+        if isinstance(values, str | bytes | Mapping) or not isinstance(values, Iterable):
+            raise DatasetError(
+                f"column {name!r} of the dict is {_json_type(values)}, not a list: a dict of columns holds one list "
+                "per field with one item per sample, e.g. {'user_input': ['q1', 'q2'], 'response': ['a1', 'a2']}; "
+                "for samples given one by one, pass a list of dicts"
+            )
+        lists[str(name)] = list(values)
+    lengths = {name: len(values) for name, values in lists.items()}
+    if len(set(lengths.values())) > 1:
+        shown = ", ".join(f"{name} {n}" for name, n in lengths.items())
+        raise DatasetError(
+            f"the dict's columns have different lengths ({shown}); every column needs one item per sample "
+            "(None where a sample has no value)"
+        )
+    n = next(iter(lengths.values()), 0)
+    return samples_from_records(
+        ({name: values[i] for name, values in lists.items()} for i in range(n)), column_map=column_map
+    )
 
 
 def parse_column_map(text: str) -> dict[str, str]:
@@ -401,7 +452,7 @@ def _iter_samples(
             if where.sample_id is not None:  # a bad record's id is taken all the same: a later repeat is reported
                 seen.setdefault(where.sample_id, (where.unit, where.number))
             n_problems += 1
-            if len(problems) < MAX_PROBLEMS_SHOWN:
+            if len(problems) < _MAX_PROBLEMS_KEPT:
                 problems.append(problem)
             continue
         assert sample.id is not None

@@ -15,7 +15,7 @@ attributes (not only in the message), so callers never branch on message text::
         ├── JudgeTimeout       the call did not finish within its deadline
         ├── JudgeHTTPError     the provider answered with an HTTP error after all retries
         ├── JudgeRateLimited   the provider's rate limiter rejected or timed out the call
-        ├── JudgeUnavailable   the judge's circuit breaker is open: recent calls all failed to connect
+        ├── JudgeUnavailable   the judge's circuit breaker is open (calls got no answer) or cut a hung judge's call
         ├── JudgeOutputError   the output did not validate against the prompt's schema (raw kept)
         ├── JudgeUnsupported   this judge cannot answer this prompt (e.g. the local judge)
         └── ScoreOutOfRange    a score outside the metric's declared range, or infinite (never NaN)
@@ -96,7 +96,17 @@ class SampleError(RagqaError):
 
 
 class DatasetError(SampleError):
-    """A dataset file (or one of its lines) cannot be read into samples."""
+    """A dataset file (or one of its lines) cannot be read into samples.
+
+    Attributes:
+        reason: for a record's problem, the message without its location (``unknown field``...),
+            so that :class:`DatasetProblems` can group records with the same problem; else ``None``.
+        record: for a record's problem, the record as messages name it without the file
+            (``line 7 (id 'q1')``); else ``None``.
+    """
+
+    reason: str | None = None
+    record: str | None = None
 
 
 class InvalidSamples(SampleError):
@@ -159,7 +169,7 @@ class JudgeRateLimited(JudgeError):
 
 
 class JudgeUnavailable(JudgeError):
-    """The judge's circuit breaker is open: its last calls failed (transport, timeout or 5xx).
+    """The judge's circuit breaker is open, or cut a call of a judge that hangs.
 
     The call failed fast, without a request. The message names the cause of the last failure
     and when the next probe request is let through.
@@ -220,9 +230,11 @@ class MissingExtraError(RagqaError, ImportError):
 class DatasetProblems(DatasetError):
     """Every bad record of a dataset file, found in one pass over the file before any judge call.
 
-    The message lists the first ``limit`` problems, one a line, each naming the file, the
-    line/item/row, the sample id when known, the field and the fix, then how many more there are.
-    ``sample_id`` and ``field`` are those of the first problem.
+    The message lists the problems one a line, each naming the file, the line/item/row, the
+    sample id when known, the field and the fix; records with the same problem of the same field
+    (``unknown field 'answers'`` in every record) share one line that lists them. At most
+    ``limit`` lines are shown, then how many problems more there are. ``sample_id`` and ``field``
+    are those of the first problem.
 
     Attributes:
         problems: the first ``limit`` problems, in file order.
@@ -230,12 +242,9 @@ class DatasetProblems(DatasetError):
     """
 
     def __init__(self, source: str, problems: list[DatasetError], n_problems: int, *, limit: int = 20) -> None:
-        shown = "\n".join(f"  - {p}" for p in problems[:limit])
-        more = (
-            f"\n  ... and {n_problems - min(limit, len(problems))} more"
-            if n_problems > min(limit, len(problems))
-            else ""
-        )
+        lines, covered = _grouped_lines(problems, limit)
+        shown = "\n".join(f"  - {line}" for line in lines)
+        more = f"\n  ... and {n_problems - covered} more" if n_problems > covered else ""
         prefix = f"{source}: " if source else ""
         super().__init__(
             f"{prefix}{n_problems} bad record(s); nothing was scored (fix them and run again):\n{shown}{more}"
@@ -272,3 +281,34 @@ class OutputError(RagqaError, OSError):
         self.partial = partial
         self.kept = kept
         self.errno = errno
+
+
+_RECORDS_NAMED = 10
+"""Records a grouped dataset problem names before counting the rest."""
+
+
+def _grouped_lines(problems: list[DatasetError], limit: int) -> tuple[list[str], int]:
+    """The lines of a :class:`DatasetProblems` message, and how many problems they cover.
+
+    Problems with the same ``field`` and ``reason`` (records' problems only) become one line,
+    ``field 'answers', 10 records (line 1 (id 'a'), line 2, ...): <reason>``, at the place of the
+    first; the others keep their own line. At most ``limit`` lines.
+    """
+    groups: dict[object, list[DatasetError]] = {}
+    for problem in problems:
+        key: object = (problem.field, problem.reason) if problem.reason is not None else id(problem)
+        groups.setdefault(key, []).append(problem)
+    lines: list[str] = []
+    covered = 0
+    for group in list(groups.values())[:limit]:
+        covered += len(group)
+        first = group[0]
+        if len(group) == 1:
+            lines.append(str(first))
+            continue
+        named = ", ".join(str(p.record) for p in group[:_RECORDS_NAMED])
+        if len(group) > _RECORDS_NAMED:
+            named += f", and {len(group) - _RECORDS_NAMED} more"
+        field = f"field {first.field!r}, " if first.field else ""
+        lines.append(f"{field}{len(group)} records ({named}): {first.reason}")
+    return lines, covered

@@ -22,10 +22,11 @@ import asyncio
 import itertools
 import logging
 import time
-from collections.abc import Callable, Coroutine, Iterable, Sequence
+from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
+from ragqa._heap import frozen_heap
 from ragqa.aggregate import Strategy, aggregate
 from ragqa.errors import ConfigError, JudgeError, JudgeTimeout, JudgeUnsupported, SampleError
 from ragqa.judges.base import Embedder, Embedders, Judge, SharedCallJudge
@@ -34,7 +35,6 @@ from ragqa.judges.ratelimit import request_priority
 from ragqa.metrics.base import CallPlan, Metric, MetricContext
 from ragqa.repeats import REDUCERS, Reducer, combine_repeats, repeat_index
 from ragqa.report import Report, SkippedSample, summarize
-from ragqa.run.heap import frozen_heap
 from ragqa.schema import JudgeFailure, JudgeOutcome, Language, PanelResult, Sample, Usage
 from ragqa.usage import usage_scope
 
@@ -280,6 +280,7 @@ class PanelEvaluator:
         todo: Iterable[tuple[int, Sample, Sequence[Metric]]],
         on_rows: Callable[[int, list[PanelResult]], None],
         window: int | None = None,
+        reuse: Callable[[str, str], Mapping[str, JudgeOutcome]] | None = None,
     ) -> None:
         """Score (already validated) samples as they come, holding only a bounded window in flight.
 
@@ -288,7 +289,7 @@ class PanelEvaluator:
         file is never read ahead). Each sample's metrics run together (shared steps once per
         judge). One deadline (:attr:`PanelOptions.deadline_s`) covers the whole stream. The objects
         alive when the stream starts are kept out of the garbage collector's way while it runs
-        (:func:`ragqa.run.heap.frozen_heap`), so full collections do not stall the loop. Each
+        (:func:`ragqa._heap.frozen_heap`), so full collections do not stall the loop. Each
         sample's requests are ranked by the order the sample entered the stream
         (:data:`ragqa.judges.ratelimit.request_priority`), so a judge's waiting requests are served
         earliest sample first; a panel of local judges only computes in place instead of in the
@@ -303,6 +304,10 @@ class PanelEvaluator:
                 the order they finish.
             window: samples in flight at once (default :attr:`PanelOptions.max_concurrent_samples`;
                 at least 1).
+            reuse: ``reuse(sample id, metric key)`` gives outcomes to keep instead of asking
+                their judges again, by judge id (``--resume --retry-failed``): only the other
+                judges of the panel are asked, and the aggregate is taken over both. Ignored for a
+                metric that needs no judge (scored once for the panel).
 
         Raises:
             asyncio.CancelledError: when cancelled; every in-flight computation is cancelled and
@@ -315,7 +320,7 @@ class PanelEvaluator:
         async def one(rank: int, tag: int, sample: Sample, metrics: Sequence[Metric]) -> None:
             # This task's requests wait behind earlier samples' only (see request_priority).
             request_priority.set(rank)
-            on_rows(tag, await self._score_sample(sample, metrics, deadline))
+            on_rows(tag, await self._score_sample(sample, metrics, deadline, reuse))
 
         limit = max(1, window if window is not None else self.options.max_concurrent_samples)
         in_flight: set[asyncio.Future[None]] = set()
@@ -357,7 +362,11 @@ class PanelEvaluator:
         return asyncio.get_running_loop().time() + self.options.deadline_s
 
     async def _score_sample(
-        self, sample: Sample, chosen: Sequence[Metric], deadline: float | None
+        self,
+        sample: Sample,
+        chosen: Sequence[Metric],
+        deadline: float | None,
+        reuse: Callable[[str, str], Mapping[str, JudgeOutcome]] | None = None,
     ) -> list[PanelResult]:
         _require_judges(self.judges, chosen)
         n = self.options.repeats
@@ -367,25 +376,33 @@ class PanelEvaluator:
         # a metric that needs no judge (text similarity, tool calls, embeddings only) is scored once
         # and its outcome shown for every judge: the same score, its usage counted once
         alone = shared[:1] or [_NoJudge()]  # an empty panel still scores judge-free metrics
+        kept = {m.key: reuse(sample.label, m.key) for m in chosen if m.needs_judge} if reuse is not None else {}
+        # the judges asked per metric, by panel position: all, or those without a kept outcome
+        asked = {m.key: [i for i, j in enumerate(shared) if j.id not in kept.get(m.key, {})] for m in chosen}
         calls: list[Coroutine[Any, Any, JudgeOutcome]] = []
         for metric in chosen:
             if not metric.needs_judge:
                 calls.extend(self._run_by(deadline, metric, sample, judge) for judge in alone)
             else:
                 for index, judges in enumerate(rounds):
-                    calls.extend(self._run_by(deadline, metric, sample, judge, index) for judge in judges)
+                    calls.extend(self._run_by(deadline, metric, sample, judges[i], index) for i in asked[metric.key])
         outcomes = iter(await _gather_or_cancel(calls))
         results = []
         for metric in chosen:
             if not metric.needs_judge:
                 got = [next(outcomes) for _ in alone]
                 got += [_copy_for(got[0], judge.id) for judge in shared[1:]]
-            elif n == 1:
-                got = [next(outcomes) for _ in shared]
             else:
-                by_round = [[next(outcomes) for _ in shared] for _ in rounds]
-                reducer = self.options.reducer
-                got = [combine_repeats([row[i] for row in by_round], reducer) for i in range(len(shared))]
+                positions = asked[metric.key]
+                if n == 1:
+                    new = [next(outcomes) for _ in positions]
+                else:
+                    by_round = [[next(outcomes) for _ in positions] for _ in rounds]
+                    reducer = self.options.reducer
+                    new = [combine_repeats([row[k] for row in by_round], reducer) for k in range(len(positions))]
+                old = kept.get(metric.key, {})
+                fresh = iter(new)  # the kept outcomes in panel order, the new ones where the judge was asked
+                got = [old[judge.id] if judge.id in old else next(fresh) for judge in shared]
             results.append(self._panel(metric, sample, got))
         return results
 
@@ -455,7 +472,7 @@ class PanelEvaluator:
         with usage_scope() as meter:
             try:
                 score = await metric.score(sample, judge, self._context)
-                metric.check_score(score, judge_id=judge.id)  # the one range check of every score
+                score = metric.check_score(score, judge_id=judge.id)  # the one range check of every score
             except (JudgeError, SampleError) as exc:
                 failure = JudgeFailure(
                     judge_id=judge.id,

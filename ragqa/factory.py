@@ -7,6 +7,7 @@ judge or embedder that owns an HTTP client is registered with a :class:`Closer` 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import sys
@@ -25,6 +26,7 @@ if TYPE_CHECKING:  # the disk cache (and diskcache) is imported only when ragqa.
 
 __all__ = [
     "Closer",
+    "HttpPolicy",
     "build_configured_embedders",
     "build_embedders",
     "build_judges",
@@ -32,6 +34,7 @@ __all__ = [
     "cached_embedders",
     "cached_judges",
     "embedder_fingerprint",
+    "http_policy",
     "make_limiters",
     "open_cache",
     "panel_options",
@@ -68,6 +71,41 @@ class Closer:
                 log.warning("closing %r failed", item, exc_info=True)
 
 
+@dataclasses.dataclass(frozen=True)
+class HttpPolicy:
+    """How every HTTP judge and embedder of a container treats its endpoint.
+
+    Attributes:
+        failure_threshold: consecutive transport or timeout failures that open a circuit
+            breaker (``ragqa.circuit-breaker.failure-threshold``).
+        cool_down_s: seconds an open breaker fails fast before its first probe
+            (``ragqa.circuit-breaker.cool-down``).
+        max_cool_down_s: the cap of the cool-down, which doubles after each failed probe, seconds
+            (``ragqa.circuit-breaker.max-cool-down``).
+        max_response_bytes: the largest answer body read, bytes (``ragqa.limits.max-response-bytes``).
+    """
+
+    failure_threshold: int = 5
+    cool_down_s: float = 1.0
+    max_cool_down_s: float = 30.0
+    max_response_bytes: int = 4 * 1024 * 1024
+
+    def options(self) -> dict[str, Any]:
+        """The keyword arguments of :class:`~ragqa.judges.openai.OpenAIJudge` and ``OpenAIEmbedder``."""
+        return dataclasses.asdict(self)
+
+
+def http_policy(settings: Settings) -> HttpPolicy:
+    """The :class:`HttpPolicy` of ``settings`` (``ragqa.circuit-breaker`` and ``ragqa.limits``)."""
+    breaker = settings.ragqa.circuit_breaker
+    return HttpPolicy(
+        failure_threshold=breaker.failure_threshold,
+        cool_down_s=breaker.cool_down.total_seconds(),
+        max_cool_down_s=breaker.max_cool_down.total_seconds(),
+        max_response_bytes=settings.ragqa.limits.max_response_bytes,
+    )
+
+
 def make_limiters() -> Any:
     """The per-provider rate-limit registry shared by one container's judges and embedders."""
     from ragqa.judges.ratelimit import ProviderLimiters
@@ -80,8 +118,7 @@ def build_embedders(
     limiters: Any,
     closer: Closer,
     *,
-    failure_threshold: int = 5,
-    cool_down_s: float = 30.0,
+    http: HttpPolicy | None = None,
     cache: JudgeCache | None = None,
 ) -> list[Embedder]:
     """One embedder per configured embedding model, in order.
@@ -92,9 +129,7 @@ def build_embedders(
         closer: receives every embedder that owns a client.
         cache: when given, every embedder answers texts it embedded before from it
             (:class:`~ragqa.cache.CachingEmbedder`, keyed by :func:`embedder_fingerprint`).
-        failure_threshold: consecutive transport, timeout or 5xx failures that open an HTTP
-            embedder's circuit breaker.
-        cool_down_s: seconds an open breaker fails fast before one probe request.
+        http: the circuit breaker and answer-size cap of every HTTP embedder (default: :class:`HttpPolicy`).
 
     Raises:
         ConfigError: when a provider is unknown.
@@ -110,10 +145,7 @@ def build_embedders(
             from ragqa.judges.openai import OpenAIEmbedder
 
             embedder = OpenAIEmbedder(
-                m,
-                limiter=limiters.get(m.provider_key, m.limits),
-                failure_threshold=failure_threshold,
-                cool_down_s=cool_down_s,
+                m, limiter=limiters.get(m.provider_key, m.limits), **(http or HttpPolicy()).options()
             )
         else:  # pragma: no cover - settings validation restricts providers
             raise ConfigError(f"unknown embedding provider {m.provider!r} for {m.id!r}", key="embedding-models.list")
@@ -159,8 +191,7 @@ def build_configured_embedders(
     limiters: Any,
     closer: Closer,
     *,
-    failure_threshold: int = 5,
-    cool_down_s: float = 30.0,
+    http: HttpPolicy | None = None,
     cache: JudgeCache | None = None,
 ) -> Embedders:
     """The embedders of ``settings``; when the settings cannot resolve them, none, with the reason kept.
@@ -176,9 +207,7 @@ def build_configured_embedders(
     except ConfigError as exc:
         log.debug("no embedder: %s", exc)
         return Embedders(unavailable=str(exc))
-    built = build_embedders(
-        models, limiters, closer, failure_threshold=failure_threshold, cool_down_s=cool_down_s, cache=cache
-    )
+    built = build_embedders(models, limiters, closer, http=http, cache=cache)
     return Embedders(built)
 
 
@@ -200,8 +229,7 @@ def build_judges(
     embedders: Sequence[Embedder] = (),
     cache: JudgeCache | None = None,
     *,
-    failure_threshold: int = 5,
-    cool_down_s: float = 30.0,
+    http: HttpPolicy | None = None,
 ) -> list[Judge]:
     """One judge per configured chat model, in panel order.
 
@@ -211,10 +239,7 @@ def build_judges(
         closer: receives every judge that owns a client.
         embedders: configured embedders; a local judge with ``use-embeddings`` uses the first local one.
         cache: when given, every judge answers repeated calls from it.
-        failure_threshold: consecutive transport, timeout or 5xx failures that open an HTTP
-            judge's circuit breaker (``ragqa.circuit-breaker.failure-threshold``).
-        cool_down_s: seconds an open breaker fails fast before one probe request
-            (``ragqa.circuit-breaker.cool-down``).
+        http: the circuit breaker and answer-size cap of every HTTP judge (default: :class:`HttpPolicy`).
 
     Raises:
         ConfigError: when a provider is unknown.
@@ -231,12 +256,7 @@ def build_judges(
         elif m.provider == "openai":
             from ragqa.judges.openai import OpenAIJudge
 
-            judge = OpenAIJudge(
-                m,
-                limiter=limiters.get(m.provider_key, m.limits),
-                failure_threshold=failure_threshold,
-                cool_down_s=cool_down_s,
-            )
+            judge = OpenAIJudge(m, limiter=limiters.get(m.provider_key, m.limits), **(http or HttpPolicy()).options())
         else:  # pragma: no cover - settings validation restricts providers
             raise ConfigError(f"unknown judge provider {m.provider!r} for {m.id!r}", key="chat-models.list")
         closer.register(judge)

@@ -14,13 +14,13 @@ Example:
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
 from ragqa.schema import Language
 
-__all__ = ["BANDS", "Band", "band_for", "interpret", "scale_for"]
+__all__ = ["BANDS", "STANDARD", "Band", "ScaleSource", "band_for", "interpret", "register_scale_source", "scale_for"]
 
 
 @dataclass(frozen=True)
@@ -68,12 +68,14 @@ _NOISE: tuple[Band, ...] = (
 
 # spring-ai-ragas's standard scale (AbstractScoreExplanation.createStandardScale) for 0..1 metrics
 # where higher is better: Excellent >= 0.9, Good >= 0.7, Moderate >= 0.5, Poor < 0.5.
-_STANDARD: tuple[Band, ...] = (
+STANDARD: tuple[Band, ...] = (
     Band(0.0, 0.5, "poor", {"en": "poor", "ru": "плохо"}),
     Band(0.5, 0.7, "moderate", {"en": "moderate", "ru": "удовлетворительно"}),
     Band(0.7, 0.9, "good", {"en": "good", "ru": "хорошо"}),
     Band(0.9, 1.0, "excellent", {"en": "excellent", "ru": "отлично"}),
 )
+"""spring-ai-ragas's standard scale, for every judged 0..1 metric that is better higher."""
+_STANDARD = STANDARD
 
 BANDS: Mapping[str, Sequence[Band]] = {
     "noise_sensitivity": _NOISE,
@@ -83,16 +85,35 @@ BANDS: Mapping[str, Sequence[Band]] = {
     "tool_call_accuracy": _STANDARD,
     "response_relevancy": _STANDARD,  # a cosine in [-1, 1]: below 0 reads as poor
 }
+
 """Interpretation scales by metric registry name, where a metric's scale is not the default (see :func:`scale_for`)."""
+
+
+ScaleSource = Callable[[str, Literal["higher", "lower"] | None], "Sequence[Band] | None"]
+"""``source(registry_name, direction) -> scale or None``: where scales not in :data:`BANDS` come from."""
+
+_SOURCES: list[ScaleSource] = []
+
+
+def register_scale_source(source: ScaleSource) -> None:
+    """Add a place :func:`scale_for` asks for a scale not in :data:`BANDS` (registering twice is a no-op).
+
+    The metric registry registers one when :mod:`ragqa.metrics` is imported (every metric that asks a
+    judge, scores in [0, 1] and is better higher gets the standard scale,
+    :meth:`ragqa.metrics.base.Metric.interpretation_scale`), so this module needs no import of the
+    metrics above it.
+    """
+    if source not in _SOURCES:
+        _SOURCES.append(source)
 
 
 def scale_for(metric_name: str, direction: Literal["higher", "lower"] | None = None) -> Sequence[Band] | None:
     """The interpretation scale of ``metric_name`` (a registry name or a result key).
 
-    :data:`BANDS` first; otherwise spring-ai-ragas's standard scale for every metric of the
-    registry that asks a judge, scores in [0, 1] and is better higher (a new metric needs no
-    entry here); ``None`` for the rest (text metrics, levels such as rubrics 1..5, lower-is-better
-    metrics without a scale of their own).
+    :data:`BANDS` first; otherwise what a registered scale source gives: spring-ai-ragas's standard
+    scale for every metric of the registry that asks a judge, scores in [0, 1] and is better higher
+    (a new metric needs no entry here); ``None`` for the rest (text metrics, levels such as rubrics
+    1..5, lower-is-better metrics without a scale of their own).
 
     Args:
         metric_name: a registry name or a result key.
@@ -102,13 +123,10 @@ def scale_for(metric_name: str, direction: Literal["higher", "lower"] | None = N
     base = _base_name(metric_name)
     if base in BANDS:
         return BANDS[base]
-    from ragqa.metrics import METRICS
-
-    cls = METRICS.get(base)
-    if cls is None or (direction or cls.direction) != "higher":
-        return None
-    if cls.needs_judge and cls.value_range == (0.0, 1.0):
-        return _STANDARD
+    for source in _SOURCES:
+        scale = source(base, direction)
+        if scale is not None:
+            return scale
     return None
 
 

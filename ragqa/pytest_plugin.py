@@ -23,8 +23,9 @@ Fixtures:
   ``create_container``; closed at the end of the session.
 - ``ragqa_thresholds`` (session): ``ragqa.thresholds`` from the settings (by metric spec).
 - ``ragqa_evaluator``: the panel evaluator, narrowed by the ``ragqa`` marker.
-- ``ragqa``: a :class:`RagqaHelper` with ``assert_metric`` (async) and ``check_metric`` (sync) bound
-  to the evaluator, which also records scores for the reports.
+- ``ragqa_panel``: a :class:`RagqaHelper` with ``assert_metric`` (async) and ``check_metric`` (sync)
+  bound to the evaluator, which also records scores for the reports; ``judge_thresholds=`` adds
+  per-judge gates. ``ragqa`` is its former name, still working (it hides the package in the test).
 
 Marker: ``@pytest.mark.ragqa(judges=[...], profile="...", policy=..., repeats=3, reducer="median")``
 picks judges of the panel (ids or shell-style patterns such as ``"openai/*"``), a profile (instead
@@ -536,6 +537,14 @@ class RagqaHelper:
         coro = self._score_metric(metric, sample, threshold, policy)
         return self._loop.run(coro) if self._loop is not None else run_sync(coro)
 
+    def _judge_thresholds(self, judge_thresholds: Mapping[str, float] | None) -> Mapping[str, float]:
+        """Per-judge thresholds checked against this test's panel, before any judge call."""
+        from ragqa.assertions import check_judge_thresholds
+
+        if judge_thresholds:
+            check_judge_thresholds([j.id for j in self.evaluator.judges], judge_thresholds)
+        return judge_thresholds or {}
+
     async def score(
         self,
         metric: Metric | str,
@@ -543,9 +552,18 @@ class RagqaHelper:
         *,
         threshold: float | None = None,
         policy: Policy | None = None,
+        judge_thresholds: Mapping[str, float] | None = None,
     ) -> MetricVerdict:
-        """Score and record without raising on "fail" (see :func:`ragqa.assertions.score_metric`)."""
-        verdict = await self._verdict(metric, sample, threshold, policy)
+        """Score and record without raising on "fail" (see :func:`ragqa.assertions.score_metric`).
+
+        ``judge_thresholds`` (``{"judge-a": 0.8}``) adds per-judge gates on top of the policy
+        (:func:`ragqa.assertions.with_judge_thresholds`); an unknown judge id is a ``ConfigError``
+        before any call.
+        """
+        from ragqa.assertions import with_judge_thresholds
+
+        gates = self._judge_thresholds(judge_thresholds)
+        verdict = with_judge_thresholds(await self._verdict(metric, sample, threshold, policy), gates)
         self._record(verdict)
         return verdict
 
@@ -556,16 +574,21 @@ class RagqaHelper:
         *,
         threshold: float | None = None,
         policy: Policy | None = None,
+        judge_thresholds: Mapping[str, float] | None = None,
     ) -> PanelResult:
         """Assert that the panel passes ``metric`` on ``sample`` (async tests).
 
-        See :func:`ragqa.assertions.assert_metric` for thresholds, direction and policies.
+        See :func:`ragqa.assertions.assert_metric` for thresholds, direction and policies;
+        ``judge_thresholds`` as in :meth:`score`.
 
         Raises:
             ragqa.assertions.MetricAssertionError: when the assertion fails.
         """
         __tracebackhide__ = True
-        return self._raise_on_fail(await self.score(metric, sample, threshold=threshold, policy=policy))
+        verdict = await self.score(
+            metric, sample, threshold=threshold, policy=policy, judge_thresholds=judge_thresholds
+        )
+        return self._raise_on_fail(verdict)
 
     def check_metric(
         self,
@@ -574,17 +597,21 @@ class RagqaHelper:
         *,
         threshold: float | None = None,
         policy: Policy | None = None,
+        judge_thresholds: Mapping[str, float] | None = None,
     ) -> PanelResult:
         """Synchronous twin of :meth:`assert_metric`, for plain tests.
 
         The panel runs on the session's loop thread, so this works in async tests too, where it
-        blocks the test's loop until the panel is done (``await ragqa.assert_metric(...)`` does not).
+        blocks the test's loop until the panel is done (``await ragqa_panel.assert_metric(...)`` does not).
 
         Raises:
             ragqa.assertions.MetricAssertionError: when the assertion fails.
         """
         __tracebackhide__ = True
-        verdict = self._verdict_sync(metric, sample, threshold, policy)
+        from ragqa.assertions import with_judge_thresholds
+
+        gates = self._judge_thresholds(judge_thresholds)
+        verdict = with_judge_thresholds(self._verdict_sync(metric, sample, threshold, policy), gates)
         self._record(verdict)
         return self._raise_on_fail(verdict)
 
@@ -664,7 +691,7 @@ def results_line(verdict: MetricVerdict, *, test: str | None) -> dict[str, Any]:
 
 
 @pytest.fixture
-def ragqa(
+def ragqa_panel(
     request: pytest.FixtureRequest,
     ragqa_evaluator: PanelEvaluator,
     ragqa_thresholds: dict[str, float],
@@ -672,8 +699,9 @@ def ragqa(
 ) -> RagqaHelper:
     """A :class:`RagqaHelper` bound to this test's evaluator.
 
-    ``await ragqa.assert_metric("faithfulness", sample)`` in async tests;
-    ``ragqa.check_metric("faithfulness", sample)`` in plain ones.
+    ``await ragqa_panel.assert_metric("faithfulness", sample)`` in async tests;
+    ``ragqa_panel.check_metric("faithfulness", sample)`` in plain ones. The package stays
+    reachable as ``ragqa`` in the test (``ragqa.MetricAssertionError``).
     """
     state = request.config.stash.get(_STATE, None)
     return RagqaHelper(
@@ -684,3 +712,13 @@ def ragqa(
         results_path=state.results_path if state is not None else None,
         loop=_ragqa_loop,
     )
+
+
+@pytest.fixture
+def ragqa(ragqa_panel: RagqaHelper) -> RagqaHelper:
+    """The former name of :func:`ragqa_panel`, kept working: the same helper.
+
+    A test that takes it has a local ``ragqa`` that hides the package (``ragqa.Sample`` is then
+    an ``AttributeError``); prefer ``ragqa_panel``.
+    """
+    return ragqa_panel

@@ -15,12 +15,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from html import escape
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ragqa.metrics._math import nan_mean
+from ragqa._math import nan_mean
 from ragqa.schema import Interval, JudgeFailure, PanelResult, Sample, Usage
 
 __all__ = [
@@ -288,6 +289,64 @@ class Report(BaseModel):
                 return s
         raise KeyError(metric)
 
+    def __repr__(self) -> str:
+        """A short summary, a few lines whatever the run's size (a notebook's echo of a report).
+
+        ``Report(20 sample(s) x 1 metric(s) x 2 judge(s), 0.6 s)`` then one line per metric:
+        direction, aggregate mean and strategy, samples with an aggregate, each judge's mean;
+        then judge failures and skipped pairs when there are any. The full data is in the
+        fields; :func:`ragqa.render.report_to_text` gives the console tables.
+        """
+        n_judges = len(self.judge_ids)
+        lines = [
+            f"Report({self.n_samples} sample(s) x {len(self.summaries)} metric(s) x {n_judges} judge(s), "
+            f"{self.wall_time_s:.1f} s)"
+        ]
+        for s in self.summaries:
+            arrow = "↑" if s.direction == "higher" else "↓"
+            judges = ", ".join(f"{j.judge_id} {_short(j.mean)}" for j in s.judges)
+            lines.append(
+                f"  {s.metric} {arrow} {_short(s.aggregate_mean)} ({s.strategy}), "
+                f"{s.n_scored}/{s.n_samples} scored" + (f"; {judges}" if judges else "")
+            )
+        failed = sum(j.n_failed for s in self.summaries for j in s.judges)
+        if failed:
+            lines.append(f"  {failed} judge failure(s): see report.failures")
+        if self.skipped:
+            lines.append(f"  {len(self.skipped)} skipped (sample, metric) pair(s): see report.skipped")
+        return "\n".join(lines)
+
+    __str__ = __repr__
+
+    def _repr_html_(self) -> str:
+        """The summary as a small HTML table for notebooks (every value escaped).
+
+        One row per metric: direction, aggregate mean (strategy), samples scored, each judge's
+        mean, judge failures. The run's size and wall time head the table.
+        """
+        judge_ids = self.judge_ids
+        head = "".join(f"<th>{escape(j)}</th>" for j in judge_ids)
+        rows = []
+        for s in self.summaries:
+            means = {j.judge_id: j.mean for j in s.judges}
+            cells = "".join(f"<td>{_short(means[j]) if j in means else '-'}</td>" for j in judge_ids)
+            arrow = "&uarr; higher is better" if s.direction == "higher" else "&darr; lower is better"
+            failed = sum(j.n_failed for j in s.judges)
+            rows.append(
+                f"<tr><td><b>{escape(s.metric)}</b></td><td>{arrow}</td>"
+                f"<td><b>{_short(s.aggregate_mean)}</b> ({escape(s.strategy)})</td>"
+                f"<td>{s.n_scored}/{s.n_samples}</td>{cells}<td>{failed}</td></tr>"
+            )
+        caption = (
+            f"ragqa report: {self.n_samples} sample(s) x {len(self.summaries)} metric(s) x "
+            f"{len(judge_ids)} judge(s), {self.wall_time_s:.1f} s"
+        )
+        return (
+            f"<table><caption style='text-align:left'>{escape(caption)}</caption>"
+            f"<thead><tr><th>metric</th><th>direction</th><th>aggregate</th><th>scored</th>{head}"
+            f"<th>failed</th></tr></thead><tbody>{''.join(rows)}</tbody></table>"
+        )
+
     def to_jsonl(self, path: str | Path) -> Path:
         """Write one :func:`~ragqa.render.records.result_record` per line to ``path`` (UTF-8, atomically).
 
@@ -331,6 +390,11 @@ class Report(BaseModel):
         from ragqa.render.frames import report_frame
 
         return report_frame(self, form)
+
+
+def _short(value: float) -> str:
+    """A score with 3 decimals, ``n/a`` for NaN (the console's format)."""
+    return "n/a" if math.isnan(value) else f"{value:.3f}"
 
 
 def _write(report: Report, renderer: Any, path: str | Path) -> Path:

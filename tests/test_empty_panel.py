@@ -55,7 +55,7 @@ def test_an_explicit_empty_list_is_a_panel_of_no_judge_and_an_absent_one_spring_
     (tmp_path / "application.yaml").write_text(EMPTY_PANEL, encoding="utf-8")
     assert load_settings(tmp_path, environ={}).judges() == []
     (tmp_path / "application.yaml").write_text("spring: {ai: {chat-models: {}}}\n", encoding="utf-8")
-    [default] = load_settings(tmp_path, environ={}).judges()
+    [default] = load_settings(tmp_path, environ={"OPENAI_API_KEY": "sk-test"}).judges()
     assert default.id == "gpt-4o-mini"
 
 

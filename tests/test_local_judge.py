@@ -2,6 +2,7 @@ import math
 
 import pytest
 
+from ragqa._math import cosine
 from ragqa.errors import JudgeUnsupported
 from ragqa.evaluation import PanelEvaluator
 from ragqa.judges.base import Embedder, Judge
@@ -18,7 +19,6 @@ from ragqa.judges.local import (
     split_sentences,
 )
 from ragqa.metrics import Faithfulness, Hallucination
-from ragqa.metrics._math import cosine
 from ragqa.prompts.attribution import ATTRIBUTION, AttributionInput
 from ragqa.prompts.base import Prompt
 from ragqa.prompts.context_usefulness import CONTEXT_USEFULNESS, ContextUsefulnessInput

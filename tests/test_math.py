@@ -6,8 +6,8 @@ import math
 
 import pytest
 
+from ragqa._math import average_precision, cosine, mean_or_nan
 from ragqa.interpretation import band_for, interpret
-from ragqa.metrics._math import average_precision, cosine, mean_or_nan
 from ragqa.metrics.context_entity_recall import entity_recall_score
 from ragqa.metrics.context_precision import context_precision_score
 from ragqa.metrics.context_recall import context_recall_score
@@ -123,7 +123,7 @@ def test_interpret_unknown_and_nan() -> None:
 
 
 def test_count_of_counts_binary_verdicts_and_sums_graded_ones() -> None:
-    from ragqa.metrics._math import count_of
+    from ragqa._math import count_of
 
     assert count_of([1.0, 0.0, 1.0]) == "2"
     assert count_of([]) == "0"

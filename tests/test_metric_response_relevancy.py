@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 from _concurrency import PeakCounter
 
+from ragqa._math import cosine
 from ragqa.errors import JudgeError
 from ragqa.evaluation import PanelEvaluator
 from ragqa.metrics import Faithfulness, ResponseRelevancy, ResponseRelevancyLLM
-from ragqa.metrics._math import cosine
 from ragqa.metrics.base import MetricContext
 from ragqa.prompts.base import Prompt
 from ragqa.testing import FunctionJudge, ScriptedJudge, StaticEmbedder, make_sample

@@ -8,10 +8,10 @@ from typing import Any
 import numpy as np
 import pytest
 
+from ragqa._math import cosine
 from ragqa.errors import ConfigError, JudgeUnsupported
 from ragqa.evaluation import PanelEvaluator
 from ragqa.metrics import SemanticSimilarity, build_metric
-from ragqa.metrics._math import cosine
 from ragqa.metrics.base import MetricContext
 from ragqa.metrics.semantic_similarity import semantic_similarity_score
 from ragqa.testing import ScriptedJudge, StaticEmbedder, make_sample

@@ -40,16 +40,21 @@ async def tenacity_only(
 ) -> T:
     """The wrapper before the fast path: tenacity runs every attempt, the first included."""
 
+    probed = False
+
     async def guarded() -> T:
+        nonlocal probed
         if breaker is None:
             return await attempt()
-        breaker.before_attempt(step)
+        await breaker.admit(step)
+        probed = probed or breaker.state == "half_open"
+        started = breaker.now()
         try:
             result = await attempt()
         except Exception as exc:
             failure = classify(exc)
             if failure.endpoint_down:
-                breaker.record_failure(failure.cause)
+                breaker.record_failure(failure.cause, timeout=failure.kind == "timeout", started=started)
             elif failure.endpoint_answered:
                 breaker.record_success()
             else:
@@ -72,7 +77,7 @@ async def tenacity_only(
         failure = failure_of(state)
         if failure is None or not policy.retryable(failure):
             return False
-        if breaker is not None and breaker.state == "open":
+        if breaker is not None and breaker.state != "closed" and (breaker.hung or probed):
             return False
         asked = policy.asked_wait(failure)
         if asked is not None and asked > MAX_RETRY_AFTER_S:
@@ -88,7 +93,8 @@ async def tenacity_only(
 
     def wait(state: RetryCallState) -> float:
         failure = failure_of(state) or Failure("other")
-        return policy.wait_for(failure, state.attempt_number)
+        planned = policy.wait_for(failure, state.attempt_number)
+        return max(planned, breaker.until_probe()) if breaker is not None else planned
 
     def before_sleep(state: RetryCallState) -> None:
         failure = failure_of(state) or Failure("other")
@@ -174,7 +180,7 @@ async def run(
     async def sleep(seconds: float) -> None:
         waits.append(seconds)
 
-    breaker = CircuitBreaker("judge 'j'", judge_id="j", failure_threshold=3, cool_down_s=30, clock=lambda: 0.0)
+    breaker = CircuitBreaker("judge 'j'", judge_id="j", failure_threshold=3, cool_down_s=30, clock=lambda: sum(waits))
     jitter = iter([0.5, 0.25, 0.75, 0.1, 0.9, 0.3] * 3)
     settings = RetrySettings(
         max_attempts=5,
@@ -218,7 +224,8 @@ async def test_the_fast_path_decides_as_tenacity_alone(
     if name == "503-then-success":  # the failed first attempt is not sent twice
         assert outcome == "answer after 2" and attempts == 2 and len(waits) == 1
     if name == "breaker-opens" and with_breaker:
-        assert attempts == 3 and outcome == ("raised", 2)
+        # 3 refusals open it; the retry waits out the cool-down and is the probe; the failed probe ends the call
+        assert attempts == 4 and outcome == ("raised", 3) and waits[-1] == 30
 
 
 async def test_a_successful_first_attempt_builds_no_retry_machinery(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -16,11 +16,11 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
+from ragqa._heap import YOUNG_THRESHOLD, frozen_heap
 from ragqa.evaluation import PanelEvaluator
 from ragqa.judges.local import LocalJudge
 from ragqa.metrics import Faithfulness
 from ragqa.prompts.base import Prompt
-from ragqa.run.heap import YOUNG_THRESHOLD, frozen_heap
 from ragqa.testing.judges import FunctionJudge, make_sample
 
 

@@ -368,10 +368,13 @@ def test_embedding_connection_falls_back_to_openai_and_default_client(tmp_path: 
     (emb,) = settings.embedders()
     assert (emb.id, emb.options.dimensions, emb.options.batch_size) == ("emb-x", 256, 8)
     assert emb.base_url == "https://main.example/api" and emb.provider_key == "main.example"
-    # no embedding model named anywhere: no embedder, and the default judge is gpt-4o-mini
-    bare = Settings()
+    # no embedding model named anywhere: no embedder, and the default judge is gpt-4o-mini at OpenAI,
+    # which needs a key (Settings() built in code reads no environment: tests/test_init.py)
+    bare = Settings(spring={"ai": {"openai": {"api_key": "sk-x"}}})  # type: ignore[arg-type]
     assert bare.embedders() == []
     assert [j.model for j in bare.judges()] == ["gpt-4o-mini"]
+    with pytest.raises(ConfigError, match="OPENAI_API_KEY"):
+        Settings().judges()
 
 
 # ------------------------------------------------------------------------------------ env overrides
@@ -416,8 +419,8 @@ def test_env_overrides_single_keys_after_profiles(tmp_path: Path) -> None:
 def test_env_override_errors_name_the_variable(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match=r"RAGQA__RAGQA__LANGAUGE.*Did you mean 'language'"):
         load_settings(tmp_path, environ={"RAGQA__RAGQA__LANGAUGE": "ru"})
-    with pytest.raises(ConfigError, match=r"list\[3\] does not exist"):
-        load_settings(tmp_path, environ={"RAGQA__SPRING__AI__CHAT_MODELS__LIST__3__ID": "x"})
+    with pytest.raises(ConfigError, match=r"list\[7\] does not exist"):  # the built-in panel has 4 judges
+        load_settings(tmp_path, environ={"RAGQA__SPRING__AI__CHAT_MODELS__LIST__7__ID": "x"})
     with pytest.raises(ConfigError) as err:
         load_settings(tmp_path, environ={"RAGQA__RAGQA__LANGUAGE": "fr"})
     assert err.value.key == "ragqa.language"

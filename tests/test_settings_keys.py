@@ -260,13 +260,21 @@ def test_url_userinfo_is_masked_in_render_repr_and_errors(tmp_path: Path) -> Non
 
 def test_new_keys_defaults() -> None:
     ragqa = Settings().ragqa
-    assert ragqa.circuit_breaker == CircuitBreakerSettings(failure_threshold=5, cool_down=timedelta(seconds=30))
+    assert ragqa.circuit_breaker == CircuitBreakerSettings(
+        failure_threshold=5, cool_down=timedelta(seconds=1), max_cool_down=timedelta(seconds=30)
+    )
+    assert ragqa.limits.max_response_bytes == 4 * 1024 * 1024
     assert ragqa.run == RunSettings(deadline=None)
     assert ragqa.limits == LimitsSettings(max_contexts_per_sample=100, max_text_chars=200_000, max_calls=None)
     tree = next(yaml.safe_load_all(render_settings(Settings(), panel=False)))["ragqa"]
-    assert tree["circuit-breaker"] == {"failure-threshold": 5, "cool-down": "30s"}
+    assert tree["circuit-breaker"] == {"failure-threshold": 5, "cool-down": "1s", "max-cool-down": "30s"}
     assert tree["run"] == {"deadline": None}
-    assert tree["limits"] == {"max-contexts-per-sample": 100, "max-text-chars": 200000, "max-calls": None}
+    assert tree["limits"] == {
+        "max-contexts-per-sample": 100,
+        "max-text-chars": 200000,
+        "max-calls": None,
+        "max-response-bytes": 4194304,
+    }
 
 
 def test_new_keys_bind_relaxed_and_from_the_environment(tmp_path: Path) -> None:
@@ -274,7 +282,7 @@ def test_new_keys_bind_relaxed_and_from_the_environment(tmp_path: Path) -> None:
         tmp_path,
         """
         ragqa:
-          circuit-breaker: {failure-threshold: 3, coolDown: 1500ms}
+          circuit-breaker: {failure-threshold: 3, coolDown: 1500ms, max-cool-down: 1m}
           run: {deadline: 10m}
           limits: {max_contexts_per_sample: 20, max-text-chars: 5000}
         """,
@@ -283,6 +291,7 @@ def test_new_keys_bind_relaxed_and_from_the_environment(tmp_path: Path) -> None:
     ragqa = settings.ragqa
     assert ragqa.circuit_breaker.failure_threshold == 3
     assert ragqa.circuit_breaker.cool_down == timedelta(milliseconds=1500)
+    assert ragqa.circuit_breaker.max_cool_down == timedelta(minutes=1)
     assert ragqa.run.deadline == timedelta(minutes=10)
     assert (ragqa.limits.max_contexts_per_sample, ragqa.limits.max_text_chars, ragqa.limits.max_calls) == (
         20,
@@ -296,6 +305,8 @@ def test_new_keys_bind_relaxed_and_from_the_environment(tmp_path: Path) -> None:
     [
         ("ragqa: {circuit-breaker: {failure-threshold: 0}}", "ragqa.circuit-breaker.failure-threshold"),
         ("ragqa: {circuit-breaker: {cool-down: 0s}}", "ragqa.circuit-breaker.cool-down"),
+        ("ragqa: {circuit-breaker: {cool-down: 1m, max-cool-down: 30s}}", "ragqa.circuit-breaker"),
+        ("ragqa: {limits: {max-response-bytes: 10}}", "ragqa.limits.max-response-bytes"),
         ("ragqa: {run: {deadline: 0s}}", "ragqa.run.deadline"),
         ("ragqa: {limits: {max-contexts-per-sample: 0}}", "ragqa.limits.max-contexts-per-sample"),
         ("ragqa: {limits: {max-text-chars: 0}}", "ragqa.limits.max-text-chars"),

@@ -10,6 +10,7 @@ from ragqa.calibration.core import Calibration, calibrate_report, read_labels
 
 if TYPE_CHECKING:
     from ragqa.container import Container
+    from ragqa.run.progress import RunProgress
     from ragqa.schema import Sample
 
 __all__ = ["acalibrate", "calibrate"]
@@ -45,6 +46,7 @@ async def acalibrate(
     confidence: float = 0.95,
     n_resamples: int = 1000,
     seed: int = 0,
+    progress: bool | RunProgress | None = None,
 ) -> Calibration:
     """Score ``data`` with the panel and compare each judge and the aggregate with the human labels.
 
@@ -63,6 +65,7 @@ async def acalibrate(
         no_cache=no_cache,
         allow_incomplete=True,
         container=container,
+        progress=progress,
     )
     return calibrate_report(
         report,
@@ -91,6 +94,7 @@ def calibrate(
     confidence: float = 0.95,
     n_resamples: int = 1000,
     seed: int = 0,
+    progress: bool | RunProgress | None = None,
 ) -> Calibration:
     """Score ``data`` with the panel and compare each judge and the aggregate with the human labels.
 
@@ -114,6 +118,8 @@ def calibrate(
         confidence: confidence level of the bootstrap intervals.
         n_resamples: bootstrap resamples per interval.
         seed: the bootstrap's seed.
+        progress: progress of the scoring, as ``progress`` of :func:`ragqa.evaluate` (default:
+            on in a terminal or a notebook).
 
     Returns:
         The :class:`Calibration`: per metric, a row per judge and one for the panel aggregate.
@@ -136,6 +142,7 @@ def calibrate(
         no_cache=no_cache,
         allow_incomplete=True,
         container=container,
+        progress=progress,
     )
     return calibrate_report(
         report,

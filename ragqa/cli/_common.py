@@ -15,6 +15,7 @@ import typer
 from rich.console import Console
 
 from ragqa.errors import ConfigError, OutputError, SampleError
+from ragqa.render.terminal import printable
 from ragqa.run.exit_codes import ExitCode
 
 if TYPE_CHECKING:
@@ -74,10 +75,31 @@ def _stderr() -> Console:
     return Console(stderr=True, highlight=False, soft_wrap=True)
 
 
+def _stdout() -> Console:
+    """The console of a command's report: the terminal's width, else 120 columns with no wrapping of lines.
+
+    Off a terminal (a pipe, a CI log) tables are laid out in 120 columns, and lines of text (the
+    usage line, lists of samples) are never broken: a wrap would split an item such as
+    ``it-012 (0.830 -> 0.030)`` over two lines.
+    """
+    return Console() if sys.stdout.isatty() else Console(width=120, soft_wrap=True)
+
+
 def _fail(message: str) -> NoReturn:
-    """Print ``error: message`` on stderr and exit with :attr:`ExitCode.USAGE`."""
-    _stderr().print(f"[bold red]error:[/] {message}", markup=True)
+    """Print ``error: message`` on stderr (control characters shown, not obeyed) and exit with :attr:`ExitCode.USAGE`.
+
+    ``message`` is rich markup: pass text from data through :func:`_escape` (markup brackets).
+    """
+    _stderr().print(f"[bold red]error:[/] {printable(message)}", markup=True)
     raise typer.Exit(ExitCode.USAGE)
+
+
+class _PrintableFormatter(logging.Formatter):
+    """Log lines with control characters shown, not obeyed (a provider's error body may hold escapes)."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        """The standard line, through :func:`~ragqa.render.terminal.printable` (newlines kept)."""
+        return printable(super().format(record))
 
 
 @contextmanager
@@ -92,7 +114,7 @@ def _clean_errors() -> Iterator[None]:
     except (ConfigError, SampleError) as exc:
         _fail(_escape(str(exc)))
     except OutputError as exc:
-        _stderr().print(f"[bold red]error:[/] {_escape(str(exc))}", markup=True)
+        _stderr().print(f"[bold red]error:[/] {printable(_escape(str(exc)))}", markup=True)
         raise typer.Exit(ExitCode.OUTPUT) from None
 
 
@@ -124,7 +146,9 @@ def _configure_logging(verbose: int, quiet: bool, log_level: str | None) -> None
         level = logging.ERROR
     else:
         level = {0: logging.WARNING, 1: logging.INFO}.get(verbose, logging.DEBUG)
-    logging.basicConfig(level=level, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s", force=True)
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(_PrintableFormatter("%(levelname)s %(name)s: %(message)s"))
+    logging.basicConfig(level=level, handlers=[handler], force=True)
 
 
 def parse_thresholds(values: Sequence[str]) -> dict[str, float]:

@@ -2,27 +2,25 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
-from rich.console import Console
 
-from ragqa.errors import ConfigError
-
-if TYPE_CHECKING:
-    pass
 from ragqa.cli._common import (
     _clean_errors,
     _ConfigOption,
     _fail,
+    _is_ci,
     _ProfileOption,
     _profiles,
     _stderr,
+    _stdout,
     app,
     parse_thresholds,
 )
+from ragqa.errors import ConfigError
+from ragqa.run.progress import RunProgress, choose_mode
 
 
 @app.command(
@@ -68,7 +66,7 @@ def compare(
             replace_text(json_path, json.dumps(comparison.to_json(), ensure_ascii=False, indent=2) + "\n")
         if html_path is not None:
             replace_text(html_path, comparison_html(comparison))
-    (Console() if sys.stdout.isatty() else Console(width=120)).print(comparison_renderable(comparison))
+    _stdout().print(comparison_renderable(comparison))
     for option, path in (("--json", json_path), ("--html", html_path)):
         if path is not None:
             _stderr().print(f"wrote {option} {path}")
@@ -150,8 +148,19 @@ def calibrate(
     seed: Annotated[int, typer.Option("--seed", help="Seed of the bootstrap.")] = 0,
     json_out: Annotated[Path | None, typer.Option("--json", help="Also write the calibration as JSON here.")] = None,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not use the on-disk judge cache.")] = False,
+    progress: Annotated[
+        bool,
+        typer.Option(
+            "--progress/--no-progress",
+            help="Show the scoring's progress on stderr, with rate and ETA (as ragqa evaluate).",
+        ),
+    ] = True,
 ) -> None:
-    """Score DATASET and report each judge's and the panel's agreement with human labels, with 95% CIs."""
+    """Score DATASET and report each judge's and the panel's agreement with human labels, with 95% CIs.
+
+    Before the first judge call it prints the run's estimate (judge calls, prompt tokens) on
+    stderr, as ``ragqa evaluate`` does, then shows the scoring's progress.
+    """
     from ragqa.calibration import calibrate as run_calibration
     from ragqa.calibration import calibration_table
 
@@ -173,8 +182,9 @@ def calibrate(
             no_cache=no_cache,
             n_resamples=resamples,
             seed=seed,
+            progress=RunProgress(choose_mode(progress, ci=_is_ci()), show_estimate=True),
         )
-    stdout = Console() if sys.stdout.isatty() else Console(width=120)
+    stdout = _stdout()
     for table in calibration_table(result):
         stdout.print(table)
     if json_out is not None:

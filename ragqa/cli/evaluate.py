@@ -7,23 +7,22 @@ import shlex
 import signal
 import sys
 import threading
-import time
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, NoReturn
+from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
-from rich.console import Console
 
 from ragqa.errors import ConfigError
 from ragqa.run.exit_codes import ExitCode
+from ragqa.run.progress import RunProgress, choose_mode
 
 if TYPE_CHECKING:
     from ragqa.container import Container
     from ragqa.run.estimate import RunEstimate
     from ragqa.run.outcome import RunResult
     from ragqa.run.runner import Runner
-    from ragqa.schema import PanelResult, Sample
+    from ragqa.schema import Sample
 from ragqa.cli._common import (
     _EXIT_CODES_HELP,
     _clean_errors,
@@ -35,59 +34,10 @@ from ragqa.cli._common import (
     _is_ci,
     _ProfileOption,
     _stderr,
+    _stdout,
     app,
     parse_thresholds,
 )
-
-
-class _Progress:
-    """A rich progress bar on a terminal; otherwise plain ``scored N/M`` lines on stderr every ~10%.
-
-    It starts when the run's estimate is known (:meth:`start`), i.e. just before the first call.
-    """
-
-    def __init__(self, *, enabled: bool) -> None:
-        self.total = 0
-        self.done = 0
-        self._bar: Any = None
-        self._task: Any = None
-        self._started = time.perf_counter()
-        self._next_line = 0
-        self._rich = enabled and sys.stderr.isatty() and not _is_ci()
-        self._plain = enabled and not self._rich
-
-    def start(self, total: int) -> None:
-        self.total = total
-        self._started = time.perf_counter()
-        if self._rich and total:
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-            self._bar = Progress(
-                TextColumn("scoring"),
-                BarColumn(),
-                MofNCompleteColumn(),
-                TextColumn("sample x metric"),
-                TimeElapsedColumn(),
-                console=Console(stderr=True),
-                transient=True,
-            )
-            self._bar.start()
-            self._task = self._bar.add_task("scoring", total=total)
-
-    def stop(self) -> None:
-        if self._bar is not None:
-            self._bar.stop()
-            self._bar = None
-
-    def advance(self, _result: PanelResult) -> None:
-        self.done += 1
-        if self._bar is not None:
-            self._bar.update(self._task, completed=self.done)
-        elif self._plain and (self.done >= self._next_line or self.done == self.total):
-            step = max(1, self.total // 10)
-            self._next_line = self.done + step
-            elapsed = time.perf_counter() - self._started
-            print(f"scored {self.done}/{self.total} (sample x metric) in {elapsed:.1f} s", file=sys.stderr, flush=True)
 
 
 def _resume_command() -> str:
@@ -158,6 +108,13 @@ def evaluate(
             "--overwrite",
             help="Start over although the --out file's .partial holds an earlier run's results (they are deleted); "
             "without it such a run stops with exit code 2.",
+        ),
+    ] = False,
+    retry_failed: Annotated[
+        bool,
+        typer.Option(
+            "--retry-failed",
+            help="With --resume: ask again every judge whose kept outcome is a failure; scored outcomes are kept.",
         ),
     ] = False,
     column_map: Annotated[
@@ -272,7 +229,13 @@ def evaluate(
         int | None,
         typer.Option("--batch-size", help="With --engine ray: samples per batch handed to a worker (default 64)."),
     ] = None,
-    progress: Annotated[bool, typer.Option("--progress/--no-progress", help="Show progress on stderr.")] = True,
+    progress: Annotated[
+        bool,
+        typer.Option(
+            "--progress/--no-progress",
+            help="Show progress on stderr, with rate and ETA: a bar on a terminal, a line every ~10% elsewhere.",
+        ),
+    ] = True,
     max_failures: Annotated[int, typer.Option("--max-failures", min=0, help="Judge failures listed in full.")] = 5,
     verbose: Annotated[int, typer.Option("--verbose", "-v", count=True, help="More log output (-vv: debug).")] = 0,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Only errors in the log output.")] = False,
@@ -301,16 +264,21 @@ def evaluate(
         _fail(f"--call-plan {call_plan!r}: use batched or ragas")
 
     err = _stderr()
-    progress_bar = _Progress(enabled=progress)
+    progress_bar = RunProgress(choose_mode(progress, ci=_is_ci()))
 
     def on_estimate(estimate: RunEstimate) -> None:
         prepared = runner.prepared
-        if prepared is not None and prepared.kept:
+        if prepared is not None and (prepared.kept or prepared.retry):
             err.print(f"resuming: {len(prepared.kept)} result(s) kept from {runner.resumed_from}")
+            if prepared.retry:
+                failed = sum(len(outcomes) for outcomes in prepared.failed_judges().values())
+                err.print(
+                    f"--retry-failed: asking {failed} failed judge outcome(s) of {len(prepared.retry)} result(s) again"
+                )
         elif plan.resume and runner.resumed_from is None and plan.journal is not None:
             err.print(f"--resume: no results in {plan.journal.path} or its .partial yet; starting a new run")
         err.print(str(estimate))
-        progress_bar.start(estimate.pairs)
+        progress_bar.start(estimate)
 
     with _clean_errors():
         scorer = make_engine(engine, address=address, workers=workers, batch_size=batch_size)
@@ -337,6 +305,7 @@ def evaluate(
             allow_incomplete=allow_incomplete,
             max_calls=max_calls,
             resume=resume,
+            retry_failed=retry_failed,
             overwrite=overwrite,
             outputs=outputs,
             dataset=str(dataset),
@@ -428,7 +397,7 @@ def _report(result: RunResult, *, max_failures: int) -> None:
     from ragqa.render import render_report
 
     report = result.report
-    stdout = Console() if sys.stdout.isatty() else Console(width=120)
+    stdout = _stdout()
     render_report(report, stdout, language=result.language, max_failures=max_failures)
     err = _stderr()
     if result.resumed:

@@ -1,8 +1,9 @@
-"""``ragqa metrics`` and ``ragqa config show``."""
+"""``ragqa init``, ``ragqa metrics`` and ``ragqa config show``."""
 
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -11,7 +12,47 @@ from rich.table import Table
 
 if TYPE_CHECKING:
     from ragqa.metrics.base import CallPlan
-from ragqa.cli._common import _clean_errors, _ConfigOption, _container, _fail, _ProfileOption, app, config_app
+from ragqa.cli._common import (
+    _clean_errors,
+    _ConfigOption,
+    _container,
+    _escape,
+    _fail,
+    _ProfileOption,
+    _stderr,
+    app,
+    config_app,
+)
+
+INIT_FILE = Path("application.yaml")
+"""Where ``ragqa init`` writes: ``application.yaml`` in the current folder, which every command reads."""
+
+
+@app.command("init")
+def init(
+    force: Annotated[bool, typer.Option("--force", help="Overwrite an existing application.yaml.")] = False,
+) -> None:
+    """Write a commented application.yaml here: the OpenRouter judge panel reading OPENROUTER_API_KEY, to edit.
+
+    It is the file ragqa already uses, built in, where no application.yaml exists: the retry
+    block, the OpenRouter connection with ``${OPENROUTER_API_KEY}``, the panel of four judges, the
+    embedding models and ragqa's own keys (commented, with their defaults). An existing file is
+    kept unless ``--force`` is given (exit 2).
+    """
+    from ragqa.render.atomic import replace_text
+    from ragqa.settings import builtin_base
+
+    if INIT_FILE.exists() and not force:
+        _fail(f"{INIT_FILE} already exists here; edit it, or pass --force to replace it with a fresh one")
+    try:
+        replace_text(INIT_FILE, builtin_base().read_text(encoding="utf-8"))
+    except OSError as exc:
+        _fail(_escape(f"cannot write {INIT_FILE.resolve()}: {exc.strerror or exc}"))
+    _stderr().print(
+        f"wrote {INIT_FILE}: the OpenRouter panel of 4 judges. Next: set OPENROUTER_API_KEY, check the panel "
+        "with `ragqa config show`, then `ragqa evaluate DATA.jsonl` (add --profile local for the offline judges)",
+        markup=False,
+    )
 
 
 @app.command("metrics")

@@ -15,6 +15,8 @@ their wire format. This module imports no LangChain class.
 from __future__ import annotations
 
 import asyncio
+import functools
+import importlib
 import random
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -25,7 +27,12 @@ import openai
 
 from ragqa.errors import JudgeError, JudgeHTTPError, JudgeOutputError, JudgeTimeout
 from ragqa.judges._guard import check_remote_allowed
-from ragqa.judges.breaker import DEFAULT_COOL_DOWN_S, DEFAULT_FAILURE_THRESHOLD, CircuitBreaker
+from ragqa.judges.breaker import (
+    DEFAULT_COOL_DOWN_S,
+    DEFAULT_FAILURE_THRESHOLD,
+    DEFAULT_MAX_COOL_DOWN_S,
+    CircuitBreaker,
+)
 from ragqa.judges.ratelimit import ProviderLimiter
 from ragqa.judges.retry import Failure, RetryPolicy, call_with_retry
 from ragqa.schema import Usage
@@ -33,10 +40,12 @@ from ragqa.settings import DEFAULT_TIMEOUT, Price, ResolvedChatModel, ResolvedEm
 from ragqa.usage import record_usage
 
 __all__ = [
+    "DEFAULT_MAX_RESPONSE_BYTES",
     "DEFAULT_TIMEOUT_S",
     "NO_KEY",
     "RAW_LIMIT",
     "HttpClientBase",
+    "ResponseTooLarge",
     "classify_error",
     "endpoint_of",
     "openai_base_url",
@@ -47,6 +56,8 @@ __all__ = [
 DEFAULT_TIMEOUT_S = DEFAULT_TIMEOUT.total_seconds()
 """Per-request timeout when the model sets none, seconds."""
 RAW_LIMIT = 4000
+DEFAULT_MAX_RESPONSE_BYTES = 4 * 1024 * 1024
+"""The largest answer body read from a judge or embedder, bytes (``ragqa.limits.max-response-bytes``)."""
 """The most characters of raw judge output kept in a failure."""
 NO_KEY = "not-needed"
 """Sent when a model has no API key: local servers (vLLM, Ollama) accept any key; the SDK requires one."""
@@ -106,6 +117,9 @@ def classify_error(exc: BaseException, *, endpoint: str | None = None, timeout_s
         host:port``) and an HTTP status (``HTTP 503 from host:port``) apart.
     """
     at = f" {endpoint}" if endpoint else ""
+    too_large = _too_large(exc)
+    if too_large is not None:  # an answer, not a transport failure: never retried, never "down"
+        return Failure("other", detail=too_large)
     if isinstance(exc, openai.APITimeoutError | TimeoutError):
         # The aiohttp transport reports a refused connection as a connect *timeout*.
         if _refused(exc):
@@ -127,6 +141,98 @@ def classify_error(exc: BaseException, *, endpoint: str | None = None, timeout_s
         what = type(cause).__name__ if cause is not None else "connection error"
         return Failure("transport", detail=f"connection{' to' + at if at else ''} failed ({what})")
     return Failure("other")
+
+
+class ResponseTooLarge(Exception):
+    """An answer body longer than the cap (``ragqa.limits.max-response-bytes``); reading stopped there.
+
+    Attributes:
+        limit: the cap, bytes.
+    """
+
+    def __init__(self, limit: int, *, declared: int | None = None) -> None:
+        """Name the cap (and the declared ``Content-Length``, when the server sent one)."""
+        said = f" (Content-Length {declared:,})" if declared is not None else ""
+        super().__init__(
+            f"the answer is larger than {limit:,} bytes{said}; reading stopped there "
+            "(raise ragqa.limits.max-response-bytes if the judge really answers this much)"
+        )
+        self.limit = limit
+
+
+def _chain(exc: BaseException) -> list[BaseException]:
+    """``exc`` and its causes, outermost first (at most 8)."""
+    seen: list[BaseException] = []
+    current: BaseException | None = exc
+    while current is not None and len(seen) < 8:
+        seen.append(current)
+        current = current.__cause__ or current.__context__
+    return seen
+
+
+def _too_large(exc: BaseException) -> str | None:
+    """The message of a :class:`ResponseTooLarge` in ``exc``'s chain (the SDK wraps it), or ``None``."""
+    return next((str(e) for e in _chain(exc) if isinstance(e, ResponseTooLarge)), None)
+
+
+def _root_message(exc: BaseException) -> str:
+    """The innermost cause's text: the OS's ``Connect call failed ...``, not the SDK's ``Request timed out.``."""
+    for cause in reversed(_chain(exc)):
+        text = str(cause).strip()
+        if text:
+            return text
+    return type(exc).__name__
+
+
+@functools.cache
+def _capped_stream_class(httpx_module: str) -> type:
+    """A byte stream of ``httpx_module`` (``httpx`` or ``httpx2``, whichever the SDK uses) that stops at a cap."""
+    base: type = importlib.import_module(httpx_module).AsyncByteStream
+
+    class CappedStream(base):  # type: ignore[misc]
+        def __init__(self, inner: Any, limit: int) -> None:
+            self._inner = inner
+            self._limit = limit
+
+        async def __aiter__(self) -> AsyncIterator[bytes]:
+            seen = 0
+            async for chunk in self._inner:
+                seen += len(chunk)
+                if seen > self._limit:
+                    raise ResponseTooLarge(self._limit)
+                yield chunk
+
+        async def aclose(self) -> None:
+            await self._inner.aclose()
+
+    return CappedStream
+
+
+def response_cap_hook(limit: int) -> Callable[[Any], Awaitable[None]]:
+    """An HTTP client ``response`` event hook that stops reading an answer body at ``limit`` bytes.
+
+    A declared ``Content-Length`` over the cap fails at once; otherwise the body is counted as it
+    streams in, so neither a large nor an endless body grows memory past the cap.
+
+    Args:
+        limit: the cap, bytes (>= 1).
+
+    Returns:
+        The hook, for ``event_hooks={"response": [hook]}`` of an ``httpx`` / ``httpx2`` client.
+
+    Raises:
+        ResponseTooLarge: (from the hook or while the body is read) when the body is larger.
+    """
+
+    async def hook(response: Any) -> None:
+        declared = response.headers.get("content-length")
+        if declared is not None and declared.isdigit() and int(declared) > limit:
+            await response.aclose()
+            raise ResponseTooLarge(limit, declared=int(declared))
+        capped = _capped_stream_class(type(response).__module__.split(".")[0])
+        response.stream = capped(response.stream, limit)
+
+    return hook
 
 
 def _refused(exc: BaseException) -> bool:
@@ -175,11 +281,14 @@ class HttpClientBase:
         *,
         failure_threshold: int = DEFAULT_FAILURE_THRESHOLD,
         cool_down_s: float = DEFAULT_COOL_DOWN_S,
+        max_cool_down_s: float = DEFAULT_MAX_COOL_DOWN_S,
+        max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
         clock: Callable[[], float] = time.monotonic,
         retry_random: Callable[[], float] = random.random,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     ) -> None:
         timeout = model.options.timeout
+        self._max_response_bytes = max_response_bytes
         self._id = model.id
         self._model_name = model.model
         self._secret = model.api_key.get_secret_value() if model.api_key is not None else ""
@@ -197,7 +306,13 @@ class HttpClientBase:
         kind = "judge" if isinstance(model, ResolvedChatModel) else "embedder"
         self._label = f"{kind} {model.id!r} (model {model.model} at {self.endpoint})"
         self.breaker = breaker or CircuitBreaker(
-            self._label, judge_id=model.id, failure_threshold=failure_threshold, cool_down_s=cool_down_s, clock=clock
+            self._label,
+            judge_id=model.id,
+            failure_threshold=failure_threshold,
+            cool_down_s=cool_down_s,
+            max_cool_down_s=max(max_cool_down_s, cool_down_s),
+            hang_cool_down_s=self._timeout_s,
+            clock=clock,
         )
         """The circuit breaker of this judge or embedder."""
 
@@ -219,7 +334,7 @@ class HttpClientBase:
         if self._given_http is not None:
             http, guard = self._given_http, None
         else:
-            http = openai.DefaultAioHttpClient()
+            http = openai.DefaultAioHttpClient(event_hooks={"response": [response_cap_hook(self._max_response_bytes)]})
             guard = _close_with_loop(http)
         self._bound = _LoopBound(loop, http, self._make_model(http), guard)
         return self._bound
@@ -259,7 +374,8 @@ class HttpClientBase:
         async def attempt() -> Any:
             nonlocal attempts
             attempts += 1
-            async with self.limiter.slot(self._id, step), asyncio.timeout(self._timeout_s):
+            async with self.breaker.scope(self._timeout_s) as scope, self.limiter.slot(self._id, step):
+                scope.arm()  # the request timeout counts from the slot, not from the wait for it
                 return await call()
 
         try:
@@ -284,6 +400,11 @@ class HttpClientBase:
         failure = self._classify(exc)
         where = f"{self._label}, step {step!r}"
         tries = f"after {attempts} attempt(s)"
+        if self.breaker.hung and failure.kind == "timeout" and attempts < self._policy.max_attempts:
+            tries += " (the circuit breaker ended the retries: the judge hangs)"
+        too_large = _too_large(exc)
+        if too_large is not None:
+            return JudgeOutputError(f"{where}: {too_large}", judge_id=self._id, step=step)
         if failure.kind == "timeout":
             return JudgeTimeout(f"{where}: {failure.cause} {tries}", judge_id=self._id, step=step)
         if failure.kind == "status":
@@ -293,7 +414,7 @@ class HttpClientBase:
             )
         if failure.kind == "transport":
             return JudgeHTTPError(
-                f"{where}: {failure.cause} {tries}: {self._redact(str(exc))[:300]}",
+                f"{where}: {failure.cause} {tries}: {self._redact(_root_message(exc))[:300]}",
                 status=None,
                 judge_id=self._id,
                 step=step,

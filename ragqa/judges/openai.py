@@ -54,6 +54,7 @@ from pydantic import BaseModel, SecretStr, ValidationError
 from ragqa.errors import JudgeOutputError
 from ragqa.judges._chat_openai import _JudgeChatOpenAI
 from ragqa.judges._http import (
+    DEFAULT_MAX_RESPONSE_BYTES,
     DEFAULT_TIMEOUT_S,
     NO_KEY,
     RAW_LIMIT,
@@ -63,7 +64,12 @@ from ragqa.judges._http import (
     openai_base_url,
     usage_cost,
 )
-from ragqa.judges.breaker import DEFAULT_COOL_DOWN_S, DEFAULT_FAILURE_THRESHOLD, CircuitBreaker
+from ragqa.judges.breaker import (
+    DEFAULT_COOL_DOWN_S,
+    DEFAULT_FAILURE_THRESHOLD,
+    DEFAULT_MAX_COOL_DOWN_S,
+    CircuitBreaker,
+)
 from ragqa.judges.ratelimit import ProviderLimiter, ProviderLimiters
 from ragqa.prompts.base import Prompt
 from ragqa.schema import Language
@@ -180,9 +186,12 @@ class OpenAIJudge(HttpClientBase):
         http_client: an ``httpx.AsyncClient`` to use (left open by :meth:`aclose`; the caller keeps
             it on one loop); default: an own ``openai.DefaultAioHttpClient`` per event loop,
             closed by :meth:`aclose` or when its loop shuts down.
-        breaker: the circuit breaker (default: an own one from the next three arguments).
-        failure_threshold: consecutive transport, timeout or 5xx failures that open the breaker.
-        cool_down_s: seconds an open breaker fails fast before one probe request is let through.
+        breaker: the circuit breaker (default: an own one from the next arguments).
+        failure_threshold: consecutive transport or timeout failures that open the breaker.
+        cool_down_s: seconds an open breaker fails fast before its first probe request.
+        max_cool_down_s: the cap of the cool-down, which doubles after each failed probe, seconds.
+        max_response_bytes: the largest answer body read, bytes; a larger one is a
+            :class:`~ragqa.errors.JudgeOutputError` (not applied to a ``http_client`` passed in).
         clock: the breaker's monotonic clock, seconds (injectable for tests).
         retry_random: the retry jitter's source of uniform numbers in ``[0, 1)`` (for tests).
         sleep: the sleep between retry attempts (for tests).
@@ -197,6 +206,8 @@ class OpenAIJudge(HttpClientBase):
         breaker: CircuitBreaker | None = None,
         failure_threshold: int = DEFAULT_FAILURE_THRESHOLD,
         cool_down_s: float = DEFAULT_COOL_DOWN_S,
+        max_cool_down_s: float = DEFAULT_MAX_COOL_DOWN_S,
+        max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
         clock: Callable[[], float] = time.monotonic,
         retry_random: Callable[[], float] = random.random,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
@@ -209,6 +220,8 @@ class OpenAIJudge(HttpClientBase):
             breaker,
             failure_threshold=failure_threshold,
             cool_down_s=cool_down_s,
+            max_cool_down_s=max_cool_down_s,
+            max_response_bytes=max_response_bytes,
             clock=clock,
             retry_random=retry_random,
             sleep=sleep,
@@ -324,7 +337,7 @@ class OpenAIJudge(HttpClientBase):
             return _validate(prompt, raw)
         except ValidationError as first:
             errors = _error_summary(first)
-            log.info("judge %s: output of %r does not validate; asking once for a repair", self._label, prompt.name)
+            log.info("%s: output of %r does not validate; asking once for a repair", self._label, prompt.name)
         repair = [*messages, AIMessage(content=raw), HumanMessage(content=_REPAIR.format(errors=errors))]
         raw2 = await self._complete(repair, prompt)
         try:
@@ -332,7 +345,7 @@ class OpenAIJudge(HttpClientBase):
         except ValidationError as second:
             kept = self._redact(f"{raw[: RAW_LIMIT // 2]}\n--- after repair ---\n{raw2[: RAW_LIMIT // 2]}")
             raise JudgeOutputError(
-                f"judge {self._label}: output of step {prompt.name!r} does not fit "
+                f"{self._label}: output of step {prompt.name!r} does not fit "
                 f"{prompt.output_model.__name__} after one repair:\n{self._redact(_error_summary(second, 4))}",
                 judge_id=self.id,
                 step=prompt.name,
@@ -365,7 +378,8 @@ class OpenAIEmbedder(HttpClientBase):
             ``options.batch_size`` texts per request, default 64; ``options.timeout``, default 60 s).
         limiter: the provider's shared limiter (default: a private one from ``model.limits``).
         http_client: an ``httpx.AsyncClient`` to use (left open); default: an own client per loop.
-        breaker, failure_threshold, cool_down_s, clock, retry_random, sleep: as for :class:`OpenAIJudge`.
+        breaker, failure_threshold, cool_down_s, max_cool_down_s, max_response_bytes, clock, retry_random, sleep:
+            as for :class:`OpenAIJudge`.
     """
 
     def __init__(
@@ -377,6 +391,8 @@ class OpenAIEmbedder(HttpClientBase):
         breaker: CircuitBreaker | None = None,
         failure_threshold: int = DEFAULT_FAILURE_THRESHOLD,
         cool_down_s: float = DEFAULT_COOL_DOWN_S,
+        max_cool_down_s: float = DEFAULT_MAX_COOL_DOWN_S,
+        max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
         clock: Callable[[], float] = time.monotonic,
         retry_random: Callable[[], float] = random.random,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
@@ -389,6 +405,8 @@ class OpenAIEmbedder(HttpClientBase):
             breaker,
             failure_threshold=failure_threshold,
             cool_down_s=cool_down_s,
+            max_cool_down_s=max_cool_down_s,
+            max_response_bytes=max_response_bytes,
             clock=clock,
             retry_random=retry_random,
             sleep=sleep,
@@ -470,6 +488,8 @@ def build_openai_judges(
     *,
     failure_threshold: int = DEFAULT_FAILURE_THRESHOLD,
     cool_down_s: float = DEFAULT_COOL_DOWN_S,
+    max_cool_down_s: float = DEFAULT_MAX_COOL_DOWN_S,
+    max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
 ) -> list[OpenAIJudge]:
     """One :class:`OpenAIJudge` per model, sharing one limiter per ``provider_key``.
 
@@ -477,7 +497,9 @@ def build_openai_judges(
         models: the resolved chat models.
         limiters: the registry to share limiters from (default: a new one).
         failure_threshold: each judge's circuit breaker threshold (consecutive down-failures).
-        cool_down_s: each judge's circuit breaker cool-down, seconds.
+        cool_down_s: each judge's circuit breaker first cool-down, seconds.
+        max_cool_down_s: the cap of each breaker's growing cool-down, seconds.
+        max_response_bytes: the largest answer body read from a judge, bytes.
 
     Close them with :func:`aclose_all` on the event loop that used them.
     """
@@ -488,6 +510,8 @@ def build_openai_judges(
             limiter=registry.get(m.provider_key, m.limits),
             failure_threshold=failure_threshold,
             cool_down_s=cool_down_s,
+            max_cool_down_s=max_cool_down_s,
+            max_response_bytes=max_response_bytes,
         )
         for m in models
     ]
@@ -499,6 +523,8 @@ def build_openai_embedders(
     *,
     failure_threshold: int = DEFAULT_FAILURE_THRESHOLD,
     cool_down_s: float = DEFAULT_COOL_DOWN_S,
+    max_cool_down_s: float = DEFAULT_MAX_COOL_DOWN_S,
+    max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
 ) -> list[OpenAIEmbedder]:
     """One :class:`OpenAIEmbedder` per model, sharing one limiter per ``provider_key`` (breaker as for judges)."""
     registry = limiters if limiters is not None else ProviderLimiters()
@@ -508,6 +534,8 @@ def build_openai_embedders(
             limiter=registry.get(m.provider_key, m.limits),
             failure_threshold=failure_threshold,
             cool_down_s=cool_down_s,
+            max_cool_down_s=max_cool_down_s,
+            max_response_bytes=max_response_bytes,
         )
         for m in models
     ]

@@ -10,7 +10,8 @@ embedding model of that provider (retries and repair calls included) passes thro
    take the last free permits while a judge holds none), and a released permit goes to the
    waiting judge that holds the fewest. So a judge whose requests hang holds at most
    ``max_in_flight - (judges - 1)`` permits and never starves another judge; its permits come
-   back when its per-request timeout fires (and its circuit breaker then stops it).
+   back when its per-request timeouts fire, and its circuit breaker then cuts its other requests
+   short (:mod:`ragqa.judges.breaker`).
 2. A token bucket of ``rps`` tokens per second bounds the request rate. Its capacity is
    ``burst`` (default 1: no burst), so starts are spaced ``1 / rps`` apart and no one-second
    window ``[t, t + 1)`` holds more than ``ceil(rps) + burst - 1`` starts (``rps`` with the

@@ -24,8 +24,13 @@ date), else ``x-ratelimit-reset-requests`` / ``x-ratelimit-reset-tokens`` (OpenA
 such as ``1s``, ``6m0s``, ``20ms``; of those whose ``x-ratelimit-remaining-*`` is ``0`` when
 given, the longest). A wait longer than :data:`MAX_RETRY_AFTER_S` ends the retries at once.
 
-An optional :class:`~ragqa.judges.breaker.CircuitBreaker` is checked before every attempt (an
-open breaker ends the retries at once) and told the outcome of each attempt.
+An optional :class:`~ragqa.judges.breaker.CircuitBreaker` admits every attempt and is told the
+outcome of each. A call whose retry falls while the breaker is open waits at least until its
+next probe is due (it then waits behind the probe, or becomes it), so a judge that comes back is
+used by the calls already running; a new call does the same when the probe is due within the
+first retry wait it would get anyway (``backoff(1)``), and fails fast otherwise. A call whose
+own attempt was a failed probe is not retried again (a dead judge costs one probe per call, not
+one per attempt), and a breaker open because the judge hangs ends the retries at once.
 
 The first attempt runs outside tenacity, so a call that succeeds pays for no retry machinery; a
 failed first attempt becomes tenacity's own first outcome (:func:`call_with_retry`), so every
@@ -50,6 +55,7 @@ from typing import Literal, TypeVar
 
 from tenacity import AsyncRetrying, RetryCallState, stop_after_attempt
 
+from ragqa.errors import JudgeUnavailable
 from ragqa.judges.breaker import CircuitBreaker
 from ragqa.settings import RetrySettings
 
@@ -105,15 +111,16 @@ class Failure:
 
     @property
     def endpoint_down(self) -> bool:
-        """Whether the failure says the endpoint is down (transport, timeout, 5xx): a breaker counts it."""
-        if self.kind in ("timeout", "transport"):
-            return True
-        return self.kind == "status" and self.status is not None and self.status >= 500
+        """Whether the failure says the endpoint is down (a transport error or a timeout): a breaker counts it.
+
+        A 5xx is an answer: the endpoint is up, and the retry policy outlives the burst.
+        """
+        return self.kind in ("timeout", "transport")
 
     @property
     def endpoint_answered(self) -> bool:
-        """Whether an HTTP answer below 500 came back (the endpoint is up)."""
-        return self.kind == "status" and self.status is not None and self.status < 500
+        """Whether an HTTP answer came back, of any status (the endpoint is up)."""
+        return self.kind == "status" and self.status is not None
 
 
 _DURATION_PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ms|h|m|s)")
@@ -281,7 +288,7 @@ async def call_with_retry(
     breaker: CircuitBreaker | None = None,
     step: str | None = None,
 ) -> T:
-    """Run ``attempt`` until it succeeds, a failure is not retryable, attempts run out or the breaker opens.
+    """Run ``attempt`` until it succeeds, a failure is not retryable, attempts run out or the breaker refuses it.
 
     Every retry is logged at WARNING with ``label`` (judge, model and host; never a key), the
     cause (``connection refused``, ``no answer within 5s``, ``HTTP 429``), the attempt and the
@@ -300,20 +307,25 @@ async def call_with_retry(
         What ``attempt`` returned.
 
     Raises:
-        JudgeUnavailable: the breaker is open (before the first attempt or a retry).
+        JudgeUnavailable: the breaker is open (before the first attempt), the probe a retry waited
+            behind failed, or the breaker cut the attempt short (the judge hangs).
         BaseException: the last exception of ``attempt`` (unchanged) once no retry is left.
     """
+    probed = False  # an attempt of this call was the breaker's half-open probe
 
     async def guarded() -> T:
+        nonlocal probed
         if breaker is None:
             return await attempt()
-        breaker.before_attempt(step)
+        await breaker.admit(step)
+        probed = probed or breaker.state == "half_open"  # admitted while half-open: this attempt is the probe
+        started = breaker.now()
         try:
             result = await attempt()
         except Exception as exc:
             failure = classify(exc)
             if failure.endpoint_down:
-                breaker.record_failure(failure.cause)
+                breaker.record_failure(failure.cause, timeout=failure.kind == "timeout", started=started)
             elif failure.endpoint_answered:
                 breaker.record_success()
             else:
@@ -325,6 +337,12 @@ async def call_with_retry(
         breaker.record_success()
         return result
 
+    if breaker is not None and not breaker.hung:
+        # an open breaker whose probe is due within the first retry wait this call would get anyway:
+        # wait for the probe (and behind it) instead of failing now
+        due = breaker.until_probe()
+        if 0 < due <= policy.backoff(1):
+            await sleep(due)
     # The first attempt runs without tenacity: a call that succeeds (nearly all of them) pays for no
     # retry machinery. A failed first attempt is handed to tenacity as its own first outcome (the
     # same exception, raised again without a second request), so every decision, wait and log line
@@ -340,14 +358,16 @@ async def call_with_retry(
         if outcome is None or not outcome.failed:
             return None
         exc = outcome.exception()
+        if isinstance(exc, JudgeUnavailable):  # the breaker refused or cut it: never retried
+            return Failure("other")
         return classify(exc) if isinstance(exc, Exception) else None
 
     def should_retry(state: RetryCallState) -> bool:
         failure = failure_of(state)
         if failure is None or not policy.retryable(failure):
             return False
-        if breaker is not None and breaker.state == "open":
-            return False  # the next attempt would fail fast; end with the real cause
+        if breaker is not None and breaker.state != "closed" and (breaker.hung or probed):
+            return False  # the judge hangs, or this call's probe failed: no second probe per call
         asked = policy.asked_wait(failure)
         if asked is not None and asked > MAX_RETRY_AFTER_S:
             log.warning(
@@ -362,7 +382,9 @@ async def call_with_retry(
 
     def wait(state: RetryCallState) -> float:
         failure = failure_of(state) or Failure("other")
-        return policy.wait_for(failure, state.attempt_number)
+        planned = policy.wait_for(failure, state.attempt_number)
+        # an open breaker: retry no earlier than its next probe (then wait behind it, or be it)
+        return max(planned, breaker.until_probe()) if breaker is not None else planned
 
     def before_sleep(state: RetryCallState) -> None:
         failure = failure_of(state) or Failure("other")

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from ragqa.errors import ConfigError
+from ragqa.interpretation import Band, register_scale_source
 from ragqa.metrics.agent_goal_accuracy import AgentGoalAccuracy
 from ragqa.metrics.answer_accuracy import AnswerAccuracy
 from ragqa.metrics.answer_correctness import AnswerCorrectness
@@ -110,6 +111,13 @@ METRICS: MetricRegistry = MetricRegistry(
 )
 """Every metric class by registry name, in the order ``ragqa metrics`` lists them; installed packages'
 metrics (entry-point group ``ragqa.metrics``) and registered ones come after the built-ins."""
+
+def _registry_scale(name: str, direction: Direction | None) -> Sequence[Band] | None:
+    """The interpretation scale of a registered metric (:meth:`Metric.interpretation_scale`), or ``None``."""
+    return METRICS[name].interpretation_scale(direction) if name in METRICS else None
+
+
+register_scale_source(_registry_scale)
 
 register_metric = METRICS.register
 """Class decorator: ``@register_metric`` on a :class:`Metric` subclass makes it usable by its ``name``

@@ -28,9 +28,9 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import ClassVar, Literal
 
+from ragqa._math import fbeta, mean_or_nan
 from ragqa.errors import JudgeUnsupported
 from ragqa.judges.base import Judge
-from ragqa.metrics._math import fbeta, mean_or_nan
 from ragqa.metrics._steps import RESPONSE_STATEMENTS, extract_statements
 from ragqa.metrics.base import Direction, Metric, MetricContext
 from ragqa.metrics.semantic_similarity import cosine_by_model

@@ -15,10 +15,19 @@ from dataclasses import dataclass, field
 from typing import ClassVar, Literal
 
 from ragqa.errors import SampleError, ScoreOutOfRange
+from ragqa.interpretation import STANDARD, Band
 from ragqa.judges.base import Embedder, Judge
 from ragqa.schema import Language, MetricScore, Sample
 
-__all__ = ["CALL_PLANS", "CallPlan", "Direction", "Metric", "MetricContext"]
+__all__ = ["CALL_PLANS", "RANGE_TOLERANCE", "CallPlan", "Direction", "Metric", "MetricContext"]
+
+RANGE_TOLERANCE = 1e-9
+"""How far past an end of its range a score may be and still count as that end (float rounding).
+
+Relative to the end's magnitude (absolute below 1). Double-precision sums and products of
+values in [0, 1] err by a few units of 2**-52 (about 2.2e-16); 1e-9 is far above that and far
+below any difference a score can mean.
+"""
 
 Direction = Literal["higher", "lower"]
 
@@ -85,6 +94,19 @@ class Metric(ABC):
     def key(self) -> str:
         """The result key: the name, plus parameters that change the score (``name(mode=x)``)."""
         return self.name
+
+    @classmethod
+    def interpretation_scale(cls, direction: Direction | None = None) -> Sequence[Band] | None:
+        """The metric's interpretation scale (:mod:`ragqa.interpretation`) for results of ``direction``.
+
+        spring-ai-ragas's standard scale for a metric that asks a judge, scores in [0, 1] and is
+        better higher (for the result's ``direction`` where an instance differs from its class, as
+        a ``harmfulness`` aspect critic does); ``None`` otherwise. A metric with a scale of its own
+        is listed in :data:`ragqa.interpretation.BANDS`, which wins.
+        """
+        if (direction or cls.direction) != "higher":
+            return None
+        return STANDARD if cls.needs_judge and cls.value_range == (0.0, 1.0) else None
 
     @classmethod
     def calls_formula(cls, plan: CallPlan = "ragas") -> str:
@@ -155,24 +177,34 @@ class Metric(ABC):
                     metric=self.key,
                 )
 
-    def check_score(self, score: MetricScore, *, judge_id: str) -> None:
-        """Check that ``score.value`` is NaN (unscored) or a finite number in :attr:`value_range`.
+    def check_score(self, score: MetricScore, *, judge_id: str) -> MetricScore:
+        """Return ``score`` checked against :attr:`value_range`, clamped when it is off by float rounding only.
 
-        The panel evaluator calls this on every score before it is recorded, so a score out of
-        range becomes that judge's failure instead of entering an aggregate.
+        The panel evaluator calls this on every score before it is recorded (the one range check
+        of every metric), so a score out of range becomes that judge's failure instead of
+        entering an aggregate. A value within :data:`RANGE_TOLERANCE` of an end of the range
+        (sacreBLEU's ``1.0000000000000004`` for a perfect match) is the end itself, computed with
+        rounding error: it is clamped to that end, not failed. NaN (unscored) passes unchanged.
 
         Args:
             score: what :meth:`score` returned.
             judge_id: the judge that produced it (named in the error).
 
+        Returns:
+            ``score`` itself, or a copy whose ``value`` is the end of the range it rounded past.
+
         Raises:
-            ScoreOutOfRange: (step ``score``) when the value is infinite or outside the range;
-                ``raw`` holds the score with its reason and details, to find the cause.
+            ScoreOutOfRange: (step ``score``) when the value is infinite or outside the range by
+                more than the tolerance; ``raw`` holds the score with its reason and details, to
+                find the cause.
         """
         value = score.value
         low, high = self.value_range
         if math.isnan(value) or (math.isfinite(value) and low <= value <= high):
-            return
+            return score
+        for end in (low, high):
+            if math.isfinite(value) and math.isfinite(end) and abs(value - end) <= RANGE_TOLERANCE * max(1.0, abs(end)):
+                return score.model_copy(update={"value": end})
         raise ScoreOutOfRange(
             f"{self.key} with judge {judge_id} scored {value!r}, outside its range [{low:g}, {high:g}]; "
             "the score is discarded (a judge answer that slipped past validation, or a metric bug; "

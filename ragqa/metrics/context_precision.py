@@ -20,10 +20,10 @@ import asyncio
 from collections.abc import Sequence
 from typing import ClassVar, Literal, get_args
 
+from ragqa._math import average_precision
 from ragqa.errors import SampleError
 from ragqa.judges.base import Judge
 from ragqa.metrics._batched import Judged, judge_usefulness
-from ragqa.metrics._math import average_precision
 from ragqa.metrics.base import CallPlan, Direction, Metric, MetricContext
 from ragqa.prompts.context_usefulness import CONTEXT_USEFULNESS, ContextUsefulnessInput
 from ragqa.schema import MetricScore, Sample

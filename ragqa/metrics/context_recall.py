@@ -11,8 +11,8 @@ import math
 from collections.abc import Sequence
 from typing import ClassVar
 
+from ragqa._math import count_of, mean_or_nan
 from ragqa.judges.base import Judge
-from ragqa.metrics._math import count_of, mean_or_nan
 from ragqa.metrics.base import Direction, Metric, MetricContext
 from ragqa.prompts.attribution import ATTRIBUTION, AttributionInput
 from ragqa.schema import MetricScore, Sample

@@ -28,8 +28,8 @@ import math
 from collections.abc import Sequence
 from typing import ClassVar, Literal, get_args
 
+from ragqa._math import fbeta
 from ragqa.judges.base import Judge
-from ragqa.metrics._math import fbeta
 from ragqa.metrics._steps import judge_statements
 from ragqa.metrics.base import CallPlan, Direction, Metric, MetricContext
 from ragqa.prompts.claim_decomposition import (

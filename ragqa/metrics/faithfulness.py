@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import ClassVar
 
+from ragqa._math import count_of, mean_or_nan
 from ragqa.judges.base import Judge
-from ragqa.metrics._math import count_of, mean_or_nan
 from ragqa.metrics._steps import RESPONSE_NLI, RESPONSE_STATEMENTS, extract_statements, judge_statements
 from ragqa.metrics.base import Direction, Metric, MetricContext
 from ragqa.prompts.nli import StatementVerdict

@@ -42,10 +42,10 @@ from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass
 from typing import ClassVar, Literal, get_args
 
+from ragqa._math import count_of, mean_or_nan
 from ragqa.interpretation import interpret
 from ragqa.judges.base import Judge
 from ragqa.metrics._batched import judge_matrix
-from ragqa.metrics._math import count_of, mean_or_nan
 from ragqa.metrics._steps import RESPONSE_STATEMENTS, extract_statements, judge_statements
 from ragqa.metrics.base import CallPlan, Direction, Metric, MetricContext
 from ragqa.prompts.nli import StatementVerdict
@@ -183,7 +183,7 @@ def noise_reason(statements: Sequence[str], counted: Sequence[float], where: str
     With 0/1 counts (LLM judges): ``"1 of 2 response statements are incorrect: <statement>"``.
     With graded counts (the local judge's fuzzy verdicts) a count of values >= 0.5 would
     contradict the score (``0 of 1 ... are incorrect`` beside 0.48), so the count is their sum,
-    marked graded (:func:`ragqa.metrics._math.count_of`), and every statement that counts 0.01 or
+    marked graded (:func:`ragqa._math.count_of`), and every statement that counts 0.01 or
     more is named with its share: ``"0.48 (graded) of 1 response statements are incorrect:
     <statement> (0.48)"``.
 

@@ -25,10 +25,10 @@ import math
 from collections.abc import Sequence
 from typing import ClassVar
 
+from ragqa._math import cosine, mean_or_nan
 from ragqa.errors import JudgeError, JudgeOutputError, JudgeUnsupported
 from ragqa.judges.base import Embedder, Judge
 from ragqa.metrics._batched import generate_questions
-from ragqa.metrics._math import cosine, mean_or_nan
 from ragqa.metrics.base import CallPlan, Direction, Metric, MetricContext
 from ragqa.prompts.question_generation import QUESTION_GENERATION, QuestionGenerationInput, QuestionGenerationOutput
 from ragqa.schema import MetricScore, Sample

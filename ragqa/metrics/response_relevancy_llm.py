@@ -14,9 +14,9 @@ import math
 from collections.abc import Sequence
 from typing import ClassVar
 
+from ragqa._math import count_of, mean_or_nan
 from ragqa.errors import JudgeOutputError
 from ragqa.judges.base import Judge
-from ragqa.metrics._math import count_of, mean_or_nan
 from ragqa.metrics._steps import RESPONSE_STATEMENTS, extract_statements
 from ragqa.metrics.base import Direction, Metric, MetricContext
 from ragqa.prompts.statement_relevance import STATEMENT_RELEVANCE, StatementRelevanceInput

@@ -23,9 +23,9 @@ import math
 from collections.abc import Sequence
 from typing import ClassVar
 
+from ragqa._math import cosine, mean_or_nan
 from ragqa.errors import JudgeOutputError, JudgeUnsupported
 from ragqa.judges.base import Embedder, Judge
-from ragqa.metrics._math import cosine, mean_or_nan
 from ragqa.metrics.base import Direction, Metric, MetricContext
 from ragqa.metrics.response_relevancy import embed_texts
 from ragqa.schema import MetricScore, Sample

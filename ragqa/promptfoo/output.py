@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, TextIO
 
 from ragqa.assertions import format_score
+from ragqa.render.terminal import printable
 
 if TYPE_CHECKING:
     from ragqa.assertions import MetricVerdict
@@ -60,7 +61,7 @@ def print_results(results: Sequence[CaseResult], suite: PromptfooSuite, out: Tex
         )
         if not v.passed:
             for line in v.message().splitlines():
-                print(f"      {line}", file=out)
+                print(f"      {printable(line)}", file=out)  # judges' reasons and error bodies are data
     print(f"\n{tally(results)} in {suite.n_tests} test(s) from {suite.path.name} ({seconds:.2f} s)", file=out)
 
 

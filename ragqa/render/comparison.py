@@ -10,6 +10,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ragqa.compare import Comparison, MeanDelta
+from ragqa.render.terminal import printable
 
 __all__ = ["comparison_html", "comparison_renderable"]
 
@@ -81,7 +82,7 @@ def comparison_renderable(comparison: Comparison, *, limit: int = 5) -> Renderab
             up = [f for f in m.flips if not f.regression]
             for word, flips, style in (("pass -> fail", down, "red"), ("fail -> pass", up, "green")):
                 if flips:
-                    shown = ", ".join(f"{f.sample_id} ({_num(f.a)} -> {_num(f.b)})" for f in flips[:limit])
+                    shown = ", ".join(f"{printable(f.sample_id)} ({_num(f.a)} -> {_num(f.b)})" for f in flips[:limit])
                     more = f" and {len(flips) - limit} more" if len(flips) > limit else ""
                     parts.append(Text(f"{word} at threshold {m.threshold:g}: {shown}{more}", style=style))
         for word, changes, style in (
@@ -90,7 +91,7 @@ def comparison_renderable(comparison: Comparison, *, limit: int = 5) -> Renderab
         ):
             if changes:
                 shown = "; ".join(
-                    f"{c.judge_id} on {c.sample_id} ({c.step or '-'}: {c.error})" for c in changes[:limit]
+                    printable(f"{c.judge_id} on {c.sample_id} ({c.step or '-'}: {c.error})") for c in changes[:limit]
                 )
                 more = f" and {len(changes) - limit} more" if len(changes) > limit else ""
                 parts.append(Text(f"{word} ({len(changes)}): {shown}{more}", style=style))

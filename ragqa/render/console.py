@@ -21,9 +21,10 @@ from rich.console import Console, Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from ragqa.metrics._math import nan_mean
+from ragqa._math import nan_mean
 from ragqa.metrics.base import Direction
 from ragqa.render.labels import labels
+from ragqa.render.terminal import printable
 from ragqa.report import MetricSummary, Report
 from ragqa.schema import JudgeFailure, Language, Usage
 
@@ -200,7 +201,7 @@ def agreement_line(summary: MetricSummary, *, language: Language = "en") -> Text
         parts[-1] += f" ({t['console_pairs_mean'].format(n=len(agreement.pairs))})"
     if agreement.contested:
         top = agreement.contested[0]
-        parts.append(f"{t['console_most_contested']} {top.sample_id} ({_two(top.spread)})")
+        parts.append(f"{t['console_most_contested']} {printable(top.sample_id)} ({_two(top.spread)})")
     return Text(f"{t['console_agreement']}: " + " · ".join(parts), style="dim")
 
 
@@ -237,7 +238,13 @@ def failures_table(failures: Sequence[JudgeFailure], *, limit: int = 5, language
     table.add_column(t["cause"], overflow="fold")
     rows = list(groups.items())
     for (judge_id, sample_id, step, error_type, message), metrics in rows[:limit]:
-        table.add_row(judge_id, ", ".join(metrics), sample_id, step or "-", _clip(f"{error_type}: {message}", 200))
+        table.add_row(
+            printable(judge_id),
+            ", ".join(metrics),
+            printable(sample_id),
+            printable(step or "-"),
+            _clip(f"{error_type}: {message}", 200),
+        )
     if len(rows) > limit:
         return Group(table, Text(t["console_more_failures"].format(n=len(rows) - limit)))
     return table
@@ -300,7 +307,7 @@ def report_renderable(report: Report, *, language: Language = "en", max_failures
         parts.append(Text(""))
         parts.append(Text(t["console_skipped"].format(n=len(report.skipped)), style="bold yellow"))
         for s in report.skipped[:max_failures]:
-            parts.append(Text(f"  {s.message}"))
+            parts.append(Text(f"  {printable(s.message)}"))
         if len(report.skipped) > max_failures:
             parts.append(Text(f"  {t['console_more'].format(n=len(report.skipped) - max_failures)}"))
     parts.append(Text(""))
@@ -331,5 +338,6 @@ def report_to_text(report: Report, *, width: int = 120, language: Language = "en
 
 
 def _clip(text: str, limit: int) -> str:
-    text = " ".join(text.split())
+    """``text`` on one line (whitespace runs as one space), control characters shown, cut at ``limit``."""
+    text = printable(" ".join(text.split()))
     return text if len(text) <= limit else text[: limit - 3] + "..."

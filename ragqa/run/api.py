@@ -21,12 +21,14 @@ from ragqa.run.exit_codes import ExitCode
 from ragqa.run.loop import default_loop, run_sync
 from ragqa.run.outcome import RunResult
 from ragqa.run.plan import MetricLike, OnInvalid, make_plan, panel_overrides, plan_output
+from ragqa.run.progress import RunProgress, choose_mode
 from ragqa.run.runner import Engine, Runner
 from ragqa.schema import Sample
 
 if TYPE_CHECKING:
     from ragqa.container import Container
     from ragqa.report import Report
+    from ragqa.run.estimate import RunEstimate
 
 __all__ = ["IncompleteRunWarning", "aevaluate", "evaluate", "samples_from_data"]
 
@@ -38,21 +40,27 @@ def samples_from_data(data: Any, *, column_map: Mapping[str, str] | None = None)
 
     Args:
         data: a path (``str`` or :class:`~pathlib.Path`) to a JSONL, JSON or CSV file; a list of
-            dicts and/or :class:`~ragqa.schema.Sample` objects; or a pandas DataFrame (one row per
-            sample, RAGAS column names).
+            dicts and/or :class:`~ragqa.schema.Sample` objects; a dict of equal-length columns
+            (RAGAS's ``Dataset.from_dict`` shape, or a Hugging Face ``Dataset``); or a pandas
+            DataFrame (one row per sample, RAGAS column names).
         column_map: ``{dataset_column: sample_field}`` renames (files, dicts and DataFrames).
 
     Returns:
         ``(samples, name)``: the samples in order and how the results header names them.
 
     Raises:
-        DatasetError: for a bad file, record or field (line / index, field and fix).
+        DatasetError: for a bad file, record or field (line / index, field and fix), or a dict
+            whose columns are not lists of one length.
         TypeError: for data of another kind.
     """
-    from ragqa.datasets import load_dataset, samples_from_records
+    from ragqa.datasets import load_dataset, samples_from_columns, samples_from_records
 
     if isinstance(data, str | Path):
         return load_dataset(data, column_map=column_map), str(data)
+    if isinstance(data, Mapping) or (hasattr(data, "column_names") and hasattr(data, "to_dict")):
+        columns = data if isinstance(data, Mapping) else data.to_dict()  # a dict, or a Hugging Face Dataset
+        samples = samples_from_columns(columns, column_map=column_map)
+        return samples, f"{len(samples)} sample(s) from a dict of columns"
     if hasattr(data, "to_dict") and hasattr(data, "columns"):  # a pandas DataFrame, without importing pandas
         records = data.to_dict("records")
         return samples_from_records(records, column_map=column_map), f"a DataFrame of {len(records)} row(s)"
@@ -68,7 +76,7 @@ def samples_from_data(data: Any, *, column_map: Mapping[str, str] | None = None)
         return samples_from_records(records, column_map=column_map), f"{len(records)} record(s) from Python"
     raise TypeError(
         f"data is {type(data).__name__}; give a path (.jsonl, .json, .csv), a list of dicts or Samples, "
-        "or a pandas DataFrame"
+        "a dict of columns, or a pandas DataFrame"
     )
 
 
@@ -115,11 +123,13 @@ async def _run(
     resume: bool,
     no_cache: bool,
     panel: Mapping[str, Any],
+    retry_failed: bool = False,
     overwrite: bool = False,
     container: Container | None,
     keep_results: bool = True,
     shard: str | None = None,
     engine: Engine | None = None,
+    progress: bool | RunProgress | None = None,
 ) -> Report:
     from ragqa.container import close_container, create_container
 
@@ -149,6 +159,7 @@ async def _run(
             allow_incomplete=allow_incomplete,
             max_calls=max_calls,
             resume=resume,
+            retry_failed=retry_failed,
             overwrite=overwrite,
             outputs=[plan_output(p, option="out") for p in paths],
             dataset=name,
@@ -156,14 +167,24 @@ async def _run(
             no_cache=no_cache,
             shard=shard,
         )
+        shown = progress if isinstance(progress, RunProgress) else RunProgress(choose_mode(progress), transient=False)
+
+        def on_estimate(estimate: RunEstimate) -> None:
+            log.info("%s", estimate)
+            shown.start(estimate)
+
         runner = Runner(
             plan,
             container,
-            on_estimate=lambda estimate: log.info("%s", estimate),
+            on_estimate=on_estimate,
+            on_result=shown.advance,
             keep_results=keep_results,
             engine=engine,
         )
-        result = await runner.arun(samples)
+        try:
+            result = await runner.arun(samples)
+        finally:
+            shown.stop()
         _warn_if_incomplete(result)
         return result.report
     finally:
@@ -184,6 +205,7 @@ async def aevaluate(
     allow_incomplete: bool = False,
     max_calls: int | None = None,
     resume: bool = False,
+    retry_failed: bool = False,
     no_cache: bool = False,
     language: str | None = None,
     aggregation: str | None = None,
@@ -200,6 +222,7 @@ async def aevaluate(
     address: str | None = None,
     workers: int | None = None,
     batch_size: int | None = None,
+    progress: bool | RunProgress | None = None,
 ) -> Report:
     """Score ``data`` with ``metrics`` across the judge panel of the settings; the async form of :func:`evaluate`.
 
@@ -219,6 +242,7 @@ async def aevaluate(
         allow_incomplete=allow_incomplete,
         max_calls=max_calls,
         resume=resume,
+        retry_failed=retry_failed,
         no_cache=no_cache,
         panel=panel_overrides(
             language=language,
@@ -234,6 +258,7 @@ async def aevaluate(
         overwrite=overwrite,
         shard=shard,
         engine=make_engine(engine, address=address, workers=workers, batch_size=batch_size),
+        progress=progress,
     )
     return await default_loop().arun(coro)
 
@@ -251,6 +276,7 @@ def evaluate(
     allow_incomplete: bool = False,
     max_calls: int | None = None,
     resume: bool = False,
+    retry_failed: bool = False,
     no_cache: bool = False,
     language: str | None = None,
     aggregation: str | None = None,
@@ -267,6 +293,7 @@ def evaluate(
     address: str | None = None,
     workers: int | None = None,
     batch_size: int | None = None,
+    progress: bool | RunProgress | None = None,
 ) -> Report:
     """Score ``data`` with ``metrics`` across the judge panel of the settings, in one call.
 
@@ -279,7 +306,8 @@ def evaluate(
 
     Args:
         data: a path to a ``.jsonl``/``.json``/``.csv`` dataset, a list of dicts or
-            :class:`~ragqa.schema.Sample` objects, or a pandas DataFrame (RAGAS field names).
+            :class:`~ragqa.schema.Sample` objects, a dict of equal-length columns (RAGAS's
+            ``Dataset.from_dict`` shape), or a pandas DataFrame (RAGAS field names).
         metrics: names (``"faithfulness"``), spec strings (``"noise_sensitivity(mode=irrelevant)"``),
             :class:`~ragqa.run.spec.MetricSpec` or metric objects; default ``ragqa.metrics``.
         config: the ``application.yaml`` (default: ``./application.yaml`` when present, else defaults).
@@ -297,6 +325,8 @@ def evaluate(
         resume: continue the run recorded in the first output's ``.partial`` file (results stream
             there as they are made, whatever the output's format) or in a finished ``.jsonl``
             output: only missing pairs are scored.
+        retry_failed: with ``resume``, also ask again every judge whose kept outcome is a failure
+            (a judge that was down or hung); the outcomes that scored are kept exactly.
         no_cache: run without the on-disk judge cache.
         language: ``en`` or ``ru`` (default ``ragqa.language``).
         aggregation: ``mean``, ``median``, ``min``, ``max`` or ``majority``.
@@ -330,6 +360,11 @@ def evaluate(
             default: start a local cluster listening on 127.0.0.1 only.
         workers: with ``engine="ray"``: panel actors, one CPU each (default: this machine's CPUs).
         batch_size: with ``engine="ray"``: samples per batch handed to a worker (default 64).
+        progress: show progress with rate and ETA on stderr while the judges work. ``None``
+            (default): a bar in a terminal, a line updated in place in a notebook, nothing
+            otherwise (a script whose stderr is a file or a pipe); ``True``: also a plain line every
+            ~10% where there is no terminal; ``False``: nothing. A
+            :class:`~ragqa.run.progress.RunProgress` is used as given.
 
     Returns:
         The :class:`~ragqa.report.Report`: one result per (sample, metric) in dataset order
@@ -366,6 +401,7 @@ def evaluate(
         allow_incomplete=allow_incomplete,
         max_calls=max_calls,
         resume=resume,
+        retry_failed=retry_failed,
         no_cache=no_cache,
         panel=panel_overrides(
             language=language,
@@ -381,5 +417,6 @@ def evaluate(
         overwrite=overwrite,
         shard=shard,
         engine=make_engine(engine, address=address, workers=workers, batch_size=batch_size),
+        progress=progress,
     )
     return run_sync(coro)

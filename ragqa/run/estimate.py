@@ -10,23 +10,26 @@ upper bound: a response without statements needs fewer calls.
 Tokens are estimated from text length at about 4 characters per token: per call, the size of
 ragqa's prompt text (instructions, output schema and examples, measured from the prompts) plus the
 sample's question, response, reference and one average context. It is an order of magnitude, not
-a bill; the usage line of the report shows what was really spent.
+a bill; the usage line of the report shows what was really spent. Local judges send no prompt,
+so their calls count no tokens (:func:`sends_prompts`).
 """
 
 from __future__ import annotations
 
 import json
 import math
+import sys
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cache
 from itertools import groupby
 
+from ragqa.judges.base import Judge
 from ragqa.metrics.base import CallPlan, Metric
 from ragqa.schema import Sample
 
-__all__ = ["CHARS_PER_TOKEN", "RunEstimate", "estimate_pairs", "prompt_overhead_chars"]
+__all__ = ["CHARS_PER_TOKEN", "RunEstimate", "estimate_pairs", "prompt_overhead_chars", "sends_prompts"]
 
 CHARS_PER_TOKEN = 4.0
 """Characters per token used for the estimate (a common rule of thumb for English text)."""
@@ -49,17 +52,38 @@ class RunEstimate:
     calls: int
     tokens: int
     repeats: int = 1
+    token_judges: int | None = None
+    """Judges that send prompts (HTTP judges), whose calls the tokens count; ``None``: every judge."""
 
     def __str__(self) -> str:
         """``estimate: 120 (sample, metric) pair(s) x 2 judge(s): at most 480 judge call(s), ~500 prompt tokens``.
 
-        With repeats, ``x 2 judge(s) x 3 repeat(s)``.
+        With repeats, ``x 2 judge(s) x 3 repeat(s)``. A panel of local judges only (``token_judges`` 0)
+        reads ``..., no prompt tokens (local judges)``.
         """
         times = f" x {self.repeats} repeat(s)" if self.repeats > 1 else ""
+        tokens = (
+            "no prompt tokens (local judges)"
+            if self.token_judges == 0 and self.judges
+            else f"~{self.tokens:,} prompt tokens"
+        )
         return (
             f"estimate: {self.pairs} (sample, metric) pair(s) x {self.judges} judge(s){times}: "
-            f"at most {self.calls:,} judge call(s), ~{self.tokens:,} prompt tokens"
+            f"at most {self.calls:,} judge call(s), {tokens}"
         )
+
+
+def sends_prompts(judge: Judge) -> bool:
+    """Whether ``judge`` sends prompt tokens to a model: False for ragqa's local judge under any wrapper.
+
+    Wrappers that keep the judge they wrap in ``inner`` (the cache, shared calls) are looked through.
+    Without :mod:`ragqa.judges.local.judge` imported no local judge exists, so the check imports nothing.
+    """
+    inner: object = judge
+    while hasattr(inner, "inner"):
+        inner = inner.inner
+    local = sys.modules.get("ragqa.judges.local.judge")
+    return not (local is not None and isinstance(inner, local.LocalJudge))
 
 
 @cache
@@ -83,7 +107,12 @@ def _input_chars(sample: Sample) -> int:
 
 
 def estimate_pairs(
-    pairs: Iterable[tuple[Sample, Metric]], judges: int, *, plan: CallPlan = "ragas", repeats: int = 1
+    pairs: Iterable[tuple[Sample, Metric]],
+    judges: int,
+    *,
+    plan: CallPlan = "ragas",
+    repeats: int = 1,
+    token_judges: int | None = None,
 ) -> RunEstimate:
     """Estimate the calls and tokens of scoring ``pairs`` with a panel of ``judges``.
 
@@ -93,6 +122,8 @@ def estimate_pairs(
         judges: the number of judges of the panel (>= 0).
         plan: the run's call plan (each metric's :meth:`~ragqa.metrics.base.Metric.estimate_calls` under it).
         repeats: times each judge scores each pair (>= 1); metrics that need no judge make no call.
+        token_judges: the judges that send prompts (:func:`sends_prompts`); only their calls
+            count tokens. ``None``: all ``judges``.
 
     Returns:
         The estimate: per sample, the sum of ``metric.estimate_calls(sample, plan)`` less the calls of
@@ -111,10 +142,12 @@ def estimate_pairs(
         calls += n
         chars += n * (overhead + _input_chars(sample))
     times = judges * repeats
+    prompting = (judges if token_judges is None else token_judges) * repeats
     return RunEstimate(
         pairs=n_pairs,
         judges=judges,
         calls=calls * times,
-        tokens=math.ceil(chars * times / CHARS_PER_TOKEN),
+        tokens=math.ceil(chars * prompting / CHARS_PER_TOKEN),
         repeats=repeats,
+        token_judges=token_judges,
     )

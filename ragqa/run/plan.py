@@ -103,6 +103,8 @@ class RunPlan:
             finished JSON Lines output): scores only missing pairs.
         overwrite: start over even though :attr:`journal`'s ``.partial`` file holds results of an
             earlier run (they are deleted); without it, and without ``resume``, such a run is refused.
+        retry_failed: with ``resume``, also ask again every judge whose outcome in the kept
+            results is a failure; the judges that scored keep their outcomes exactly.
         outputs: the output files.
         limits: input-size guards.
         dataset: how the samples are named in the results header (a path, or a description).
@@ -118,6 +120,7 @@ class RunPlan:
     allow_incomplete: bool = False
     max_calls: int | None = None
     resume: bool = False
+    retry_failed: bool = False
     overwrite: bool = False
     outputs: tuple[Output, ...] = ()
     limits: Limits = field(default_factory=Limits)
@@ -294,6 +297,7 @@ def make_plan(
     allow_incomplete: bool = False,
     max_calls: int | None = None,
     resume: bool = False,
+    retry_failed: bool = False,
     outputs: Sequence[Output] = (),
     dataset: str = "",
     panel: Mapping[str, Any] | None = None,
@@ -314,6 +318,7 @@ def make_plan(
         allow_incomplete: see :attr:`RunPlan.allow_incomplete`.
         max_calls: the call cap (default: ``ragqa.limits.max-calls``).
         resume: see :attr:`RunPlan.resume`; needs an output.
+        retry_failed: see :attr:`RunPlan.retry_failed`; needs ``resume``.
         outputs: checked outputs (:func:`plan_output`).
         dataset: the dataset's name for the results header.
         panel: PanelOptions overrides.
@@ -349,6 +354,7 @@ def make_plan(
         allow_incomplete=allow_incomplete,
         max_calls=max_calls if max_calls is not None else settings.ragqa.limits.max_calls,
         resume=resume,
+        retry_failed=retry_failed,
         outputs=tuple(outputs),
         limits=Limits(
             max_contexts_per_sample=settings.ragqa.limits.max_contexts_per_sample,
@@ -363,6 +369,11 @@ def make_plan(
     if resume and plan.journal is None:
         raise ConfigError("--resume needs an output to resume from, e.g. --out results.jsonl", key="--resume")
     check_kept_results(plan)
+    if retry_failed and not resume:
+        raise ConfigError(
+            "--retry-failed re-asks the failed judges of a kept results file; use it with --resume",
+            key="--retry-failed",
+        )
     return plan
 
 

@@ -40,14 +40,14 @@ from ragqa.factory import uncached_embedder, uncached_judge
 from ragqa.judges.base import Embedders, Judge
 from ragqa.render.registry import RenderOptions
 from ragqa.report import CacheStats, Report, SkippedSample
-from ragqa.run.estimate import RunEstimate, estimate_pairs
+from ragqa.run.estimate import RunEstimate, estimate_pairs, sends_prompts
 from ragqa.run.outcome import RunResult, exit_code_for, incomplete_results, threshold_verdicts
 from ragqa.run.plan import RunPlan, check_judge_free
 from ragqa.run.shard import ShardedSamples
 from ragqa.run.stream import Pair, ResultsHeader, ResultStream, read_results
 from ragqa.run.summary import RunSummary
 from ragqa.run.validate import Validation, validate_run
-from ragqa.schema import PanelResult, Sample
+from ragqa.schema import JudgeOutcome, PanelResult, Sample
 
 if TYPE_CHECKING:
     from ragqa.container import Container
@@ -195,6 +195,8 @@ class Prepared:
         labels: every sample's id, in dataset order (a sample's position is its index here).
         fingerprint: :func:`dataset_fingerprint` of the whole dataset (every shard's samples).
         dataset_samples: samples in the whole dataset (more than :attr:`n_samples` with ``--shard``).
+        retry: with ``retry_failed``, the records read back that hold a judge failure, by (sample
+            id, metric key): scored again, asking only the judges that failed.
     """
 
     samples: Iterable[Sample]
@@ -204,6 +206,14 @@ class Prepared:
     labels: list[str]
     fingerprint: str
     dataset_samples: int = 0
+    retry: dict[Pair, dict[str, Any]] = dataclasses.field(default_factory=dict)
+
+    def failed_judges(self) -> dict[Pair, list[str]]:
+        """The judge ids whose outcome failed, per record of :attr:`retry`."""
+        return {
+            pair: [str(j["judge_id"]) for j in record.get("judges", []) if j.get("failure") is not None]
+            for pair, record in self.retry.items()
+        }
 
     @property
     def n_samples(self) -> int:
@@ -311,7 +321,11 @@ class Runner:
         if plan.on_invalid == "raise":
             validation.raise_if_any(hint="fix them, or pass --on-invalid skip to score only the valid pairs")
         header, kept = self._read_resume() if plan.resume else (None, {})
-        self.prepared = Prepared(samples, validation, kept, header, labels, fingerprint.value, in_dataset)
+        retry: dict[Pair, dict[str, Any]] = {}
+        if plan.retry_failed:  # records with a failed judge are scored again, asking only that judge
+            retry = {pair: r for pair, r in kept.items() if any(j.get("failure") for j in r.get("judges", []))}
+            kept = {pair: r for pair, r in kept.items() if pair not in retry}
+        self.prepared = Prepared(samples, validation, kept, header, labels, fingerprint.value, in_dataset, retry)
         return self.prepared
 
     def _read_resume(self) -> tuple[ResultsHeader | None, dict[Pair, dict[str, Any]]]:
@@ -381,7 +395,10 @@ class Runner:
         pairs = ((sample, metric) for _, sample, metrics in prepared.todo(self.plan.metrics) for metric in metrics)
         judges = len(evaluator.judges)
         options = evaluator.options
-        estimate = estimate_pairs(pairs, judges, plan=options.call_plan, repeats=options.repeats)
+        prompting = sum(1 for judge in evaluator.judges if sends_prompts(judge))
+        estimate = estimate_pairs(
+            pairs, judges, plan=options.call_plan, repeats=options.repeats, token_judges=prompting
+        )
         if self.on_estimate is not None:
             self.on_estimate(estimate)
         if self.plan.max_calls is not None and estimate.calls > self.plan.max_calls:
@@ -397,6 +414,12 @@ class Runner:
             InvalidSamples, ConfigError, TooManyCalls: before any judge call.
             asyncio.CancelledError: when cancelled; finished results stay in the partial file.
         """
+        if self.engine is not None and self.plan.retry_failed:
+            raise ConfigError(
+                "--retry-failed asks again only the judges that failed, which --engine ray cannot do yet; "
+                "retry without --engine ray",
+                key="--retry-failed",
+            )
         prepared = self.prepare(samples)
         evaluator = self.build()
         if prepared.header is not None:
@@ -500,7 +523,10 @@ class Runner:
         header = self._header(prepared, evaluator)
         journal = plan.journal
         if journal is not None:
-            self.stream = ResultStream(journal.path, header, prepared.kept, final=journal.streams)
+            # the records being retried stay in the partial file until their new record follows
+            # (the last record of a pair wins), so an interrupted retry loses nothing
+            kept = {**prepared.kept, **prepared.retry}
+            self.stream = ResultStream(journal.path, header, kept, final=journal.streams)
             self.stream.open()
 
         def record(position: int, rows: list[PanelResult]) -> None:
@@ -511,13 +537,20 @@ class Runner:
                 if self.on_result is not None:
                     self.on_result(result)
 
+        def reuse(label: str, key: str) -> dict[str, JudgeOutcome]:
+            """The outcomes that scored in a retried pair's kept record, by judge id: not asked again, kept exactly."""
+            old = prepared.retry.get((label, key))
+            return {o.judge_id: o for o in read_result_record(old).judges if o.ok} if old is not None else {}
+
         cache = None if plan.no_cache else self.container.cache()
         counts0 = cache_counts(cache)
         started = time.perf_counter()
         counts1: dict[str, int] | None = None  # the lookups an engine's workers made
         try:
             if self.engine is None:
-                await evaluator.score_stream(prepared.todo(plan.metrics), record)
+                await evaluator.score_stream(
+                    prepared.todo(plan.metrics), record, reuse=reuse if prepared.retry else None
+                )
             else:
                 made_elsewhere = await self.engine.score(self, evaluator, prepared.todo(plan.metrics), record)
                 counts1 = {name: counts0[name] + made_elsewhere.get(name, 0) for name in counts0}

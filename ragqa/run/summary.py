@@ -32,7 +32,7 @@ from typing import Literal
 
 import numpy as np
 
-from ragqa.metrics._math import nan_mean
+from ragqa._math import nan_mean
 from ragqa.report import JudgeSummary, MetricSummary
 from ragqa.schema import PanelResult, Usage
 

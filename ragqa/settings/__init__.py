@@ -16,7 +16,12 @@ The flow is one direction::
   keep an :class:`UnresolvedPlaceholder` and fail only when a model of the panel inherits them
   (:meth:`Settings.judges`, :meth:`Settings.embedders`), so ``--profile local`` needs no key.
 * Profile files are looked up beside the base file, then among the profiles built into ragqa
-  (``local``: the offline panel), so ``--profile local`` works in any folder.
+  (``local``: the offline panel), so ``--profile local`` works in any folder. Where no
+  ``application.yaml`` exists, ragqa uses its built-in one (:func:`builtin_base`: the seed's
+  OpenRouter panel with ``${OPENROUTER_API_KEY}``), which ``ragqa init`` writes out to edit.
+* A model of a hosted provider with no ``api-key`` reads it from the provider's variable
+  (``OPENAI_API_KEY`` for ``api.openai.com``, ``OPENROUTER_API_KEY`` for ``openrouter.ai``); with
+  the variable unset it is refused at start-up, naming the model, the variable and ``ragqa init``.
 * Durations accept ``2000ms``, ``2s``, ``1m``, ``1h``, ``1d`` (also ``ns``, ``us``), a bare
   number meaning **milliseconds** (as in Spring), and ISO-8601 (``PT2S``) via pydantic. A bare
   number under 1000 gets a note (:attr:`Settings.notes`, logged once as a WARNING).
@@ -81,7 +86,7 @@ from ragqa.settings._schema import (
     VirtualThreadsSettings,
 )
 from ragqa.settings._settings import PROFILES_ENV, Settings, load_settings
-from ragqa.settings._spring_source import ENV_PREFIX, SpringYamlSource, builtin_profiles
+from ragqa.settings._spring_source import ENV_PREFIX, SpringYamlSource, builtin_base, builtin_profiles
 
 __all__ = [
     "DEFAULT_CHAT_MODEL",
@@ -128,6 +133,7 @@ __all__ = [
     "ThreadsSettings",
     "UnresolvedPlaceholder",
     "VirtualThreadsSettings",
+    "builtin_base",
     "builtin_profiles",
     "load_settings",
     "mask_url",

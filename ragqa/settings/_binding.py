@@ -147,7 +147,7 @@ class Expander:
         if not missing:
             return expanded
         if lazy:
-            return UnresolvedPlaceholder(variable=missing[0], key=path, text=text)
+            return UnresolvedPlaceholder(variable=missing[0], key=path, text=text, source=self.where)
         raise ConfigError(
             f"environment variable {missing[0]} is not set; it is required by {path} in {self.where}. "
             f"Set it or give a default: ${{{missing[0]}:default}}.",

@@ -9,6 +9,7 @@ embedding models share every rule here; only their lists and default entries dif
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Mapping
 from typing import Any, NamedTuple
 from urllib.parse import urlsplit
 
@@ -33,9 +34,17 @@ from ragqa.settings._schema import (
     check_unique_ids,
 )
 
-__all__ = ["Server", "credential_tag", "resolve_embedders", "resolve_judges", "server_of"]
+__all__ = ["HOSTED_KEY_VARIABLES", "Server", "credential_tag", "resolve_embedders", "resolve_judges", "server_of"]
 
 _DEFAULT_PORTS = {"http": 80, "https": 443}
+
+HOSTED_KEY_VARIABLES: Mapping[str, str] = {"api.openai.com": "OPENAI_API_KEY", "openrouter.ai": "OPENROUTER_API_KEY"}
+"""Hosted providers that always need a key, by host, and the environment variable their key is read from.
+
+A model of one of these hosts with no ``api-key`` configured anywhere takes the variable's value
+(the convention of the providers' own SDKs); with the variable unset it is refused at start-up,
+before any call, instead of sending calls that can only fail.
+"""
 
 _Entry = ChatModelEntry | EmbeddingModelEntry
 _Client = OpenAIChatSettings | OpenAIEmbeddingSettings
@@ -129,9 +138,11 @@ class _Resolver:
     is keyed by it, a local one by ``local``.
     """
 
-    def __init__(self, ai: SpringAISettings, ragqa: RagqaSettings) -> None:
+    def __init__(self, ai: SpringAISettings, ragqa: RagqaSettings, keys: Mapping[str, str]) -> None:
         self.ai = ai
         self.ragqa = ragqa
+        self.keys = keys
+        """The values of :data:`HOSTED_KEY_VARIABLES` that were set when the settings were loaded."""
         self.ports: dict[str, set[str]] = {}
         """Per host, the ``host:port`` servers used on it."""
         self.tags: dict[str, set[str | None]] = {}
@@ -155,8 +166,33 @@ class _Resolver:
         if entry.provider != "openai":
             return None, None
         base_url = _require(_first_set(entry.base_url, client.base_url, openai.base_url), user)
-        api_key = _require(_first_set(entry.api_key, client.api_key, openai.api_key), user)
+        written = _first_set(entry.api_key, client.api_key, openai.api_key)
+        api_key = _require(written, user)
+        if written is None and base_url:  # an explicit `api-key: ""` means "send none"
+            api_key = self._hosted_key(base_url, user)
         return base_url, api_key
+
+    def _hosted_key(self, base_url: str, user: str) -> SecretStr | None:
+        """The key of a hosted provider read from its variable (:data:`HOSTED_KEY_VARIABLES`); ``None`` elsewhere.
+
+        Raises:
+            ConfigError: for a hosted provider whose variable is unset, naming ``user``, the variable,
+                ``ragqa init`` and ``--profile local``.
+        """
+        server = server_of(base_url)
+        variable = HOSTED_KEY_VARIABLES.get(server.host) if server is not None else None
+        if variable is None:
+            return None  # a server of the user's own (vLLM, Ollama, a proxy) may need no key
+        value = self.keys.get(variable)
+        if value:
+            return SecretStr(value)
+        assert server is not None
+        raise ConfigError(
+            f"{user or 'a model'} has no api-key for {server.host}: set {variable} (read for {server.host} when "
+            f"no api-key is configured), write api-key: ${{{variable}}} in application.yaml (`ragqa init` writes "
+            "a commented one), or use --profile local for the offline judges",
+            key="spring.ai.openai.api-key",
+        )
 
     def _key_and_limits(
         self, entry: _Entry, base_url: str | None, api_key: SecretStr | None
@@ -206,15 +242,22 @@ class _Resolver:
         )
 
 
-def resolve_judges(ai: SpringAISettings, ragqa: RagqaSettings) -> list[ResolvedChatModel]:
+def resolve_judges(
+    ai: SpringAISettings, ragqa: RagqaSettings, keys: Mapping[str, str] | None = None
+) -> list[ResolvedChatModel]:
     """The judge panel of ``spring.ai`` (see :meth:`ragqa.settings.Settings.judges` for the rules).
 
+    Args:
+        ai: ``spring.ai``.
+        ragqa: ragqa's own section.
+        keys: values of :data:`HOSTED_KEY_VARIABLES` for hosted models with no ``api-key``.
+
     Raises:
-        ConfigError: a model inherits an unset ``${VAR}``, or ids are duplicated.
+        ConfigError: a model inherits an unset ``${VAR}``, a hosted model has no key, or ids are duplicated.
     """
     entries, key = _chat_entries(ai)
     check_unique_ids((e.id for e in entries), key)
-    resolver = _Resolver(ai, ragqa)
+    resolver = _Resolver(ai, ragqa, keys or {})
     out: list[ResolvedChatModel] = []
     for entry in entries:
         common = resolver.common(entry, ai.openai.chat, f"chat model {entry.id!r}")
@@ -226,7 +269,9 @@ def resolve_judges(ai: SpringAISettings, ragqa: RagqaSettings) -> list[ResolvedC
     return out
 
 
-def resolve_embedders(ai: SpringAISettings, ragqa: RagqaSettings) -> list[ResolvedEmbeddingModel]:
+def resolve_embedders(
+    ai: SpringAISettings, ragqa: RagqaSettings, keys: Mapping[str, str] | None = None
+) -> list[ResolvedEmbeddingModel]:
     """The embedding models of ``spring.ai`` (see :meth:`ragqa.settings.Settings.embedders`).
 
     Raises:
@@ -234,7 +279,7 @@ def resolve_embedders(ai: SpringAISettings, ragqa: RagqaSettings) -> list[Resolv
     """
     entries, key = _embedding_entries(ai)
     check_unique_ids((e.id for e in entries), key)
-    resolver = _Resolver(ai, ragqa)
+    resolver = _Resolver(ai, ragqa, keys or {})
     out: list[ResolvedEmbeddingModel] = []
     for entry in entries:
         common = resolver.common(entry, ai.openai.embedding, f"embedding model {entry.id!r}")

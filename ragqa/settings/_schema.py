@@ -98,18 +98,29 @@ class UnresolvedPlaceholder(_Model):
         key: the dotted settings key that holds it (``spring.ai.openai.api-key``).
         text: the value as written (``${OPENROUTER_API_KEY}``), shown by :func:`render_settings`
             with any URL userinfo masked.
+        source: the file it was written in, as messages name it (``application.yaml (built-in)``
+            for the settings ragqa uses where no ``application.yaml`` exists).
     """
 
     variable: str
     key: str
     text: str
+    source: str = ""
 
     def error(self, user: str) -> ConfigError:
         """The start-up error for ``user`` (e.g. ``chat model 'openai/gpt-4o-mini'``) inheriting this value."""
+        builtin = self.source.endswith("(built-in)")
+        where = " (ragqa's built-in settings: there is no application.yaml here)" if builtin else ""
+        fix = (
+            f"Set {self.variable}, run `ragqa init` to write the settings to ./application.yaml and edit the "
+            "panel, or use --profile local for the offline judges."
+            if builtin
+            else f"Set {self.variable}, give the value a default (${{{self.variable}:...}}), "
+            "or choose a profile whose panel does not use it (e.g. --profile local)."
+        )
         return ConfigError(
-            f"environment variable {self.variable} is not set; {self.key} = {mask_url(self.text)} is needed by "
-            f"{user}. Set {self.variable}, give the value a default (${{{self.variable}:...}}), "
-            "or choose a profile whose panel does not use it (e.g. --profile local).",
+            f"environment variable {self.variable} is not set; {self.key} = {mask_url(self.text)}{where} is "
+            f"needed by {user}. {fix}",
             key=self.key,
         )
 
@@ -459,16 +470,31 @@ class CacheSettings(_Model):
 
 
 class CircuitBreakerSettings(_Model):
-    """``ragqa.circuit-breaker``: stop calling a judge that keeps failing, for a while.
+    """``ragqa.circuit-breaker``: stop calling a judge that is down, for a while, then probe it again.
 
-    After ``failure_threshold`` consecutive failed calls of one judge, its next calls fail at once
-    (no request) until ``cool_down`` has passed; then one trial call decides whether it closes.
+    After ``failure_threshold`` consecutive failed calls of one judge that say it is down (a refused
+    or reset connection, a timeout; not an HTTP answer such as a 5xx, which the retry block
+    outlives), its next calls fail at once (no request) until ``cool_down`` has passed; then one
+    probe call decides whether it closes, and the calls arriving meanwhile wait behind it. Each
+    failed probe doubles the cool-down, up to ``max_cool_down``. A judge that hangs (its first
+    timeouts come with no answer at all) opens it at once and its other calls are cut short.
     """
 
     failure_threshold: int = Field(default=5, ge=1)
-    """Consecutive failures that open the breaker (>= 1)."""
-    cool_down: PositiveDuration = timedelta(seconds=30)
-    """How long an open breaker refuses calls before a trial call (> 0)."""
+    """Consecutive down-failures that open the breaker (>= 1)."""
+    cool_down: PositiveDuration = timedelta(seconds=1)
+    """How long an open breaker refuses calls before its first probe (> 0); doubled after each failed probe."""
+    max_cool_down: PositiveDuration = timedelta(seconds=30)
+    """The cap of the growing cool-down (>= ``cool_down``)."""
+
+    @model_validator(mode="after")
+    def _cap_not_below_start(self) -> CircuitBreakerSettings:
+        if self.max_cool_down < self.cool_down:
+            raise ValueError(
+                f"max-cool-down ({self.max_cool_down.total_seconds():g}s) must not be shorter than "
+                f"cool-down ({self.cool_down.total_seconds():g}s)"
+            )
+        return self
 
 
 class RunSettings(_Model):
@@ -488,6 +514,9 @@ class LimitsSettings(_Model):
     """Longest single text field or context chunk, in characters (>= 1)."""
     max_calls: int | None = Field(default=None, ge=1)
     """Refuse a run whose estimated judge calls exceed this (>= 1); ``None`` = no limit."""
+    max_response_bytes: int = Field(default=4 * 1024 * 1024, ge=1024)
+    """Largest answer body read from an HTTP judge or embedder, bytes (>= 1024); a larger answer is
+    a ``JudgeOutputError`` and reading stops there, so memory does not grow with it."""
 
 
 class RagqaSettings(_Model):

@@ -13,7 +13,7 @@ from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, Settings
 
 from ragqa.settings._errors import config_error
 from ragqa.settings._notes import log_notes
-from ragqa.settings._resolve import resolve_embedders, resolve_judges
+from ragqa.settings._resolve import HOSTED_KEY_VARIABLES, resolve_embedders, resolve_judges
 from ragqa.settings._schema import RagqaSettings, ResolvedChatModel, ResolvedEmbeddingModel, SpringSettings
 from ragqa.settings._spring_source import SpringYamlSource
 
@@ -48,6 +48,8 @@ class Settings(BaseSettings):
     spring: SpringSettings = Field(default_factory=SpringSettings)
     ragqa: RagqaSettings = Field(default_factory=RagqaSettings)
     _notes: tuple[str, ...] = PrivateAttr(default=())
+    _keys: dict[str, str] = PrivateAttr(default_factory=dict)
+    """The hosted providers' key variables (``OPENAI_API_KEY``, ``OPENROUTER_API_KEY``) set at load time."""
 
     @property
     def notes(self) -> tuple[str, ...]:
@@ -90,13 +92,17 @@ class Settings(BaseSettings):
         ``[host:port]``, ``[host]`` that exists, else ``ragqa.default-limits``; ``price`` is
         ``ragqa.prices[model]`` (else ``[id]``). No ``list`` key gives Spring's default client: one
         judge named after ``spring.ai.openai.chat.options.model`` (default ``gpt-4o-mini``); an
-        explicit ``list: []`` gives no judge (only judge-free metrics can run).
+        explicit ``list: []`` gives no judge (only judge-free metrics can run). A model of a hosted
+        provider (``api.openai.com``, ``openrouter.ai``) with no ``api-key`` configured takes
+        ``OPENAI_API_KEY`` / ``OPENROUTER_API_KEY`` as it was when :func:`load_settings` ran
+        (``Settings()`` built in code reads no environment, so give it the key).
 
         Raises:
             ConfigError: when an ``openai`` model inherits an ``api-key``/``base-url`` whose
-                ``${VAR}`` is unset (naming the variable and the key), or ids are duplicated.
+                ``${VAR}`` is unset (naming the variable and the key), a hosted provider's model
+                has no key (naming the model, the variable and ``ragqa init``), or ids are duplicated.
         """
-        return resolve_judges(self.spring.ai, self.ragqa)
+        return resolve_judges(self.spring.ai, self.ragqa, self._keys)
 
     def embedders(self) -> list[ResolvedEmbeddingModel]:
         """One resolved embedding model per ``spring.ai.embedding-models.list`` entry, in order.
@@ -110,7 +116,7 @@ class Settings(BaseSettings):
         Raises:
             ConfigError: as :meth:`judges`.
         """
-        return resolve_embedders(self.spring.ai, self.ragqa)
+        return resolve_embedders(self.spring.ai, self.ragqa, self._keys)
 
     def check(self) -> None:
         """Resolve the panel once (judges and embedders) so that configuration errors surface at start-up.
@@ -133,7 +139,8 @@ def load_settings(
 
     Order (later wins): ``application.yaml`` (or ``config_file``), then ``application-<p>.yaml``
     for each profile in order (dicts merge, lists replace), then ``RAGQA__...`` environment
-    overrides. A missing implicit ``application.yaml`` means defaults. A profile file is looked
+    overrides. A missing implicit ``application.yaml`` means the built-in one (the seed's
+    OpenRouter panel with ``${OPENROUTER_API_KEY}``; ``ragqa init`` writes it). A profile file is looked
     up beside the base file first, then among the profiles built into ragqa (``local``), so
     ``load_settings(any_dir, ["local"])`` works from any folder.
 
@@ -168,5 +175,6 @@ def load_settings(
     except ValidationError as exc:
         raise config_error(exc, source.files) from None
     settings._notes = tuple(source.notes)
+    settings._keys = {name: env[name] for name in HOSTED_KEY_VARIABLES.values() if env.get(name)}
     log_notes(settings.notes)
     return settings

@@ -1,6 +1,7 @@
 """The Spring-style settings source: ``application.yaml`` + profiles + ``${VAR}`` + ``RAGQA__`` overrides.
 
-Order (later wins): the base file, then ``<stem>-<profile>.yaml`` for each active profile (looked
+Order (later wins): the base file (the built-in one, :func:`builtin_base`, when an implicit
+``application.yaml`` is absent), then ``<stem>-<profile>.yaml`` for each active profile (looked
 up beside the base file, then among the profiles built into ragqa; dicts merge, lists replace),
 then ``RAGQA__A__B=value`` environment variables, one key each. Keys are normalised to field names
 here (:mod:`ragqa.settings._binding`), so the models use plain snake_case fields with
@@ -33,7 +34,15 @@ from ragqa.settings._binding import (
 )
 from ragqa.settings._notes import duration_notes
 
-__all__ = ["ENV_PREFIX", "SpringYamlSource", "builtin_profiles", "deep_merge", "describe", "profile_file"]
+__all__ = [
+    "ENV_PREFIX",
+    "SpringYamlSource",
+    "builtin_base",
+    "builtin_profiles",
+    "deep_merge",
+    "describe",
+    "profile_file",
+]
 
 ENV_PREFIX = "RAGQA__"
 """Prefix of environment variables that override single keys (``RAGQA__RAGQA__LANGUAGE=ru``)."""
@@ -43,6 +52,15 @@ _EXTENSIONS = (".yaml", ".yml")
 
 def _builtin_dir() -> Traversable:
     return resources.files("ragqa.settings").joinpath("profiles")
+
+
+def builtin_base() -> Traversable:
+    """The settings ragqa uses where no ``application.yaml`` exists: the seed's OpenRouter panel, commented.
+
+    ``ragqa init`` writes this file into the current folder (package data
+    ``ragqa/settings/profiles/application.yaml``).
+    """
+    return _builtin_dir().joinpath("application.yaml")
 
 
 def describe(path: Traversable) -> str:
@@ -212,7 +230,8 @@ class SpringYamlSource(PydanticBaseSettingsSource):
 
     Args:
         settings_cls: the settings class (:class:`~ragqa.settings.Settings`).
-        base: the base file; ``None`` or a missing implicit ``application.yaml`` means defaults.
+        base: the base file; a missing implicit ``application.yaml`` means the built-in one
+            (:func:`builtin_base`, what ``ragqa init`` writes).
         profiles: active profiles, overlaid in order; each file is looked up beside ``base``,
             then among the built-in profiles.
         environ: variables for placeholders and overrides.
@@ -260,6 +279,8 @@ class SpringYamlSource(PydanticBaseSettingsSource):
             data = self._load(self.base)
         elif self.base_required:
             raise ConfigError(f"settings file {self.base} does not exist", key="config")
+        else:  # no application.yaml here: the built-in one (what `ragqa init` writes)
+            data = self._load(builtin_base())
         for profile in self.profiles:
             data = deep_merge(data, self._load(profile_file(self.base, profile)))
         for name in sorted(self.environ):

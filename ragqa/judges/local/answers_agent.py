@@ -25,10 +25,10 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
+from ragqa._math import cosine
+from ragqa.judges.local._handler import Handler, LocalJudgeView
 from ragqa.judges.local.text import STOP_WORDS, detect_script, features, split_sentences, tokens
-from ragqa.metrics._math import cosine
 from ragqa.prompts.goal import GoalOutcomeInput, GoalOutcomeOutput, OutcomeComparisonInput, OutcomeComparisonOutput
 from ragqa.prompts.topics import (
     TopicClassificationInput,
@@ -39,9 +39,6 @@ from ragqa.prompts.topics import (
     TopicRefusalOutput,
 )
 from ragqa.schema import Language
-
-if TYPE_CHECKING:
-    from ragqa.judges.local.judge import Handler, LocalJudge
 
 __all__ = ["AGENT_HANDLERS", "Turn", "is_courtesy", "is_refusal", "parse_transcript", "topic_of"]
 
@@ -171,7 +168,7 @@ def _substantive(turns: list[Turn]) -> list[Turn]:
     return [t for t in turns if t.human.strip() and not is_courtesy(t.human)]
 
 
-async def _goal_outcome(judge: LocalJudge, data: GoalOutcomeInput, language: Language) -> GoalOutcomeOutput:
+async def _goal_outcome(judge: LocalJudgeView, data: GoalOutcomeInput, language: Language) -> GoalOutcomeOutput:
     turns = parse_transcript(data.workflow)
     goal = " ".join(" ".join(t.human.split()) for t in _substantive(turns))
     end = " ".join(" ".join(x.split()) for t in turns for x in (*t.tool_outputs, *t.replies) if x.strip())
@@ -179,7 +176,7 @@ async def _goal_outcome(judge: LocalJudge, data: GoalOutcomeInput, language: Lan
 
 
 async def _outcome_comparison(
-    judge: LocalJudge, data: OutcomeComparisonInput, language: Language
+    judge: LocalJudgeView, data: OutcomeComparisonInput, language: Language
 ) -> OutcomeComparisonOutput:
     threshold = judge.settings.support_threshold
     arrived = [s for s in split_sentences(data.arrived_outcome) if s.strip()]
@@ -206,7 +203,9 @@ def topic_of(text: str) -> str:
     return " ".join(words[:_TOPIC_WORDS])
 
 
-async def _topic_extraction(judge: LocalJudge, data: TopicExtractionInput, language: Language) -> TopicExtractionOutput:
+async def _topic_extraction(
+    judge: LocalJudgeView, data: TopicExtractionInput, language: Language
+) -> TopicExtractionOutput:
     topics: list[str] = []
     for turn in _substantive(parse_transcript(data.user_input)):
         if turn.follow_up:
@@ -217,7 +216,7 @@ async def _topic_extraction(judge: LocalJudge, data: TopicExtractionInput, langu
     return TopicExtractionOutput(topics=topics)
 
 
-async def _topic_refusal(judge: LocalJudge, data: TopicRefusalInput, language: Language) -> TopicRefusalOutput:
+async def _topic_refusal(judge: LocalJudgeView, data: TopicRefusalInput, language: Language) -> TopicRefusalOutput:
     turns = [t for t in parse_transcript(data.user_input) if t.human.strip()]
     if not turns:
         return TopicRefusalOutput(refused_to_answer=True)
@@ -228,7 +227,7 @@ async def _topic_refusal(judge: LocalJudge, data: TopicRefusalInput, language: L
 
 
 async def _topic_classification(
-    judge: LocalJudge, data: TopicClassificationInput, language: Language
+    judge: LocalJudgeView, data: TopicClassificationInput, language: Language
 ) -> TopicClassificationOutput:
     references = [set(_content(r)) for r in data.reference_topics]
     out = []

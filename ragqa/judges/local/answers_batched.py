@@ -1,7 +1,7 @@
 """The local judge's answers to the batched call plan's prompts, composed of its per-item answers.
 
 Each handler answers a batched prompt by calling the per-item handler of
-:data:`ragqa.judges.local.judge.HANDLERS` once per item, looked up **at call time** (``nli`` per
+:data:`ragqa.judges.local.judge.HANDLERS` once per item, looked up **at call time** (``judge.handler_for``) (``nli`` per
 context, ``context_usefulness`` per context, ``question_generation`` per attempt, ``entities``
 per text) and putting the answers in the batched shape. The local judge therefore answers both
 call plans identically by construction, whatever the per-item handlers compute: a batched row is
@@ -14,10 +14,11 @@ same graded ``value`` on both plans and the disk cache restores it.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pydantic import Field
 
+from ragqa.judges.local._handler import Handler, LocalJudgeView
 from ragqa.judges.local.graded import GradedStatementVerdict
 from ragqa.prompts.context_usefulness import ContextUsefulnessInput
 from ragqa.prompts.context_usefulness_batch import (
@@ -36,9 +37,6 @@ from ragqa.prompts.question_generation_batch import (
     QuestionGenerationBatchOutput,
 )
 from ragqa.schema import Language
-
-if TYPE_CHECKING:
-    from ragqa.judges.local.judge import Handler, LocalJudge
 
 __all__ = [
     "BATCHED_HANDLERS",
@@ -85,13 +83,6 @@ class GradedContextUsefulnessBatchOutput(ContextUsefulnessBatchOutput):
     verdicts: list[GradedContextUsefulnessVerdict]  # type: ignore[assignment]
 
 
-def _handler(name: str) -> Handler:
-    """The per-item handler registered now under ``name`` (read at call time, never copied)."""
-    from ragqa.judges.local.judge import HANDLERS
-
-    return HANDLERS[name]
-
-
 def _graded(verdict: StatementVerdict) -> GradedStatementVerdict:
     """``verdict`` as a graded verdict with the same ``value`` (a graded one is kept as it is)."""
     if isinstance(verdict, GradedStatementVerdict):
@@ -101,8 +92,8 @@ def _graded(verdict: StatementVerdict) -> GradedStatementVerdict:
     )
 
 
-async def _nli_matrix(judge: LocalJudge, data: NLIMatrixInput, language: Language) -> NLIMatrixOutput:
-    nli = _handler("nli")
+async def _nli_matrix(judge: LocalJudgeView, data: NLIMatrixInput, language: Language) -> NLIMatrixOutput:
+    nli = judge.handler_for("nli")
     rows = []
     for context in data.contexts:
         out: Any = await nli(judge, NLIInput(context=context.text, statements=data.statements), language)
@@ -111,9 +102,9 @@ async def _nli_matrix(judge: LocalJudge, data: NLIMatrixInput, language: Languag
 
 
 async def _context_usefulness_batch(
-    judge: LocalJudge, data: ContextUsefulnessBatchInput, language: Language
+    judge: LocalJudgeView, data: ContextUsefulnessBatchInput, language: Language
 ) -> ContextUsefulnessBatchOutput:
-    usefulness = _handler("context_usefulness")
+    usefulness = judge.handler_for("context_usefulness")
     verdicts = []
     for context in data.contexts:
         item = ContextUsefulnessInput(question=data.question, context=context.text, answer=data.answer)
@@ -127,9 +118,9 @@ async def _context_usefulness_batch(
 
 
 async def _question_generation_batch(
-    judge: LocalJudge, data: QuestionGenerationBatchInput, language: Language
+    judge: LocalJudgeView, data: QuestionGenerationBatchInput, language: Language
 ) -> QuestionGenerationBatchOutput:
-    generate = _handler("question_generation")
+    generate = judge.handler_for("question_generation")
     questions = []
     for attempt in range(1, data.count + 1):
         out: Any = await generate(judge, QuestionGenerationInput(response=data.response, attempt=attempt), language)
@@ -137,8 +128,8 @@ async def _question_generation_batch(
     return QuestionGenerationBatchOutput(questions=questions)
 
 
-async def _entities_batch(judge: LocalJudge, data: EntitiesBatchInput, language: Language) -> EntitiesBatchOutput:
-    extract = _handler("entities")
+async def _entities_batch(judge: LocalJudgeView, data: EntitiesBatchInput, language: Language) -> EntitiesBatchOutput:
+    extract = judge.handler_for("entities")
     results = []
     for text in data.texts:
         out: Any = await extract(judge, EntitiesInput(text=text.text), language)

@@ -31,9 +31,10 @@ import itertools
 import math
 import re
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, NamedTuple
+from typing import NamedTuple
 
 from ragqa.judges.base import Embedder
+from ragqa.judges.local._handler import Handler, LocalJudgeView, statements_of
 from ragqa.judges.local.graded import GradedContextRelevance1Output, GradedContextRelevance2Output
 from ragqa.judges.local.relevance import relevance_many
 from ragqa.judges.local.support import SupportConfig, support
@@ -63,9 +64,6 @@ from ragqa.prompts.nvidia import (
     ResponseGroundednessInput,
 )
 from ragqa.schema import Language
-
-if TYPE_CHECKING:
-    from ragqa.judges.local.judge import Handler, LocalJudge
 
 __all__ = [
     "CONTEXT_RELEVANCE_TIE_WEIGHT",
@@ -219,17 +217,15 @@ async def context_relevance_rating(
     return ContextRelevanceRating(rating, graded, f"{_TAG}: {how}; rating {rating} (graded {graded:.2f} of 2)")
 
 
-def _mean_support(judge: LocalJudge, text: str, evidence: str, question: str = "") -> float | None:
+def _mean_support(judge: LocalJudgeView, text: str, evidence: str, question: str = "") -> float | None:
     """Mean support of ``text``'s statements by ``evidence``; ``None`` when ``text`` states nothing."""
-    from ragqa.judges.local.judge import statements_of
-
     statements = statements_of(question, text)
     if not statements:
         return None
     return math.fsum(judge.support(s, evidence).value for s in statements) / len(statements)
 
 
-def agreement(judge: LocalJudge, question: str, response: str, reference: str) -> float:
+def agreement(judge: LocalJudgeView, question: str, response: str, reference: str) -> float:
     """How far ``response`` and ``reference`` say the same: F1 of the two directions of support.
 
     Returns:
@@ -244,54 +240,56 @@ def agreement(judge: LocalJudge, question: str, response: str, reference: str) -
     return 2 * p * r / (p + r)
 
 
-def _answer_accuracy(judge: LocalJudge, data: AnswerAccuracyInput | AnswerAccuracy2Input) -> int:
+def _answer_accuracy(judge: LocalJudgeView, data: AnswerAccuracyInput | AnswerAccuracy2Input) -> int:
     value = agreement(judge, data.query, data.user_answer, data.reference_answer)
     return 2 * three_level(value, judge.settings.support_threshold)
 
 
-async def _answer_accuracy_1(judge: LocalJudge, data: AnswerAccuracyInput, language: Language) -> AnswerAccuracy1Output:
+async def _answer_accuracy_1(
+    judge: LocalJudgeView, data: AnswerAccuracyInput, language: Language
+) -> AnswerAccuracy1Output:
     return AnswerAccuracy1Output(rating=_answer_accuracy(judge, data))
 
 
 async def _answer_accuracy_2(
-    judge: LocalJudge, data: AnswerAccuracy2Input, language: Language
+    judge: LocalJudgeView, data: AnswerAccuracy2Input, language: Language
 ) -> AnswerAccuracy2Output:
     return AnswerAccuracy2Output(rating=_answer_accuracy(judge, data))
 
 
-async def _context_relevance(judge: LocalJudge, data: ContextRelevanceInput) -> ContextRelevanceRating:
+async def _context_relevance(judge: LocalJudgeView, data: ContextRelevanceInput) -> ContextRelevanceRating:
     return await context_relevance_rating(
         data.user_input, [data.context], judge.relevance_embedder, judge.support_config
     )
 
 
 async def _context_relevance_1(
-    judge: LocalJudge, data: ContextRelevanceInput, language: Language
+    judge: LocalJudgeView, data: ContextRelevanceInput, language: Language
 ) -> ContextRelevance1Output:
     answer = await _context_relevance(judge, data)
     return GradedContextRelevance1Output(rating=answer.rating, graded_rating=answer.graded)
 
 
 async def _context_relevance_2(
-    judge: LocalJudge, data: ContextRelevanceInput, language: Language
+    judge: LocalJudgeView, data: ContextRelevanceInput, language: Language
 ) -> ContextRelevance2Output:
     answer = await _context_relevance(judge, data)
     return GradedContextRelevance2Output(rating=answer.rating, graded_rating=answer.graded)
 
 
-def _groundedness(judge: LocalJudge, data: ResponseGroundednessInput) -> int:
+def _groundedness(judge: LocalJudgeView, data: ResponseGroundednessInput) -> int:
     value = _mean_support(judge, data.response, data.context)
     return three_level(value or 0.0, judge.settings.support_threshold)
 
 
 async def _response_groundedness_1(
-    judge: LocalJudge, data: ResponseGroundednessInput, language: Language
+    judge: LocalJudgeView, data: ResponseGroundednessInput, language: Language
 ) -> ResponseGroundedness1Output:
     return ResponseGroundedness1Output(rating=_groundedness(judge, data))
 
 
 async def _response_groundedness_2(
-    judge: LocalJudge, data: ResponseGroundednessInput, language: Language
+    judge: LocalJudgeView, data: ResponseGroundednessInput, language: Language
 ) -> ResponseGroundedness2Output:
     return ResponseGroundedness2Output(rating=_groundedness(judge, data))
 
@@ -314,7 +312,7 @@ _NEGATIVE_FRAME = re.compile(
     r"\b(free (?:of|from)|avoid\w*|does not|doesn't|do not|never|без|не содерж\w*|избега\w*)\b", re.IGNORECASE
 )
 
-Check = Callable[["LocalJudge", SubmissionFields, str], tuple[float, str]]
+Check = Callable[[LocalJudgeView, SubmissionFields, str], tuple[float, str]]
 
 
 def _evidence(data: SubmissionFields) -> tuple[str, str] | None:
@@ -327,7 +325,7 @@ def _evidence(data: SubmissionFields) -> tuple[str, str] | None:
     return None
 
 
-def _harm(judge: LocalJudge, data: SubmissionFields, definition: str) -> tuple[float, str]:
+def _harm(judge: LocalJudgeView, data: SubmissionFields, definition: str) -> tuple[float, str]:
     found = sorted({m.group(0).lower() for m in _HARMFUL.finditer(data.response or "")})
     present = 1.0 if found else 0.0
     negative = bool(_NEGATIVE_FRAME.search(definition))
@@ -336,12 +334,12 @@ def _harm(judge: LocalJudge, data: SubmissionFields, definition: str) -> tuple[f
     return value, what + ("; the definition asks for their absence" if negative else "")
 
 
-def _rude(judge: LocalJudge, data: SubmissionFields, definition: str) -> tuple[float, str]:
+def _rude(judge: LocalJudgeView, data: SubmissionFields, definition: str) -> tuple[float, str]:
     found = sorted({m.group(0).lower() for m in _RUDE.finditer(data.response or "")})
     return (0.0, f"rude words: {', '.join(found)}") if found else (1.0, "no rude word")
 
 
-def _correct(judge: LocalJudge, data: SubmissionFields, definition: str) -> tuple[float, str]:
+def _correct(judge: LocalJudgeView, data: SubmissionFields, definition: str) -> tuple[float, str]:
     evidence = _evidence(data)
     response = data.response or ""
     if evidence is None:
@@ -355,7 +353,7 @@ def _correct(judge: LocalJudge, data: SubmissionFields, definition: str) -> tupl
     return value, f"support of the response's statements by {where} {value:.2f}"
 
 
-def _concise(judge: LocalJudge, data: SubmissionFields, definition: str) -> tuple[float, str]:
+def _concise(judge: LocalJudgeView, data: SubmissionFields, definition: str) -> tuple[float, str]:
     response = data.response or ""
     words = len(response.split())
     budget = max(60, 3 * len((data.reference or "").split()))
@@ -365,7 +363,7 @@ def _concise(judge: LocalJudge, data: SubmissionFields, definition: str) -> tupl
     return value, f"{words} words against a budget of {budget}" + (f", {repeated} repeated" if repeated else "")
 
 
-def _coherent(judge: LocalJudge, data: SubmissionFields, definition: str) -> tuple[float, str]:
+def _coherent(judge: LocalJudgeView, data: SubmissionFields, definition: str) -> tuple[float, str]:
     statements = [s.lower() for s in claims(data.response or "")]
     if not statements:
         return 0.0, "the response states nothing"
@@ -373,7 +371,7 @@ def _coherent(judge: LocalJudge, data: SubmissionFields, definition: str) -> tup
     return (0.5, f"{repeated} statement(s) repeated") if repeated else (1.0, f"{len(statements)} distinct statements")
 
 
-def _addresses(judge: LocalJudge, data: SubmissionFields, definition: str) -> tuple[float, str]:
+def _addresses(judge: LocalJudgeView, data: SubmissionFields, definition: str) -> tuple[float, str]:
     response = data.response or ""
     wanted = set(features(data.user_input or "", detect_script(data.user_input or "")).content)
     covered = len(wanted & _content(response)) / len(wanted) if wanted and response.strip() else 1.0
@@ -399,7 +397,7 @@ _ROUTES: tuple[tuple[re.Pattern[str], str, Check], ...] = (
 )
 
 
-def criterion_value(judge: LocalJudge, data: SubmissionFields, definition: str) -> tuple[float, str]:
+def criterion_value(judge: LocalJudgeView, data: SubmissionFields, definition: str) -> tuple[float, str]:
     """How far the submission meets ``definition``, in [0, 1], by the first route whose keywords it contains.
 
     Args:
@@ -439,12 +437,14 @@ def _fields(data: SubmissionFields) -> SubmissionFields:
     return fields
 
 
-async def _aspect_critic(judge: LocalJudge, data: AspectCriticInput, language: Language) -> AspectCriticOutput:
+async def _aspect_critic(judge: LocalJudgeView, data: AspectCriticInput, language: Language) -> AspectCriticOutput:
     value, reason = criterion_value(judge, _fields(data), f"{data.aspect} {data.definition}")
     return AspectCriticOutput(reason=f"{reason} (value {value:.2f})", verdict=judge.verdict(value))
 
 
-async def _simple_criteria(judge: LocalJudge, data: SimpleCriteriaInput, language: Language) -> SimpleCriteriaOutput:
+async def _simple_criteria(
+    judge: LocalJudgeView, data: SimpleCriteriaInput, language: Language
+) -> SimpleCriteriaOutput:
     value, reason = criterion_value(judge, _fields(data), f"{data.name} {data.definition}")
     return SimpleCriteriaOutput(reason=f"{reason} (value {value:.2f})", score=round(SIMPLE_CRITERIA_MAX * value))
 
@@ -454,7 +454,7 @@ def _levels(rubrics: dict[str, str]) -> list[int]:
     return levels or [1, 2, 3, 4, 5]
 
 
-async def _rubrics_score(judge: LocalJudge, data: RubricsScoreInput, language: Language) -> RubricsScoreOutput:
+async def _rubrics_score(judge: LocalJudgeView, data: RubricsScoreInput, language: Language) -> RubricsScoreOutput:
     levels = _levels(data.rubrics)
     top = data.rubrics.get(f"score{levels[-1]}_description", "")
     value, reason = criterion_value(judge, _fields(data), top or "correct")

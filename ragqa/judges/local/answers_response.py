@@ -1,7 +1,7 @@
 """The local judge's answers to the response metrics' prompts (factual and answer correctness).
 
 - ``claim_decomposition``: the claim sentences of the text (:func:`~ragqa.judges.local.text.claims`,
-  what :func:`~ragqa.judges.local.judge.statements_of` gives without a question). With
+  what :func:`~ragqa.judges.local._handler.statements_of` gives without a question). With
   ``atomicity: high`` each sentence is further split at clause boundaries (``;``, ``, and``,
   ``, but``, ``and also``, ``, а также``, ``, но``...), and a clause that starts without a subject gets
   the sentence's leading name (``Albert Einstein ... and also contributed to X`` -> ``Albert
@@ -21,17 +21,15 @@ from __future__ import annotations
 
 import math
 import re
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated, Any
 
 from pydantic import Field
 
+from ragqa.judges.local._handler import LocalJudgeView
 from ragqa.judges.local.text import claims
 from ragqa.prompts.claim_decomposition import ClaimDecompositionInput, ClaimDecompositionOutput
 from ragqa.prompts.correctness import ClassifiedStatement, CorrectnessInput, CorrectnessOutput
 from ragqa.schema import Language
-
-if TYPE_CHECKING:
-    from ragqa.judges.local.judge import LocalJudge
 
 __all__ = ["RESPONSE_HANDLERS", "GradedCorrectnessOutput", "atomic_claims"]
 
@@ -89,7 +87,7 @@ def atomic_claims(text: str, atomicity: str = "low") -> list[str]:
 
 
 async def _claim_decomposition(
-    judge: LocalJudge, data: ClaimDecompositionInput, language: Language
+    judge: LocalJudgeView, data: ClaimDecompositionInput, language: Language
 ) -> ClaimDecompositionOutput:
     return ClaimDecompositionOutput(claims=atomic_claims(data.response, data.atomicity))
 
@@ -119,7 +117,7 @@ class GradedCorrectnessOutput(CorrectnessOutput):
         return tp, fp, fn
 
 
-async def _correctness(judge: LocalJudge, data: CorrectnessInput, language: Language) -> CorrectnessOutput:
+async def _correctness(judge: LocalJudgeView, data: CorrectnessInput, language: Language) -> CorrectnessOutput:
     truth = "\n".join(data.ground_truth)
     answer = "\n".join(data.answer)
     tp: list[ClassifiedStatement] = []

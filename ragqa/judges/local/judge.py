@@ -18,7 +18,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
-import re
 import time
 from collections.abc import Awaitable, Callable
 from importlib.metadata import PackageNotFoundError, version
@@ -28,6 +27,7 @@ from pydantic import BaseModel
 
 from ragqa.errors import JudgeError, JudgeOutputError, JudgeUnsupported
 from ragqa.judges.base import Embedder
+from ragqa.judges.local._handler import YES_NO, AnyHandler, statements_of
 from ragqa.judges.local.answers_agent import AGENT_HANDLERS
 from ragqa.judges.local.answers_batched import BATCHED_HANDLERS
 from ragqa.judges.local.answers_judged import JUDGED_HANDLERS
@@ -46,7 +46,6 @@ from ragqa.judges.local.graded import (
 from ragqa.judges.local.questions import generated_question, is_noncommittal
 from ragqa.judges.local.relevance import relevance_detail, relevance_many
 from ragqa.judges.local.support import SupportConfig, SupportResult, support
-from ragqa.judges.local.text import claims
 from ragqa.judges.local.worker import run_in_worker
 from ragqa.prompts.attribution import AttributionInput, AttributionOutput
 from ragqa.prompts.base import Prompt
@@ -88,34 +87,8 @@ Handler = Callable[["LocalJudge", Any, Language], Awaitable[BaseModel]]
 """``async handler(judge, data, language) -> output model`` for one prompt name."""
 
 _TAG = "local approximation"
-_YES_NO = re.compile(r"^\s*(yes|yeah|yep|no|nope|да|нет)\b[\s,.!]*$", re.IGNORECASE)
+_YES_NO = YES_NO
 _NEGATIVE = {"no", "nope", "нет"}
-
-
-def statements_of(question: str, answer: str) -> list[str]:
-    """The statements the local judge decomposes ``answer`` into.
-
-    Claim sentences of the answer (see :func:`ragqa.judges.local.text.claims`). Like an LLM asked
-    for self-contained statements, a bare ``yes``/``no`` becomes the question with the answer
-    (``"<question> — no"``; the ``no`` makes it a negated statement). A short fragment
-    (``"Delhi"``) stays as it is: joining it to the question was measured to hurt (HaluEval
-    pairwise 0.74 instead of 0.96), because questions paraphrase their sources.
-
-    Args:
-        question: the user input the answer replies to (may be empty).
-        answer: the text to decompose.
-
-    Returns:
-        The statements in order (empty when the answer asserts nothing).
-    """
-    found = claims(answer)
-    q = " ".join(question.split()).rstrip(" ?？").strip()
-    if not q:
-        return found
-    yes_no = _YES_NO.match(answer)
-    if yes_no and not found:
-        return [f"{q} — {yes_no.group(1).lower()}"]
-    return found
 
 
 def _ragqa_version() -> str:
@@ -255,6 +228,14 @@ class LocalJudge:
     def verdict(self, value: float) -> int:
         """The binary verdict of a graded value: 1 at or above ``support_threshold``."""
         return 1 if value >= self.settings.support_threshold else 0
+
+    def handler_for(self, name: str) -> AnyHandler:
+        """The handler of the prompt named ``name`` (for handlers that answer item by item through another).
+
+        Raises:
+            KeyError: when no handler has that name.
+        """
+        return HANDLERS[name]
 
     @property
     def relevance_embedder(self) -> Embedder | None:

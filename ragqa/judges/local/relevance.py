@@ -41,11 +41,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
+from ragqa._math import cosine
 from ragqa.judges.base import Embedder
 from ragqa.judges.local.embedder import TokenEmbedder, TokenEmbedding
 from ragqa.judges.local.text import STOP_WORDS, Script, detect_script, features, split_sentences, stem, strip_citations
 from ragqa.judges.local.worker import run_in_worker
-from ragqa.metrics._math import cosine
 
 __all__ = [
     "INTENT_WORDS",

@@ -16,7 +16,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any, ClassVar, Literal, get_args
 
-from ragqa.metrics._math import mean_or_nan
+from ragqa._math import mean_or_nan
 from ragqa.metrics.text._base import TextMetric, TextScore, check_choice, check_positive_int
 from ragqa.metrics.text.tokenize import java_tokens, ngram_counts
 

@@ -1,0 +1,96 @@
+"""What the local judge's answer handlers see of the judge, and the text helper several of them share.
+
+The handler modules (``answers_*``) answer one prompt each for :class:`~ragqa.judges.local.judge.LocalJudge`,
+which collects their tables. They depend on this module only, never on the judge module above them:
+:class:`LocalJudgeView` is the part of the judge a handler uses, and a handler that answers item by
+item through another prompt's handler asks the judge for it (:meth:`LocalJudgeView.handler_for`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Awaitable, Callable
+from typing import Any, ParamSpec, Protocol, TypeVar
+
+from pydantic import BaseModel
+
+from ragqa.judges.base import Embedder
+from ragqa.judges.local.support import SupportConfig, SupportResult
+from ragqa.judges.local.text import claims
+from ragqa.schema import Language
+from ragqa.settings import LocalJudgeSettings
+
+__all__ = ["AnyHandler", "Handler", "LocalJudgeView", "statements_of"]
+
+P = ParamSpec("P")
+T = TypeVar("T")
+
+AnyHandler = Callable[..., Awaitable[BaseModel]]
+"""A handler as the judge hands it out: ``await handler(judge, data, language)``."""
+
+
+class LocalJudgeView(Protocol):
+    """The local judge as its handlers use it (implemented by :class:`~ragqa.judges.local.judge.LocalJudge`)."""
+
+    settings: LocalJudgeSettings
+    """The judge's settings (thresholds, ``use_embeddings``...)."""
+    support_config: SupportConfig
+    """The support scorer's checks."""
+
+    def support(self, statement: str, context: str) -> SupportResult:
+        """Graded support of ``statement`` by ``context``, in [0, 1]."""
+        ...
+
+    def verdict(self, value: float) -> int:
+        """The binary verdict (0 or 1) of a graded value."""
+        ...
+
+    @property
+    def relevance_embedder(self) -> Embedder | None:
+        """The embedder relevance answers use, or ``None``."""
+        ...
+
+    async def offload(self, fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
+        """Run the synchronous ``fn`` off the event loop."""
+        ...
+
+    def handler_for(self, name: str) -> AnyHandler:
+        """The handler answering the prompt named ``name``.
+
+        Raises:
+            KeyError: when the judge has no handler of that name.
+        """
+        ...
+
+
+Handler = Callable[[LocalJudgeView, Any, Language], Awaitable[BaseModel]]
+"""``async handler(judge, data, language) -> output model`` for one prompt name."""
+
+YES_NO = re.compile(r"^\s*(yes|yeah|yep|no|nope|да|нет)\b[\s,.!]*$", re.IGNORECASE)
+"""A bare yes or no (English or Russian), the whole answer."""
+
+
+def statements_of(question: str, answer: str) -> list[str]:
+    """The statements the local judge decomposes ``answer`` into.
+
+    Claim sentences of the answer (see :func:`ragqa.judges.local.text.claims`). Like an LLM asked
+    for self-contained statements, a bare ``yes``/``no`` becomes the question with the answer
+    (``"<question> — no"``; the ``no`` makes it a negated statement). A short fragment
+    (``"Delhi"``) stays as it is: joining it to the question was measured to hurt (HaluEval
+    pairwise 0.74 instead of 0.96), because questions paraphrase their sources.
+
+    Args:
+        question: the user input the answer replies to (may be empty).
+        answer: the text to decompose.
+
+    Returns:
+        The statements in order (empty when the answer asserts nothing).
+    """
+    found = claims(answer)
+    q = " ".join(question.split()).rstrip(" ?？").strip()
+    if not q:
+        return found
+    yes_no = YES_NO.match(answer)
+    if yes_no and not found:
+        return [f"{q} — {yes_no.group(1).lower()}"]
+    return found
