@@ -306,3 +306,12 @@ async def test_a_429_seen_by_one_worker_holds_the_other() -> None:
     async with second.slot("judge"):
         pass
     assert time.monotonic() - began >= 0.45  # held for the asked 0.5 s, less the time already gone
+
+
+def test_retry_failed_is_refused_before_any_call(tmp_path: Path) -> None:
+    out = tmp_path / "r.jsonl"
+    args = ["evaluate", str(DATASET), "--profile", "local", "--engine", "ray", "--out", str(out)]
+    result = _cli(*args, "--resume", "--retry-failed")
+    assert result.exit_code == 2
+    assert "--retry-failed asks again only the judges that failed" in result.output
+    assert not out.exists() and not Path(f"{out}.partial").exists()
