@@ -24,6 +24,7 @@ import httpx  # noqa: E402
 import openai  # noqa: E402
 from typer.testing import CliRunner  # noqa: E402
 
+import ragqa  # noqa: E402
 from ragqa.cli import app  # noqa: E402
 from ragqa.container import close_container, create_container  # noqa: E402
 from ragqa.run.loop import run_sync  # noqa: E402
@@ -90,6 +91,15 @@ def test_a_ray_run_writes_what_one_process_writes(cluster: None, tmp_path: Path)
     assert [_strip_latency(r) for r in rows2] == [_strip_latency(r) for r in rows1]  # score, reason, details
     assert len({(r["sample_id"], r["metric"]) for r in rows2}) == len(rows2)  # every pair exactly once
     assert _without_wall_time(spread.stdout) == _without_wall_time(local.stdout)  # the same report
+
+
+def test_the_python_api_gives_the_same_report_on_ray(cluster: None) -> None:
+    local = ragqa.evaluate(str(DATASET), profile="local")
+    spread = ragqa.evaluate(str(DATASET), profile="local", engine="ray", workers=2, batch_size=8)
+    assert [_strip_latency(r.model_dump(mode="json")) for r in spread.results] == [
+        _strip_latency(r.model_dump(mode="json")) for r in local.results
+    ]
+    assert [s.aggregate_mean for s in spread.summaries] == [s.aggregate_mean for s in local.summaries]
 
 
 def test_a_resumed_ray_run_scores_only_the_missing_pairs(cluster: None, tmp_path: Path) -> None:
