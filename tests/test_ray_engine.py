@@ -22,6 +22,7 @@ ray = pytest.importorskip("ray", reason="the ray extra is not installed (pip ins
 
 import httpx  # noqa: E402
 import openai  # noqa: E402
+from _records import untimed  # noqa: E402
 from typer.testing import CliRunner  # noqa: E402
 
 import ragqa  # noqa: E402
@@ -53,14 +54,6 @@ def cluster() -> Iterator[None]:
         os.environ.pop("JUDGE_API_KEY", None)
 
 
-def _strip_latency(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _strip_latency(v) for k, v in value.items() if k != "latency_s"}
-    if isinstance(value, list):
-        return [_strip_latency(v) for v in value]
-    return value
-
-
 def _results(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     header, *rows = (json.loads(line) for line in path.read_text(encoding="utf-8").splitlines())
     return header, rows
@@ -88,7 +81,7 @@ def test_a_ray_run_writes_what_one_process_writes(cluster: None, tmp_path: Path)
         head1.pop(key), head2.pop(key)
     assert head2 == head1
     assert len(rows2) == len(rows1) == 2 * 60
-    assert [_strip_latency(r) for r in rows2] == [_strip_latency(r) for r in rows1]  # score, reason, details
+    assert [untimed(r) for r in rows2] == [untimed(r) for r in rows1]  # score, reason, details
     assert len({(r["sample_id"], r["metric"]) for r in rows2}) == len(rows2)  # every pair exactly once
     assert _without_wall_time(spread.stdout) == _without_wall_time(local.stdout)  # the same report
 
@@ -96,8 +89,8 @@ def test_a_ray_run_writes_what_one_process_writes(cluster: None, tmp_path: Path)
 def test_the_python_api_gives_the_same_report_on_ray(cluster: None) -> None:
     local = ragqa.evaluate(str(DATASET), profile="local")
     spread = ragqa.evaluate(str(DATASET), profile="local", engine="ray", workers=2, batch_size=8)
-    assert [_strip_latency(r.model_dump(mode="json")) for r in spread.results] == [
-        _strip_latency(r.model_dump(mode="json")) for r in local.results
+    assert [untimed(r.model_dump(mode="json")) for r in spread.results] == [
+        untimed(r.model_dump(mode="json")) for r in local.results
     ]
     assert [s.aggregate_mean for s in spread.summaries] == [s.aggregate_mean for s in local.summaries]
 
@@ -115,8 +108,8 @@ def test_a_resumed_ray_run_scores_only_the_missing_pairs(cluster: None, tmp_path
     assert again.exit_code == 0, again.output
     assert "resuming: 90 result(s) kept" in again.stderr
     assert "estimate: 30 (sample, metric) pair(s)" in again.stderr
-    assert [_strip_latency(json.loads(x)) for x in out.read_text(encoding="utf-8").splitlines()[1:]] == [
-        _strip_latency(json.loads(x)) for x in whole[1:]
+    assert [untimed(json.loads(x)) for x in out.read_text(encoding="utf-8").splitlines()[1:]] == [
+        untimed(json.loads(x)) for x in whole[1:]
     ]
 
 
