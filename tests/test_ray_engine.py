@@ -10,7 +10,9 @@ import asyncio
 import bisect
 import json
 import os
+import signal
 import socket
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -29,7 +31,7 @@ import ragqa  # noqa: E402
 from ragqa.cli import app  # noqa: E402
 from ragqa.container import close_container, create_container  # noqa: E402
 from ragqa.run.loop import run_sync  # noqa: E402
-from ragqa.run.plan import make_plan  # noqa: E402
+from ragqa.run.plan import make_plan, plan_output  # noqa: E402
 from ragqa.run.ray_engine import LOOPBACK, RayEngine, connect, shipped_environ  # noqa: E402
 from ragqa.run.ray_limits import ClusterLimiter, ClusterLimits  # noqa: E402
 from ragqa.run.runner import Runner  # noqa: E402
@@ -182,6 +184,45 @@ def test_provider_limits_hold_across_the_cluster(
     assert_loopback_only()
 
 
+def test_a_worker_killed_mid_run_is_replaced_and_every_pair_is_written_once(
+    cluster: None, keyed_server: FakeOpenAIServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "application.yaml").write_text(LIMITED_YAML, encoding="utf-8")
+    monkeypatch.setenv("FAKE_URL", keyed_server.base_url)
+    container = create_container(tmp_path / "application.yaml")
+    out = tmp_path / "r.jsonl"
+    plan = make_plan(container.settings(), metrics=["faithfulness"], dataset="offices", outputs=[plan_output(out)])
+    finished: list[Any] = []
+
+    def score() -> None:
+        try:
+            finished.append(
+                run_sync(Runner(plan, container, engine=RayEngine(workers=2, batch_size=5)).arun(_samples(40)))
+            )
+        finally:
+            run_sync(close_container(container))
+
+    thread = threading.Thread(target=score)
+    thread.start()
+    while len(keyed_server.requests) < 30 and thread.is_alive():  # both workers are scoring
+        time.sleep(0.05)
+    [victim, *_] = [pid for pid in _descendants(os.getpid()) if b"PanelWorker" in _cmdline(pid)]
+    os.kill(victim, signal.SIGKILL)
+    thread.join()
+    [result] = finished
+    assert [s.n_scored for s in result.report.summaries] == [40]
+    _, rows = _results(out)
+    assert sorted(r["sample_id"] for r in rows) == [f"s{i:03d}" for i in range(40)]  # every pair once
+    assert len(keyed_server.requests) > 40 * 2 * 2  # the killed worker's batch was asked again
+
+
+def _cmdline(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return b""
+
+
 def test_no_secret_is_shipped_to_the_workers(tmp_path: Path) -> None:
     (tmp_path / "application.yaml").write_text(LIMITED_YAML, encoding="utf-8")
     environ = {
@@ -266,7 +307,7 @@ class _InProcess:
             return asyncio.ensure_future(self._method(*args))
 
     def __init__(self, limits: ClusterLimits) -> None:
-        for name in ("acquire", "release", "take", "hold", "stats"):
+        for name in ("acquire", "release", "forget", "take", "hold", "stats"):
             setattr(self, name, self._Method(getattr(limits, name)))
 
 

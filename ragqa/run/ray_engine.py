@@ -192,7 +192,10 @@ class PanelWorker:
         self.container = create_container(settings.config, settings.profiles, environ=environ)
         if settings.config is None:  # the default lookup, in the driver's directory
             self.container.config.directory.from_value(settings.directory)
-        self.container.limiters.override(providers.Object(ClusterLimiters(ray.get_actor(limits))))
+        handle = ray.get_actor(limits)
+        holder = ray.get_runtime_context().get_actor_id() or ""  # the same after a restart
+        ray.get(handle.forget.remote(holder))  # what this worker held before it died comes back
+        self.container.limiters.override(providers.Object(ClusterLimiters(handle, holder)))
         plan = make_plan(
             self.container.settings(), metrics=list(settings.metrics), panel=settings.panel, no_cache=settings.no_cache
         )

@@ -24,6 +24,9 @@ every worker, takes its permit and its token from that one actor:
   (:meth:`~ragqa.judges.ratelimit.TokenBucket.hold`). A provider without ``rps`` carries the hold
   on its next permit lease instead.
 
+A worker that dies is restarted under the same actor id; its restart first takes back every permit
+the dead process held (:meth:`ClusterLimits.forget`), so none is lost to the run.
+
 Each worker keeps the local fair share of its judges (:class:`~ragqa.judges.ratelimit.FairSlots`)
 in front of the cluster permit, so a hung judge still cannot starve another on the same worker.
 Overhead: one actor round trip per lease, not per call; :meth:`ClusterLimits.stats` counts the
@@ -73,6 +76,8 @@ class _Provider:
         self.tokens = 0
         self.round_trips = 0
         self.hold_until = 0.0
+        self.held: dict[str, int] = {}
+        """Permits out, per worker (a restarted worker's are taken back)."""
         self.changed = asyncio.Condition()
 
 
@@ -94,8 +99,10 @@ class ClusterLimits:
         provider.round_trips += 1
         return provider
 
-    async def acquire(self, key: str, rps: float | None, max_in_flight: int, n: int) -> tuple[int, float]:
-        """Wait until a permit is free, then grant up to ``n``.
+    async def acquire(
+        self, key: str, rps: float | None, max_in_flight: int, n: int, holder: str = ""
+    ) -> tuple[int, float]:
+        """Wait until a permit is free, then grant up to ``n`` to the worker ``holder``.
 
         Returns:
             ``(permits granted (>= 1), seconds to wait before using them: a 429's hold, else 0)``.
@@ -105,17 +112,29 @@ class ClusterLimits:
             await provider.changed.wait_for(lambda: provider.in_use < provider.cap)
             granted = min(max(1, n), provider.cap - provider.in_use)
             provider.in_use += granted
+            provider.held[holder] = provider.held.get(holder, 0) + granted
             provider.granted += granted
             provider.peak = max(provider.peak, provider.in_use)
         return granted, max(0.0, provider.hold_until - time.monotonic())
 
-    async def release(self, key: str, n: int) -> None:
-        """Give back ``n`` permits of ``key``."""
+    async def release(self, key: str, n: int, holder: str = "") -> None:
+        """Give back ``n`` permits of ``key`` held by the worker ``holder``."""
         provider = self._providers[key]
         provider.round_trips += 1
+        n = min(n, provider.held.get(holder, 0))
+        provider.held[holder] = provider.held.get(holder, 0) - n
         async with provider.changed:
             provider.in_use = max(0, provider.in_use - n)
             provider.changed.notify_all()
+
+    async def forget(self, holder: str) -> None:
+        """Take back every permit of the worker ``holder`` (it died; its restart calls this first)."""
+        for provider in self._providers.values():
+            lost = provider.held.pop(holder, 0)
+            if lost:
+                async with provider.changed:
+                    provider.in_use = max(0, provider.in_use - lost)
+                    provider.changed.notify_all()
 
     async def take(self, key: str, rps: float | None, max_in_flight: int, n: int) -> list[float]:
         """Reserve ``n`` tokens of the provider's bucket.
@@ -162,10 +181,11 @@ def start_limits(name: str) -> Any:
 class _Permits:
     """A worker's leased share of a provider's cluster-wide in-flight permits."""
 
-    def __init__(self, handle: Any, key: str, spec: tuple[float | None, int]) -> None:
+    def __init__(self, handle: Any, key: str, spec: tuple[float | None, int], holder: str) -> None:
         self._handle = handle
         self._key = key
         self._spec = spec
+        self._holder = holder
         self._free = 0
         self._waiters: collections.deque[asyncio.Future[None]] = collections.deque()
         self._fetching: asyncio.Future[None] | None = None
@@ -201,13 +221,13 @@ class _Permits:
 
     async def _lease(self, n: int) -> None:
         try:
-            granted, wait = await self._handle.acquire.remote(self._key, *self._spec, n)
+            granted, wait = await self._handle.acquire.remote(self._key, *self._spec, n, self._holder)
             if wait > 0:
                 await asyncio.sleep(wait)
             self._free += granted
             self._serve()
             if self._free and not self._waiters:  # the waiters left meanwhile
-                self._handle.release.remote(self._key, self._free)
+                self._handle.release.remote(self._key, self._free, self._holder)
                 self._free = 0
         finally:
             self._fetching = None
@@ -220,7 +240,7 @@ class _Permits:
             self._serve()
             return
         if self._waiters:  # every LEASE-th hand-over goes back: another worker may be waiting for it
-            self._handle.release.remote(self._key, 1)
+            self._handle.release.remote(self._key, 1, self._holder)
             self._fetch()
             return
         self._free += 1  # idle: kept a moment for this worker's next request, then given back with the others
@@ -230,7 +250,7 @@ class _Permits:
     def _give_back(self) -> None:
         self._flush = None
         if self._free and not self._waiters:
-            self._handle.release.remote(self._key, self._free)
+            self._handle.release.remote(self._key, self._free, self._holder)
             self._free = 0
 
 
@@ -284,18 +304,25 @@ class ClusterLimiter(ProviderLimiter):
         key: the provider key.
         limits: the provider's limits (``rps`` and ``max_in_flight`` hold for the whole cluster).
         handle: the run's :class:`ClusterLimits` actor.
+        holder: this worker's name for the actor (its permits are counted under it).
         clock: a monotonic clock in seconds.
     """
 
     def __init__(
-        self, key: str, limits: ProviderLimits, handle: Any, *, clock: Callable[[], float] = time.monotonic
+        self,
+        key: str,
+        limits: ProviderLimits,
+        handle: Any,
+        *,
+        holder: str = "",
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         local = limits.model_copy(update={"rps": None})  # the rate is the cluster's, never the worker's own
         super().__init__(key, local, clock=clock)
         self.limits = limits
         self._handle = handle
         spec = (limits.rps, limits.max_in_flight)
-        self._permits = _Permits(handle, key, spec)
+        self._permits = _Permits(handle, key, spec, holder)
         self._tokens = _Tokens(handle, key, spec, clock) if limits.rps else None
 
     async def _take_token(self, deadline: float | None, judge_id: str | None, step: str | None) -> None:
@@ -342,11 +369,14 @@ class ClusterLimiters(ProviderLimiters):
 
     Args:
         handle: the run's :class:`ClusterLimits` actor.
+        holder: this worker's name (the same across its restarts, so a restart takes back what the
+            dead process held: :meth:`ClusterLimits.forget`).
     """
 
-    def __init__(self, handle: Any) -> None:
+    def __init__(self, handle: Any, holder: str = "") -> None:
         super().__init__()
         self._handle = handle
+        self._holder = holder
 
     def _new(self, provider_key: str, limits: ProviderLimits) -> ProviderLimiter:
-        return ClusterLimiter(provider_key, limits, self._handle, clock=self._clock)
+        return ClusterLimiter(provider_key, limits, self._handle, holder=self._holder, clock=self._clock)
