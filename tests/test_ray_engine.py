@@ -30,6 +30,7 @@ from typer.testing import CliRunner  # noqa: E402
 import ragqa  # noqa: E402
 from ragqa.cli import app  # noqa: E402
 from ragqa.container import close_container, create_container  # noqa: E402
+from ragqa.errors import ConfigError  # noqa: E402
 from ragqa.run.loop import run_sync  # noqa: E402
 from ragqa.run.plan import make_plan, plan_output  # noqa: E402
 from ragqa.run.ray_engine import LOOPBACK, RayEngine, connect, shipped_environ  # noqa: E402
@@ -221,6 +222,19 @@ def _cmdline(pid: int) -> bytes:
         return Path(f"/proc/{pid}/cmdline").read_bytes()
     except OSError:
         return b""
+
+
+def test_a_worker_that_cannot_build_the_panel_stops_the_run_with_its_error(
+    cluster: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config = tmp_path / "application.yaml"
+    config.write_text(
+        LIMITED_YAML.replace("- {id: judge-b}", "- {id: judge-b, options: {model: '${JUDGE_MODEL_KEY}'}}")
+    )
+    monkeypatch.setenv("FAKE_URL", "http://127.0.0.1:9")
+    monkeypatch.setenv("JUDGE_MODEL_KEY", "m")  # set after the cluster started, and never shipped (KEY)
+    with pytest.raises(ConfigError, match="environment variable JUDGE_MODEL_KEY is not set"):
+        ragqa.evaluate(_samples(4), config=config, engine="ray", workers=1)
 
 
 def test_no_secret_is_shipped_to_the_workers(tmp_path: Path) -> None:

@@ -182,12 +182,19 @@ class PanelWorker:
         limits: the name of the run's :class:`~ragqa.run.ray_limits.ClusterLimits` actor (a name, not
             a handle: the constructor's arguments stay small and inline, so a restart can rebuild it).
 
-    Raises:
-        ConfigError: the settings do not build the driver's panel here (a missing key in the
-            worker's environment, another configuration: the fingerprints differ).
+    A :class:`~ragqa.errors.ConfigError` of the build (a variable missing from the worker's
+    environment, another configuration: the fingerprints differ) is raised by :meth:`score`, so the
+    driver receives it as it was raised (Ray hands back a failed constructor's error as text only).
     """
 
     def __init__(self, settings: WorkerSettings, limits: str) -> None:
+        self._failed: RagqaError | None = None
+        try:
+            self._build(settings, limits)
+        except RagqaError as exc:  # raised by the first batch (see the class docstring)
+            self._failed = exc
+
+    def _build(self, settings: WorkerSettings, limits: str) -> None:
         environ = {**os.environ, **settings.environ}
         self.container = create_container(settings.config, settings.profiles, environ=environ)
         if settings.config is None:  # the default lookup, in the driver's directory
@@ -219,7 +226,12 @@ class PanelWorker:
         Returns:
             ``(position, result records)`` per sample, in the order they finished, and the cache's
             lookups during the batch (:class:`~ragqa.report.CacheStats` fields).
+
+        Raises:
+            RagqaError: the worker could not build the run's panel (see the class docstring).
         """
+        if self._failed is not None:
+            raise self._failed
         before = cache_counts(self._cache)
         todo = [
             (position, Sample.model_validate(data), [self.metrics[k] for k in keys]) for position, data, keys in batch
@@ -439,8 +451,8 @@ def _ragqa_cause(exc: BaseException) -> RagqaError | None:
     for _ in range(6):
         if seen is None:
             return None
-        if isinstance(seen, RagqaError):
+        if isinstance(seen, RagqaError) and not isinstance(seen, ray.exceptions.RayError):
             return seen
-        nested = getattr(seen, "cause", None) or getattr(seen, "error", None) or seen.__cause__
+        nested = getattr(seen, "cause", None) or seen.__cause__
         seen = nested if isinstance(nested, BaseException) else None
     return None
