@@ -16,9 +16,18 @@ from typing import Literal, get_args
 
 from ragqa.schema import Aggregate
 
-__all__ = ["STRATEGIES", "Strategy", "aggregate", "combine"]
+__all__ = ["PANEL_STRATEGIES", "STRATEGIES", "VOTE_STRATEGIES", "PanelStrategy", "Strategy", "aggregate", "combine"]
 
 Strategy = Literal["mean", "median", "min", "max", "majority"]
+"""Strategies that combine the judges' scores of a sample."""
+
+PanelStrategy = Literal["mean", "median", "min", "max", "majority", "claim-vote", "dawid-skene"]
+"""Every ``ragqa.aggregation.strategy``: the score strategies, and the jury's votes per statement
+(``claim-vote``, ``dawid-skene``; :mod:`ragqa.jury.panel`), which fall back to ``mean`` for metrics
+that have no statements to vote on."""
+
+VOTE_STRATEGIES: tuple[PanelStrategy, ...] = ("claim-vote", "dawid-skene")
+"""The strategies that vote per statement (:mod:`ragqa.jury`)."""
 
 
 def _median(scores: Sequence[float]) -> float:
@@ -42,6 +51,11 @@ STRATEGIES: Mapping[Strategy, Callable[[Sequence[float]], float]] = {
 """Each strategy maps a non-empty list of finite scores to one score."""
 
 assert set(STRATEGIES) == set(get_args(Strategy))
+
+PANEL_STRATEGIES: tuple[PanelStrategy, ...] = (*STRATEGIES, *VOTE_STRATEGIES)
+"""Every strategy a panel accepts, in the order help texts list them."""
+
+assert set(PANEL_STRATEGIES) == set(get_args(PanelStrategy))
 
 
 def combine(scores: Sequence[float], strategy: Strategy = "mean") -> float:

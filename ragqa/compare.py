@@ -34,6 +34,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from ragqa.errors import ConfigError
 from ragqa.report import finite_json
 from ragqa.schema import PanelResult
+from ragqa.uncertainty import bootstrap_interval
 
 __all__ = [
     "BOOTSTRAP_RESAMPLES",
@@ -219,23 +220,7 @@ def paired_bootstrap_ci(
         ``(low, high)``; ``(NaN, NaN)`` for fewer than 2 differences; ``(d, d)`` when every
         difference equals ``d`` (every resample has that mean).
     """
-    data = np.asarray(differences, dtype=float)
-    if data.size < 2:
-        return math.nan, math.nan
-    if np.ptp(data) == 0:
-        return float(data[0]), float(data[0])
-    from scipy.stats import bootstrap  # type: ignore[import-untyped]
-
-    result = bootstrap(
-        (data,),
-        np.mean,
-        confidence_level=confidence,
-        n_resamples=n_resamples,
-        method="percentile",
-        vectorized=True,
-        rng=np.random.default_rng(seed),
-    )
-    return float(result.confidence_interval.low), float(result.confidence_interval.high)
+    return bootstrap_interval(differences, confidence=confidence, n_resamples=n_resamples, seed=seed)
 
 
 def _mean_delta(

@@ -24,19 +24,32 @@ import logging
 import time
 from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from ragqa._heap import frozen_heap
-from ragqa.aggregate import Strategy, aggregate
+from ragqa.aggregate import PanelStrategy, aggregate
 from ragqa.errors import ConfigError, JudgeError, JudgeTimeout, JudgeUnsupported, SampleError
 from ragqa.judges.base import Embedder, Embedders, Judge, SharedCallJudge
 from ragqa.judges.offload import all_local, run_inline
 from ragqa.judges.ratelimit import request_priority
+from ragqa.jury.panel import extractor_index, jury_collector, voted_aggregate, voting_judges
 from ragqa.metrics.base import CallPlan, Metric, MetricContext
 from ragqa.repeats import REDUCERS, Reducer, combine_repeats, repeat_index
-from ragqa.report import Report, SkippedSample, summarize
-from ragqa.schema import JudgeFailure, JudgeOutcome, Language, PanelResult, Sample, Usage
+from ragqa.report import MetricSummary, Report, SkippedSample, summarize
+from ragqa.schema import (
+    DEFAULT_CONFIDENCE,
+    JudgeFailure,
+    JudgeOutcome,
+    Language,
+    PanelResult,
+    Sample,
+    Usage,
+    check_confidence,
+)
 from ragqa.usage import usage_scope
+
+if TYPE_CHECKING:
+    from ragqa.jury.reliability import JuryCollector
 
 __all__ = ["PanelEvaluator", "PanelOptions", "ProgressCallback", "validate_samples"]
 
@@ -53,7 +66,8 @@ class PanelOptions:
     """How the panel combines and runs.
 
     Attributes:
-        strategy: aggregation strategy (see :mod:`ragqa.aggregate`).
+        strategy: aggregation strategy (see :mod:`ragqa.aggregate`); ``claim-vote`` and
+            ``dawid-skene`` vote per statement (:mod:`ragqa.jury.panel`).
         quorum: minimum number of judges with a finite score for an aggregate to exist.
         language: prompt and explanation language.
         max_concurrent_samples: samples in flight at once (judge calls are further bounded per
@@ -70,9 +84,12 @@ class PanelOptions:
             calls (>= 1; :mod:`ragqa.repeats`). Metrics that need no judge are scored once.
         reducer: how a judge's repeats become its score: ``mean``, ``median`` or ``mode``
             (:func:`ragqa.repeats.reduce_scores`); unused with one repeat.
+        confidence: level of the report's confidence intervals, in (0, 1) (:mod:`ragqa.uncertainty`).
+        extractor: the judge id that extracts the statements for the whole panel under
+            ``claim-vote``/``dawid-skene`` (``ragqa.jury.extractor``); ``None``: the first judge.
     """
 
-    strategy: Strategy = "mean"
+    strategy: PanelStrategy = "mean"
     quorum: int = 1
     language: Language = "en"
     max_concurrent_samples: int = 16
@@ -81,15 +98,23 @@ class PanelOptions:
     call_plan: CallPlan = "batched"
     repeats: int = 1
     reducer: Reducer = "mean"
+    confidence: float = DEFAULT_CONFIDENCE
+    extractor: str | None = None
+
+    @property
+    def votes(self) -> bool:
+        """Whether the panel votes per statement (``claim-vote`` or ``dawid-skene``)."""
+        return self.strategy in ("claim-vote", "dawid-skene")
 
     def __post_init__(self) -> None:
-        """Reject a deadline that is not positive, fewer than one repeat, or an unknown reducer."""
+        """Reject a non-positive deadline, fewer than one repeat, an unknown reducer, a confidence outside (0, 1)."""
         if self.deadline_s is not None and not self.deadline_s > 0:
             raise ValueError(f"deadline_s must be > 0 seconds or None, got {self.deadline_s}")
         if isinstance(self.repeats, bool) or not isinstance(self.repeats, int) or self.repeats < 1:
             raise ValueError(f"repeats must be an integer >= 1, got {self.repeats!r}")
         if self.reducer not in REDUCERS:
             raise ValueError(f"reducer must be one of {', '.join(REDUCERS)}, got {self.reducer!r}")
+        check_confidence(self.confidence)
 
 
 def validate_samples(samples: Sequence[Sample], metrics: Sequence[Metric]) -> list[SampleError]:
@@ -141,7 +166,8 @@ class PanelEvaluator:
 
     Raises:
         ValueError: when two judges share an id.
-        ConfigError: when the quorum is larger than the panel (no aggregate could exist). An
+        ConfigError: when the quorum is larger than the panel (no aggregate could exist), or the
+            extractor is not a judge of the panel. An
             empty panel asked to score a metric that needs a judge raises it when scoring starts.
     """
 
@@ -169,6 +195,7 @@ class PanelEvaluator:
                 f"aggregate could ever exist; lower ragqa.aggregation.quorum (or --quorum) or add judges",
                 key="ragqa.aggregation.quorum",
             )
+        self._extractor = extractor_index(ids, self.options.extractor) if self.options.votes and ids else 0
         self._context = MetricContext(
             language=self.options.language, embedders=self.embedders, call_plan=self.options.call_plan
         )
@@ -269,7 +296,16 @@ class PanelEvaluator:
         results = [row for rows in by_sample for row in rows]
         return Report(
             results=results,
-            summaries=summarize(results, [j.id for j in self.judges]),
+            summaries=self._with_jury(
+                chosen,
+                summarize(
+                    results,
+                    [j.id for j in self.judges],
+                    confidence=self.options.confidence,
+                    ranges={m.key: m.value_range for m in chosen},
+                ),
+                results,
+            ),
             skipped=skipped,
             wall_time_s=time.perf_counter() - started,
             call_plan=self.options.call_plan,
@@ -385,7 +421,9 @@ class PanelEvaluator:
                 calls.extend(self._run_by(deadline, metric, sample, judge) for judge in alone)
             else:
                 for index, judges in enumerate(rounds):
-                    calls.extend(self._run_by(deadline, metric, sample, judges[i], index) for i in asked[metric.key])
+                    # claim-vote: within a repeat, the extractor's statements for every judge
+                    voters = voting_judges(judges, metric, self._extractor) if self.options.votes else judges
+                    calls.extend(self._run_by(deadline, metric, sample, voters[i], index) for i in asked[metric.key])
         outcomes = iter(await _gather_or_cancel(calls))
         results = []
         for metric in chosen:
@@ -421,18 +459,40 @@ class PanelEvaluator:
 
     def _panel(self, metric: Metric, sample: Sample, outcomes: list[JudgeOutcome]) -> PanelResult:
         scores = [o.score.value for o in outcomes if o.score is not None]
-        return PanelResult(
-            sample_id=sample.label,
-            metric=metric.key,
-            direction=metric.direction,
-            judges=outcomes,
-            aggregate=aggregate(
-                scores,
-                n_failed=sum(1 for o in outcomes if not o.ok),
-                strategy=self.options.strategy,
+        strategy = self.options.strategy
+        if strategy == "claim-vote" or strategy == "dawid-skene":
+            combined = voted_aggregate(
+                metric,
+                outcomes,
+                strategy=strategy,
                 quorum=self.options.quorum,
-            ),
+                tie_breaker=self._extractor,
+                reducer=self.options.reducer,
+            )
+        else:
+            n_failed = sum(1 for o in outcomes if not o.ok)
+            combined = aggregate(scores, n_failed=n_failed, strategy=strategy, quorum=self.options.quorum)
+        return PanelResult(
+            sample_id=sample.label, metric=metric.key, direction=metric.direction, judges=outcomes, aggregate=combined
         )
+
+    @property
+    def extractor(self) -> int:
+        """The index in :attr:`judges` of the judge that extracts statements for the panel when voting."""
+        return self._extractor
+
+    def jury(self, metrics: Sequence[Metric]) -> JuryCollector | None:
+        """A collector of the run's per-statement verdicts for the reliability section; ``None`` unless voting."""
+        if not self.options.votes:
+            return None
+        return jury_collector(metrics, [j.id for j in self.judges], tie_breaker=self._extractor)
+
+    def _with_jury(
+        self, metrics: Sequence[Metric], summaries: list[MetricSummary], results: Sequence[PanelResult]
+    ) -> list[MetricSummary]:
+        """``summaries`` with the reliability section of a voting run (:mod:`ragqa.jury.reliability`)."""
+        jury = self.jury(metrics)
+        return jury.attach(summaries, results) if jury is not None else summaries
 
     async def _run_by(
         self, deadline: float | None, metric: Metric, sample: Sample, judge: Judge, repeat: int = 0

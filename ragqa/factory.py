@@ -341,10 +341,12 @@ def panel_options(settings: Settings) -> PanelOptions:
     return PanelOptions(
         strategy=settings.ragqa.aggregation.strategy,
         quorum=settings.ragqa.aggregation.quorum,
+        extractor=settings.ragqa.jury.extractor,
         language=settings.ragqa.language,
         call_plan=settings.ragqa.call_plan,
         repeats=settings.ragqa.repeats,
         reducer=settings.ragqa.repeat_reducer,
+        confidence=settings.ragqa.confidence,
         max_concurrent_samples=settings.ragqa.concurrency.max_concurrent_samples,
         deadline_s=deadline.total_seconds() if (deadline := settings.ragqa.run.deadline) is not None else None,
     )

@@ -4,7 +4,10 @@ Per metric the summary gives each judge's mean (NaN-ignoring, over the samples i
 many samples each judge failed or left unscored, the aggregation strategy and quorum, the mean of
 the per-sample aggregates, the mean spread between judges, how many samples have no aggregate and
 why (below quorum, every judge failed), the usage, and, with two or more judges, how far the
-judges agree (:class:`Agreement`, computed by :mod:`ragqa.agreement`). Renderers read these fields; none of them
+judges agree (:class:`Agreement`, computed by :mod:`ragqa.agreement`). It also says how sure each
+mean is (:mod:`ragqa.uncertainty`): a confidence interval on the aggregate and on each judge's mean
+(samples as clusters), and where the aggregate's variance comes from (samples, judges, their
+interaction, repeats) with what would halve its interval. Renderers read these fields; none of them
 recomputes anything from the raw results.
 
 Output helpers (:meth:`Report.to_jsonl`, :meth:`Report.to_csv`, :meth:`Report.to_pandas`) call
@@ -14,7 +17,7 @@ the renderers of :mod:`ragqa.render`, imported when used.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from html import escape
 from pathlib import Path
 from typing import Any, Literal
@@ -22,20 +25,23 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from ragqa._math import nan_mean
-from ragqa.schema import Interval, JudgeFailure, PanelResult, Sample, Usage
+from ragqa.schema import DEFAULT_CONFIDENCE, Decomposition, Interval, JudgeFailure, PanelResult, Sample, Usage
 
 __all__ = [
     "Agreement",
     "CacheStats",
     "ContestedSample",
     "JudgeBias",
+    "JudgeReliability",
     "JudgeSummary",
+    "JuryReliability",
     "MetricSummary",
     "PairAgreement",
     "Report",
     "SkippedSample",
     "finite_json",
     "summarize",
+    "with_uncertainty",
 ]
 
 
@@ -128,6 +134,64 @@ class Agreement(BaseModel):
     contested: list[ContestedSample] = Field(default_factory=list)
 
 
+class JudgeReliability(BaseModel):
+    """One judge's reliability on one metric's statements, estimated without labels (Dawid-Skene).
+
+    Each interval is a seeded cluster bootstrap over samples (a sample's statements resampled
+    together); see :mod:`ragqa.jury.reliability`.
+
+    Attributes:
+        judge_id: the judge.
+        sensitivity: P(judge says "supported" | the statement is), in [0, 1].
+        specificity: P(judge says "not supported" | it is not), in [0, 1].
+        accuracy: the judge's expected share of right verdicts, in [0, 1].
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    judge_id: str
+    sensitivity: Interval
+    specificity: Interval
+    accuracy: Interval
+
+
+class JuryReliability(BaseModel):
+    """The panel as a jury on one metric: each judge's estimated reliability and how they err together.
+
+    Computed by :func:`ragqa.jury.reliability.estimate_reliability` over the run's per-statement
+    verdicts (the shared statements of a ``claim-vote`` or ``dawid-skene`` run).
+
+    Attributes:
+        method: ``dawid-skene`` (Dawid and Skene 1979, binary, EM).
+        n_statements: statements with at least one verdict.
+        n_samples: samples those statements come from (the bootstrap's clusters).
+        prevalence: estimated share of supported statements, in [0, 1].
+        converged: whether EM converged within its iteration limit.
+        judges: one entry per judge, in panel order.
+        correlations: pairwise residual correlations, ``[judge_a, judge_b, r]`` in panel order
+            (r in [-1, 1], NaN when undefined); a high value breaks the model's independence.
+        warnings: plain-language warnings (judges that err together, EM not converged).
+        voted_mean: mean over samples of the metric on the Dawid-Skene voted verdicts
+            (posterior > 0.5), NaN when no sample has statements.
+        majority_mean: the same on the per-statement majority (the per-sample aggregates).
+        n_changed: statements whose Dawid-Skene verdict differs from the majority's.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    method: str = "dawid-skene"
+    n_statements: int
+    n_samples: int
+    prevalence: float
+    converged: bool
+    judges: list[JudgeReliability] = Field(default_factory=list)
+    correlations: list[tuple[str, str, float]] = Field(default_factory=list)
+    warnings: list[str] = Field(default_factory=list)
+    voted_mean: float = float("nan")
+    majority_mean: float = float("nan")
+    n_changed: int = 0
+
+
 class MetricSummary(BaseModel):
     """One metric over the run, per judge and aggregated: everything a renderer shows.
 
@@ -143,7 +207,8 @@ class MetricSummary(BaseModel):
     direction: Literal["higher", "lower"]
     """Whether higher or lower scores are better."""
     strategy: str
-    """How the judges' scores of a sample were combined (``mean``, ``median``, ``min``, ``max``, ``majority``)."""
+    """How the judges' scores of a sample were combined (``mean``, ``median``, ``min``, ``max``, ``majority``), or voted
+    per statement (``claim-vote``, ``dawid-skene``; metrics without statements then say ``mean`` per sample)."""
     quorum: int
     """Minimum judges with a finite score for a sample's aggregate to exist (>= 1)."""
     judges: list[JudgeSummary]
@@ -172,6 +237,14 @@ class MetricSummary(BaseModel):
     interval: Interval | None = None
     """Confidence interval of :attr:`aggregate_mean` with the samples as clusters
     (:mod:`ragqa.uncertainty`); ``None`` when not computed or with fewer than two scored samples."""
+    decomposition: Decomposition | None = None
+    """Where the aggregate's variance comes from (samples, judges, sample x judge, repeats) and how
+    many more samples, judges or repeats would halve :attr:`interval`
+    (:func:`ragqa.uncertainty.decompose`); ``None`` when not computed or with fewer than two
+    samples scored by every judge that scored."""
+    jury: JuryReliability | None = None
+    """The judges' reliability estimated without labels, in a ``claim-vote`` or ``dawid-skene`` run
+    of a statement-based metric with two or more judges; ``None`` otherwise."""
 
     @property
     def n_aggregated(self) -> int:
@@ -406,12 +479,22 @@ def _write(report: Report, renderer: Any, path: str | Path) -> Path:
     return target
 
 
-def summarize(results: Sequence[PanelResult], judge_ids: Sequence[str]) -> list[MetricSummary]:
-    """Summarise per metric and judge, with the judges' agreement (pure).
+def summarize(
+    results: Sequence[PanelResult],
+    judge_ids: Sequence[str],
+    *,
+    confidence: float = DEFAULT_CONFIDENCE,
+    ranges: Mapping[str, tuple[float, float]] | None = None,
+) -> list[MetricSummary]:
+    """Summarise per metric and judge, with the judges' agreement and the uncertainty of each mean (pure).
 
     Args:
         results: panel results of a run.
         judge_ids: the panel, in display order.
+        confidence: level of the confidence intervals, in (0, 1).
+        ranges: each metric key's closed score range (``Metric.value_range``; for keys only,
+            :func:`ragqa.metrics.value_ranges`): its intervals are clamped to it. A metric without
+            one is not clamped.
 
     Returns:
         One summary per metric, in first-seen order.
@@ -422,7 +505,10 @@ def summarize(results: Sequence[PanelResult], judge_ids: Sequence[str]) -> list[
 
     Agreement between judges (:mod:`ragqa.agreement`: Krippendorff's alpha, pairwise Spearman and
     mean absolute difference, bias, contested samples) is filled in for every metric when the panel
-    has two or more judges, ``None`` otherwise.
+    has two or more judges, ``None`` otherwise. Intervals and the variance decomposition come from
+    :func:`ragqa.uncertainty.metric_intervals` (with the judge calls per judgement of the whole
+    run, :func:`ragqa.uncertainty.calls_per_judgement`), put on each summary by
+    :func:`with_uncertainty`.
     """
     from ragqa.agreement import metric_agreement
 
@@ -430,6 +516,8 @@ def summarize(results: Sequence[PanelResult], judge_ids: Sequence[str]) -> list[
     for r in results:
         by_metric.setdefault(r.metric, []).append(r)
     summaries = []
+    cubes = []
+    judgements = 0
     for metric, rows in by_metric.items():
         rules = {(r.aggregate.strategy, r.aggregate.quorum) for r in rows}
         if len(rules) > 1:
@@ -438,15 +526,19 @@ def summarize(results: Sequence[PanelResult], judge_ids: Sequence[str]) -> list[
         [(strategy, quorum)] = rules
         judges = []
         total = Usage()
-        for jid in judge_ids:
+        per_judge: list[list[float]] = []
+        cube: list[list[list[float]]] = [[[] for _ in judge_ids] for _ in rows]
+        for j, jid in enumerate(judge_ids):
             scores: list[float] = []
             n_nan = n_failed = 0
             usage = Usage()
-            for row in rows:
+            for i, row in enumerate(rows):
                 for o in row.judges:
                     if o.judge_id != jid:
                         continue
                     usage = usage + o.usage
+                    cube[i][j] = o.repeat_values()
+                    judgements += len(cube[i][j])
                     if o.failure is not None or o.score is None:
                         n_failed += 1
                     elif math.isnan(o.score.value):
@@ -454,6 +546,7 @@ def summarize(results: Sequence[PanelResult], judge_ids: Sequence[str]) -> list[
                     else:
                         scores.append(o.score.value)
             total = total + usage
+            per_judge.append(scores)
             judges.append(
                 JudgeSummary(
                     judge_id=jid,
@@ -466,6 +559,7 @@ def summarize(results: Sequence[PanelResult], judge_ids: Sequence[str]) -> list[
             )
         aggregates = [r.aggregate.value for r in rows]
         n_scored = sum(1 for a in aggregates if not math.isnan(a))
+        cubes.append((aggregates, per_judge, cube))
         summaries.append(
             MetricSummary(
                 metric=metric,
@@ -485,7 +579,37 @@ def summarize(results: Sequence[PanelResult], judge_ids: Sequence[str]) -> list[
                 agreement=metric_agreement(rows, judge_ids),
             )
         )
-    return summaries
+    from ragqa.uncertainty import calls_per_judgement, metric_intervals
+
+    per_call = calls_per_judgement(sum(s.usage.calls for s in summaries), judgements)
+    return [
+        with_uncertainty(
+            summary,
+            metric_intervals(
+                aggregates,
+                per_judge,
+                cube,
+                confidence=confidence,
+                calls=per_call,
+                bounds=(ranges or {}).get(summary.metric),
+            ),
+        )
+        for summary, (aggregates, per_judge, cube) in zip(summaries, cubes, strict=True)
+    ]
+
+
+def with_uncertainty(
+    summary: MetricSummary, found: tuple[Interval | None, Sequence[Interval | None], Decomposition | None]
+) -> MetricSummary:
+    """``summary`` with the intervals and variance split :func:`ragqa.uncertainty.metric_intervals` found.
+
+    Args:
+        summary: the metric's summary, without intervals.
+        found: ``(aggregate interval, judge intervals in the order of summary.judges, decomposition)``.
+    """
+    interval, judge_intervals, decomposition = found
+    judges = [j.model_copy(update={"interval": i}) for j, i in zip(summary.judges, judge_intervals, strict=True)]
+    return summary.model_copy(update={"judges": judges, "interval": interval, "decomposition": decomposition})
 
 
 def _all_failed(result: PanelResult) -> bool:

@@ -26,7 +26,6 @@ LAYERS: list[set[str]] = [
     {"schema", "thresholds"},
     {
         "uncertainty",
-        "jury",
         "interpretation",
         "report",
         "agreement",
@@ -38,7 +37,7 @@ LAYERS: list[set[str]] = [
         "usage",
     },
     {"judges"},
-    {"cache", "metrics"},
+    {"cache", "metrics", "jury"},
     {"render", "evaluation"},
     {"factory", "schemas"},
     {"container"},

@@ -48,8 +48,9 @@ async def test_tables_show_every_judge_the_aggregate_direction_and_spread() -> N
     assert len(optimist) == len(pessimist) == len(aggregate) == 2  # one row per metric table
     # faithfulness: optimist 1.0, pessimist 0.5 -> aggregate 0.75, spread 0.5; hallucination mirrors it
     assert optimist[0].split()[1] == "1.000" and pessimist[0].split()[1] == "0.500"
-    assert aggregate[0].split()[2:5] == ["0.750", "2/2", "0"]
-    assert "0.500" in aggregate[0].split()[5:]  # mean spread
+    # both samples score alike, so the interval has zero width: 0.750 ± 0.000
+    assert aggregate[0].split()[2:7] == ["0.750", "±", "0.000", "2/2", "0"]
+    assert "0.500" in aggregate[0].split()[7:]  # mean spread
     assert optimist[1].split()[1] == "0.000" and aggregate[1].split()[2] == "0.250"
     broken = next(line for line in lines if line.startswith("judge-broken")).split()
     assert broken[1:5] == ["n/a", "0", "0", "2"]  # no mean, nothing scored, 2 failed
@@ -98,25 +99,29 @@ async def test_report_to_json_is_strict_json_with_nulls_for_nan() -> None:
 # The console view, character for character (trailing spaces aside), of the README's shape (two
 # judges, no failures, one judge without usage) and of a quorum-2 run with failures. The tables
 # are drawn from the summaries alone; these pin that the output did not change when they stopped
-# recomputing from the raw results.
+# recomputing from the raw results. Each mean shows its interval's ± and each metric a variance
+# line: in the README's shape every sample scores alike (zero width, nothing to halve); in the
+# quorum run two samples have an aggregate (t with 1 degree of freedom: wide, clamped to [0, 1]).
 README_SHAPE = """\
 3 sample(s) x 2 metric(s) x 2 judge(s)
 
 faithfulness  ↑ higher is better  aggregate: good (0.7-0.9)
-judge               mean   scored   NaN   failed   spread   tokens     cost
-───────────────────────────────────────────────────────────────────────────
-local-strict       0.667        3     0        0             7,500   0.0750
-local-lenient      1.000        3     0        0                 -        -
-aggregate (mean)   0.833      3/3     0        0    0.333    7,500   0.0750
+judge                       mean   scored   NaN   failed   spread   tokens     cost
+───────────────────────────────────────────────────────────────────────────────────
+local-strict       0.667 ± 0.000        3     0        0             7,500   0.0750
+local-lenient      1.000 ± 0.000        3     0        0                 -        -
+aggregate (mean)   0.833 ± 0.000      3/3     0        0    0.333    7,500   0.0750
 agreement: alpha -0.67 · spearman n/a · |diff| 0.33 · most contested s1 (0.33)
+variance: 0 · nothing to halve
 
 hallucination  ↓ lower is better
-judge               mean   scored   NaN   failed   spread   tokens   cost
-─────────────────────────────────────────────────────────────────────────
-local-strict       0.333        3     0        0                 -      -
-local-lenient      0.000        3     0        0                 -      -
-aggregate (mean)   0.167      3/3     0        0    0.333        -      -
+judge                       mean   scored   NaN   failed   spread   tokens   cost
+─────────────────────────────────────────────────────────────────────────────────
+local-strict       0.333 ± 0.000        3     0        0                 -      -
+local-lenient      0.000 ± 0.000        3     0        0                 -      -
+aggregate (mean)   0.167 ± 0.000      3/3     0        0    0.333        -      -
 agreement: alpha -0.67 · spearman n/a · |diff| 0.33 · most contested s1 (0.33)
+variance: 0 · nothing to halve
 
 calls 6 · tokens 7,500 (prompt 6,000, completion 1,500) · cost 0.0750 · wall time 3.5 s · call plan batched
 """
@@ -125,26 +130,28 @@ QUORUM_SHAPE = """\
 4 sample(s) x 2 metric(s) x 3 judge(s)
 
 faithfulness  ↑ higher is better  aggregate: good (0.7-0.9)
-judge               mean   scored   NaN   failed   spread   tokens     cost
-───────────────────────────────────────────────────────────────────────────
-judge-a            0.833        3     0        1               960   0.0080
-judge-b            0.750        2     1        1                 -        -
-flaky              0.000        1     0        3                 -        -
-aggregate (mean)   0.750      2/4     2        1    0.333      960   0.0080
+judge                       mean   scored   NaN   failed   spread   tokens     cost
+───────────────────────────────────────────────────────────────────────────────────
+judge-a            0.833 ± 0.717        3     0        1               960   0.0080
+judge-b            0.750 ± 0.750        2     1        1                 -        -
+flaky                      0.000        1     0        3                 -        -
+aggregate (mean)   0.750 ± 0.750      2/4     2        1    0.333      960   0.0080
 no judge scored 1 sample(s) (every judge failed): no aggregate
 quorum 2: 1 sample(s) below quorum have no aggregate
 agreement: alpha 0.25 · spearman n/a · |diff| 0.58 (means of 3 pairs) · most contested s1 (1.00)
+variance: samples 0% · judges+repeats 100% · to halve ±0.750: 8 samples (+4 calls) · 8 judges (+4 calls) · repeats: ?
 
 hallucination  ↓ lower is better
-judge               mean   scored   NaN   failed   spread   tokens   cost
-─────────────────────────────────────────────────────────────────────────
-judge-a            0.167        3     0        1                 -      -
-judge-b            0.250        2     1        1                 -      -
-flaky              1.000        1     0        3                 -      -
-aggregate (mean)   0.250      2/4     2        1    0.333        -      -
+judge                       mean   scored   NaN   failed   spread   tokens   cost
+─────────────────────────────────────────────────────────────────────────────────
+judge-a            0.167 ± 0.717        3     0        1                 -      -
+judge-b            0.250 ± 0.750        2     1        1                 -      -
+flaky                      1.000        1     0        3                 -      -
+aggregate (mean)   0.250 ± 0.750      2/4     2        1    0.333        -      -
 no judge scored 1 sample(s) (every judge failed): no aggregate
 quorum 2: 1 sample(s) below quorum have no aggregate
 agreement: alpha 0.25 · spearman n/a · |diff| 0.58 (means of 3 pairs) · most contested s1 (1.00)
+variance: samples 0% · judges+repeats 100% · to halve ±0.750: 8 samples (+4 calls) · 8 judges (+4 calls) · repeats: ?
 
 judge failures (10 in 5 calls), excluded from the aggregate
 judge     metric                        sample   step         cause

@@ -39,6 +39,12 @@ WIDE_HEAD = [
     "n_failed",
     "quorum",
     "quorum_met",
+    "sample_ci_low",
+    "sample_ci_high",
+    "metric_ci_low",
+    "metric_ci_high",
+    "ci_confidence",
+    "ci_method",
     "score:judge-a",
     "score:judge-b",
     "score:flaky",
@@ -168,6 +174,14 @@ async def test_csv_has_a_row_per_sample_and_metric_with_every_judge(report: Repo
         "n_failed": "0",
         "quorum": "2",
         "quorum_met": "true",
+        # 1.0, 0.5, 0.0 across three judges: 0.5 +- t(2) 4.30 x 0.29, clamped to the range [0, 1];
+        # the metric's two aggregates 0.5 and 1.0: 0.75 +- t(1) 12.7 x 0.25, clamped too
+        "sample_ci_low": "0.0",
+        "sample_ci_high": "1.0",
+        "metric_ci_low": "0.0",
+        "metric_ci_high": "1.0",
+        "ci_confidence": "0.95",
+        "ci_method": "clustered-se",
         "score:judge-a": "1.0",
         "score:judge-b": "0.5",
         "score:flaky": "0.0",
@@ -176,6 +190,7 @@ async def test_csv_has_a_row_per_sample_and_metric_with_every_judge(report: Repo
         "failure:flaky": "",
     }
     s2 = by_key["s2", "faithfulness"]  # one score, one NaN, one failure: below quorum, no aggregate
+    assert (s2["sample_ci_low"], s2["sample_ci_high"]) == ("", "")  # one finite score: no interval
     assert (s2["aggregate"], s2["spread"], s2["quorum_met"]) == ("", "0.0", "false")
     assert (s2["n_ok"], s2["n_nan"], s2["n_failed"]) == ("1", "1", "1")
     assert (s2["score:judge-a"], s2["score:judge-b"], s2["score:flaky"]) == ("0.5", "", "")
@@ -308,6 +323,6 @@ async def test_an_empty_report_gives_headers_only(tmp_path: Path) -> None:
     empty = Report(results=[], summaries=[])
     assert CsvRenderer is type(renderer_for("x.csv"))
     text = (empty.to_csv(tmp_path / "e.csv")).read_text(encoding="utf-8")
-    assert text.splitlines() == [",".join(WIDE_HEAD[:11])]
+    assert text.splitlines() == [",".join(WIDE_HEAD[:17])]
     pytest.importorskip("pandas")
-    assert list(empty.to_pandas().columns) == WIDE_HEAD[:11] and len(empty.to_pandas(form="long")) == 0
+    assert list(empty.to_pandas().columns) == WIDE_HEAD[:17] and len(empty.to_pandas(form="long")) == 0

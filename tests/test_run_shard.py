@@ -65,6 +65,9 @@ def test_parts_merged_equal_one_run(parts: dict[str, Path], tmp_path: Path) -> N
     assert list(records) == list(one)  # dataset order
     assert [_strip_latency(r) for r in records.values()] == [_strip_latency(r) for r in one.values()]
     assert header.shard is None and header.samples == one_header.samples == 60
+    # the whole run's confidence intervals, as the unsharded run's header has them
+    assert header.confidence == one_header.confidence == 0.95
+    assert header.intervals == one_header.intervals and header.intervals is not None
     assert (header.config_fingerprint, header.dataset_fingerprint) == (
         one_header.config_fingerprint,
         one_header.dataset_fingerprint,

@@ -129,7 +129,9 @@ def evaluate(
     ] = None,
     aggregation: Annotated[
         str | None,
-        typer.Option("--aggregation", help="Aggregate of the panel: mean, median, min, max or majority."),
+        typer.Option(
+            "--aggregation", help="Aggregate of the panel: mean, median, min, max, majority, claim-vote or dawid-skene."
+        ),
     ] = None,
     quorum: Annotated[
         int | None, typer.Option("--quorum", min=1, help="Judges with a score needed for an aggregate.")
@@ -165,6 +167,14 @@ def evaluate(
             "--reducer",
             help="How a judge's repeats become its score: mean, median, or mode (binary metrics); "
             "default: ragqa.repeat-reducer (mean).",
+        ),
+    ] = None,
+    confidence: Annotated[
+        float | None,
+        typer.Option(
+            "--confidence",
+            help="Level of the confidence intervals on every aggregate and judge mean, between 0 and 1 "
+            "(default: ragqa.confidence, 0.95).",
         ),
     ] = None,
     on_invalid: Annotated[
@@ -244,7 +254,7 @@ def evaluate(
     ] = None,
 ) -> None:
     """Score DATASET with every metric across the judge panel; print per-judge and aggregate tables."""
-    from ragqa.aggregate import STRATEGIES
+    from ragqa.aggregate import PANEL_STRATEGIES
     from ragqa.datasets import parse_column_map
     from ragqa.run.engine import make_engine
     from ragqa.run.loop import default_loop
@@ -256,12 +266,14 @@ def evaluate(
         _fail(f"--format {fmt!r}: use auto, jsonl, json or csv")
     if language is not None and language not in ("en", "ru"):
         _fail(f"--language {language!r}: use en or ru")
-    if aggregation is not None and aggregation not in STRATEGIES:
-        _fail(f"--aggregation {aggregation!r}: use one of {', '.join(STRATEGIES)}")
+    if aggregation is not None and aggregation not in PANEL_STRATEGIES:
+        _fail(f"--aggregation {aggregation!r}: use one of {', '.join(PANEL_STRATEGIES)}")
     if on_invalid not in ("raise", "skip"):
         _fail(f"--on-invalid {on_invalid!r}: use raise or skip")
     if call_plan is not None and call_plan not in ("batched", "ragas"):
         _fail(f"--call-plan {call_plan!r}: use batched or ragas")
+    if confidence is not None and not 0.0 < confidence < 1.0:
+        _fail(f"--confidence {confidence!r}: use a level between 0 and 1, e.g. 0.95")
 
     err = _stderr()
     progress_bar = RunProgress(choose_mode(progress, ci=_is_ci()))
@@ -296,6 +308,7 @@ def evaluate(
             call_plan=call_plan,
             repeats=repeats,
             reducer=reducer,
+            confidence=confidence,
         )
         plan = make_plan(
             container.settings(),

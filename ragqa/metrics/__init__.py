@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from ragqa.errors import ConfigError
@@ -81,6 +81,7 @@ __all__ = [
     "TopicAdherence",
     "build_metric",
     "register_metric",
+    "value_ranges",
 ]
 
 METRICS: MetricRegistry = MetricRegistry(
@@ -112,6 +113,7 @@ METRICS: MetricRegistry = MetricRegistry(
 """Every metric class by registry name, in the order ``ragqa metrics`` lists them; installed packages'
 metrics (entry-point group ``ragqa.metrics``) and registered ones come after the built-ins."""
 
+
 def _registry_scale(name: str, direction: Direction | None) -> Sequence[Band] | None:
     """The interpretation scale of a registered metric (:meth:`Metric.interpretation_scale`), or ``None``."""
     return METRICS[name].interpretation_scale(direction) if name in METRICS else None
@@ -122,6 +124,21 @@ register_scale_source(_registry_scale)
 register_metric = METRICS.register
 """Class decorator: ``@register_metric`` on a :class:`Metric` subclass makes it usable by its ``name``
 in ``application.yaml``, ``--metrics``, promptfoo files and :func:`ragqa.evaluate` (see :mod:`.registry`)."""
+
+
+def value_ranges(keys: Iterable[str]) -> dict[str, tuple[float, float]]:
+    """The closed score range of each metric key whose metric is registered (``x(mode=y)`` is ``x``'s).
+
+    For summaries made from a results file, which names its metrics by key only: the intervals of
+    :func:`ragqa.report.summarize` are clamped to these ranges (a key of an unknown metric is left
+    out, so its intervals are not clamped).
+    """
+    ranges = {}
+    for key in keys:
+        name = key.split("(", 1)[0].strip()
+        if name in METRICS:
+            ranges[key] = METRICS[name].value_range
+    return ranges
 
 
 def build_metric(name: str, options: Mapping[str, Any] | None = None) -> Metric:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import re
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import ClassVar, Literal
 
@@ -19,7 +19,7 @@ from ragqa.interpretation import STANDARD, Band
 from ragqa.judges.base import Embedder, Judge
 from ragqa.schema import Language, MetricScore, Sample
 
-__all__ = ["CALL_PLANS", "RANGE_TOLERANCE", "CallPlan", "Direction", "Metric", "MetricContext"]
+__all__ = ["CALL_PLANS", "RANGE_TOLERANCE", "CallPlan", "ClaimVote", "Direction", "Metric", "MetricContext"]
 
 RANGE_TOLERANCE = 1e-9
 """How far past an end of its range a score may be and still count as that end (float rounding).
@@ -61,6 +61,33 @@ class MetricContext:
     call_plan: CallPlan = "ragas"
 
 
+@dataclass(frozen=True)
+class ClaimVote:
+    """How a statement-based metric takes part in claim-level voting (``ragqa.aggregation: claim-vote``).
+
+    Under claim-vote one judge (the extractor) answers the extraction prompt for every judge of
+    the panel, every judge gives its verdicts on that same list, the panel votes per statement
+    (:mod:`ragqa.jury.vote`) and :attr:`formula` runs on the voted verdicts.
+
+    Attributes:
+        extraction_prompt: name of the prompt the extractor answers for the whole panel
+            (``statements``, ``claim_decomposition``).
+        steps: the extraction calls of one judge on one sample, named as steps (the response's
+            statements is :meth:`Metric.shared_steps`'s ``statements:response``); each is made
+            once per sample instead of once per judge (the run's estimate counts them so).
+        lists: the statement lists the panel votes on, each ``(statements_key, verdicts_key)`` of
+            :attr:`~ragqa.schema.MetricScore.details` (the statements, and one verdict in [0, 1]
+            per statement): ``(("statements", "verdicts"),)`` for faithfulness.
+        formula: the metric's score from the voted verdicts, one ``float[S]`` (0 or 1 each) per
+            entry of ``lists`` -> a score in the metric's range.
+    """
+
+    extraction_prompt: str
+    steps: tuple[str, ...]
+    lists: tuple[tuple[str, str], ...]
+    formula: Callable[[Sequence[Sequence[float]]], float]
+
+
 class Metric(ABC):
     """Base class of every metric.
 
@@ -89,6 +116,10 @@ class Metric(ABC):
     """True when the metric needs at least one embedding model."""
     default_threshold: ClassVar[float | None] = None
     """The pass threshold used by assertions when none is given."""
+    claim_vote: ClaimVote | None = None
+    """How the metric votes per statement under ``claim-vote`` (:class:`ClaimVote`); ``None``: it
+    cannot, and a claim-vote run aggregates it by the mean of the judges' scores. A class attribute,
+    or set per instance when it depends on the metric's options (factual correctness's mode)."""
 
     @property
     def key(self) -> str:

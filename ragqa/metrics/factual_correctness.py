@@ -31,7 +31,7 @@ from typing import ClassVar, Literal, get_args
 from ragqa._math import fbeta
 from ragqa.judges.base import Judge
 from ragqa.metrics._steps import judge_statements
-from ragqa.metrics.base import CallPlan, Direction, Metric, MetricContext
+from ragqa.metrics.base import CallPlan, ClaimVote, Direction, Metric, MetricContext
 from ragqa.prompts.claim_decomposition import (
     Atomicity,
     ClaimDecompositionInput,
@@ -168,6 +168,22 @@ class FactualCorrectness(Metric):
         self.beta = float(beta)
         self.atomicity: Atomicity = atomicity
         self.coverage: Coverage = coverage
+        # claim-vote: the extractor decomposes the response (and the reference) for the whole panel
+        self.claim_vote = ClaimVote(
+            extraction_prompt=claim_decomposition_prompt(atomicity, coverage).name,
+            steps=("claims:response",) if mode == "precision" else ("claims:response", "claims:reference"),
+            lists=(("response_claims", "precision_verdicts"), ("reference_claims", "recall_verdicts")),
+            formula=self.voted_score,
+        )
+
+    def voted_score(self, lists: Sequence[Sequence[float]]) -> float:
+        """The score from voted verdicts: ``lists = (precision verdicts, recall verdicts)``, 0/1 each.
+
+        Returns:
+            :func:`factual_correctness_score` of :func:`claim_counts` of the two lists, in [0, 1].
+        """
+        tp, fp, fn = claim_counts(lists[0], lists[1])
+        return factual_correctness_score(tp, fp, fn, mode=self.mode, beta=self.beta)
 
     @property
     def key(self) -> str:

@@ -13,8 +13,9 @@ from typing import ClassVar
 from ragqa._math import count_of, mean_or_nan
 from ragqa.judges.base import Judge
 from ragqa.metrics._steps import RESPONSE_NLI, RESPONSE_STATEMENTS, extract_statements, judge_statements
-from ragqa.metrics.base import Direction, Metric, MetricContext
+from ragqa.metrics.base import ClaimVote, Direction, Metric, MetricContext
 from ragqa.prompts.nli import StatementVerdict
+from ragqa.prompts.statements import STATEMENTS
 from ragqa.schema import MetricScore, Sample
 
 __all__ = ["Faithfulness", "explain", "faithfulness_score", "supported_statements"]
@@ -96,6 +97,12 @@ class Faithfulness(Metric):
     description: ClassVar[str] = "Share of response statements supported by the retrieved contexts"
     calls_per_sample: ClassVar[str] = "2 (1 if no statements)"
     default_threshold: ClassVar[float | None] = 0.8
+    claim_vote: ClaimVote | None = ClaimVote(
+        extraction_prompt=STATEMENTS.name,
+        steps=(RESPONSE_STATEMENTS,),
+        lists=(("statements", "verdicts"),),
+        formula=lambda lists: faithfulness_score(lists[0]),
+    )
 
     def shared_steps(self, sample: Sample) -> frozenset[str]:
         """The response's statements and their verdicts against the contexts, shared with other metrics."""

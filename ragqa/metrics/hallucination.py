@@ -13,8 +13,9 @@ from typing import ClassVar
 
 from ragqa.judges.base import Judge
 from ragqa.metrics._steps import RESPONSE_NLI, RESPONSE_STATEMENTS
-from ragqa.metrics.base import Direction, Metric, MetricContext
+from ragqa.metrics.base import ClaimVote, Direction, Metric, MetricContext
 from ragqa.metrics.faithfulness import explain, faithfulness_score, supported_statements
+from ragqa.prompts.statements import STATEMENTS
 from ragqa.schema import MetricScore, Sample
 
 __all__ = ["Hallucination", "hallucination_score"]
@@ -48,6 +49,12 @@ class Hallucination(Metric):
     description: ClassVar[str] = "Share of response statements not supported by the retrieved contexts"
     calls_per_sample: ClassVar[str] = "2 (1 if no statements); shared with faithfulness"
     default_threshold: ClassVar[float | None] = 0.2
+    claim_vote: ClaimVote | None = ClaimVote(
+        extraction_prompt=STATEMENTS.name,
+        steps=(RESPONSE_STATEMENTS,),
+        lists=(("statements", "verdicts"),),
+        formula=lambda lists: hallucination_score(lists[0]),
+    )
 
     def shared_steps(self, sample: Sample) -> frozenset[str]:
         """The response's statements and their verdicts against the contexts, shared with other metrics."""

@@ -1,20 +1,22 @@
 """Render a :class:`~ragqa.report.Report` for people: rich tables on the console, or plain text.
 
-The console view has, per metric, one table with a row per judge (mean, samples scored, NaN,
-failed, tokens, cost) and an ``aggregate (<strategy>)`` row with the mean of the per-sample
-aggregates and the mean spread between judges; the title shows the direction (``↑ higher is
-better`` / ``↓ lower is better``) and, where the metric has an interpretation scale
-(:mod:`ragqa.interpretation`), the band of the aggregate. Then the judge failures (judge, metric,
-sample, step, cause: the first few, then a count), samples skipped by validation, and a usage line
-(calls, tokens, cost, wall time). Under each metric's table, with two or more judges, one
-agreement line (:func:`agreement_line`).
+The console view has, per metric, one table with a row per judge (mean with its confidence
+interval as ``0.645 ± 0.038``, samples scored, NaN, failed, tokens, cost) and an ``aggregate
+(<strategy>)`` row with the mean of the per-sample aggregates (with its interval) and the mean
+spread between judges; the title shows the direction (``↑ higher is better`` / ``↓ lower is
+better``) and, where the metric has an interpretation scale (:mod:`ragqa.interpretation`), the
+band of the aggregate. Then the judge failures (judge, metric, sample, step, cause: the first
+few, then a count), samples skipped by validation, and a usage line (calls, tokens, cost, wall
+time). Under each metric's table, with two or more judges, one agreement line
+(:func:`agreement_line`), and one line on where the aggregate's variance comes from and what would
+halve its interval (:func:`uncertainty_line`).
 """
 
 from __future__ import annotations
 
 import io
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from rich import box
 from rich.console import Console, Group, RenderableType
@@ -26,16 +28,21 @@ from ragqa.metrics.base import Direction
 from ragqa.render.labels import labels
 from ragqa.render.terminal import printable
 from ragqa.report import MetricSummary, Report
-from ragqa.schema import JudgeFailure, Language, Usage
+from ragqa.schema import AdviceOption, Interval, JudgeFailure, Language, Usage
 
 __all__ = [
     "DIRECTION_LABELS",
     "agreement_line",
     "direction_label",
+    "fmt_mean",
+    "jury_lines",
+    "jury_texts",
     "no_aggregate_caption",
+    "plus_minus",
     "render_report",
     "report_renderable",
     "report_to_text",
+    "uncertainty_line",
 ]
 
 DIRECTION_LABELS = {"higher": "↑ higher is better", "lower": "↓ lower is better"}
@@ -62,6 +69,26 @@ def _interpreter() -> _Interpret | None:
 def fmt_score(value: float) -> str:
     """A score with 3 decimals; NaN as ``n/a``."""
     return "n/a" if math.isnan(value) else f"{value:.3f}"
+
+
+def plus_minus(interval: Interval) -> float:
+    """The ``±`` shown for ``interval``: the larger distance from its estimate to a bound.
+
+    It is the half-width of a symmetric interval, and stays so when one bound was clamped to the
+    metric's range (the other side keeps the full half-width); the bounds themselves are in the
+    JSON report and the CSV.
+    """
+    return max(interval.estimate - interval.low, interval.high - interval.estimate)
+
+
+def fmt_mean(value: float, interval: Interval | None) -> str:
+    """A mean with 3 decimals and its interval's ``±`` (:func:`plus_minus`): ``0.645 ± 0.038``.
+
+    ``n/a`` for NaN; the mean alone when there is no interval (fewer than two samples).
+    """
+    if interval is None or math.isnan(value):
+        return fmt_score(value)
+    return f"{fmt_score(value)} ± {plus_minus(interval):.3f}"
 
 
 def fmt_cost(cost: float | None) -> str:
@@ -97,8 +124,9 @@ def metric_title(summary: MetricSummary, *, language: Language = "en") -> Text:
 def metric_table(summary: MetricSummary, *, language: Language = "en") -> Table:
     """One metric's table: a row per judge plus the aggregate row, read from the summary alone.
 
-    Judge rows: the judge's mean over its finite scores, samples scored, NaN (metric undefined),
-    failed (excluded). Aggregate row: the mean of per-sample aggregates, samples with an
+    Judge rows: the judge's mean over its finite scores with its interval (:func:`fmt_mean`),
+    samples scored, NaN (metric undefined), failed (excluded). Aggregate row: the mean of
+    per-sample aggregates with its interval, samples with an
     aggregate / all, samples without one (NaN: unscored or below quorum), samples where every
     judge failed, and the mean spread (max - min between judges). A caption says why samples have
     no aggregate (:func:`no_aggregate_caption`). The heading is :func:`metric_title`.
@@ -118,7 +146,7 @@ def metric_table(summary: MetricSummary, *, language: Language = "en") -> Table:
     for judge in summary.judges:
         table.add_row(
             judge.judge_id,
-            fmt_score(judge.mean),
+            fmt_mean(judge.mean, judge.interval),
             str(judge.n_scored),
             str(judge.n_nan),
             Text(str(judge.n_failed), style="red" if judge.n_failed else ""),
@@ -129,7 +157,7 @@ def metric_table(summary: MetricSummary, *, language: Language = "en") -> Table:
     n_all_failed = summary.n_all_failed
     table.add_row(
         Text(f"{t['aggregate']} ({summary.strategy})", style="bold"),
-        Text(fmt_score(summary.aggregate_mean), style="bold"),
+        Text(fmt_mean(summary.aggregate_mean, summary.interval), style="bold"),
         f"{summary.n_scored}/{summary.n_samples}",
         str(summary.n_nan),
         Text(str(n_all_failed), style="red" if n_all_failed else ""),
@@ -203,6 +231,106 @@ def agreement_line(summary: MetricSummary, *, language: Language = "en") -> Text
         top = agreement.contested[0]
         parts.append(f"{t['console_most_contested']} {printable(top.sample_id)} ({_two(top.spread)})")
     return Text(f"{t['console_agreement']}: " + " · ".join(parts), style="dim")
+
+
+def jury_texts(summary: MetricSummary, *, language: Language = "en") -> list[tuple[str, str]]:
+    """The reliability section of a voting run's metric (:attr:`MetricSummary.jury`) as ``(text, kind)`` lines.
+
+    ``kind`` is ``title``, ``judge``, ``aggregate``, ``correlation`` or ``warning``. One line on the
+    fit (statements, samples), one per judge with its estimated accuracy, sensitivity and
+    specificity, each ``E [LOW, HIGH]`` (cluster-bootstrap 95 % intervals), the Dawid-Skene
+    aggregate next to the majority vote's, the judges' residual correlations, and each warning
+    (judges that err together). Two decimals; the JSON report has every figure. Empty when the
+    summary has no reliability section.
+    """
+    jury = summary.jury
+    if jury is None:
+        return []
+    t = labels(language)
+
+    def span(interval: Interval) -> str:
+        return f"{_two(interval.estimate)} [{_two(interval.low)}, {_two(interval.high)}]"
+
+    out = [(t["console_reliability"].format(n=jury.n_statements, samples=jury.n_samples), "title")]
+    out += [
+        (
+            t["console_reliability_judge"].format(
+                judge=j.judge_id, acc=span(j.accuracy), sens=span(j.sensitivity), spec=span(j.specificity)
+            ),
+            "judge",
+        )
+        for j in jury.judges
+    ]
+    voted = t["console_ds_aggregate"].format(
+        voted=_two(jury.voted_mean), majority=_two(jury.majority_mean), n=jury.n_changed
+    )
+    out.append((voted, "aggregate"))
+    pairs = " · ".join(f"{a}/{b} {_two(r)}" for a, b, r in jury.correlations)
+    out.append((f"{t['console_residual']}: {pairs}", "correlation"))
+    out += [(w, "warning") for w in jury.warnings]
+    return out
+
+
+_JURY_STYLE = {"title": ("", "bold"), "correlation": ("  ", "dim"), "warning": ("  ! ", "yellow")}
+
+
+def jury_lines(summary: MetricSummary, *, language: Language = "en") -> list[Text]:
+    """:func:`jury_texts` as console lines: the title bold, the rest indented, warnings in yellow."""
+    return [
+        Text(_JURY_STYLE.get(kind, ("  ", ""))[0] + text, style=_JURY_STYLE.get(kind, ("  ", ""))[1])
+        for text, kind in jury_texts(summary, language=language)
+    ]
+
+
+def uncertainty_line(summary: MetricSummary, *, language: Language = "en") -> Text | None:
+    """Where the aggregate's variance comes from and what would halve its interval, in one line.
+
+    ``variance: samples S% · judges J% · repeats R% · to halve ±H: N samples (+C calls) · M judges
+    (+C calls) · K repeats (+C calls)``: each component's share of the per-sample aggregate's
+    variance (:attr:`ragqa.schema.Decomposition.share`; ``judges`` is the sample x judge
+    interaction, the judges' disagreement about samples; with one repeat it is ``judges+repeats``,
+    with one judge ``samples+judges``), then for each lever the number that halves the ``±``
+    (:func:`ragqa.uncertainty.halving_advice`) and the extra judge calls (judgements when the run
+    made no provider call), ``judges: no`` where a lever cannot halve it, ``repeats: ?`` where the
+    run cannot tell (one repeat). ``None`` without a decomposition. The words follow ``language``.
+    """
+    decomposition = summary.decomposition
+    if decomposition is None:
+        return None
+    t = labels(language)
+    confounded = decomposition.components.confounded
+    names = {
+        "samples": t[
+            "console_share_samples_judges" if "samples+interaction" in confounded else "console_share_samples"
+        ],
+        "interaction": t[
+            "console_share_judges_repeats" if "interaction+repeats" in confounded else "console_share_judges"
+        ],
+        "repeats": t["console_share_repeats"],
+    }
+    shares = " · ".join(f"{names[key]} {100 * value:.0f}%" for key, value in decomposition.share.items())
+    line = f"{t['console_variance']}: {shares or '0'}"
+    interval = summary.interval
+    if interval is not None and decomposition.advice:
+        if not decomposition.share:
+            line += f" · {t['console_halve_none']}"
+        else:
+            options = " · ".join(_advice(option, t) for option in decomposition.advice)
+            line += f" · {t['console_halve'].format(half=f'{plus_minus(interval):.3f}')}: {options}"
+    return Text(line, style="dim")
+
+
+def _advice(option: AdviceOption, t: Mapping[str, str]) -> str:
+    lever = t[f"console_share_{option.lever}"]
+    if option.possible is None:
+        return t["console_halve_unknown"].format(lever=lever)
+    if not option.possible or option.target is None:
+        return t["console_halve_cannot"].format(lever=lever)
+    if option.extra_calls is not None:
+        extra = t["console_halve_calls"].format(n=f"{option.extra_calls:,}")
+    else:
+        extra = t["console_halve_judgements"].format(n=f"{option.extra_judgements or 0:,}")
+    return t[f"console_halve_{option.lever}"].format(n=f"{option.target:,}", extra=extra)
 
 
 def _two(value: float) -> str:
@@ -296,9 +424,10 @@ def report_renderable(report: Report, *, language: Language = "en", max_failures
         parts.append(Text(""))
         parts.append(metric_title(summary, language=language))
         parts.append(metric_table(summary, language=language))
-        line = agreement_line(summary, language=language)
-        if line is not None:
-            parts.append(line)
+        for line in (agreement_line(summary, language=language), uncertainty_line(summary, language=language)):
+            if line is not None:
+                parts.append(line)
+        parts += jury_lines(summary, language=language)
     failures = report.failures
     if failures:
         parts.append(Text(""))

@@ -30,13 +30,14 @@ from typing import TYPE_CHECKING, Any
 from ragqa.assertions import passes
 from ragqa.interpretation import interpret
 from ragqa.messages import Message
+from ragqa.metrics import value_ranges
 from ragqa.render.atomic import replace_text
-from ragqa.render.console import fmt_cost, fmt_score
+from ragqa.render.console import fmt_cost, fmt_score, jury_texts
 from ragqa.render.details import details_view
 from ragqa.render.labels import LABELS
 from ragqa.render.registry import RenderOptions, register
 from ragqa.report import Agreement, MetricSummary, Report, finite_json
-from ragqa.schema import JudgeOutcome, Language, Sample, Usage
+from ragqa.schema import DEFAULT_CONFIDENCE, JudgeOutcome, Language, Sample, Usage
 
 if TYPE_CHECKING:
     from jinja2 import Environment
@@ -149,6 +150,7 @@ def _metric_view(
         ],
         "usage": _usage_view(summary.usage),
         "agreement": _agreement_view(summary.agreement, index),
+        "jury": [{"text": text, "kind": kind} for text, kind in jury_texts(summary, language=language)],
     }
 
 
@@ -341,10 +343,11 @@ def report_from_results(path: Path) -> tuple[Report, str | None]:
     """Rebuild the :class:`~ragqa.report.Report` of a finished (or partial) run from its results file.
 
     The results are read with :func:`ragqa.run.stream.read_results` and summarised with
-    :func:`ragqa.report.summarize` (panel order from the header). The samples (the drill-down's
-    inputs) are loaded from the header's dataset path when that file is readable and still holds
-    the samples that were scored (its :func:`ragqa.run.runner.dataset_fingerprint` matches);
-    otherwise ``report.samples`` stays empty and the note says why.
+    :func:`ragqa.report.summarize` (panel order and the intervals' confidence level from the
+    header). The samples (the drill-down's inputs) are loaded from the header's dataset path when
+    that file is readable and still holds the samples that were scored (its
+    :func:`ragqa.run.runner.dataset_fingerprint` matches); otherwise ``report.samples`` stays empty
+    and the note says why.
 
     Args:
         path: a results file written by ``ragqa evaluate --out results.jsonl`` (or its ``.partial``).
@@ -369,9 +372,10 @@ def report_from_results(path: Path) -> tuple[Report, str | None]:
     if not records:
         raise ConfigError(f"ragqa report: {path} holds no result yet", key="results")
     results = [read_result_record(r) for r in records.values()]
+    level = header.confidence if header.confidence is not None else DEFAULT_CONFIDENCE  # older files lack it
     report = Report(
         results=results,
-        summaries=summarize(results, header.judges),
+        summaries=summarize(results, header.judges, confidence=level, ranges=value_ranges(header.metrics)),
         run_id=header.run_id,
         dataset=header.dataset,
         started_at=header.started_at,

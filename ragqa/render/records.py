@@ -33,7 +33,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ragqa.aggregate import Strategy
+from ragqa.aggregate import PanelStrategy
 from ragqa.report import Report, finite_json
 from ragqa.schema import Aggregate, JudgeFailure, JudgeOutcome, MetricScore, PanelResult, RepeatOutcome, Usage
 
@@ -136,7 +136,7 @@ class AggregateRecord(_Record):
 
     value: float | None
     """The aggregate over judges with a finite score; null when below quorum or none scored."""
-    strategy: Strategy
+    strategy: PanelStrategy
     """How the judges' scores were combined."""
     spread: float | None
     """max - min of the judges' finite scores (0 with one judge); null with none."""

@@ -8,6 +8,11 @@ Two forms, both in report order (sample order, then metric order):
   for it or when it failed (the failure column tells which).
 - **long**: one row per (sample, metric, judge): :data:`LONG_COLUMNS`.
 
+Both carry the confidence intervals of the summaries (:mod:`ragqa.uncertainty`): the metric's
+aggregate interval, its level and method on every row of the metric, each judge's interval in the
+long form, and in the wide form the sample's own interval across its judges x repeats
+(:func:`ragqa.uncertainty.sample_interval`).
+
 Rows are flattened :func:`~ragqa.render.records.result_record` records, the one JSON shape of a
 panel result, so the CSV and the DataFrames hold exactly what the JSON outputs hold. Values stay
 Python values here: floats (a record's ``null`` number back to NaN), ints, bools, strings and
@@ -20,8 +25,10 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+from ragqa.metrics import value_ranges
 from ragqa.render.records import result_record
-from ragqa.report import Report
+from ragqa.report import MetricSummary, Report
+from ragqa.schema import DEFAULT_CONFIDENCE, Interval, PanelResult
 
 __all__ = [
     "LONG_COLUMNS",
@@ -45,12 +52,22 @@ WIDE_COLUMNS: tuple[str, ...] = (
     "n_failed",
     "quorum",
     "quorum_met",
+    "sample_ci_low",
+    "sample_ci_high",
+    "metric_ci_low",
+    "metric_ci_high",
+    "ci_confidence",
+    "ci_method",
 )
 """The leading columns of the wide form, from :class:`~ragqa.schema.PanelResult` and its aggregate.
 
 ``aggregate`` is the panel's score (NaN below quorum or when no judge scored), ``spread`` is
 max - min of the judges' finite scores (NaN with none), ``n_ok`` / ``n_nan`` / ``n_failed`` count
 judges with a finite score / NaN / a failure, ``quorum_met`` is ``n_ok >= quorum``.
+``sample_ci_low`` / ``sample_ci_high`` bound this sample's score across its judges x repeats
+(judges as clusters; NaN with fewer than two values); ``metric_ci_low`` / ``metric_ci_high`` bound
+the metric's aggregate mean over the run (the same on every row of the metric; NaN without an
+interval), at level ``ci_confidence`` (e.g. 0.95) by method ``ci_method`` (``clustered-se``).
 """
 
 LONG_COLUMNS: tuple[str, ...] = (
@@ -71,6 +88,12 @@ LONG_COLUMNS: tuple[str, ...] = (
     "cost",
     "aggregate",
     "strategy",
+    "judge_ci_low",
+    "judge_ci_high",
+    "metric_ci_low",
+    "metric_ci_high",
+    "ci_confidence",
+    "ci_method",
 )
 """The columns of the long form.
 
@@ -79,6 +102,9 @@ it) or ``failed`` (excluded; ``failure_*`` say why). ``score`` is NaN unless ``s
 ``latency_s`` is the judge's wall time on this sample and metric in seconds; ``calls`` and tokens
 count provider requests; ``cost`` is in the price table's currency (NaN when no price is known).
 ``aggregate`` and ``strategy`` repeat the panel's score of the (sample, metric).
+``judge_ci_low`` / ``judge_ci_high`` bound the judge's mean over the run, ``metric_ci_low`` /
+``metric_ci_high`` the metric's aggregate mean (both repeated on the rows they concern; NaN without
+an interval), at level ``ci_confidence`` by method ``ci_method``.
 """
 
 
@@ -100,6 +126,33 @@ def wide_columns(judge_ids: list[str]) -> list[str]:
 def _number(value: Any) -> float:
     """A record's number as a float; ``null`` (NaN or unscored) as NaN."""
     return math.nan if value is None else float(value)
+
+
+def _bounds(interval: Interval | None) -> tuple[float, float]:
+    return (interval.low, interval.high) if interval is not None else (math.nan, math.nan)
+
+
+def _level(summary: MetricSummary | None) -> dict[str, Any]:
+    """The metric's interval columns (``metric_ci_*``, ``ci_confidence``, ``ci_method``) of one row."""
+    interval = summary.interval if summary is not None else None
+    low, high = _bounds(interval)
+    return {
+        "metric_ci_low": low,
+        "metric_ci_high": high,
+        "ci_confidence": interval.confidence if interval is not None else math.nan,
+        "ci_method": interval.method if interval is not None else None,
+    }
+
+
+def _sample_bounds(result: PanelResult, summary: MetricSummary | None) -> tuple[float, float]:
+    """This sample's interval across its judges x repeats, clamped to its metric's registered range."""
+    from ragqa.uncertainty import sample_interval, score_cube
+
+    confidence = summary.interval.confidence if summary is not None and summary.interval else DEFAULT_CONFIDENCE
+    [scores] = score_cube([[o.repeat_values() for o in result.judges]])
+    return _bounds(
+        sample_interval(scores, confidence=confidence, bounds=value_ranges([result.metric]).get(result.metric))
+    )
 
 
 def _wide_row(record: Mapping[str, Any], judge_ids: list[str]) -> dict[str, Any]:
@@ -134,7 +187,16 @@ def wide_rows(report: Report) -> tuple[list[str], list[dict[str, Any]]]:
     result has a NaN score and no failure there.
     """
     judge_ids = report.judge_ids
-    return wide_columns(judge_ids), [_wide_row(result_record(r), judge_ids) for r in report.results]
+    columns = wide_columns(judge_ids)
+    summaries = {s.metric: s for s in report.summaries}
+    rows = []
+    for result in report.results:
+        summary = summaries.get(result.metric)
+        row = _wide_row(result_record(result), judge_ids)
+        row["sample_ci_low"], row["sample_ci_high"] = _sample_bounds(result, summary)
+        row.update(_level(summary))
+        rows.append({c: row[c] for c in columns})
+    return columns, rows
 
 
 def _status(judge: Mapping[str, Any]) -> str:
@@ -146,10 +208,15 @@ def _status(judge: Mapping[str, Any]) -> str:
 def long_rows(report: Report) -> list[dict[str, Any]]:
     """The long form of ``report``: one row per (sample, metric, judge) with :data:`LONG_COLUMNS`."""
     rows = []
+    summaries = {s.metric: s for s in report.summaries}
     for result in report.results:
         record = result_record(result)
+        summary = summaries.get(result.metric)
+        level = _level(summary)
+        judges = {j.judge_id: j.interval for j in summary.judges} if summary is not None else {}
         for judge in record["judges"]:
             failure, usage = judge["failure"], judge["usage"]
+            judge_low, judge_high = _bounds(judges.get(judge["judge_id"]))
             rows.append(
                 {
                     "sample_id": record["sample_id"],
@@ -169,6 +236,9 @@ def long_rows(report: Report) -> list[dict[str, Any]]:
                     "cost": _number(usage["cost"]),
                     "aggregate": _number(record["aggregate"]["value"]),
                     "strategy": record["aggregate"]["strategy"],
+                    "judge_ci_low": judge_low,
+                    "judge_ci_high": judge_high,
+                    **level,
                 }
             )
     return rows

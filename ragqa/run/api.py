@@ -223,6 +223,7 @@ async def aevaluate(
     workers: int | None = None,
     batch_size: int | None = None,
     progress: bool | RunProgress | None = None,
+    confidence: float | None = None,
 ) -> Report:
     """Score ``data`` with ``metrics`` across the judge panel of the settings; the async form of :func:`evaluate`.
 
@@ -252,6 +253,7 @@ async def aevaluate(
             call_plan=call_plan,
             repeats=repeats,
             reducer=reducer,
+            confidence=confidence,
         ),
         container=container,
         keep_results=keep_results,
@@ -294,6 +296,7 @@ def evaluate(
     workers: int | None = None,
     batch_size: int | None = None,
     progress: bool | RunProgress | None = None,
+    confidence: float | None = None,
 ) -> Report:
     """Score ``data`` with ``metrics`` across the judge panel of the settings, in one call.
 
@@ -329,7 +332,8 @@ def evaluate(
             (a judge that was down or hung); the outcomes that scored are kept exactly.
         no_cache: run without the on-disk judge cache.
         language: ``en`` or ``ru`` (default ``ragqa.language``).
-        aggregation: ``mean``, ``median``, ``min``, ``max`` or ``majority``.
+        aggregation: ``mean``, ``median``, ``min``, ``max`` or ``majority``; or ``claim-vote`` or
+            ``dawid-skene``, a vote per statement (``docs/jury.md``).
         quorum: judges with a score needed for an aggregate.
         deadline_s: wall-clock budget of the run in seconds (default ``ragqa.run.deadline``); calls
             still running then end as ``JudgeTimeout`` failures.
@@ -365,6 +369,8 @@ def evaluate(
             otherwise (a script whose stderr is a file or a pipe); ``True``: also a plain line every
             ~10% where there is no terminal; ``False``: nothing. A
             :class:`~ragqa.run.progress.RunProgress` is used as given.
+        confidence: level of the confidence intervals on every aggregate and judge mean, in (0, 1)
+            (default ``ragqa.confidence``, 0.95; ``docs/uncertainty.md``).
 
     Returns:
         The :class:`~ragqa.report.Report`: one result per (sample, metric) in dataset order
@@ -411,6 +417,7 @@ def evaluate(
             call_plan=call_plan,
             repeats=repeats,
             reducer=reducer,
+            confidence=confidence,
         ),
         container=container,
         keep_results=keep_results,

@@ -45,6 +45,8 @@ class RunEstimate:
         calls: judge calls, at most (repeats included).
         tokens: prompt tokens, roughly (characters / :data:`CHARS_PER_TOKEN`; repeats included).
         repeats: times each judge scores each pair (>= 1).
+        panel_calls: calls among :attr:`calls` made once per sample (and repeat) for the whole panel
+            instead of once per judge (claim-vote's statement extraction); 0 otherwise.
     """
 
     pairs: int
@@ -52,6 +54,7 @@ class RunEstimate:
     calls: int
     tokens: int
     repeats: int = 1
+    panel_calls: int = 0
     token_judges: int | None = None
     """Judges that send prompts (HTTP judges), whose calls the tokens count; ``None``: every judge."""
 
@@ -70,6 +73,11 @@ class RunEstimate:
         return (
             f"estimate: {self.pairs} (sample, metric) pair(s) x {self.judges} judge(s){times}: "
             f"at most {self.calls:,} judge call(s), {tokens}"
+            + (
+                f" ({self.panel_calls:,} statement extraction(s) made once per sample for the panel, not per judge)"
+                if self.panel_calls
+                else ""
+            )
         )
 
 
@@ -113,6 +121,7 @@ def estimate_pairs(
     plan: CallPlan = "ragas",
     repeats: int = 1,
     token_judges: int | None = None,
+    claim_vote: bool = False,
 ) -> RunEstimate:
     """Estimate the calls and tokens of scoring ``pairs`` with a panel of ``judges``.
 
@@ -124,30 +133,40 @@ def estimate_pairs(
         repeats: times each judge scores each pair (>= 1); metrics that need no judge make no call.
         token_judges: the judges that send prompts (:func:`sends_prompts`); only their calls
             count tokens. ``None``: all ``judges``.
+        claim_vote: the panel votes per statement (``claim-vote``, ``dawid-skene``): a sample's
+            extraction steps (:attr:`~ragqa.metrics.base.ClaimVote.steps`) are made once for the panel
+            (per repeat) when every metric of the sample that needs it votes (:mod:`ragqa.jury.panel`);
+            its tokens count once when any judge sends prompts.
 
     Returns:
         The estimate: per sample, the sum of ``metric.estimate_calls(sample, plan)`` less the calls of
         shared steps (:meth:`~ragqa.metrics.base.Metric.shared_steps`) counted more than once,
-        times ``judges`` and ``repeats``.
+        times ``judges`` and ``repeats``; with ``claim_vote``, the extraction steps made once for the
+        panel count once per repeat.
     """
     overhead = prompt_overhead_chars()
-    n_pairs = calls = 0
-    chars = 0.0
+    n_pairs = calls = once = 0
+    chars = chars_once = 0.0
     for _, group in groupby(pairs, key=lambda pair: id(pair[0])):
         items = list(group)
         sample = items[0][0]
         steps = Counter(step for _, metric in items for step in metric.shared_steps(sample))
         n = sum(metric.estimate_calls(sample, plan) for _, metric in items) - sum(c - 1 for c in steps.values())
+        voted = {s for _, m in items if claim_vote and m.claim_vote is not None for s in m.claim_vote.steps}
+        own = {step for _, m in items if m.claim_vote is None or not claim_vote for step in m.shared_steps(sample)}
+        shared = len(voted - own) if judges else 0  # made once for the panel instead of once per judge
         n_pairs += len(items)
-        calls += n
-        chars += n * (overhead + _input_chars(sample))
-    times = judges * repeats
-    prompting = (judges if token_judges is None else token_judges) * repeats
+        calls += (n - shared) * judges + shared
+        once += shared
+        chars += (n - shared) * (overhead + _input_chars(sample))
+        chars_once += shared * (overhead + _input_chars(sample))
+    prompting = judges if token_judges is None else token_judges
     return RunEstimate(
         pairs=n_pairs,
         judges=judges,
-        calls=calls * times,
-        tokens=math.ceil(chars * prompting / CHARS_PER_TOKEN),
+        calls=calls * repeats,
+        tokens=math.ceil((chars * prompting + chars_once * min(prompting, 1)) * repeats / CHARS_PER_TOKEN),
         repeats=repeats,
+        panel_calls=once * repeats,
         token_judges=token_judges,
     )

@@ -5,13 +5,15 @@ The parts must be finished ``.jsonl`` results files of one run split N ways: the
 exactly once. Anything else is refused before a byte is written, with what differs and the fix: a
 missing shard is a gap, a shard or a (sample, metric) pair given twice is an overlap, a ``.partial``
 file is an unfinished part. The merged file is what one unsharded run writes (its header has the
-whole dataset's sample count and no ``shard``), so ``ragqa report``, ``ragqa compare`` and
-``ragqa evaluate ... --resume`` read it as such. Its records are in dataset order when the dataset
-is given (checked against the parts' dataset fingerprint), else part by part.
+whole dataset's sample count, no ``shard``, and the whole run's confidence intervals), so
+``ragqa report``, ``ragqa compare`` and ``ragqa evaluate ... --resume`` read it as such. Its
+records are in dataset order when the dataset is given (checked against the parts' dataset
+fingerprint), else part by part.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -19,11 +21,14 @@ from pathlib import Path
 from typing import Any
 
 from ragqa.errors import ConfigError
+from ragqa.metrics import value_ranges
 from ragqa.render.atomic import replace_text
+from ragqa.render.records import read_result_record
+from ragqa.report import summarize
 from ragqa.run.api import samples_from_data
 from ragqa.run.runner import dataset_fingerprint
 from ragqa.run.shard import parse_shard
-from ragqa.run.stream import ResultsHeader, read_results, result_line
+from ragqa.run.stream import ResultsHeader, header_intervals, read_results, result_line
 
 __all__ = ["MergeResult", "dataset_ids", "merge_results"]
 
@@ -177,7 +182,12 @@ def merge_results(
         judges=first.judges,
         started_at=min(h.started_at for h in headers),
         repeats=first.repeats,  # equal in every part: the configuration fingerprint covers repeats
+        confidence=first.confidence,
     )
+    if first.confidence is not None:  # the whole run's intervals, as one unsharded run's header has them
+        results = [read_result_record(record) for record in ordered]
+        summaries = summarize(results, first.judges, confidence=first.confidence, ranges=value_ranges(first.metrics))
+        merged = dataclasses.replace(merged, intervals=header_intervals(summaries))
     replace_text(target, result_line(merged.to_json()) + "".join(result_line(record) for record in ordered))
     return MergeResult(target, count, total, len(ordered), dataset_ids is not None)
 

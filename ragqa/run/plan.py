@@ -109,7 +109,7 @@ class RunPlan:
         limits: input-size guards.
         dataset: how the samples are named in the results header (a path, or a description).
         panel: overrides of :class:`ragqa.evaluation.PanelOptions` (``strategy``, ``quorum``,
-            ``language``, ``repeats``, ``reducer``...) applied to the configured evaluator.
+            ``language``, ``repeats``, ``reducer``, ``confidence``...) applied to the configured evaluator.
         no_cache: True to run without the on-disk judge cache even when it is enabled.
         shard: score only this shard of the samples (:mod:`ragqa.run.shard`); ``None`` = all.
     """
@@ -227,17 +227,19 @@ def panel_overrides(
     call_plan: str | None = None,
     repeats: int | None = None,
     reducer: str | None = None,
+    confidence: float | None = None,
 ) -> dict[str, Any]:
     """The :class:`~ragqa.evaluation.PanelOptions` fields a caller overrides (``None`` = the settings' value).
 
     Args:
         language: ``en`` or ``ru``.
-        aggregation: the aggregation strategy (``mean``...).
+        aggregation: the aggregation strategy (``mean``... ``claim-vote``, ``dawid-skene``).
         quorum: judges with a score needed for an aggregate (>= 1).
         deadline_s: wall-clock budget of the run in seconds (> 0).
         call_plan: ``batched`` or ``ragas`` (see ``docs/call-plan.md``).
         repeats: times every judge scores every (sample, metric) (>= 1; :mod:`ragqa.repeats`).
         reducer: how a judge's repeats become its score: ``mean``, ``median`` or ``mode``.
+        confidence: level of the report's confidence intervals, in (0, 1) (see ``docs/uncertainty.md``).
 
     Returns:
         ``{field: value}`` for the arguments given; checked by :func:`make_plan`.
@@ -250,6 +252,7 @@ def panel_overrides(
         "call_plan": call_plan,
         "repeats": repeats,
         "reducer": reducer,
+        "confidence": confidence,
     }
     return {k: v for k, v in given.items() if v is not None}
 
@@ -266,14 +269,16 @@ def with_overrides(options: PanelOptions, panel: Mapping[str, Any]) -> PanelOpti
 
 
 def _check_panel(panel: Mapping[str, Any]) -> None:
-    from ragqa.aggregate import STRATEGIES
+    from ragqa.aggregate import PANEL_STRATEGIES
 
     if "language" in panel and panel["language"] not in ("en", "ru"):
         raise ConfigError(f"language {panel['language']!r}: use en or ru", key="--language")
     if "call_plan" in panel and panel["call_plan"] not in ("batched", "ragas"):
         raise ConfigError(f"call plan {panel['call_plan']!r}: use batched or ragas", key="--call-plan")
-    if "strategy" in panel and panel["strategy"] not in STRATEGIES:
-        raise ConfigError(f"aggregation {panel['strategy']!r}: use one of {', '.join(STRATEGIES)}", key="--aggregation")
+    if "strategy" in panel and panel["strategy"] not in PANEL_STRATEGIES:
+        raise ConfigError(
+            f"aggregation {panel['strategy']!r}: use one of {', '.join(PANEL_STRATEGIES)}", key="--aggregation"
+        )
     quorum = panel.get("quorum")
     if quorum is not None and (isinstance(quorum, bool) or not isinstance(quorum, int) or quorum < 1):
         raise ConfigError(f"quorum {quorum!r}: use an integer >= 1", key="--quorum")
@@ -282,6 +287,11 @@ def _check_panel(panel: Mapping[str, Any]) -> None:
         raise ConfigError(f"repeats {repeats!r}: use an integer >= 1", key="--repeats")
     if "reducer" in panel and panel["reducer"] not in REDUCERS:
         raise ConfigError(f"reducer {panel['reducer']!r}: use one of {', '.join(REDUCERS)}", key="--reducer")
+    confidence = panel.get("confidence")
+    if confidence is not None and (
+        isinstance(confidence, bool) or not isinstance(confidence, int | float) or not 0 < confidence < 1
+    ):
+        raise ConfigError(f"confidence {confidence!r}: use a level between 0 and 1, e.g. 0.95", key="--confidence")
     deadline = panel.get("deadline_s")
     if deadline is not None and (isinstance(deadline, bool) or not isinstance(deadline, int | float) or deadline <= 0):
         raise ConfigError(f"deadline {deadline!r}: use a number of seconds > 0", key="--deadline")

@@ -44,7 +44,7 @@ from ragqa.run.estimate import RunEstimate, estimate_pairs, sends_prompts
 from ragqa.run.outcome import RunResult, exit_code_for, incomplete_results, threshold_verdicts
 from ragqa.run.plan import RunPlan, check_judge_free
 from ragqa.run.shard import ShardedSamples
-from ragqa.run.stream import Pair, ResultsHeader, ResultStream, read_results
+from ragqa.run.stream import Pair, ResultsHeader, ResultStream, header_intervals, read_results
 from ragqa.run.summary import RunSummary
 from ragqa.run.validate import Validation, validate_run
 from ragqa.schema import JudgeOutcome, PanelResult, Sample
@@ -145,6 +145,8 @@ def config_fingerprint(evaluator: PanelEvaluator) -> str:
     }
     if options.repeats > 1:
         decides.update(repeats=options.repeats, reducer=options.reducer)
+    if options.votes and evaluator.judges:  # who extracts the statements decides the voted scores
+        decides.update(extractor=evaluator.judges[evaluator.extractor].id)
     return _sha256(decides)
 
 
@@ -397,7 +399,12 @@ class Runner:
         options = evaluator.options
         prompting = sum(1 for judge in evaluator.judges if sends_prompts(judge))
         estimate = estimate_pairs(
-            pairs, judges, plan=options.call_plan, repeats=options.repeats, token_judges=prompting
+            pairs,
+            judges,
+            plan=options.call_plan,
+            repeats=options.repeats,
+            token_judges=prompting,
+            claim_vote=options.votes,
         )
         if self.on_estimate is not None:
             self.on_estimate(estimate)
@@ -442,6 +449,7 @@ class Runner:
             shard=str(self.plan.shard) if self.plan.shard is not None else None,
             dataset_samples=prepared.dataset_samples if self.plan.shard is not None else None,
             repeats=evaluator.options.repeats,
+            confidence=evaluator.options.confidence,
         )
 
     def _write_outputs(self, report: Report, options: RenderOptions) -> None:
@@ -506,11 +514,20 @@ class Runner:
         keys = [m.key for m in plan.metrics]
         metric_of = {key: i for i, key in enumerate(keys)}
         judge_ids = [j.id for j in evaluator.judges]
-        summary = RunSummary(judge_ids, keys, prepared.n_samples)
+        summary = RunSummary(
+            judge_ids,
+            keys,
+            prepared.n_samples,
+            confidence=evaluator.options.confidence,
+            ranges={m.key: m.value_range for m in plan.metrics},
+        )
         made: dict[tuple[int, int], PanelResult] = {}  # (position, metric index) -> result, with keep_results
+        jury = evaluator.jury(plan.metrics)  # the verdicts behind the reliability section (voting runs)
 
         def keep(position: int, result: PanelResult) -> None:
             summary.add(position, result)
+            if jury is not None:
+                jury.add(result)
             if self.keep_results:
                 made[(position, metric_of[result.metric])] = result
 
@@ -562,7 +579,7 @@ class Runner:
         order = [made[k] for k in sorted(made)] if self.keep_results else summary.failed_results()
         report = Report(
             results=order,
-            summaries=summary.summaries(),
+            summaries=jury.attach(summary.summaries()) if jury is not None else summary.summaries(),
             skipped=[_skipped(p) for p in prepared.validation.problems],
             wall_time_s=wall,
             cache=_cache_stats(cache, counts0, counts1),
@@ -577,7 +594,8 @@ class Runner:
             report, RenderOptions(language=evaluator.options.language, thresholds=dict(plan.thresholds))
         )
         if self.stream is not None:  # last: the partial file keeps every result until the other outputs exist
-            self.stream.finish((label, key) for label in prepared.labels for key in keys)
+            final = dataclasses.replace(self.stream.header, intervals=header_intervals(report.summaries))
+            self.stream.finish([(label, key) for label in prepared.labels for key in keys], header=final)
         written = [(output.option, str(output.path)) for output in plan.outputs]
         verdicts = threshold_verdicts(report, plan.thresholds)
         return RunResult(

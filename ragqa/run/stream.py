@@ -3,14 +3,15 @@
 Format (UTF-8 JSON Lines, documented in ``docs/cli.md``):
 
 - line 1, the header: ``{"ragqa_results": 1, "run_id", "ragqa_version", "config_fingerprint",
-  "dataset", "dataset_fingerprint", "samples", "metrics", "judges", "started_at"}`` (and
-  ``"repeats"`` when a run judges each pair more than once); no setting
-  and no secret is in it (the fingerprint is a SHA-256 of the judges' identities and the panel
-  options);
+  "dataset", "dataset_fingerprint", "samples", "metrics", "judges", "started_at", "confidence",
+  "intervals"}`` (and ``"repeats"`` when a run judges each pair more than once); no setting and no
+  secret is in it (the fingerprint is a SHA-256 of the judges' identities and the panel options);
+  ``intervals`` is ``null`` until the run finishes, then holds each metric's confidence intervals;
 - then one :func:`ragqa.render.records.result_record` per finished (sample, metric), appended
   and flushed the moment it exists, to ``<name>.partial`` beside the target;
-- at the end, the header and every record in dataset order (sample order, then metric order) are
-  written to a temporary file that is renamed over the target, and the partial file is removed.
+- at the end, the header (with the intervals of the run's summaries) and every record in dataset
+  order (sample order, then metric order) are written to a temporary file that is renamed over the
+  target, and the partial file is removed.
 
 Lines end with a line feed only; the line and paragraph separators U+2028, U+2029 and U+0085,
 legal inside a JSON string, are written as JSON escapes, and :func:`read_results` splits on line
@@ -39,6 +40,7 @@ from typing import IO, Any
 from ragqa.errors import ConfigError, OutputError
 from ragqa.render.atomic import os_reason, replace_file, temporary_path
 from ragqa.render.records import result_record
+from ragqa.report import MetricSummary, finite_json
 from ragqa.schema import PanelResult
 
 __all__ = [
@@ -46,6 +48,7 @@ __all__ = [
     "ResultStream",
     "ResultsHeader",
     "complete_lines",
+    "header_intervals",
     "partial_path",
     "read_results",
     "result_line",
@@ -78,6 +81,11 @@ class ResultsHeader:
             shard's), else ``None`` (not written).
         repeats: times each judge scored each pair (:mod:`ragqa.repeats`); written only when > 1,
             so a single-repeat header is unchanged.
+        confidence: the level of the run's confidence intervals (``None`` in files of older runs).
+        intervals: per metric key, ``{"aggregate": interval, "judges": {judge id: interval}}``
+            with each interval as :class:`~ragqa.schema.Interval`'s fields (``estimate``, ``low``,
+            ``high``, ``confidence``, ``method``, ``n``) or ``None`` when there is none; ``None``
+            until the run finishes (see :func:`header_intervals`).
     """
 
     run_id: str
@@ -92,11 +100,14 @@ class ResultsHeader:
     shard: str | None = None
     dataset_samples: int | None = None
     repeats: int = 1
+    confidence: float | None = None
+    intervals: Mapping[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
         """The header line's object (``ragqa_results`` first; shard fields only when sharded, ``repeats`` when > 1)."""
         data = asdict(self)
         data["metrics"], data["judges"] = list(self.metrics), list(self.judges)
+        data["intervals"] = finite_json(dict(self.intervals)) if self.intervals is not None else None
         for key in ("shard", "dataset_samples"):
             if data[key] is None:
                 del data[key]
@@ -124,7 +135,25 @@ class ResultsHeader:
             shard=str(data["shard"]) if data.get("shard") is not None else None,
             dataset_samples=int(data["dataset_samples"]) if data.get("dataset_samples") is not None else None,
             repeats=int(data.get("repeats", 1)),
+            confidence=float(data["confidence"]) if data.get("confidence") is not None else None,
+            intervals=data.get("intervals"),
         )
+
+
+def header_intervals(summaries: Iterable[MetricSummary]) -> dict[str, Any]:
+    """The ``intervals`` of a finished run's header: per metric, the aggregate's and each judge's interval.
+
+    Returns:
+        ``{metric key: {"aggregate": {...} | None, "judges": {judge id: {...} | None}}}``, each
+        interval as its fields (``estimate``, ``low``, ``high``, ``confidence``, ``method``, ``n``).
+    """
+    return {
+        s.metric: {
+            "aggregate": s.interval.model_dump() if s.interval is not None else None,
+            "judges": {j.judge_id: j.interval.model_dump() if j.interval is not None else None for j in s.judges},
+        }
+        for s in summaries
+    }
 
 
 def partial_path(path: Path) -> Path:
@@ -339,7 +368,7 @@ class ResultStream:
             with contextlib.suppress(OSError):
                 file.close()
 
-    def finish(self, order: Iterable[Pair]) -> int:
+    def finish(self, order: Iterable[Pair], *, header: ResultsHeader | None = None) -> int:
         """Write the final file in ``order`` (dataset order) atomically and remove the partial file.
 
         With ``final=False`` nothing is written: the partial file is removed (call this after the
@@ -348,6 +377,7 @@ class ResultStream:
         Args:
             order: every (sample id, metric key) of the run in dataset order; pairs without a
                 record (skipped as invalid) are left out. A pair written twice keeps its last record.
+            header: the final header (the run's with its intervals); default: the partial file's.
 
         Returns:
             The number of records written (with ``final=False``, the records the partial held).
@@ -365,7 +395,8 @@ class ResultStream:
         def copy(temporary: Path) -> None:
             nonlocal written
             with self.partial.open("rb") as source, temporary.open("wb") as target:
-                target.write(source.readline())  # the header
+                first = source.readline()  # the header
+                target.write(result_line(header.to_json()).encode("utf-8") if header is not None else first)
                 for pair in order:
                     offset = self._offsets.get(pair)
                     if offset is not None:

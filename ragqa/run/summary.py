@@ -7,16 +7,18 @@ arrays indexed by the sample's position in the dataset (about 8 bytes per number
 
 - per result: the aggregate's value and spread, whether the quorum was met, whether every judge
   failed, the direction and the aggregation rule;
-- per (result, judge): whether the judge scored, returned NaN or failed, its score, and its usage
-  (calls, prompt and completion tokens, latency, cost).
+- per (result, judge): whether the judge scored, returned NaN or failed, its score, its usage
+  (calls, prompt and completion tokens, latency, cost), and each repeat's value (one array per
+  repeat index, allocated when a result first has that many repeats).
 
 :meth:`RunSummary.summaries` then computes every figure in dataset order with the same
 functions as :func:`~ragqa.report.summarize` (``nan_mean``, the :class:`~ragqa.schema.Usage`
-sums in the same order, :func:`ragqa.agreement.agreement` on the same judges x samples matrix),
-so the summaries equal those of a report built from all results, bit for bit, whatever order the
-results arrived in (``tests/test_run_memory.py`` proves it, resumed runs included). Memory is
-about ``samples x metrics x (21 + 50 x judges)`` bytes: 22 MB for 100,000 samples, one metric and
-four judges, against several hundred for the results themselves.
+sums in the same order, :func:`ragqa.agreement.agreement` on the same judges x samples matrix,
+:func:`ragqa.uncertainty.metric_intervals` on the same values), so the summaries equal those of a
+report built from all results, bit for bit, whatever order the results arrived in
+(``tests/test_run_memory.py`` proves it, resumed runs included). Memory is about
+``samples x metrics x (21 + (58 + 8 x repeats) x judges)`` bytes: 29 MB for 100,000 samples, one
+metric and four judges with one repeat, against several hundred for the results themselves.
 
 Results that have a judge failure are kept whole (:attr:`RunSummary.failed`): the console lists
 failures and the exit code counts incomplete pairs.
@@ -26,15 +28,16 @@ from __future__ import annotations
 
 import math
 from array import array
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
 import numpy as np
 
 from ragqa._math import nan_mean
-from ragqa.report import JudgeSummary, MetricSummary
-from ragqa.schema import PanelResult, Usage
+from ragqa.report import JudgeSummary, MetricSummary, with_uncertainty
+from ragqa.schema import DEFAULT_CONFIDENCE, PanelResult, Usage, check_confidence
+from ragqa.uncertainty import calls_per_judgement, metric_intervals
 
 __all__ = ["RunSummary"]
 
@@ -54,6 +57,8 @@ class _JudgeColumns:
     latency: array[float]
     cost: array[float]
     has_cost: bytearray
+    n_repeats: array[int]
+    repeats: list[array[float]] = field(default_factory=list)
 
 
 @dataclass
@@ -79,6 +84,10 @@ def _ints(n: int) -> array[int]:
     return array("q", bytes(8 * n))
 
 
+def _nans(n: int) -> array[float]:
+    return array("d", [math.nan]) * n
+
+
 class RunSummary:
     """Accumulates a run's results by dataset position; :meth:`summaries` gives the per-metric summaries.
 
@@ -86,13 +95,27 @@ class RunSummary:
         judge_ids: the panel, in display order (the summaries' judges).
         metrics: the run's metric keys, in order (a result of another metric is refused).
         n_samples: samples in the dataset; positions are ``0 .. n_samples - 1``.
+        confidence: level of the summaries' confidence intervals, in (0, 1).
+        ranges: each metric key's closed score range, to clamp its intervals to (as
+            :func:`~ragqa.report.summarize`).
 
     Raises:
-        ValueError: from :meth:`add`, for a position out of range or a metric not of the run.
+        ValueError: for a confidence outside (0, 1); from :meth:`add`, for a position out of range
+            or a metric not of the run.
     """
 
-    def __init__(self, judge_ids: Sequence[str], metrics: Sequence[str], n_samples: int) -> None:
+    def __init__(
+        self,
+        judge_ids: Sequence[str],
+        metrics: Sequence[str],
+        n_samples: int,
+        *,
+        confidence: float = DEFAULT_CONFIDENCE,
+        ranges: Mapping[str, tuple[float, float]] | None = None,
+    ) -> None:
         """Start empty; a metric's arrays are allocated with its first result."""
+        self.confidence = check_confidence(confidence)
+        self.ranges = dict(ranges or {})
         self.judge_ids = tuple(judge_ids)
         self.metrics = tuple(metrics)
         self.n_samples = n_samples
@@ -129,6 +152,7 @@ class RunSummary:
                         latency=_floats(n),
                         cost=_floats(n),
                         has_cost=bytearray(n),
+                        n_repeats=_ints(n),
                     )
                     for _ in self.judge_ids
                 ],
@@ -166,6 +190,7 @@ class RunSummary:
         columns.unscored[position] = agg.n_ok == 0
         for judge in columns.judges:
             judge.status[position] = _ABSENT
+            judge.n_repeats[position] = 0
         failed = False
         for outcome in result.judges:
             j = self._judge_index.get(outcome.judge_id)
@@ -180,6 +205,12 @@ class RunSummary:
             else:
                 judge.status[position] = _SCORED
                 judge.score[position] = outcome.score.value
+            values = outcome.repeat_values()
+            while len(judge.repeats) < len(values):
+                judge.repeats.append(_nans(self.n_samples))
+            for k, value in enumerate(values):
+                judge.repeats[k][position] = value
+            judge.n_repeats[position] = len(values)
             usage = outcome.usage
             judge.calls[position] = usage.calls
             judge.prompt[position] = usage.prompt_tokens
@@ -213,9 +244,28 @@ class RunSummary:
                 rows = [p for p in range(self.n_samples) if columns.present[p]]
                 if rows:
                     firsts.append((rows[0], index, rows))
-        return [self._summary(index, rows) for _, index, rows in sorted(firsts)]
+        built = [self._summary(index, rows) for _, index, rows in sorted(firsts)]
+        judgements = sum(
+            judge.n_repeats[p]
+            for _, index, rows in firsts
+            for judge in self._metric(index).judges
+            for p in rows
+            if judge.status[p] != _ABSENT
+        )
+        per_call = calls_per_judgement(sum(summary.usage.calls for summary, _ in built), judgements)
+        return [
+            with_uncertainty(
+                summary,
+                metric_intervals(
+                    *values, confidence=self.confidence, calls=per_call, bounds=self.ranges.get(summary.metric)
+                ),
+            )
+            for summary, values in built
+        ]
 
-    def _summary(self, index: int, rows: list[int]) -> MetricSummary:
+    def _summary(
+        self, index: int, rows: list[int]
+    ) -> tuple[MetricSummary, tuple[list[float], list[list[float]], list[list[list[float]]]]]:
         from ragqa.agreement import agreement
 
         metric = self.metrics[index]
@@ -227,8 +277,10 @@ class RunSummary:
             raise ValueError(f"results of {metric} were aggregated in different ways ({shown}); summarise one run")
         [(strategy, quorum)] = rules
         judges = []
+        per_judge = []
         total = Usage()
         matrix = np.full((len(self.judge_ids), len(rows)), np.nan)
+        cube: list[list[list[float]]] = [[] for _ in rows]
         for j, jid in enumerate(self.judge_ids):
             column = columns.judges[j]
             scores: list[float] = []
@@ -237,6 +289,7 @@ class RunSummary:
             cost: float | None = None
             for col, p in enumerate(rows):
                 status = column.status[p]
+                cube[col].append([column.repeats[k][p] for k in range(column.n_repeats[p])])
                 if status == _ABSENT:
                     continue
                 calls += column.calls[p]
@@ -256,6 +309,7 @@ class RunSummary:
                         matrix[j, col] = value
             usage = Usage(calls=calls, prompt_tokens=prompt, completion_tokens=completion, latency_s=latency, cost=cost)
             total = total + usage
+            per_judge.append(scores)
             judges.append(
                 JudgeSummary(
                     judge_id=jid,
@@ -269,7 +323,7 @@ class RunSummary:
         aggregates = [columns.value[p] for p in rows]
         n_scored = sum(1 for a in aggregates if not math.isnan(a))
         labels = [self._labels[p] or "" for p in rows]
-        return MetricSummary(
+        summary = MetricSummary(
             metric=metric,
             direction=_DIRECTIONS[columns.direction[rows[0]]],
             strategy=strategy,
@@ -286,3 +340,4 @@ class RunSummary:
             usage=total,
             agreement=agreement(labels, self.judge_ids, matrix),
         )
+        return summary, (aggregates, per_judge, cube)

@@ -450,9 +450,18 @@ class SpringSettings(_Model):
 class AggregationSettings(_Model):
     """``ragqa.aggregation``: how per-judge scores become the panel's aggregate."""
 
-    strategy: Literal["mean", "median", "min", "max", "majority"] = "mean"
+    strategy: Literal["mean", "median", "min", "max", "majority", "claim-vote", "dawid-skene"] = "mean"
+    """How a sample's judges become its aggregate: a score strategy, or a vote per statement
+    (``claim-vote``, ``dawid-skene``; see ``docs/jury.md``)."""
     quorum: int = Field(default=1, ge=1)
     """Minimum successful judges for an aggregate to exist."""
+
+
+class JurySettings(_Model):
+    """``ragqa.jury``: the panel as a jury (``claim-vote`` and ``dawid-skene`` aggregation)."""
+
+    extractor: str | None = None
+    """The judge id that extracts the statements once per sample for the whole panel; ``None``: the first judge."""
 
 
 class ConcurrencySettings(_Model):
@@ -529,8 +538,11 @@ class RagqaSettings(_Model):
     aspects: dict[str, str] = Field(default_factory=dict)
     """User-defined aspects of ``aspect_critic``: name -> definition (a yes/no question); ``aspect_critic(name=x)``."""
     aggregation: AggregationSettings = Field(default_factory=AggregationSettings)
+    jury: JurySettings = Field(default_factory=JurySettings)
     language: Language = "en"
     """Prompt and report language."""
+    confidence: float = Field(default=0.95, gt=0.0, lt=1.0)
+    """Level of every confidence interval in reports (``0.95`` = 95 %; see ``docs/uncertainty.md``)."""
     call_plan: Literal["batched", "ragas"] = "batched"
     """How metrics ask their judges: ``batched`` (one call per step for all contexts, questions or texts)
     or ``ragas`` (RAGAS's prompts, one call per item); see ``docs/call-plan.md``."""

@@ -1,0 +1,228 @@
+"""The jury's reliability section: each judge's error rates from the run's own verdicts, no labels.
+
+A ``claim-vote`` or ``dawid-skene`` run gives every judge's verdict on the same statements of each
+sample. :class:`JuryCollector` keeps those verdict matrices per metric as results arrive (a few
+floats per statement), and :func:`estimate_reliability` fits the binary Dawid-Skene model over
+all of them (Dawid and Skene 1979; :mod:`ragqa.jury.dawid_skene`), giving per judge its
+sensitivity, specificity and accuracy with a percentile interval from a seeded cluster bootstrap
+over samples (Efron and Tibshirani 1993, "An Introduction to the Bootstrap", ch. 13; samples as
+clusters: Field and Welsh 2007, "Bootstrapping clustered data", JRSS B 69(3)), the judges'
+pairwise residual correlation, with a warning above 0.3 (the model assumes judges err
+independently, which judges of one family break: Balasubramanian, Podkopaev and Kasiviswanathan
+2026), and the metric's mean on the Dawid-Skene verdicts (posterior > 0.5) next to the mean on the
+majority verdicts.
+
+Each sample's row is written while the run streams, before the run's fit exists, so a
+``dawid-skene`` run's per-sample aggregates are the majority vote of :mod:`ragqa.jury.panel`; the
+Dawid-Skene verdicts give the summary's :attr:`~ragqa.report.JuryReliability.voted_mean`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ragqa.jury.dawid_skene import fit_dawid_skene, residual_correlation
+from ragqa.jury.tally import Matrices, repeat_matrices
+from ragqa.jury.vote import vote_verdicts
+from ragqa.metrics.base import ClaimVote, Metric
+from ragqa.report import JudgeReliability, JuryReliability, MetricSummary
+from ragqa.schema import Interval, PanelResult
+
+__all__ = ["HIGH_CORRELATION", "JuryCollector", "estimate_reliability"]
+
+HIGH_CORRELATION = 0.3
+"""Residual correlation above which a pair of judges is reported as erring together."""
+
+_Matrix = NDArray[np.float64]
+
+
+def _interval(estimate: float, draws: _Matrix, confidence: float, n: int) -> Interval:
+    alpha = (1.0 - confidence) / 2
+    finite = draws[~np.isnan(draws)]
+    low, high = (
+        (float(np.quantile(finite, alpha)), float(np.quantile(finite, 1 - alpha)))
+        if finite.size
+        else (estimate, estimate)
+    )
+    return Interval(
+        estimate=estimate,
+        low=min(low, estimate),
+        high=max(high, estimate),
+        confidence=confidence,
+        method="cluster-bootstrap",
+        n=n,
+    )
+
+
+Formula = Callable[[Sequence[Sequence[float]]], float]
+
+
+def _mean(values: Sequence[float]) -> float:
+    finite = [v for v in values if not math.isnan(v)]
+    return math.fsum(finite) / len(finite) if finite else float("nan")
+
+
+def _sample_value(units: Sequence[Matrices], labels: _Matrix, formula: Formula) -> float:
+    """The metric on one sample's voted ``labels`` (its rows in stacking order), averaged over its repeats."""
+    values, at = [], 0
+    for unit in units:
+        lists = []
+        for m in unit:
+            part = labels[at : at + m.shape[0]]
+            at += m.shape[0]
+            lists.append([float(v) for v in part if not np.isnan(v)])
+        values.append(float(formula(lists)))
+    return _mean(values)
+
+
+def estimate_reliability(
+    samples: Sequence[Sequence[Matrices]],
+    judge_ids: Sequence[str],
+    formula: Formula,
+    *,
+    tie_breaker: int = 0,
+    n_boot: int = 200,
+    seed: int = 0,
+    confidence: float = 0.95,
+) -> JuryReliability | None:
+    """Fit Dawid-Skene over one metric's verdict matrices and bootstrap each judge's rates.
+
+    Args:
+        samples: per sample, per repeat (one without repeats), one ``(n_statements, n_judges)``
+            array of 0, 1 or NaN per statement list of the metric
+            (:func:`ragqa.jury.tally.repeat_matrices`); all of a sample's rows are one cluster.
+        judge_ids: the panel's judge ids, one per column.
+        formula: the metric's score from voted verdicts, one list per statement list
+            (:attr:`~ragqa.metrics.base.ClaimVote.formula`).
+        tie_breaker: the extractor's column, which settles a tied majority.
+        n_boot: bootstrap replicates (>= 1; seeded, so the same run gives the same intervals).
+        seed: the bootstrap's seed.
+        confidence: the intervals' nominal coverage in (0, 1).
+
+    Returns:
+        The :class:`~ragqa.report.JuryReliability`, or ``None`` with fewer than two judges or no
+        statement.
+
+    Raises:
+        ValueError: for a block of the wrong width, a verdict other than 0, 1 or NaN, or
+            ``n_boot < 1``.
+    """
+    if n_boot < 1:
+        raise ValueError(f"n_boot must be >= 1, got {n_boot}")
+    units = [[unit for unit in sample if unit] for sample in samples]
+    stacked = [(u, np.vstack([m for unit in u for m in unit])) for u in units if u]
+    with_rows = [(u, b) for u, b in stacked if b.shape[0] > 0]
+    kept = [b for _, b in with_rows]
+    if len(judge_ids) < 2 or not kept:
+        return None
+    if any(b.shape[1] != len(judge_ids) for b in kept):
+        raise ValueError(f"every verdict block needs {len(judge_ids)} columns, one per judge")
+    matrix = np.vstack(kept)
+    fit = fit_dawid_skene(matrix)
+    rng = np.random.default_rng(seed)
+    draws = np.full((n_boot, 3, len(judge_ids)), np.nan)
+    for b in range(n_boot):
+        chosen = rng.integers(0, len(kept), size=len(kept))
+        again = fit_dawid_skene(np.vstack([kept[i] for i in chosen]), max_iterations=100)
+        draws[b] = (again.sensitivity, again.specificity, again.accuracy)
+    judges = [
+        JudgeReliability(
+            judge_id=judge,
+            sensitivity=_interval(float(fit.sensitivity[j]), draws[:, 0, j], confidence, len(kept)),
+            specificity=_interval(float(fit.specificity[j]), draws[:, 1, j], confidence, len(kept)),
+            accuracy=_interval(float(fit.accuracy[j]), draws[:, 2, j], confidence, len(kept)),
+        )
+        for j, judge in enumerate(judge_ids)
+    ]
+    corr = residual_correlation(matrix, fit)
+    pairs = [
+        (judge_ids[a], judge_ids[b], float(corr[a, b]))
+        for a in range(len(judge_ids))
+        for b in range(a + 1, len(judge_ids))
+    ]
+    warnings = [
+        f"{a} and {b} err together (residual correlation {r:.2f} > {HIGH_CORRELATION}): Dawid-Skene assumes "
+        "independent judges, so their reliability is overstated (Balasubramanian, Podkopaev and Kasiviswanathan 2026)"
+        for a, b, r in pairs
+        if not math.isnan(r) and r > HIGH_CORRELATION
+    ]
+    if not fit.converged:
+        warnings.append(f"Dawid-Skene did not converge in {fit.iterations} EM iterations; read its rates with care")
+    ends = np.cumsum([0] + [b.shape[0] for b in kept])
+    ds_labels = [fit.labels[ends[i] : ends[i + 1]].astype(np.float64) for i in range(len(kept))]
+    majority = [vote_verdicts(b, tie_breaker=tie_breaker) for b in kept]
+    structure = [u for u, _ in with_rows]
+    return JuryReliability(
+        n_statements=int(matrix.shape[0]),
+        n_samples=len(kept),
+        prevalence=fit.prevalence,
+        converged=fit.converged,
+        judges=judges,
+        correlations=pairs,
+        warnings=warnings,
+        voted_mean=_mean([_sample_value(u, d, formula) for u, d in zip(structure, ds_labels, strict=True)]),
+        majority_mean=_mean([_sample_value(u, m, formula) for u, m in zip(structure, majority, strict=True)]),
+        n_changed=int(sum(int(np.sum(d != m)) for d, m in zip(ds_labels, majority, strict=True))),
+    )
+
+
+class JuryCollector:
+    """Keeps each statement-based metric's verdict matrices as a run's results arrive.
+
+    Args:
+        metrics: the run's metrics; only those with a :class:`~ragqa.metrics.base.ClaimVote` are kept.
+        judge_ids: the panel's judge ids, in order (fewer than two: nothing is kept).
+        tie_breaker: the extractor's index in the panel.
+        seed: the bootstrap's seed.
+    """
+
+    def __init__(
+        self, metrics: Sequence[Metric], judge_ids: Sequence[str], *, tie_breaker: int = 0, seed: int = 0
+    ) -> None:
+        """Start empty."""
+        self.judge_ids = list(judge_ids)
+        self.tie_breaker = tie_breaker
+        self.seed = seed
+        self._votes: dict[str, ClaimVote] = {
+            m.key: m.claim_vote for m in metrics if m.claim_vote is not None and len(self.judge_ids) >= 2
+        }
+        self._samples: dict[str, list[list[Matrices]]] = {key: [] for key in self._votes}
+
+    def add(self, result: PanelResult) -> None:
+        """Keep ``result``'s verdict matrix (a metric without claim-vote, or no judge scored: nothing)."""
+        vote = self._votes.get(result.metric)
+        if vote is None:
+            return
+        found = repeat_matrices(result.judges, vote)
+        if found:  # a sample's repeats are one cluster of the bootstrap
+            self._samples[result.metric].append(found)
+
+    def attach(self, summaries: Sequence[MetricSummary], results: Sequence[PanelResult] = ()) -> list[MetricSummary]:
+        """``summaries`` with :attr:`~ragqa.report.MetricSummary.jury` filled in where a fit exists.
+
+        Args:
+            summaries: the run's per-metric summaries.
+            results: results not yet :meth:`add`-ed (a run that kept them all), added first.
+        """
+        for result in results:
+            self.add(result)
+        out = []
+        for summary in summaries:
+            vote = self._votes.get(summary.metric)
+            fitted = (
+                estimate_reliability(
+                    self._samples[summary.metric],
+                    self.judge_ids,
+                    vote.formula,
+                    tie_breaker=self.tie_breaker,
+                    seed=self.seed,
+                )
+                if vote is not None
+                else None
+            )
+            out.append(summary.model_copy(update={"jury": fitted}) if fitted is not None else summary)
+        return out

@@ -1,0 +1,155 @@
+"""The numbers of claim-level voting: each sample's verdict matrix, the vote, the voted aggregate. numpy.
+
+Kept apart from :mod:`ragqa.jury.panel` so that a run that does not vote never imports numpy
+(``tests/test_startup_imports.py``); the rule and its sources are in :mod:`ragqa.jury.panel`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Protocol
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ragqa.aggregate import PanelStrategy, aggregate
+from ragqa.jury.vote import vote_verdicts
+from ragqa.metrics.base import ClaimVote, Metric
+from ragqa.repeats import Reducer, reduce_scores
+from ragqa.schema import Aggregate, JudgeOutcome, MetricScore
+
+__all__ = ["Matrices", "Scored", "repeat_matrices", "verdict_matrix", "voted_aggregate", "voted_verdicts"]
+
+
+def _binary(values: Any) -> list[float] | None:
+    if not isinstance(values, list):
+        return None
+    return [1.0 if float(v) >= 0.5 else 0.0 for v in values]
+
+
+class Scored(Protocol):
+    """A judge's outcome or one of its repeats: anything with a score (``None`` when it failed)."""
+
+    @property
+    def score(self) -> MetricScore | None:
+        """The score, or ``None``."""
+        ...
+
+
+def verdict_matrix(
+    outcomes: Sequence[Scored], statements_key: str, verdicts_key: str
+) -> tuple[list[str], NDArray[np.float64]] | None:
+    """The panel's verdicts on one of a sample's shared statement lists.
+
+    Args:
+        outcomes: the judges' outcomes (or their outcomes of one repeat) of one (sample, metric),
+            in panel order.
+        statements_key: the details key of the statements (``statements``).
+        verdicts_key: the details key of one verdict per statement (``verdicts``).
+
+    Returns:
+        ``(statements, matrix)``: the statements and a ``(n_statements, n_judges)`` array of 0, 1
+        or NaN (a judge that failed, or whose statements differ from the first scoring judge's);
+        ``None`` when no judge scored.
+    """
+    statements: list[str] | None = None
+    columns: list[list[float] | None] = []
+    for outcome in outcomes:
+        details = outcome.score.details if outcome.score is not None else None
+        said = details.get(statements_key) if details else None
+        verdicts = _binary(details.get(verdicts_key)) if details else None
+        if isinstance(said, list) and verdicts is not None and len(verdicts) == len(said):
+            if statements is None:
+                statements = [str(s) for s in said]
+            columns.append(verdicts if said == statements else None)
+        else:
+            columns.append(None)
+    if statements is None:
+        return None
+    matrix = np.full((len(statements), len(outcomes)), np.nan)
+    for j, column in enumerate(columns):
+        if column is not None:
+            matrix[:, j] = column
+    return statements, matrix
+
+
+class _Unscored:
+    score: MetricScore | None = None
+
+
+_NONE = _Unscored()
+
+Matrices = list[NDArray[np.float64]]
+"""One ``(n_statements, n_judges)`` verdict matrix per list of a :class:`~ragqa.metrics.base.ClaimVote`."""
+
+
+def repeat_matrices(outcomes: Sequence[JudgeOutcome], vote: ClaimVote) -> list[Matrices]:
+    """The panel's verdict matrices of each repeat (one entry without repeats), see :func:`verdict_matrix`.
+
+    Returns:
+        Per repeat in which some judge scored, one matrix per entry of ``vote.lists``.
+    """
+    n = max((len(o.repeats) for o in outcomes), default=0)
+    rounds: list[list[Scored]] = (
+        [[o.repeats[r] if r < len(o.repeats) else _NONE for o in outcomes] for r in range(n)] if n else [list(outcomes)]
+    )
+    out: list[Matrices] = []
+    for row in rounds:
+        found = [verdict_matrix(row, statements, verdicts) for statements, verdicts in vote.lists]
+        if all(f is not None for f in found):
+            out.append([f[1] for f in found if f is not None])
+    return out
+
+
+def voted_verdicts(
+    matrix: NDArray[np.float64], *, weights: Sequence[float] | None = None, tie_breaker: int = 0
+) -> list[float]:
+    """The voted verdict of each statement that has one (:func:`ragqa.jury.vote.vote_verdicts`), as floats."""
+    voted = vote_verdicts(matrix, weights=weights, tie_breaker=tie_breaker)
+    return [float(v) for v in voted if not np.isnan(v)]
+
+
+def voted_aggregate(
+    metric: Metric,
+    outcomes: Sequence[JudgeOutcome],
+    *,
+    strategy: PanelStrategy,
+    quorum: int,
+    tie_breaker: int = 0,
+    weights: Sequence[float] | None = None,
+    reducer: Reducer = "mean",
+) -> Aggregate:
+    """The panel's aggregate of one (sample, metric) by claim-level voting.
+
+    The spread and counts are those of the judges' own scores (as with ``mean``); the value is
+    the metric's formula on the voted verdicts, NaN below quorum. A metric without a
+    ``ClaimVote`` is aggregated by ``mean``, and its aggregate says so.
+
+    Args:
+        metric: the metric.
+        outcomes: the judges' outcomes, in panel order.
+        strategy: ``claim-vote`` or ``dawid-skene`` (recorded in the aggregate; within one sample both
+            vote by majority, the run's Dawid-Skene fit comes after the run, see
+            :mod:`ragqa.jury.reliability`).
+        quorum: minimum judges with a finite score (>= 1).
+        tie_breaker: the extractor's index, whose verdict settles a tie.
+        weights: per-judge vote weights (``None``: one vote each).
+        reducer: how the voted scores of the repeats are reduced (see the module docstring).
+
+    Returns:
+        The :class:`~ragqa.schema.Aggregate`.
+    """
+    scores = [o.score.value for o in outcomes if o.score is not None]
+    n_failed = sum(1 for o in outcomes if not o.ok)
+    vote = metric.claim_vote
+    if vote is None:
+        return aggregate(scores, n_failed=n_failed, strategy="mean", quorum=quorum)
+    base = aggregate(scores, n_failed=n_failed, strategy="mean", quorum=quorum)
+    value = float("nan")
+    if base.quorum_met:
+        per_repeat = [
+            float(vote.formula([voted_verdicts(m, weights=weights, tie_breaker=tie_breaker) for m in matrices]))
+            for matrices in repeat_matrices(outcomes, vote)
+        ]
+        value = reduce_scores(per_repeat, reducer)
+    return base.model_copy(update={"value": value, "strategy": strategy})

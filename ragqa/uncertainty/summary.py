@@ -1,0 +1,74 @@
+"""A metric summary's uncertainty from a run's numbers: intervals, variance split, cost per judgement.
+
+:func:`metric_intervals` is what :func:`ragqa.report.summarize` and the streamed
+:class:`ragqa.run.summary.RunSummary` compute for each metric, from the same numbers in the same
+order, so both give the same summaries bit for bit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ragqa.schema import Decomposition, Interval
+from ragqa.uncertainty.intervals import mean_interval
+from ragqa.uncertainty.variance import decompose, score_cube
+
+__all__ = ["calls_per_judgement", "metric_intervals"]
+
+
+def calls_per_judgement(calls: int, judgements: int) -> float | None:
+    """Judge calls per judgement: per (sample, metric, judge, repeat) metric computation of a run.
+
+    Args:
+        calls: provider calls of the run (:attr:`ragqa.schema.Usage.calls`; cache hits excluded).
+        judgements: (sample, metric, judge, repeat) computations attempted, failed ones included.
+
+    Returns:
+        ``calls / judgements``; ``None`` when the run made no provider call (a warm cache, judge-free
+        metrics) or judged nothing, since the cost of more judgements is then unknown.
+    """
+    if calls <= 0 or judgements <= 0:
+        return None
+    return calls / judgements
+
+
+def metric_intervals(
+    aggregates: Sequence[float],
+    judge_scores: Sequence[Sequence[float]],
+    scores: Sequence[Sequence[Sequence[float]]],
+    *,
+    confidence: float,
+    calls: float | None,
+    bounds: tuple[float, float] | None = None,
+) -> tuple[Interval | None, list[Interval | None], Decomposition | None]:
+    """One metric's intervals and variance decomposition (pure).
+
+    The aggregate's interval is :func:`~ragqa.uncertainty.mean_interval` (clustered standard error,
+    samples as clusters) of the per-sample aggregates; each judge's, of its finite per-sample scores;
+    both clamped to ``bounds`` when given. The decomposition is :func:`~ragqa.uncertainty.decompose`
+    of every judge's repeat values.
+
+    Args:
+        aggregates: the per-sample aggregates (NaN where none), in sample order.
+        judge_scores: per judge, its finite per-sample scores.
+        scores: per sample, per judge (same order), its repeat values (``[]`` when it did not judge
+            the sample, NaN for a failed repeat; :func:`~ragqa.uncertainty.score_cube`).
+        confidence: the intervals' level, in (0, 1).
+        calls: judge calls per judgement of the run (:func:`calls_per_judgement`), for the advice's cost.
+        bounds: the metric's closed range (``Metric.value_range``), or ``None`` not to clamp.
+
+    Returns:
+        ``(aggregate interval, judge intervals in order, decomposition)``; an interval is ``None``
+        with fewer than two finite values, the decomposition with fewer than two samples scored
+        by the judges it uses.
+
+    Raises:
+        ValueError: for a confidence outside (0, 1).
+    """
+    judges = [mean_interval(values, confidence=confidence, bounds=bounds) for values in judge_scores]
+    decomposition = decompose(score_cube(scores), calls_per_judgement=calls)
+    return (
+        mean_interval(aggregates, confidence=confidence, bounds=bounds),
+        judges,
+        decomposition if decomposition.components.n_samples >= 2 else None,
+    )
