@@ -375,10 +375,6 @@ class ProviderLimiters:
         """Make the limiter of a provider seen for the first time (a subclass may hand out another kind)."""
         return ProviderLimiter(provider_key, limits, clock=self._clock, burst=self._burst)
 
-    def items(self) -> list[tuple[str, ProviderLimiter]]:
-        """``(provider key, limiter)`` of every provider seen so far, in order of first use."""
-        return list(self._limiters.items())
-
     def __contains__(self, provider_key: object) -> bool:
         return provider_key in self._limiters
 
