@@ -84,6 +84,7 @@ SLOW_MODULES = frozenset(
         "test_promptfoo_text",
         "test_pytest_plugin",
         "test_pytest_plugin_async",
+        "test_ray_engine",
         "test_startup_imports",
     }
 )

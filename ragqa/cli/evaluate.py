@@ -221,6 +221,32 @@ def evaluate(
             "join the parts with ragqa merge.",
         ),
     ] = None,
+    engine: Annotated[
+        str,
+        typer.Option(
+            "--engine",
+            help="local (this process) or ray: score on a Ray cluster, one panel per worker, provider limits "
+            "held across it (pip install 'ragqa[ray]'; docs/scale.md).",
+        ),
+    ] = "local",
+    address: Annotated[
+        str | None,
+        typer.Option(
+            "--address",
+            help="With --engine ray: auto or ray://host:port of a cluster to join "
+            "(default: a local cluster on 127.0.0.1).",
+        ),
+    ] = None,
+    workers: Annotated[
+        int | None,
+        typer.Option(
+            "--workers", help="With --engine ray: panel workers, one CPU each (default: this machine's CPUs)."
+        ),
+    ] = None,
+    batch_size: Annotated[
+        int | None,
+        typer.Option("--batch-size", help="With --engine ray: samples per batch handed to a worker (default 64)."),
+    ] = None,
     progress: Annotated[
         bool,
         typer.Option(
@@ -238,6 +264,7 @@ def evaluate(
     """Score DATASET with every metric across the judge panel; print per-judge and aggregate tables."""
     from ragqa.aggregate import PANEL_STRATEGIES
     from ragqa.datasets import parse_column_map
+    from ragqa.run.engine import make_engine
     from ragqa.run.loop import default_loop
     from ragqa.run.plan import make_plan, panel_overrides, plan_output
     from ragqa.run.runner import Runner
@@ -274,6 +301,7 @@ def evaluate(
         progress_bar.start(estimate)
 
     with _clean_errors():
+        scorer = make_engine(engine, address=address, workers=workers, batch_size=batch_size)
         user_thresholds = parse_thresholds(threshold or [])
         outputs = [plan_output(p, option="--out") for p in out or []]
         if junit_xml is not None:
@@ -307,7 +335,9 @@ def evaluate(
             on_undecided=on_undecided,
             shard=shard,
         )
-    runner = Runner(plan, container, on_estimate=on_estimate, on_result=progress_bar.advance, keep_results=False)
+    runner = Runner(
+        plan, container, on_estimate=on_estimate, on_result=progress_bar.advance, keep_results=False, engine=scorer
+    )
     _interrupt_on_sigterm()
     try:
         with _clean_errors():

@@ -97,6 +97,15 @@ class TokenBucket:
         """Give back a token taken by :meth:`reserve` (the call was refused or cancelled)."""
         self._tokens = min(self.capacity, self._tokens + 1.0)
 
+    def hold(self, seconds: float) -> None:
+        """Hand out no token for the next ``seconds`` (a provider asked to wait: HTTP 429, ``Retry-After``).
+
+        Reservations already made keep their instants; every later one starts ``seconds`` from now
+        at the earliest and keeps the ``1 / rate`` spacing after that.
+        """
+        self._refill()
+        self._tokens = min(self._tokens, -max(0.0, seconds) * self.rate)
+
 
 class FairSlots:
     """``capacity`` permits shared fairly by named holders (the judges of one provider).
@@ -354,13 +363,17 @@ class ProviderLimiters:
         """
         limiter = self._limiters.get(provider_key)
         if limiter is None:
-            limiter = ProviderLimiter(provider_key, limits or ProviderLimits(), clock=self._clock, burst=self._burst)
+            limiter = self._new(provider_key, limits or ProviderLimits())
             self._limiters[provider_key] = limiter
         elif limits is not None and limits != limiter.limits:
             log.warning(
                 "provider %s: models disagree on rate limits; keeping the first (%s)", provider_key, limiter.limits
             )
         return limiter
+
+    def _new(self, provider_key: str, limits: ProviderLimits) -> ProviderLimiter:
+        """Make the limiter of a provider seen for the first time (a subclass may hand out another kind)."""
+        return ProviderLimiter(provider_key, limits, clock=self._clock, burst=self._burst)
 
     def __contains__(self, provider_key: object) -> bool:
         return provider_key in self._limiters

@@ -16,12 +16,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ragqa.errors import ConfigError
+from ragqa.run.engine import make_engine
 from ragqa.run.exit_codes import ExitCode
 from ragqa.run.loop import default_loop, run_sync
 from ragqa.run.outcome import RunResult
 from ragqa.run.plan import MetricLike, OnInvalid, make_plan, panel_overrides, plan_output
 from ragqa.run.progress import RunProgress, choose_mode
-from ragqa.run.runner import Runner
+from ragqa.run.runner import Engine, Runner
 from ragqa.schema import Sample
 from ragqa.thresholds import UndecidedWarning
 
@@ -139,6 +140,7 @@ async def _run(
     container: Container | None,
     keep_results: bool = True,
     shard: str | None = None,
+    engine: Engine | None = None,
     progress: bool | RunProgress | None = None,
 ) -> Report:
     from ragqa.container import close_container, create_container
@@ -183,7 +185,14 @@ async def _run(
             log.info("%s", estimate)
             shown.start(estimate)
 
-        runner = Runner(plan, container, on_estimate=on_estimate, on_result=shown.advance, keep_results=keep_results)
+        runner = Runner(
+            plan,
+            container,
+            on_estimate=on_estimate,
+            on_result=shown.advance,
+            keep_results=keep_results,
+            engine=engine,
+        )
         try:
             result = await runner.arun(samples)
         finally:
@@ -222,6 +231,10 @@ async def aevaluate(
     shard: str | None = None,
     repeats: int | None = None,
     reducer: str | None = None,
+    engine: str | None = None,
+    address: str | None = None,
+    workers: int | None = None,
+    batch_size: int | None = None,
     progress: bool | RunProgress | None = None,
     confidence: float | None = None,
 ) -> Report:
@@ -259,6 +272,7 @@ async def aevaluate(
         keep_results=keep_results,
         overwrite=overwrite,
         shard=shard,
+        engine=make_engine(engine, address=address, workers=workers, batch_size=batch_size),
         progress=progress,
     )
     return await default_loop().arun(coro)
@@ -290,6 +304,10 @@ def evaluate(
     shard: str | None = None,
     repeats: int | None = None,
     reducer: str | None = None,
+    engine: str | None = None,
+    address: str | None = None,
+    workers: int | None = None,
+    batch_size: int | None = None,
     progress: bool | RunProgress | None = None,
     confidence: float | None = None,
 ) -> Report:
@@ -352,6 +370,13 @@ def evaluate(
             every repeat is kept in :attr:`~ragqa.schema.JudgeOutcome.repeats` (:mod:`ragqa.repeats`).
         reducer: ``mean``, ``median`` or ``mode`` (binary metrics): how a judge's repeats become its
             score (default ``ragqa.repeat-reducer``, ``mean``).
+        engine: ``local`` (default: this process) or ``ray``: score on a Ray cluster, one panel per
+            worker, each provider's limits held across the cluster (``pip install 'ragqa[ray]'``;
+            ``docs/scale.md``). The report, outputs and exit code are those of a local run.
+        address: with ``engine="ray"``: ``auto`` or ``ray://host:port`` of a cluster to join;
+            default: start a local cluster listening on 127.0.0.1 only.
+        workers: with ``engine="ray"``: panel actors, one CPU each (default: this machine's CPUs).
+        batch_size: with ``engine="ray"``: samples per batch handed to a worker (default 64).
         progress: show progress with rate and ETA on stderr while the judges work. ``None``
             (default): a bar in a terminal, a line updated in place in a notebook, nothing
             otherwise (a script whose stderr is a file or a pipe); ``True``: also a plain line every
@@ -371,7 +396,7 @@ def evaluate(
         ConfigError: bad settings, an unknown metric, a threshold typo, a bad output path or
             format, a run over ``max_calls`` (:class:`~ragqa.run.runner.TooManyCalls`), or a
             resume of another run, or an earlier run's ``.partial`` file without ``resume`` or
-            ``overwrite``; all before any call.
+            ``overwrite``, or ``engine="ray"`` without Ray installed; all before any call.
         OutputError: an output could not be written (a full disk); the results made so far stay
             in the ``.partial`` file it names (its ``partial`` attribute), and ``resume=True`` goes on
             from it.
@@ -411,6 +436,7 @@ def evaluate(
         keep_results=keep_results,
         overwrite=overwrite,
         shard=shard,
+        engine=make_engine(engine, address=address, workers=workers, batch_size=batch_size),
         progress=progress,
     )
     return run_sync(coro)

@@ -33,7 +33,7 @@ import uuid
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ragqa.errors import ConfigError, SampleError
 from ragqa.factory import uncached_embedder, uncached_judge
@@ -56,15 +56,39 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DatasetFingerprint",
+    "Engine",
     "Prepared",
     "Runner",
     "TooManyCalls",
+    "cache_counts",
     "config_fingerprint",
     "dataset_fingerprint",
 ]
 
 ResultCallback = Callable[[PanelResult], None]
 EstimateCallback = Callable[[RunEstimate], None]
+
+
+class Engine(Protocol):
+    """Where the missing pairs are scored, when not in this process (``--engine ray``: :mod:`ragqa.run.ray_engine`).
+
+    The runner does everything else as for a single-process run: validation, resume, estimate, the
+    streamed results file, the report and the exit code.
+    """
+
+    async def score(
+        self,
+        runner: Runner,
+        evaluator: PanelEvaluator,
+        todo: Iterable[tuple[int, Sample, Sequence[Metric]]],
+        on_rows: Callable[[int, list[PanelResult]], None],
+    ) -> dict[str, int]:
+        """Score ``todo`` as :meth:`PanelEvaluator.score_stream <ragqa.evaluation.PanelEvaluator.score_stream>` does.
+
+        Returns:
+            The cache lookups made while scoring (:class:`~ragqa.report.CacheStats` fields).
+        """
+        ...
 
 
 class TooManyCalls(ConfigError):
@@ -222,6 +246,7 @@ class Runner:
             the evaluator once and never closes the container (its owner does).
         on_estimate: called once with the estimate before the first judge call.
         on_result: called after each (sample, metric) result is streamed (a progress bar).
+        engine: score elsewhere (a Ray cluster) instead of with the evaluator in this process.
         keep_results: keep every result (and the samples) in the report (the Python API's
             default). False keeps only the per-metric summaries and the results with a judge
             failure, so memory stays flat in the dataset's size: the results are in the ``.jsonl``
@@ -237,9 +262,11 @@ class Runner:
         on_estimate: EstimateCallback | None = None,
         on_result: ResultCallback | None = None,
         keep_results: bool = True,
+        engine: Engine | None = None,
     ) -> None:
         """Remember the plan and the container; nothing is built yet."""
         self.plan = plan
+        self.engine = engine
         self.container = container
         self.on_estimate = on_estimate
         self.on_result = on_result
@@ -394,6 +421,12 @@ class Runner:
             InvalidSamples, ConfigError, TooManyCalls: before any judge call.
             asyncio.CancelledError: when cancelled; finished results stay in the partial file.
         """
+        if self.engine is not None and self.plan.retry_failed:
+            raise ConfigError(
+                "--retry-failed asks again only the judges that failed, which --engine ray cannot do yet; "
+                "retry without --engine ray",
+                key="--retry-failed",
+            )
         prepared = self.prepare(samples)
         evaluator = self.build()
         if prepared.header is not None:
@@ -529,10 +562,17 @@ class Runner:
             return {o.judge_id: o for o in read_result_record(old).judges if o.ok} if old is not None else {}
 
         cache = None if plan.no_cache else self.container.cache()
-        counts0 = _cache_counts(cache)
+        counts0 = cache_counts(cache)
         started = time.perf_counter()
+        counts1: dict[str, int] | None = None  # the lookups an engine's workers made
         try:
-            await evaluator.score_stream(prepared.todo(plan.metrics), record, reuse=reuse if prepared.retry else None)
+            if self.engine is None:
+                await evaluator.score_stream(
+                    prepared.todo(plan.metrics), record, reuse=reuse if prepared.retry else None
+                )
+            else:
+                made_elsewhere = await self.engine.score(self, evaluator, prepared.todo(plan.metrics), record)
+                counts1 = {name: counts0[name] + made_elsewhere.get(name, 0) for name in counts0}
         finally:
             if self.stream is not None:
                 self.stream.close()
@@ -546,7 +586,7 @@ class Runner:
             ),
             skipped=[_skipped(p) for p in prepared.validation.problems],
             wall_time_s=wall,
-            cache=_cache_stats(cache, counts0),
+            cache=_cache_stats(cache, counts0, counts1),
             samples=list(prepared.samples) if self.keep_results else [],
             results_kept=self.keep_results,
             call_plan=evaluator.options.call_plan,
@@ -580,14 +620,19 @@ def _skipped(problem: SampleError) -> SkippedSample:
     )
 
 
-def _cache_stats(cache: Any, before: dict[str, int]) -> CacheStats | None:
-    """The cache's lookups since ``before`` (:func:`_cache_counts`), or ``None`` without a cache."""
+def _cache_stats(cache: Any, before: dict[str, int], after: dict[str, int] | None = None) -> CacheStats | None:
+    """The cache's lookups from ``before`` to ``after`` (default: now; :func:`cache_counts`); ``None`` without cache."""
     if cache is None:
         return None
-    return CacheStats(**{name: count - before[name] for name, count in _cache_counts(cache).items()})
+    now = cache_counts(cache) if after is None else after
+    return CacheStats(**{name: count - before[name] for name, count in now.items()})
 
 
-def _cache_counts(cache: Any) -> dict[str, int]:
-    """The cache's lookup counters by :class:`~ragqa.report.CacheStats` field (zeros without a cache)."""
+def cache_counts(cache: Any) -> dict[str, int]:
+    """The cache's lookup counters by :class:`~ragqa.report.CacheStats` field (zeros without a cache).
+
+    Returns:
+        ``{hits, misses, embedding_hits, embedding_misses}``, counts since the cache was opened.
+    """
     names = ("hits", "misses", "embedding_hits", "embedding_misses")
     return {name: getattr(cache, name, 0) if cache is not None else 0 for name in names}

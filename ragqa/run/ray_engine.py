@@ -1,0 +1,458 @@
+"""Scoring on a Ray cluster (``ragqa evaluate ... --engine ray``, ``ragqa.evaluate(..., engine="ray")``).
+
+The driver (the process that runs ``ragqa evaluate``) does what a single-process run does before and
+after scoring, with the same :class:`~ragqa.run.runner.Runner`: validation, resume, the estimate,
+the results file (:class:`~ragqa.run.stream.ResultStream`), the report and the exit code. Only the
+scoring moves: :class:`RayEngine` hands the samples still to score to a pool of worker actors in
+batches, and writes what they return as it comes.
+
+- **One panel per worker.** Each :class:`PanelWorker` actor builds one container from the run's
+  settings (the same ``application.yaml`` and profiles, and the environment variables the settings
+  read on the driver), makes the evaluator with the same plan (metrics, panel options, ``no_cache``)
+  through :meth:`Runner.build <ragqa.run.runner.Runner.build>`, refuses to start when its
+  configuration fingerprint differs from the driver's, and scores each batch with
+  :meth:`PanelEvaluator.score_stream <ragqa.evaluation.PanelEvaluator.score_stream>` on its own
+  event loop (:func:`ragqa.run.loop.run_sync`). It returns the result records of
+  :func:`ragqa.render.records.result_record`; the driver turns them back into results
+  (:func:`~ragqa.render.records.read_result_record`) and streams them.
+- **Secrets stay out of the object store.** The worker's settings are shipped as the config path,
+  the profiles and the variables the settings read, minus every variable whose value is a secret
+  of the resolved settings (an API key) or whose name says it is one (``KEY``, ``SECRET``,
+  ``TOKEN``, ``PASSWORD``, ``CREDENTIAL``). A worker takes those from its own environment: on a
+  local cluster the workers inherit the driver's; on a remote one, give them to the workers (the
+  cluster's secrets, or ``runtime_env``).
+- **Provider limits across the cluster**: :mod:`ragqa.run.ray_limits`, one limiter actor per run.
+- **Batches.** At most two batches per worker are in flight; the next is read from the dataset only
+  when one comes back, so the driver never holds the dataset. A worker that dies is restarted and
+  its batch run again (``max_restarts``, ``max_task_retries``); a batch's records come back
+  together, so nothing is written twice.
+
+Why plain Ray actors and not a Ray Data actor pool: the driver must write the records itself
+(through the one :class:`~ragqa.run.stream.ResultStream` that gives the same header, ``.partial``
+file, resume and final order as one process), and a sample's records have a shape per metric
+(``details``) that Arrow blocks would force into one schema; a bounded window of actor calls gives
+the same one-panel-per-worker shape without Ray Data's start-up and block conversions.
+
+Ray listens on loopback only when ragqa starts the cluster (:func:`connect`); with ``address`` it
+joins the given cluster as that cluster is configured.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import logging
+import os
+import re
+import uuid
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import ray
+from dependency_injector import providers
+from pydantic import BaseModel, SecretStr
+
+from ragqa.container import create_container
+from ragqa.errors import ConfigError, RagqaError
+from ragqa.render.records import read_result_record, result_record
+from ragqa.run.loop import run_sync
+from ragqa.run.plan import make_plan
+from ragqa.run.ray_limits import ClusterLimiters, start_limits
+from ragqa.run.runner import Runner, cache_counts, config_fingerprint
+from ragqa.schema import PanelResult, Sample
+from ragqa.settings import load_settings
+
+if TYPE_CHECKING:
+    from ragqa.container import Container
+    from ragqa.evaluation import PanelEvaluator
+    from ragqa.metrics.base import Metric
+
+__all__ = ["LOOPBACK", "PanelWorker", "RayEngine", "WorkerSettings", "connect", "shipped_environ"]
+
+log = logging.getLogger(__name__)
+
+LOOPBACK = "127.0.0.1"
+"""The only address a cluster started by ragqa listens on."""
+
+_SECRET_NAME = re.compile(r"KEY|SECRET|TOKEN|PASSWORD|CREDENTIAL", re.IGNORECASE)
+
+Todo = Iterable[tuple[int, Sample, Sequence["Metric"]]]
+Item = tuple[int, dict[str, Any], list[str]]
+"""One sample of a batch: ``(position, sample as JSON, metric keys to score)``."""
+
+
+@dataclasses.dataclass(frozen=True)
+class WorkerSettings:
+    """What a worker needs to build the run's panel; no secret is in it.
+
+    Attributes:
+        config: the ``application.yaml`` (absolute), or ``None`` for the default lookup.
+        directory: where profile files are looked up (absolute).
+        profiles: the active profiles.
+        environ: the non-secret variables the settings read on the driver (:func:`shipped_environ`).
+        metrics: the run's metric keys, in order.
+        panel: the plan's panel overrides.
+        no_cache: the plan's ``no_cache``.
+        fingerprint: the driver's configuration fingerprint; a worker with another refuses to start.
+    """
+
+    config: str | None
+    directory: str
+    profiles: tuple[str, ...]
+    environ: Mapping[str, str]
+    metrics: tuple[str, ...]
+    panel: Mapping[str, Any]
+    no_cache: bool
+    fingerprint: str
+
+
+class _Reads(Mapping[str, str]):
+    """An environment that remembers which names were looked up."""
+
+    def __init__(self, environ: Mapping[str, str]) -> None:
+        self._environ = environ
+        self.read: set[str] = set()
+
+    def __getitem__(self, name: str) -> str:
+        self.read.add(name)
+        return self._environ[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._environ)
+
+    def __len__(self) -> int:
+        return len(self._environ)
+
+
+def _secrets(value: Any) -> set[str]:
+    """Every :class:`~pydantic.SecretStr` value inside a settings object (models, lists, dicts)."""
+    found: set[str] = set()
+    if isinstance(value, SecretStr):
+        secret = value.get_secret_value()
+        if secret:
+            found.add(secret)
+    elif isinstance(value, BaseModel):
+        for name in type(value).model_fields:
+            found |= _secrets(getattr(value, name))
+    elif isinstance(value, Mapping):
+        for item in value.values():
+            found |= _secrets(item)
+    elif isinstance(value, list | tuple):
+        for item in value:
+            found |= _secrets(item)
+    return found
+
+
+def shipped_environ(
+    config: str | None, directory: str, profiles: Sequence[str], environ: Mapping[str, str]
+) -> dict[str, str]:
+    """The variables the settings read (placeholders, ``RAGQA__`` overrides), minus every secret.
+
+    Args:
+        config: the settings file (``None``: the default lookup).
+        directory: where profile files are looked up.
+        profiles: the active profiles.
+        environ: the driver's environment for the settings.
+
+    Returns:
+        ``{name: value}`` safe to put in Ray's object store: no value that is a secret of the
+        resolved settings and no name that says it holds one (see the module docstring).
+
+    Raises:
+        ConfigError: the settings do not load (as for a single-process run).
+    """
+    reads = _Reads(environ)
+    settings = load_settings(directory, list(profiles), config_file=config, environ=reads)
+    secrets = _secrets(settings)
+    names = reads.read | {name for name in environ if name.upper().startswith("RAGQA")}
+    return {
+        name: environ[name]
+        for name in sorted(names)
+        if name in environ and environ[name] not in secrets and not _SECRET_NAME.search(name)
+    }
+
+
+class PanelWorker:
+    """One panel on one Ray worker: builds the run's evaluator once, then scores batches.
+
+    Args:
+        settings: what to build (:class:`WorkerSettings`).
+        limits: the name of the run's :class:`~ragqa.run.ray_limits.ClusterLimits` actor (a name, not
+            a handle: the constructor's arguments stay small and inline, so a restart can rebuild it).
+
+    A :class:`~ragqa.errors.ConfigError` of the build (a variable missing from the worker's
+    environment, another configuration: the fingerprints differ) is raised by :meth:`score`, so the
+    driver receives it as it was raised (Ray hands back a failed constructor's error as text only).
+    """
+
+    def __init__(self, settings: WorkerSettings, limits: str) -> None:
+        self._failed: RagqaError | None = None
+        try:
+            self._build(settings, limits)
+        except RagqaError as exc:  # raised by the first batch (see the class docstring)
+            self._failed = exc
+
+    def _build(self, settings: WorkerSettings, limits: str) -> None:
+        environ = {**os.environ, **settings.environ}
+        self.container = create_container(settings.config, settings.profiles, environ=environ)
+        if settings.config is None:  # the default lookup, in the driver's directory
+            self.container.config.directory.from_value(settings.directory)
+        handle = ray.get_actor(limits)
+        holder = ray.get_runtime_context().get_actor_id() or ""  # the same after a restart
+        ray.get(handle.forget.remote(holder))  # what this worker held before it died comes back
+        self.container.limiters.override(providers.Object(ClusterLimiters(handle, holder)))
+        plan = make_plan(
+            self.container.settings(), metrics=list(settings.metrics), panel=settings.panel, no_cache=settings.no_cache
+        )
+        self.evaluator = Runner(plan, self.container).build()
+        self.metrics = {m.key: m for m in self.evaluator.metrics}
+        if tuple(self.metrics) != settings.metrics or config_fingerprint(self.evaluator) != settings.fingerprint:
+            raise ConfigError(
+                "a Ray worker resolved other settings than the driver (another panel or metric list): give every "
+                "worker the same application.yaml, profiles and variables (API keys are never shipped: set them in "
+                "the workers' environment)",
+                key="--engine",
+            )
+        self._cache = None if settings.no_cache else self.container.cache()
+
+    def score(self, batch: list[Item]) -> tuple[list[tuple[int, list[dict[str, Any]]]], dict[str, int]]:
+        """Score one batch on this worker's loop.
+
+        Args:
+            batch: ``(position, sample as JSON, metric keys)`` per sample.
+
+        Returns:
+            ``(position, result records)`` per sample, in the order they finished, and the cache's
+            lookups during the batch (:class:`~ragqa.report.CacheStats` fields).
+
+        Raises:
+            RagqaError: the worker could not build the run's panel (see the class docstring).
+        """
+        if self._failed is not None:
+            raise self._failed
+        before = cache_counts(self._cache)
+        todo = [
+            (position, Sample.model_validate(data), [self.metrics[k] for k in keys]) for position, data, keys in batch
+        ]
+        done: list[tuple[int, list[dict[str, Any]]]] = []
+
+        def on_rows(position: int, rows: list[PanelResult]) -> None:
+            done.append((position, [result_record(r) for r in rows]))
+
+        run_sync(self.evaluator.score_stream(todo, on_rows))
+        after = cache_counts(self._cache)
+        return done, {name: after[name] - before[name] for name in after}
+
+
+def connect(address: str | None, *, num_cpus: int | None = None) -> bool:
+    """Join the cluster at ``address``, or start a local one listening on loopback only.
+
+    Args:
+        address: ``auto``, ``ray://host:port`` or ``host:port`` of an existing cluster; ``None``
+            starts a local cluster on this machine (no dashboard, every process on 127.0.0.1).
+        num_cpus: CPUs of a local cluster (default: all of this machine's).
+
+    Returns:
+        True when this call started (or joined) Ray and the caller should shut it down; False when
+        Ray was already initialised in this process.
+    """
+    if ray.is_initialized():
+        return False
+    ray_log = logging.getLogger("ray")
+    level = ray_log.level
+    ray_log.setLevel(logging.ERROR)  # start-up notes (no SIGTERM handler off the main thread: ragqa has its own)
+    try:
+        if address is not None:
+            ray.init(address=address, log_to_driver=False, configure_logging=False)
+            return True
+        _single_machine()
+        ray.init(
+            num_cpus=num_cpus,
+            include_dashboard=False,
+            _node_ip_address=LOOPBACK,
+            log_to_driver=False,
+            configure_logging=False,
+        )
+        return True
+    finally:
+        ray_log.setLevel(level)
+
+
+def _single_machine() -> None:
+    """Make the local cluster Ray is about to start bind every process to loopback only.
+
+    Ray treats a machine as one that may join a multi-node cluster unless
+    ``RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER`` is ``0``: then it finds its address through the network and
+    its processes listen on every interface. Ray reads the variable when it is imported, so the
+    value it read is set too; the variable itself reaches the processes the cluster starts.
+    """
+    os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
+    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+    constants = getattr(getattr(ray, "_private", None), "ray_constants", None)
+    if constants is not None and hasattr(constants, "ENABLE_RAY_CLUSTER"):
+        constants.ENABLE_RAY_CLUSTER = False
+
+
+class RayEngine:
+    """Scores a run's missing pairs on a Ray cluster (see the module docstring).
+
+    Args:
+        address: the cluster to join (``auto``, ``ray://host:port``); ``None`` starts a local one.
+        workers: panel actors (each takes one CPU).
+        batch_size: samples per batch handed to a worker (>= 1).
+
+    Raises:
+        ValueError: ``workers`` or ``batch_size`` below 1.
+    """
+
+    def __init__(self, *, address: str | None = None, workers: int = 2, batch_size: int = 64) -> None:
+        if workers < 1 or batch_size < 1:
+            raise ValueError(f"workers and batch size must be >= 1, got {workers} and {batch_size}")
+        self.address = address
+        self.workers = workers
+        self.batch_size = batch_size
+        self.limits_stats: dict[str, dict[str, float]] = {}
+        """Per provider key, what the limiter actor counted (:meth:`ClusterLimits.stats`), after a run."""
+
+    def worker_settings(self, runner: Runner, evaluator: PanelEvaluator) -> WorkerSettings:
+        """What the workers of ``runner``'s run build (no secret; see :class:`WorkerSettings`).
+
+        Raises:
+            ConfigError: the container's judges or embedders were replaced in Python (a worker
+                can only rebuild a container from settings).
+        """
+        container: Container = runner.container
+        if container.judges.overridden or container.embedders.overridden or container.plain_judges.overridden:
+            raise ConfigError(
+                "--engine ray rebuilds the panel from settings on every worker; this container's judges were "
+                "replaced in Python. Describe the panel in application.yaml, or run without engine='ray'",
+                key="--engine",
+            )
+        given = container.config()
+        config = given.get("config_file")
+        directory = str(Path(given.get("directory") or ".").resolve())
+        profiles = tuple(given.get("profiles") or ())
+        environ = given.get("environ") or dict(os.environ)
+        config = str(Path(config).resolve()) if config else None
+        return WorkerSettings(
+            config=config,
+            directory=directory,
+            profiles=profiles,
+            environ=shipped_environ(config, directory, profiles, environ),
+            metrics=tuple(m.key for m in runner.plan.metrics),
+            panel=dict(runner.plan.panel),
+            no_cache=runner.plan.no_cache,
+            fingerprint=config_fingerprint(evaluator),
+        )
+
+    async def score(
+        self,
+        runner: Runner,
+        evaluator: PanelEvaluator,
+        todo: Todo,
+        on_rows: Callable[[int, list[PanelResult]], None],
+    ) -> dict[str, int]:
+        """Score ``todo`` on the cluster, calling ``on_rows`` per sample as its batch comes back.
+
+        Returns:
+            The workers' cache lookups, summed (:class:`~ragqa.report.CacheStats` fields).
+
+        Raises:
+            ConfigError: a worker could not build the run's panel (the worker's message).
+            RagqaError: what a worker raised while scoring.
+            asyncio.CancelledError: when cancelled; the batches in flight are cancelled.
+        """
+        settings = self.worker_settings(runner, evaluator)
+        started = await asyncio.to_thread(connect, self.address, num_cpus=None if self.address else self.workers)
+        name = f"ragqa-limits-{uuid.uuid4().hex}"
+        limits = start_limits(name)
+        worker = ray.remote(PanelWorker).options(num_cpus=1, max_restarts=2, max_task_retries=2)
+        actors = [worker.remote(settings, name) for _ in range(self.workers)]
+        cache: dict[str, int] = {}
+        try:
+            await self._drive(actors, todo, on_rows, cache)
+            self.limits_stats = await limits.stats.remote()
+            for key, stats in self.limits_stats.items():
+                log.info("cluster limiter, provider %s: %s", key, stats)
+        finally:
+            for actor in [*actors, limits]:
+                ray.kill(actor)
+            if started:
+                await asyncio.to_thread(ray.shutdown)
+        return cache
+
+    def _batches(self, todo: Todo) -> Iterator[list[Item]]:
+        batch: list[Item] = []
+        for position, sample, metrics in todo:
+            batch.append((position, sample.model_dump(mode="json"), [m.key for m in metrics]))
+            if len(batch) >= self.batch_size:
+                yield batch
+                batch = []
+        if batch:
+            yield batch
+
+    async def _drive(
+        self,
+        actors: list[Any],
+        todo: Todo,
+        on_rows: Callable[[int, list[PanelResult]], None],
+        cache: dict[str, int],
+    ) -> None:
+        batches = self._batches(todo)
+        busy = dict.fromkeys(range(len(actors)), 0)
+        running: dict[asyncio.Future[Any], int] = {}
+        try:
+            while True:
+                for index in sorted(busy, key=busy.__getitem__):  # two batches per worker: one runs, one waits
+                    if busy[index] >= 2:
+                        continue
+                    batch = next(batches, None)
+                    if batch is None:
+                        break
+                    running[asyncio.ensure_future(_result(actors[index].score.remote(batch)))] = index
+                    busy[index] += 1
+                if not running:
+                    return
+                done, _ = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
+                for future in done:
+                    busy[running.pop(future)] -= 1
+                    rows, counts = future.result()
+                    for name, count in counts.items():
+                        cache[name] = cache.get(name, 0) + count
+                    for position, records in rows:
+                        on_rows(position, [read_result_record(r) for r in records])
+        finally:
+            for future in running:
+                future.cancel()
+            if running:
+                await asyncio.gather(*running, return_exceptions=True)
+
+
+async def _result(ref: Any) -> Any:
+    """Await a Ray call; a ragqa error raised on the worker is raised here as itself."""
+    try:
+        return await ref
+    except asyncio.CancelledError:
+        with contextlib.suppress(Exception):  # the actors are killed next in any case
+            ray.cancel(ref)
+        raise
+    except ray.exceptions.RayError as exc:
+        cause = _ragqa_cause(exc)
+        if cause is not None:
+            raise cause from None
+        raise
+
+
+def _ragqa_cause(exc: BaseException) -> RagqaError | None:
+    """The ragqa error inside a Ray error (a task's, or an actor's that failed to start), if any."""
+    seen: BaseException | None = exc
+    for _ in range(6):
+        if seen is None:
+            return None
+        if isinstance(seen, RagqaError) and not isinstance(seen, ray.exceptions.RayError):
+            return seen
+        nested = getattr(seen, "cause", None) or seen.__cause__
+        seen = nested if isinstance(nested, BaseException) else None
+    return None
