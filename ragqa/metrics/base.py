@@ -79,13 +79,14 @@ class ClaimVote:
             :attr:`~ragqa.schema.MetricScore.details` (the statements, and one verdict in [0, 1]
             per statement): ``(("statements", "verdicts"),)`` for faithfulness.
         formula: the metric's score from the voted verdicts, one ``float[S]`` (0 or 1 each) per
-            entry of ``lists`` -> a score in the metric's range.
+            entry of ``lists`` -> a score in the metric's range (left out of equality: a bound
+            method differs per instance).
     """
 
     extraction_prompt: str
     steps: tuple[str, ...]
     lists: tuple[tuple[str, str], ...]
-    formula: Callable[[Sequence[Sequence[float]]], float]
+    formula: Callable[[Sequence[Sequence[float]]], float] = field(compare=False)
 
 
 class Metric(ABC):
