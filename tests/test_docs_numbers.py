@@ -24,7 +24,7 @@ _TIME_OR_SPEED = re.compile(
     r"|\d[\d,.]*\s?(?:calls?/s|calls per second|requests per second|req/s)"
 )
 _CUE = re.compile(r"\b(?:took|measured|about|spends?|spent|wall|cold)\b|per call|per second|calls/s|ms/call", re.I)
-_MEASURING = re.compile(r"^(?:\w+=\S*\s+)*(?:python3?\s+benchmarks/|ragqa\s)")
+_MEASURING = re.compile(r"^(?:\w+=\S*\s+)*(?:python3?\s+benchmarks/|ragqa\s|pytest\s)")
 
 KNOWN_UNMEASURED: dict[str, tuple[str, ...]] = {}
 """Claims that name no command yet, by a fragment of their line: reported to the docs' owners.
