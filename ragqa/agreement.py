@@ -27,8 +27,7 @@ from collections.abc import Sequence
 import numpy as np
 import numpy.typing as npt
 
-from ragqa.report import Agreement, ContestedSample, JudgeBias, PairAgreement
-from ragqa.schema import PanelResult
+from ragqa.schema import Agreement, ContestedSample, JudgeBias, PairAgreement, PanelResult
 
 __all__ = [
     "MAX_CONTESTED",

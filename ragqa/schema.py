@@ -19,13 +19,16 @@ __all__ = [
     "DEFAULT_CONFIDENCE",
     "AdviceOption",
     "Aggregate",
+    "ContestedSample",
     "ContextChunk",
     "Decomposition",
     "Interval",
+    "JudgeBias",
     "JudgeFailure",
     "JudgeOutcome",
     "Language",
     "MetricScore",
+    "PairAgreement",
     "PanelResult",
     "RepeatOutcome",
     "Sample",
@@ -458,3 +461,71 @@ class PanelResult(BaseModel):
     def failures(self) -> list[JudgeFailure]:
         """Failures of excluded judges."""
         return [o.failure for o in self.judges if o.failure is not None]
+
+
+class PairAgreement(BaseModel):
+    """How two judges agree on one metric, over the samples both scored (finite values only).
+
+    Attributes:
+        judge_a: the first judge (panel order).
+        judge_b: the second judge.
+        n: samples both judges scored.
+        spearman: Spearman's rank correlation, -1..1 (NaN when undefined: fewer than 2 samples or
+            a constant judge); ``scipy.stats.spearmanr``.
+        mean_abs_diff: mean absolute difference of their scores, in the metric's units (>= 0).
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    judge_a: str
+    judge_b: str
+    n: int
+    spearman: float
+    mean_abs_diff: float
+
+
+class JudgeBias(BaseModel):
+    """One judge's mean signed difference from the panel mean of the other judges' scores, per sample.
+
+    Attributes:
+        judge_id: the judge.
+        n: samples where the judge and at least one other judge scored.
+        bias: mean of (judge's score - mean of the other judges' scores); positive = more lenient
+            for a higher-is-better metric.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    judge_id: str
+    n: int
+    bias: float
+
+
+class ContestedSample(BaseModel):
+    """A sample on which the judges disagree most (largest spread = max - min of their finite scores, > 0)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    sample_id: str
+    spread: float
+
+
+class Agreement(BaseModel):
+    """Judge agreement on one metric across the run (needs two or more judges).
+
+    Attributes:
+        alpha: Krippendorff's alpha, interval level, across judges (samples x judges, NaN =
+            missing); 1 = perfect agreement, 0 = chance, NaN when undefined (``krippendorff``).
+        n_samples: samples with at least two judges' finite scores.
+        pairs: every judge pair, in panel order.
+        bias: every judge's bias against the others.
+        contested: the samples with the largest spread, largest first (at most 5).
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    alpha: float
+    n_samples: int
+    pairs: list[PairAgreement] = Field(default_factory=list)
+    bias: list[JudgeBias] = Field(default_factory=list)
+    contested: list[ContestedSample] = Field(default_factory=list)
