@@ -68,6 +68,9 @@ from ragqa.metrics.text import (
     StringSimilarity,
 )
 from ragqa.prompts import Prompt
+from ragqa.render import csvfile as _csv_writer  # noqa: F401 - registers Report.to_csv's writer
+from ragqa.render import files as _file_writers  # noqa: F401 - registers Report.to_jsonl's writer
+from ragqa.render import frames as _frame_writer  # noqa: F401 - registers Report.to_pandas's writer
 from ragqa.report import Report
 from ragqa.schema import Aggregate, ContextChunk, JudgeFailure, JudgeOutcome, MetricScore, PanelResult, Sample, Usage
 

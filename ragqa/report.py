@@ -17,7 +17,7 @@ the renderers of :mod:`ragqa.render`, imported when used.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from html import escape
 from pathlib import Path
 from typing import Any, Literal
@@ -25,6 +25,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from ragqa._math import nan_mean
+from ragqa.errors import ConfigError
 from ragqa.schema import (
     DEFAULT_CONFIDENCE,
     Agreement,
@@ -50,8 +51,10 @@ __all__ = [
     "MetricSummary",
     "PairAgreement",
     "Report",
+    "ReportWriter",
     "SkippedSample",
     "finite_json",
+    "register_writer",
     "summarize",
     "with_uncertainty",
 ]
@@ -376,9 +379,8 @@ class Report(BaseModel):
         Raises:
             ConfigError: when ``path`` cannot be written (a directory, a missing folder, no permission).
         """
-        from ragqa.render.files import JsonlRenderer
-
-        return _write(self, JsonlRenderer(), path)
+        written: Path = _writer("jsonl")(self, path)
+        return written
 
     def to_csv(self, path: str | Path) -> Path:
         """Write the CSV view (one row per sample x metric, a column per judge) to ``path``, atomically.
@@ -391,9 +393,8 @@ class Report(BaseModel):
         Raises:
             ConfigError: when ``path`` cannot be written (a directory, a missing folder, no permission).
         """
-        from ragqa.render.csvfile import CsvRenderer
-
-        return _write(self, CsvRenderer(), path)
+        written: Path = _writer("csv")(self, path)
+        return written
 
     def to_pandas(self, form: Literal["wide", "long"] = "wide") -> Any:
         """The results as a :class:`pandas.DataFrame` (needs the ``pandas`` extra).
@@ -407,9 +408,7 @@ class Report(BaseModel):
             MissingExtraError: when pandas is not installed (``pip install 'ragqa[pandas]'``).
             ValueError: for a ``form`` other than ``wide`` or ``long``.
         """
-        from ragqa.render.frames import report_frame
-
-        return report_frame(self, form)
+        return _writer("pandas")(self, form)
 
 
 def _short(value: float) -> str:
@@ -417,13 +416,33 @@ def _short(value: float) -> str:
     return "n/a" if math.isnan(value) else f"{value:.3f}"
 
 
-def _write(report: Report, renderer: Any, path: str | Path) -> Path:
-    from ragqa.render.registry import RenderOptions
-    from ragqa.run.outputs import check_output_path
+ReportWriter = Callable[..., Any]
+"""``writer(report, *args)``: what :meth:`Report.to_jsonl`, :meth:`Report.to_csv` and
+:meth:`Report.to_pandas` call, registered by the renderers (:func:`register_writer`)."""
 
-    target = check_output_path(path, option="path")
-    renderer.write(report, target, RenderOptions())
-    return target
+_WRITERS: dict[str, ReportWriter] = {}
+
+
+def register_writer(name: str, writer: ReportWriter) -> None:
+    """Make ``writer`` the one behind ``Report.to_<name>`` (``jsonl``, ``csv``, ``pandas``).
+
+    The renderers register themselves when imported (:mod:`ragqa.render.files`,
+    :mod:`ragqa.render.csvfile`, :mod:`ragqa.render.frames`; importing :mod:`ragqa` imports them),
+    so this data module never imports a renderer. A second registration of a name replaces the first.
+    """
+    _WRITERS[name] = writer
+
+
+def _writer(name: str) -> ReportWriter:
+    """The writer registered under ``name``.
+
+    Raises:
+        ConfigError: when none is (the renderers were not imported; ``import ragqa`` imports them).
+    """
+    writer = _WRITERS.get(name)
+    if writer is None:
+        raise ConfigError(f"no report writer {name!r} is registered; import ragqa (it registers ragqa.render's)")
+    return writer
 
 
 def summarize(

@@ -24,9 +24,9 @@ from pathlib import Path
 from typing import Any
 
 from ragqa.render.atomic import replace_text
-from ragqa.render.registry import RenderOptions, register
+from ragqa.render.registry import RenderOptions, register, write_to
 from ragqa.render.tables import wide_rows
-from ragqa.report import Report
+from ragqa.report import Report, register_writer
 
 __all__ = ["CsvRenderer", "report_to_csv"]
 
@@ -64,3 +64,6 @@ class CsvRenderer:
 
 
 register(CsvRenderer())
+
+
+register_writer("csv", lambda report, path: write_to(report, CsvRenderer(), path))

@@ -13,8 +13,8 @@ from pathlib import Path
 from ragqa.render.atomic import replace_text
 from ragqa.render.junit import JUnitCase, JUnitSuite, result_properties, write_junit
 from ragqa.render.records import report_to_json, result_record
-from ragqa.render.registry import RenderOptions, register
-from ragqa.report import Report
+from ragqa.render.registry import RenderOptions, register, write_to
+from ragqa.report import Report, register_writer
 from ragqa.thresholds import passes
 
 __all__ = ["JUnitRenderer", "JsonRenderer", "JsonlRenderer", "report_junit_cases"]
@@ -87,3 +87,6 @@ class JUnitRenderer:
 
 for _renderer in (JsonRenderer(), JsonlRenderer(), JUnitRenderer()):
     register(_renderer)
+
+
+register_writer("jsonl", lambda report, path: write_to(report, JsonlRenderer(), path))

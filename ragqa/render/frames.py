@@ -12,7 +12,7 @@ from typing import Any
 
 from ragqa.errors import MissingExtraError
 from ragqa.render.tables import LONG_COLUMNS, long_rows, wide_rows
-from ragqa.report import Report
+from ragqa.report import Report, register_writer
 
 __all__ = ["FORMS", "import_pandas", "report_frame"]
 
@@ -54,3 +54,6 @@ def report_frame(report: Report, form: str = "wide") -> Any:
     else:
         columns, rows = list(LONG_COLUMNS), long_rows(report)
     return pandas.DataFrame.from_records(rows, columns=columns)
+
+
+register_writer("pandas", report_frame)

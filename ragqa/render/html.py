@@ -465,8 +465,8 @@ def write_report(
             threshold naming no metric of the report (key ``--threshold``).
     """
     from ragqa.errors import ConfigError
+    from ragqa.render.paths import check_output_path
     from ragqa.render.registry import renderer_for
-    from ragqa.run.outputs import check_output_path
 
     renderer = renderer_for(path, option="-o")
     target = check_output_path(path, option="-o")

@@ -14,10 +14,11 @@ from pathlib import Path
 from typing import Protocol
 
 from ragqa.errors import ConfigError
+from ragqa.render.paths import check_output_path
 from ragqa.report import Report
 from ragqa.schema import Language
 
-__all__ = ["RENDERERS", "RenderOptions", "Renderer", "register", "renderer_for"]
+__all__ = ["RENDERERS", "RenderOptions", "Renderer", "register", "renderer_for", "write_to"]
 
 
 @dataclass(frozen=True)
@@ -77,3 +78,18 @@ def renderer_for(path: str | Path, *, option: str = "--out") -> Renderer:
         f"{option} {path}: no output format writes {suffix or 'files without a suffix'!r}; use one of: {known}",
         key=option,
     )
+
+
+def write_to(report: Report, renderer: Renderer, path: str | Path) -> Path:
+    """Write ``report`` with ``renderer`` to ``path`` with default options (what ``Report.to_*`` do).
+
+    Returns:
+        The path written.
+
+    Raises:
+        ConfigError: when ``path`` cannot be written (a directory, a missing folder, no permission),
+            checked before anything is written.
+    """
+    target = check_output_path(path, option="path")
+    renderer.write(report, target, RenderOptions())
+    return target
