@@ -173,3 +173,12 @@ def test_a_fully_scored_python_run_does_not_warn() -> None:
         warnings.simplefilter("error", ragqa.IncompleteRunWarning)
         report = ragqa.evaluate(RECORDS, metrics=["faithfulness"], profile="local")
     assert len(report.results) == 2
+
+
+def test_evaluate_and_aevaluate_take_the_same_parameters() -> None:
+    # both hand dict(locals()) to one mapping (_evaluation), so their parameters must stay the same
+    import inspect
+
+    from ragqa.run.api import aevaluate, evaluate
+
+    assert inspect.signature(evaluate).parameters == inspect.signature(aevaluate).parameters

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 import warnings
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Coroutine, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -205,6 +205,44 @@ async def _run(
             await close_container(container)
 
 
+def _evaluation(a: Mapping[str, Any]) -> Coroutine[Any, Any, Report]:
+    """The run of :func:`evaluate` / :func:`aevaluate` as a coroutine, from their parameters by name.
+
+    Both pass ``dict(locals())``, so this is the one place the public options become a run.
+    """
+    return _run(
+        a["data"],
+        a["metrics"],
+        config=a["config"],
+        profile=a["profile"],
+        thresholds=a["thresholds"],
+        out=a["out"],
+        column_map=a["column_map"],
+        on_invalid=a["on_invalid"],
+        allow_incomplete=a["allow_incomplete"],
+        max_calls=a["max_calls"],
+        resume=a["resume"],
+        retry_failed=a["retry_failed"],
+        no_cache=a["no_cache"],
+        panel=panel_overrides(
+            language=a["language"],
+            aggregation=a["aggregation"],
+            quorum=a["quorum"],
+            deadline_s=a["deadline_s"],
+            call_plan=a["call_plan"],
+            repeats=a["repeats"],
+            reducer=a["reducer"],
+            confidence=a["confidence"],
+        ),
+        container=a["container"],
+        keep_results=a["keep_results"],
+        overwrite=a["overwrite"],
+        shard=a["shard"],
+        engine=make_engine(a["engine"], address=a["address"], workers=a["workers"], batch_size=a["batch_size"]),
+        progress=a["progress"],
+    )
+
+
 async def aevaluate(
     data: Any,
     metrics: Sequence[MetricLike] | str | None = None,
@@ -244,38 +282,8 @@ async def aevaluate(
     cancelling the await cancels the run (finished results stay in the output's ``.partial`` file).
     Arguments, return value and errors are those of :func:`evaluate`.
     """
-    coro = _run(
-        data,
-        metrics,
-        config=config,
-        profile=profile,
-        thresholds=thresholds,
-        out=out,
-        column_map=column_map,
-        on_invalid=on_invalid,
-        allow_incomplete=allow_incomplete,
-        max_calls=max_calls,
-        resume=resume,
-        retry_failed=retry_failed,
-        no_cache=no_cache,
-        panel=panel_overrides(
-            language=language,
-            aggregation=aggregation,
-            quorum=quorum,
-            deadline_s=deadline_s,
-            call_plan=call_plan,
-            repeats=repeats,
-            reducer=reducer,
-            confidence=confidence,
-        ),
-        container=container,
-        keep_results=keep_results,
-        overwrite=overwrite,
-        shard=shard,
-        engine=make_engine(engine, address=address, workers=workers, batch_size=batch_size),
-        progress=progress,
-    )
-    return await default_loop().arun(coro)
+    arguments = dict(locals())  # exactly the parameters, as evaluate passes them too
+    return await default_loop().arun(_evaluation(arguments))
 
 
 def evaluate(
@@ -408,35 +416,5 @@ def evaluate(
             aggregate because judges failed and ``allow_incomplete`` is False); the report is
             returned all the same.
     """
-    coro = _run(
-        data,
-        metrics,
-        config=config,
-        profile=profile,
-        thresholds=thresholds,
-        out=out,
-        column_map=column_map,
-        on_invalid=on_invalid,
-        allow_incomplete=allow_incomplete,
-        max_calls=max_calls,
-        resume=resume,
-        retry_failed=retry_failed,
-        no_cache=no_cache,
-        panel=panel_overrides(
-            language=language,
-            aggregation=aggregation,
-            quorum=quorum,
-            deadline_s=deadline_s,
-            call_plan=call_plan,
-            repeats=repeats,
-            reducer=reducer,
-            confidence=confidence,
-        ),
-        container=container,
-        keep_results=keep_results,
-        overwrite=overwrite,
-        shard=shard,
-        engine=make_engine(engine, address=address, workers=workers, batch_size=batch_size),
-        progress=progress,
-    )
-    return run_sync(coro)
+    arguments = dict(locals())  # exactly the parameters, as aevaluate passes them too
+    return run_sync(_evaluation(arguments))
