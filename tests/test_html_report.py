@@ -316,7 +316,7 @@ def test_browser_screenshot_of_a_real_run(browser: Any, helpdesk_run: Path, tmp_
 
 def test_write_report_refuses_a_threshold_for_a_metric_not_in_the_run(tmp_path: Path) -> None:
     from ragqa.errors import ConfigError
-    from ragqa.render.html import write_report
+    from ragqa.run.replay import write_report
 
     with pytest.raises(ConfigError, match="hallucination: no metric of this run"):
         write_report(hand_built(), tmp_path / "r.html", thresholds={"hallucination": 0.2})

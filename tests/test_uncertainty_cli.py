@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from ragqa.metrics import value_ranges
-from ragqa.render.html import report_from_results
 from ragqa.render.records import read_result_record
 from ragqa.report import summarize
+from ragqa.run.replay import report_from_results
 
 ROOT = Path(__file__).resolve().parent.parent
 IT_HELPDESK = str(ROOT / "examples/datasets/it_helpdesk.jsonl")

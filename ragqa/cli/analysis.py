@@ -115,7 +115,7 @@ def report_command(
     ] = None,
 ) -> None:
     """Rebuild the report of a run from its results file; the drill-down shows inputs when the dataset is readable."""
-    from ragqa.render.html import report_from_results, write_report
+    from ragqa.run.replay import report_from_results, write_report
 
     if language not in ("en", "ru"):
         _fail(f"--language {language!r}: use en or ru")

@@ -22,21 +22,19 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ragqa.interpretation import interpret
 from ragqa.messages import Message
-from ragqa.metrics import value_ranges
 from ragqa.render.atomic import replace_text
 from ragqa.render.console import fmt_cost, fmt_score, jury_texts
 from ragqa.render.details import details_view
 from ragqa.render.labels import LABELS
 from ragqa.render.registry import RenderOptions, register
 from ragqa.report import Agreement, MetricSummary, Report, finite_json
-from ragqa.schema import DEFAULT_CONFIDENCE, Interval, JudgeOutcome, Language, Sample, Usage
+from ragqa.schema import Interval, JudgeOutcome, Language, Sample, Usage
 from ragqa.thresholds import Gate, gate, is_flaky, passes
 
 if TYPE_CHECKING:
@@ -47,10 +45,8 @@ __all__ = [
     "HtmlRenderer",
     "build_view",
     "json_for_script",
-    "report_from_results",
     "report_to_html",
     "template_environment",
-    "write_report",
 ]
 
 
@@ -375,112 +371,3 @@ class HtmlRenderer:
 
 
 register(HtmlRenderer())
-
-
-def report_from_results(path: Path) -> tuple[Report, str | None]:
-    """Rebuild the :class:`~ragqa.report.Report` of a finished (or partial) run from its results file.
-
-    The results are read with :func:`ragqa.run.stream.read_results` and summarised with
-    :func:`ragqa.report.summarize` (panel order and the intervals' confidence level from the
-    header). The samples (the drill-down's inputs) are loaded from the header's dataset path when
-    that file is readable and still holds the samples that were scored (its
-    :func:`ragqa.run.runner.dataset_fingerprint` matches); otherwise ``report.samples`` stays empty
-    and the note says why.
-
-    Args:
-        path: a results file written by ``ragqa evaluate --out results.jsonl`` (or its ``.partial``).
-
-    Returns:
-        ``(report, note)``: ``note`` is ``None`` when the inputs were loaded, else one sentence for the user.
-
-    Raises:
-        ConfigError: when ``path`` is not a readable ragqa results file, or has no result.
-    """
-    from ragqa.errors import ConfigError
-    from ragqa.render.records import read_result_record
-    from ragqa.report import summarize
-    from ragqa.run.stream import read_results
-
-    try:
-        header, records = read_results(path)
-    except ConfigError as exc:
-        raise ConfigError(
-            re.sub(r"[;,] run without --resume$", "", str(exc).replace("--resume", "ragqa report", 1)), key="results"
-        ) from None
-    if not records:
-        raise ConfigError(f"ragqa report: {path} holds no result yet", key="results")
-    results = [read_result_record(r) for r in records.values()]
-    level = header.confidence if header.confidence is not None else DEFAULT_CONFIDENCE  # older files lack it
-    report = Report(
-        results=results,
-        summaries=summarize(results, header.judges, confidence=level, ranges=value_ranges(header.metrics)),
-        run_id=header.run_id,
-        dataset=header.dataset,
-        started_at=header.started_at,
-    )
-    samples, note = _dataset_samples(header.dataset, header.dataset_fingerprint)
-    if samples is not None:
-        scored = set(report.sample_ids)
-        report.samples = [s for s in samples if s.label in scored]
-    return report, note
-
-
-def _dataset_samples(dataset: str, fingerprint: str) -> tuple[list[Sample] | None, str | None]:
-    """The run's samples from its dataset file, or ``None`` and why not."""
-    from ragqa.datasets import load_dataset
-    from ragqa.errors import RagqaError
-    from ragqa.run.runner import dataset_fingerprint
-
-    source = Path(dataset)
-    if not source.is_file():
-        return None, f"the dataset {dataset} is not readable here, so the drill-down shows no inputs"
-    try:
-        samples = load_dataset(source)
-    except (RagqaError, OSError) as exc:
-        return None, f"the dataset {dataset} could not be loaded ({exc}), so the drill-down shows no inputs"
-    if dataset_fingerprint(samples) != fingerprint:
-        return None, f"the dataset {dataset} changed since the run, so the drill-down shows no inputs"
-    return samples, None
-
-
-def write_report(
-    report: Report, path: Path, *, language: Language = "en", thresholds: Mapping[str, float] | None = None
-) -> Path:
-    """Write ``report`` to ``path`` with the renderer its suffix selects (``.html`` here; any registered one).
-
-    Thresholds are given as the user wrote them (``faithfulness``, or a full key such as
-    ``noise_sensitivity(mode=relevant)``); a full key wins over a bare metric name.
-
-    Args:
-        report: the report (e.g. from :func:`report_from_results`).
-        path: the file to write; its parent folder must exist.
-        language: labels and interpretation bands.
-        thresholds: ``{metric name or key: value}``.
-
-    Returns:
-        The path written.
-
-    Raises:
-        ConfigError: for an unknown suffix or a path that cannot be written (key ``-o``), or a
-            threshold naming no metric of the report (key ``--threshold``).
-    """
-    from ragqa.errors import ConfigError
-    from ragqa.render.paths import check_output_path
-    from ragqa.render.registry import renderer_for
-
-    renderer = renderer_for(path, option="-o")
-    target = check_output_path(path, option="-o")
-    keys = [s.metric for s in report.summaries]
-    resolved: dict[str, float] = {}
-    for name, value in (thresholds or {}).items():
-        matched = [k for k in keys if k == name or k.split("(", 1)[0] == name]
-        if not matched:
-            raise ConfigError(
-                f"--threshold {name}: no metric of this run is called so; the run has {', '.join(keys)}",
-                key="--threshold",
-            )
-        for key in matched:
-            if key not in resolved or key == name:
-                resolved[key] = value
-    renderer.write(report, target, RenderOptions(language=language, thresholds=resolved))
-    return target

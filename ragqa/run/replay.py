@@ -1,0 +1,120 @@
+"""Rebuilding a run's report from its results file, and writing a report where the user asked (``ragqa report``).
+
+Run-layer work: it reads results files (:mod:`ragqa.run.stream`), loads and fingerprints the dataset
+(:mod:`ragqa.run.runner`) and resolves thresholds, then hands the report to a renderer.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from pathlib import Path
+
+from ragqa.datasets import load_dataset
+from ragqa.errors import ConfigError, RagqaError
+from ragqa.metrics import value_ranges
+from ragqa.render.paths import check_output_path
+from ragqa.render.records import read_result_record
+from ragqa.render.registry import RenderOptions, renderer_for
+from ragqa.report import Report, summarize
+from ragqa.run.runner import dataset_fingerprint
+from ragqa.run.stream import read_results
+from ragqa.schema import DEFAULT_CONFIDENCE, Language, Sample
+
+__all__ = ["report_from_results", "write_report"]
+
+
+def report_from_results(path: Path) -> tuple[Report, str | None]:
+    """Rebuild the :class:`~ragqa.report.Report` of a finished (or partial) run from its results file.
+
+    The results are read with :func:`ragqa.run.stream.read_results` and summarised with
+    :func:`ragqa.report.summarize` (panel order and the intervals' confidence level from the
+    header). The samples (the drill-down's inputs) are loaded from the header's dataset path when
+    that file is readable and still holds the samples that were scored (its
+    :func:`ragqa.run.runner.dataset_fingerprint` matches); otherwise ``report.samples`` stays empty
+    and the note says why.
+
+    Args:
+        path: a results file written by ``ragqa evaluate --out results.jsonl`` (or its ``.partial``).
+
+    Returns:
+        ``(report, note)``: ``note`` is ``None`` when the inputs were loaded, else one sentence for the user.
+
+    Raises:
+        ConfigError: when ``path`` is not a readable ragqa results file, or has no result.
+    """
+    try:
+        header, records = read_results(path)
+    except ConfigError as exc:
+        raise ConfigError(
+            re.sub(r"[;,] run without --resume$", "", str(exc).replace("--resume", "ragqa report", 1)), key="results"
+        ) from None
+    if not records:
+        raise ConfigError(f"ragqa report: {path} holds no result yet", key="results")
+    results = [read_result_record(r) for r in records.values()]
+    level = header.confidence if header.confidence is not None else DEFAULT_CONFIDENCE  # older files lack it
+    report = Report(
+        results=results,
+        summaries=summarize(results, header.judges, confidence=level, ranges=value_ranges(header.metrics)),
+        run_id=header.run_id,
+        dataset=header.dataset,
+        started_at=header.started_at,
+    )
+    samples, note = _dataset_samples(header.dataset, header.dataset_fingerprint)
+    if samples is not None:
+        scored = set(report.sample_ids)
+        report.samples = [s for s in samples if s.label in scored]
+    return report, note
+
+
+def _dataset_samples(dataset: str, fingerprint: str) -> tuple[list[Sample] | None, str | None]:
+    """The run's samples from its dataset file, or ``None`` and why not."""
+    source = Path(dataset)
+    if not source.is_file():
+        return None, f"the dataset {dataset} is not readable here, so the drill-down shows no inputs"
+    try:
+        samples = load_dataset(source)
+    except (RagqaError, OSError) as exc:
+        return None, f"the dataset {dataset} could not be loaded ({exc}), so the drill-down shows no inputs"
+    if dataset_fingerprint(samples) != fingerprint:
+        return None, f"the dataset {dataset} changed since the run, so the drill-down shows no inputs"
+    return samples, None
+
+
+def write_report(
+    report: Report, path: Path, *, language: Language = "en", thresholds: Mapping[str, float] | None = None
+) -> Path:
+    """Write ``report`` to ``path`` with the renderer its suffix selects (``.html`` here; any registered one).
+
+    Thresholds are given as the user wrote them (``faithfulness``, or a full key such as
+    ``noise_sensitivity(mode=relevant)``); a full key wins over a bare metric name.
+
+    Args:
+        report: the report (e.g. from :func:`report_from_results`).
+        path: the file to write; its parent folder must exist.
+        language: labels and interpretation bands.
+        thresholds: ``{metric name or key: value}``.
+
+    Returns:
+        The path written.
+
+    Raises:
+        ConfigError: for an unknown suffix or a path that cannot be written (key ``-o``), or a
+            threshold naming no metric of the report (key ``--threshold``).
+    """
+    renderer = renderer_for(path, option="-o")
+    target = check_output_path(path, option="-o")
+    keys = [s.metric for s in report.summaries]
+    resolved: dict[str, float] = {}
+    for name, value in (thresholds or {}).items():
+        matched = [k for k in keys if k == name or k.split("(", 1)[0] == name]
+        if not matched:
+            raise ConfigError(
+                f"--threshold {name}: no metric of this run is called so; the run has {', '.join(keys)}",
+                key="--threshold",
+            )
+        for key in matched:
+            if key not in resolved or key == name:
+                resolved[key] = value
+    renderer.write(report, target, RenderOptions(language=language, thresholds=resolved))
+    return target
