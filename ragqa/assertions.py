@@ -545,7 +545,7 @@ async def score_metric(
     chosen = resolve_metric(evaluator, metric)
     limit = resolve_threshold(chosen, explicit=threshold, configured=thresholds)
     result = await evaluator.score(sample, chosen)
-    from ragqa.uncertainty import sample_interval  # numpy: kept off `import ragqa` (tests/test_startup_imports.py)
+    from ragqa.uncertainty import sample_interval  # numpy: kept off `import ragqa` (tests/cli/test_startup_imports.py)
 
     level = confidence if confidence is not None else evaluator.options.confidence
     interval = sample_interval(sample_scores(result), confidence=level, bounds=chosen.value_range)

@@ -1,6 +1,6 @@
 """Threshold gates that know they are unsure: pass, fail or undecided, at every entry point but the CLI run.
 
-The CLI run (``ragqa evaluate``) is in ``tests/test_thresholds_cli.py``.
+The CLI run (``ragqa evaluate``) is in ``tests/cli/test_thresholds_cli.py``.
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ model). For the Chat Completions request ragqa sends (``response_format`` rides 
   ``transform``. That step walks the payload against the ``CompletionCreateParams`` type hints
   (about 0.5 ms of CPU per call on this 4 kB prompt) to rename aliased keys and format dates or
   files; the chat parameters have none of those, so on the plain JSON values LangChain builds it
-  returns an equal copy. ``tests/test_http_judge_paths.py`` proves it on every payload the judge
+  returns an equal copy. ``tests/judges/test_http_judge_paths.py`` proves it on every payload the judge
   sends (each structured-output mode) and checks that the parameter types still have no alias or
   format, so an SDK that adds one fails the test instead of changing a request; at run time the
   first body of each shape goes through the installed SDK's transform once, and a shape it would

@@ -6,7 +6,7 @@ local there is nothing for the loop to serve meanwhile, and the hand-off only co
 job (60 samples, two local judges) the thread's hand-offs and GIL switches cost about a fifth of
 the run's CPU. The panel evaluator therefore sets :data:`inline_work` for a run whose judges are all
 local, and the local judge then computes in place. Same functions on the same inputs: the answers
-(and every score) are identical either way (``tests/test_local_judge_inline.py``).
+(and every score) are identical either way (``tests/judges/local/test_local_judge_inline.py``).
 """
 
 from __future__ import annotations

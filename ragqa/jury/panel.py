@@ -138,7 +138,7 @@ def voted_aggregate(
     Raises:
         ValueError: for an unknown reducer.
     """
-    from ragqa.jury import tally  # numpy, imported by a run that votes only (tests/test_startup_imports.py)
+    from ragqa.jury import tally  # numpy, imported by a run that votes only (tests/cli/test_startup_imports.py)
 
     return tally.voted_aggregate(
         metric, outcomes, strategy=strategy, quorum=quorum, tie_breaker=tie_breaker, reducer=reducer

@@ -1,7 +1,7 @@
 """The numbers of claim-level voting: each sample's verdict matrix, the vote, the voted aggregate. numpy.
 
 Kept apart from :mod:`ragqa.jury.panel` so that a run that does not vote never imports numpy
-(``tests/test_startup_imports.py``); the rule and its sources are in :mod:`ragqa.jury.panel`.
+(``tests/cli/test_startup_imports.py``); the rule and its sources are in :mod:`ragqa.jury.panel`.
 """
 
 from __future__ import annotations

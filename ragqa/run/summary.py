@@ -16,7 +16,7 @@ functions as :func:`~ragqa.report.summarize` (``nan_mean``, the :class:`~ragqa.s
 sums in the same order, :func:`ragqa.agreement.agreement` on the same judges x samples matrix,
 :func:`ragqa.uncertainty.metric_intervals` on the same values), so the summaries equal those of a
 report built from all results, bit for bit, whatever order the results arrived in
-(``tests/test_run_memory.py`` proves it, resumed runs included). Memory is about
+(``tests/run/test_run_memory.py`` proves it, resumed runs included). Memory is about
 ``samples x metrics x (21 + (58 + 8 x repeats) x judges)`` bytes: 29 MB for 100,000 samples, one
 metric and four judges with one repeat, against several hundred for the results themselves.
 

@@ -28,7 +28,7 @@ No I/O, no judges: every function takes numbers and returns numbers or the data 
 :mod:`ragqa.schema` (:class:`~ragqa.schema.Interval`, :class:`~ragqa.schema.VarianceComponents`,
 :class:`~ragqa.schema.AdviceOption`, :class:`~ragqa.schema.Decomposition`, re-exported here,
 importable without numpy so that reports load fast), and is tested against simulations with
-known components (``tests/test_uncertainty.py``). ``scipy.stats`` is imported inside the function
+known components (``tests/uncertainty/test_uncertainty.py``). ``scipy.stats`` is imported inside the function
 that uses it (the bootstrap: it is slow to import and the offline path must start fast); the t
 quantile of the default interval needs numpy only (:func:`t_quantile`).
 """

@@ -111,12 +111,12 @@ def t_quantile(df: int, confidence: float) -> float:
     """Student's t critical value: the ``t > 0`` with ``P(|T| <= t) = confidence``, ``df`` degrees of freedom.
 
     It is the quantile at ``(1 + confidence) / 2`` (``scipy.special.stdtrit(df, (1 + confidence) / 2)``,
-    which ``tests/test_uncertainty.py`` checks it against to 1e-9 relative for 1 to 100,000 degrees
+    which ``tests/uncertainty/test_uncertainty.py`` checks it against to 1e-9 relative for 1 to 100,000 degrees
     of freedom). Computed here with numpy from the exact finite series of the t distribution for an
     integer ``df`` (Abramowitz & Stegun 1964, *Handbook of Mathematical Functions*, 26.7.3-4): a
     bisection for a start, then Newton's method with the t density. Importing ``scipy.special``
     loads scipy's array-API layer, too slow for the offline path's start
-    (``tests/test_startup_imports.py`` keeps scipy out of the README job).
+    (``tests/cli/test_startup_imports.py`` keeps scipy out of the README job).
 
     Args:
         df: degrees of freedom, an integer >= 1.

@@ -46,7 +46,7 @@ from ragqa.metrics import Faithfulness, Hallucination
 from ragqa.run.loop import run_sync
 from ragqa.testing import FunctionJudge, make_sample
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 BEGIN = ROOT / "examples" / "datasets" / "begin_wow_labelled.jsonl"
 
 LABELS = {"s1": 0.0, "s2": 0.0, "s3": 1.0, "s4": 1.0, "s5": 1.0}

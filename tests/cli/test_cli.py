@@ -11,7 +11,7 @@ import pytest
 from ragqa.cli import parse_thresholds
 from ragqa.errors import ConfigError
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 IT_HELPDESK = "examples/datasets/it_helpdesk.jsonl"
 
 

@@ -24,7 +24,7 @@ from _records import untimed
 
 from ragqa.testing import ChatRequest, FakeOpenAIServer, Fault, fake_openai_server, ragqa_responder
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 JUDGES = ("judge-a", "judge-b")
 N_SAMPLES = 12
 

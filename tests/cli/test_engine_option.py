@@ -13,7 +13,7 @@ from ragqa.cli import app
 from ragqa.errors import ConfigError
 from ragqa.run.engine import RAY_MISSING, make_engine
 
-DATASET = str(Path(__file__).resolve().parents[1] / "examples" / "datasets" / "it_helpdesk.jsonl")
+DATASET = str(Path(__file__).resolve().parents[2] / "examples" / "datasets" / "it_helpdesk.jsonl")
 
 
 @pytest.fixture

@@ -23,7 +23,7 @@ from ragqa.errors import ConfigError
 from ragqa.settings import RagqaSettings, builtin_base, load_settings, render_settings
 from ragqa.testing import FakeOpenAIServer
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SEED_PANEL = ["anthropic/claude-4.5-sonnet", "google/gemini-2.5-flash", "openai/gpt-4o-mini", "deepseek/deepseek-v3.2"]
 KEYS_UNSET = {"OPENROUTER_API_KEY": None, "OPENAI_API_KEY": None, "RAGQA_PROFILES_ACTIVE": None}
 ROW = {

@@ -16,7 +16,7 @@ from ragqa.testing import FakeOpenAIServer
 
 __all__ = ["work"]  # the fixture of test_cli_run: a folder with application.yaml and data.jsonl, judges scripted
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 CALLS_PER_SAMPLE = 2  # faithfulness: statements, then one batched verdicts call
 
 

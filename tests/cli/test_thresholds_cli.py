@@ -20,7 +20,7 @@ from ragqa.cli import app
 from ragqa.run.exit_codes import ExitCode
 from ragqa.thresholds import UndecidedWarning
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "examples" / "datasets" / "it_helpdesk.jsonl"
 UNDECIDED = re.compile(
     r"UNDECIDED faithfulness: 0\.607 \[0\.\d{3}, 0\.\d{3}\] against 0\.6, add samples or repeats"

@@ -16,7 +16,7 @@ from ragqa.render.records import read_result_record
 from ragqa.report import summarize
 from ragqa.run.replay import report_from_results
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 IT_HELPDESK = str(ROOT / "examples/datasets/it_helpdesk.jsonl")
 
 

@@ -26,7 +26,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 SHELL_TAGS = frozenset({"bash", "sh", "shell", "console"})
 _FENCE = re.compile(r"^(?P<indent> *)(?P<fence>`{3,}|~{3,})\s*(?P<info>[^`]*)$")
 _MARKER = re.compile(r"^\s*<!--\s*docs-test:\s*(?P<key>[a-z]+)=(?P<value>.*?)\s*-->\s*$")

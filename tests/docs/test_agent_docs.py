@@ -14,7 +14,7 @@ from ragqa.metrics import AgentGoalAccuracy
 from ragqa.metrics.tool_call_accuracy import tool_call_accuracy_score
 from ragqa.metrics.topic_adherence import topic_adherence_score
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PAGES = ROOT / "docs" / "metrics"
 
 

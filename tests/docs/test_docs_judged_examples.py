@@ -20,7 +20,7 @@ from ragqa.metrics import (
 from ragqa.metrics.base import MetricContext
 from ragqa.testing import CountingJudge, ScriptedJudge, make_sample
 
-DOCS = Path(__file__).resolve().parents[1] / "docs" / "metrics"
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "metrics"
 
 
 def page(name: str) -> str:

@@ -13,7 +13,7 @@ from ragqa.metrics.base import MetricContext
 from ragqa.schema import Sample
 from ragqa.testing import ScriptedJudge
 
-DOCS = Path(__file__).resolve().parents[1] / "docs" / "metrics"
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "metrics"
 FOX = "The quick brown fox jumps over the lazy dog"
 TYPOS = ("recieve occassion accomodate", "receive occasion accommodate")
 ORDER = "Order 12345 shipped on 3 May"

@@ -29,7 +29,7 @@ from ragqa.run.estimate import estimate_pairs
 from ragqa.schema import Sample
 from ragqa.testing import FunctionJudge, make_sample
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 IT = ROOT / "examples" / "datasets" / "it_helpdesk.jsonl"
 
 STATEMENTS = ["the VPN needs MFA", "the token lasts 30 days", "reset takes an hour"]

@@ -31,7 +31,7 @@ from ragqa.report import Report
 from ragqa.settings import ChatOptions, LocalJudgeSettings, ResolvedChatModel, RetrySettings
 from ragqa.testing import CountingJudge, FakeOpenAIServer, ScriptedJudge, local_judge_responder
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 DATASET = ROOT / "examples/datasets/agent_conversations.jsonl"
 SAMPLES = load_dataset(DATASET)
 CHAT = "/v1/chat/completions"

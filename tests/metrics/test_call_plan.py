@@ -74,7 +74,7 @@ from ragqa.schema import PanelResult, Sample
 from ragqa.testing import FakeOpenAIServer, fake_openai_server, local_judge_responder
 from ragqa.testing.judges import CountingJudge, FunctionJudge, ScriptedJudge, make_sample
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 IT = ROOT / "examples/datasets/it_helpdesk.jsonl"
 PLANS: tuple[CallPlan, ...] = ("batched", "ragas")
 SIX = ("faithfulness", "noise_sensitivity", "context_precision", "context_recall", "context_entity_recall",

@@ -18,7 +18,7 @@ import pytest
 from ragqa.metrics import METRICS
 from ragqa.testing import FakeOpenAIServer, fake_openai_server, local_judge_responder
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 APPLICATION_YAML = """
 spring:

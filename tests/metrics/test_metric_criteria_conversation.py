@@ -20,7 +20,7 @@ from ragqa.metrics.rubrics_score import DEFAULT_REFERENCE_FREE_RUBRICS
 from ragqa.schema import Sample
 from ragqa.testing import ScriptedJudge
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 AGENT = ROOT / "examples" / "datasets" / "agent_conversations.jsonl"
 
 

@@ -16,7 +16,7 @@ from ragqa.metrics.tool_call_f1 import tool_call_f1_counts, tool_call_f1_score
 from ragqa.schema import Sample
 from ragqa.testing import ScriptedJudge
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _calls(*pairs: tuple[str, dict[str, Any]]) -> list[ToolCall]:

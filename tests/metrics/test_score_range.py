@@ -41,7 +41,7 @@ from ragqa.schema import MetricScore, Sample
 from ragqa.settings import ChatOptions, ResolvedChatModel, RetrySettings
 from ragqa.testing import ChatRequest, FakeOpenAIServer, FunctionJudge, local_judge_responder, ragqa_responder
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 DATASET = ROOT / "examples/datasets/it_helpdesk.jsonl"
 
 pytestmark = pytest.mark.usefixtures("reset_srv")
@@ -223,7 +223,7 @@ def _noop(prompt: Any, data: Any) -> Any:
     raise AssertionError("no judge call expected")
 
 
-# 1.0000000000000002 is float rounding of 1.0 and is clamped (tests/test_score_boundary.py); 1.000001 is not
+# 1.0000000000000002 is float rounding of 1.0 and is clamped (tests/metrics/test_score_boundary.py); 1.000001 is not
 @pytest.mark.parametrize("bad", [1.5, -0.1, math.inf, -math.inf, 1.000001])
 async def test_a_score_out_of_range_is_a_typed_failure_excluded_from_the_aggregate(bad: float) -> None:
     Echo.VALUES = {"bad": bad, "good": 0.25, "nan": math.nan}

@@ -25,7 +25,7 @@ from ragqa.schema import ContextChunk
 from ragqa.testing import FunctionJudge
 from ragqa.testing.server import FakeOpenAIServer, ragqa_responder
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples" / "promptfoo"
 STRICTNESS = {"judge-a": 0.85, "judge-b": 0.6, "judge-c": 0.88}  # off the local judge's supports 0.8 and 0.9
 

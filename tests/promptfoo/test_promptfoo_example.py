@@ -14,7 +14,7 @@ from ragqa.metrics import ResponseRelevancy
 from ragqa.testing import make_sample
 from ragqa.testing.server import fake_openai_server_process
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "promptfoo"
 QUESTION = "How long do I have to return an item for a refund?"
 

@@ -14,7 +14,7 @@ from ragqa.promptfoo import arun_suite, load_suite
 from ragqa.prompts.base import Prompt
 from ragqa.testing import FunctionJudge
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 SUITE = """
 tests:

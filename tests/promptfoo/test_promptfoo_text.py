@@ -18,7 +18,7 @@ from ragqa.promptfoo import ASSERTION_TYPES, arun_suite, load_suite, run_promptf
 from ragqa.testing import ScriptedJudge
 from ragqa.testing.server import FakeOpenAIServer, ragqa_responder
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples" / "promptfoo"
 
 EXPECTED = {

@@ -22,7 +22,7 @@ from ragqa.render.details import details_view
 from ragqa.render.html import HtmlRenderer
 from ragqa.report import Report
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 DATASETS = ROOT / "examples" / "datasets"
 
 SINGLE_TURN = [name for name, cls in METRICS.items() if "messages" not in cls.required_fields]

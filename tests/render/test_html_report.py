@@ -21,7 +21,7 @@ from ragqa.render.html import HtmlRenderer, json_for_script, report_to_html
 from ragqa.report import Agreement, ContestedSample, JudgeBias, PairAgreement, Report, summarize
 from ragqa.schema import Aggregate, JudgeFailure, JudgeOutcome, MetricScore, PanelResult, Sample, Usage
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 IT_HELPDESK = ROOT / "examples" / "datasets" / "it_helpdesk.jsonl"
 INJECTED = "<script>window.__ragqa_pwned = 1; alert(1)</script>"
 EVIL_ID = "evil</script><script>window.__ragqa_pwned = 2</script>"

@@ -19,7 +19,7 @@ from ragqa.render.html import build_view, report_to_html
 from ragqa.render.registry import RenderOptions
 from ragqa.report import Report
 
-DATA = Path(__file__).resolve().parents[1] / "examples" / "datasets" / "it_helpdesk.jsonl"
+DATA = Path(__file__).resolve().parents[2] / "examples" / "datasets" / "it_helpdesk.jsonl"
 
 
 @pytest.fixture(scope="module")

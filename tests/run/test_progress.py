@@ -29,7 +29,7 @@ from ragqa.schema import Sample
 from ragqa.settings import LocalJudgeSettings
 from ragqa.testing import FunctionJudge
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 IT_HELPDESK = ROOT / "examples/datasets/it_helpdesk.jsonl"
 BEGIN = ROOT / "examples/datasets/begin_wow_labelled.jsonl"
 

@@ -40,7 +40,7 @@ from ragqa.schema import Sample  # noqa: E402
 from ragqa.settings import ProviderLimits  # noqa: E402
 from ragqa.testing import FakeOpenAIServer, fake_openai_server, ragqa_responder  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 DATASET = ROOT / "examples" / "datasets" / "it_helpdesk.jsonl"
 JUDGE_KEY = "sk-ray-test-key-never-shipped"
 

@@ -24,7 +24,7 @@ from ragqa.schema import PanelResult
 from ragqa.settings import LocalJudgeSettings
 from ragqa.testing import ChatRequest, CountingJudge, FakeOpenAIServer, Fault, make_sample, ragqa_responder
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 JUDGES = ("judge-a", "judge-b")
 N_SAMPLES = 6
 METRICS = ["faithfulness", "hallucination"]

@@ -14,7 +14,7 @@ import pytest
 import ragqa
 from ragqa.errors import InvalidSamples
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 IT_HELPDESK = ROOT / "examples" / "datasets" / "it_helpdesk.jsonl"
 
 RECORDS = [

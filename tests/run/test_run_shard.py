@@ -16,7 +16,7 @@ from ragqa.run.merge import dataset_ids, merge_results
 from ragqa.run.shard import Shard, parse_shard, shard_of
 from ragqa.run.stream import read_results
 
-DATASET = Path(__file__).resolve().parents[1] / "examples" / "datasets" / "it_helpdesk.jsonl"
+DATASET = Path(__file__).resolve().parents[2] / "examples" / "datasets" / "it_helpdesk.jsonl"
 
 
 def test_shard_of_is_pinned_so_every_machine_and_python_agrees() -> None:

@@ -21,7 +21,7 @@ from ragqa.settings import (
     render_settings,
 )
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 KEY = "sk-or-v1-very-secret-value"
 
 
@@ -369,7 +369,7 @@ def test_embedding_connection_falls_back_to_openai_and_default_client(tmp_path: 
     assert (emb.id, emb.options.dimensions, emb.options.batch_size) == ("emb-x", 256, 8)
     assert emb.base_url == "https://main.example/api" and emb.provider_key == "main.example"
     # no embedding model named anywhere: no embedder, and the default judge is gpt-4o-mini at OpenAI,
-    # which needs a key (Settings() built in code reads no environment: tests/test_init.py)
+    # which needs a key (Settings() built in code reads no environment: tests/cli/test_init.py)
     bare = Settings(spring={"ai": {"openai": {"api_key": "sk-x"}}})  # type: ignore[arg-type]
     assert bare.embedders() == []
     assert [j.model for j in bare.judges()] == ["gpt-4o-mini"]

@@ -13,7 +13,7 @@ from ragqa.container import create_container
 from ragqa.errors import ConfigError
 from ragqa.settings import builtin_profiles, load_settings
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 BUILTIN = ROOT / "ragqa" / "settings" / "profiles" / "application-local.yaml"
 IT_HELPDESK = ROOT / "examples" / "datasets" / "it_helpdesk.jsonl"
 

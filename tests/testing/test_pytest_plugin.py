@@ -22,7 +22,7 @@ from ragqa.pytest_plugin import parse_properties, select_judges, summary_table
 from ragqa.render.records import read_result_record, result_record
 from ragqa.testing import ScriptedJudge
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SUITE = ROOT / "examples" / "pytest_suite"
 
 

@@ -22,7 +22,7 @@ from ragqa.schema import PanelResult, Sample
 from ragqa.testing import ChatRequest, FakeOpenAIServer, Fault, ResponderError, fake_openai_server
 from ragqa.testing.responders import foreign_prompt_responder, memoised, ragqa_responder
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SIX = [
     "faithfulness",
     "noise_sensitivity",

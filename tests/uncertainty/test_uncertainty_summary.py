@@ -25,7 +25,7 @@ from ragqa.settings import load_settings
 from ragqa.testing import NoiseModel, NoisyJudge
 from ragqa.uncertainty import mean_interval, variance_components
 
-IT_HELPDESK = str(Path(__file__).resolve().parent.parent / "examples/datasets/it_helpdesk.jsonl")
+IT_HELPDESK = str(Path(__file__).resolve().parents[2] / "examples/datasets/it_helpdesk.jsonl")
 
 
 def _exact(summaries: Sequence[MetricSummary]) -> str:

@@ -132,7 +132,7 @@ def test_noise_reason_counts_graded_shares_as_the_score_does() -> None:
 
 def _it_001() -> Any:
     """The audit's case: it-001 of the shipped dataset, whose local verdicts are graded."""
-    path = Path(__file__).resolve().parents[1] / "examples" / "datasets" / "it_helpdesk.jsonl"
+    path = Path(__file__).resolve().parents[3] / "examples" / "datasets" / "it_helpdesk.jsonl"
     return next(s for s in load_dataset(path) if s.id == "it-001")
 
 

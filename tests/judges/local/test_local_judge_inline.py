@@ -20,7 +20,7 @@ from ragqa.judges.offload import all_local, inline_work, run_inline
 from ragqa.metrics import ContextEntityRecall, ContextPrecision, Faithfulness, NoiseSensitivity
 from ragqa.testing import ScriptedJudge
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def _outcomes(report: Any) -> list[str]:

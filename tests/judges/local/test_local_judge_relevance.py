@@ -31,7 +31,7 @@ from ragqa.prompts.question_generation import QUESTION_GENERATION, QuestionGener
 from ragqa.prompts.statement_relevance import STATEMENT_RELEVANCE, StatementRelevanceInput
 from ragqa.settings import LocalJudgeSettings
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[3]
 
 ANSWERING = (
     "Photosynthesis is the process by which green plants turn light, water and carbon dioxide into sugar. "

@@ -143,7 +143,7 @@ async def test_the_rubric_example_dataset_uses_each_rubric_source_as_its_readme_
 
     from ragqa.datasets import load_dataset
 
-    path = Path(__file__).resolve().parents[1] / "examples" / "datasets" / "rubric_leave_policy.jsonl"
+    path = Path(__file__).resolve().parents[3] / "examples" / "datasets" / "rubric_leave_policy.jsonl"
     samples = load_dataset(path)
     metric = RubricsScore()
     for sample in samples:

@@ -22,7 +22,7 @@ from ragqa.metrics.base import MetricContext
 from ragqa.schema import Sample
 from ragqa.testing import ScriptedJudge
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 CASES: list[dict[str, Any]] = yaml.safe_load((ROOT / "tests/data/spring-ai-ragas-nlp-cases.yaml").read_text("utf-8"))[
     "cases"
 ]
