@@ -12,13 +12,12 @@ import json
 import logging
 import os
 import sqlite3
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import diskcache
 import pytest
+from _cli import CliResult, run_cli
 
 import ragqa
 from ragqa.cache import JudgeCache
@@ -126,14 +125,10 @@ def test_ragqa_evaluate_with_a_truncated_cache_completes_with_one_warning_and_th
     """The fault matrix's row: ``truncate -s 50% cache.db``, run again: exit 1 and a traceback before."""
     (tmp_path / "application.yaml").write_text("ragqa:\n  cache: {enabled: true, directory: cache}\n", encoding="utf-8")
     (tmp_path / "data.jsonl").write_text("".join(json.dumps(r) + "\n" for r in RECORDS), encoding="utf-8")
-    environ = {k: v for k, v in os.environ.items() if not k.startswith("RAGQA")}
-    environ.update({"CI": "true", "NO_COLOR": "1"})
-    environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), environ.get("PYTHONPATH")]))
 
-    def run(out: str) -> subprocess.CompletedProcess[str]:
-        command = ["evaluate", "data.jsonl", "--profile", "local", "-m", ",".join(METRICS), "--out", out]
-        return subprocess.run(
-            [sys.executable, "-m", "ragqa", *command], cwd=tmp_path, env=environ, capture_output=True, text=True
+    def run(out: str) -> CliResult:
+        return run_cli(
+            "evaluate", "data.jsonl", "--profile", "local", "-m", ",".join(METRICS), "--out", out, cwd=tmp_path
         )
 
     cold = run("cold.jsonl")

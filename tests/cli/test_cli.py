@@ -1,12 +1,13 @@
-"""The CLI, run as a user runs it: a subprocess (``python -m ragqa``) in the repository root."""
+"""The CLI's commands, options, messages and exit codes, run in process (``tests/_cli.py``) in the repository root.
+
+What needs a real process (``python -m ragqa``) is in ``tests/cli/test_cli_process.py``.
+"""
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from _cli import CliResult, run_cli
 
 from ragqa.cli import parse_thresholds
 from ragqa.errors import ConfigError
@@ -15,18 +16,8 @@ ROOT = Path(__file__).resolve().parents[2]
 IT_HELPDESK = "examples/datasets/it_helpdesk.jsonl"
 
 
-def ragqa(*args: str, env: dict[str, str] | None = None, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
-    environ = {k: v for k, v in os.environ.items() if not k.startswith("RAGQA") and k != "OPENROUTER_API_KEY"}
-    environ.update({"CI": "true", "COLUMNS": "200", "NO_COLOR": "1"})
-    environ.update(env or {})
-    return subprocess.run(
-        [sys.executable, "-m", "ragqa", *args],
-        cwd=cwd,
-        env=environ,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+def ragqa(*args: str, env: dict[str, str] | None = None, cwd: Path = ROOT) -> CliResult:
+    return run_cli(*args, env=env, cwd=cwd)
 
 
 def test_version() -> None:

@@ -1,6 +1,7 @@
-"""``ragqa evaluate`` as a CI runs it: a real subprocess whose judges are the fake OpenAI server.
+"""``ragqa evaluate`` as a CI runs it, with the fake OpenAI server as its judges.
 
-Streaming, interruption (SIGINT and ``kill -9``), ``--resume`` and every exit code. Requests are
+Streaming, interruption (SIGINT, SIGTERM and ``kill -9`` of a real ``python -m ragqa`` process),
+``--resume`` and every exit code; the runs that need no signal run in process (``tests/_cli.py``). Requests are
 counted at the fake server, so "no call was made" and "only the missing calls were made" are
 facts, not timings.
 """
@@ -20,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _cli import CliResult, run_cli
 from _records import untimed
 
 from ragqa.testing import ChatRequest, FakeOpenAIServer, Fault, fake_openai_server, ragqa_responder
@@ -86,15 +88,9 @@ def _env(srv: FakeOpenAIServer) -> dict[str, str]:
     return environ
 
 
-def ragqa(srv: FakeOpenAIServer, cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "ragqa", "evaluate", "data.jsonl", *args],
-        cwd=cwd,
-        env=_env(srv),
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+def ragqa(srv: FakeOpenAIServer, cwd: Path, *args: str) -> CliResult:
+    """``ragqa evaluate data.jsonl ARGS...`` in this process (``tests/_cli.py``); the interruptions run a real one."""
+    return run_cli("evaluate", "data.jsonl", *args, cwd=cwd, env={"FAKE_URL": srv.base_url})
 
 
 def chat_requests(srv: FakeOpenAIServer) -> int:

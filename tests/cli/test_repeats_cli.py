@@ -1,4 +1,4 @@
-"""``ragqa evaluate --repeats`` as a user runs it: a subprocess whose judges are the fake OpenAI server.
+"""``ragqa evaluate --repeats`` as a user runs it (in process: tests/_cli.py), with the fake OpenAI server as judges.
 
 Requests are counted at the fake server: "3x the requests", "no request" (a warm cache) and
 "only the missing pairs, three times each" (resume) are counts, not timings.

@@ -1,15 +1,13 @@
-"""--confidence and the intervals in every output, run as a user runs ragqa (a subprocess) on the shipped dataset."""
+"""--confidence and the intervals in every output, run as a user runs ragqa (in process) on the shipped dataset."""
 
 from __future__ import annotations
 
 import csv
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from _cli import CliResult, run_cli
 
 from ragqa.metrics import value_ranges
 from ragqa.render.records import read_result_record
@@ -20,16 +18,12 @@ ROOT = Path(__file__).resolve().parents[2]
 IT_HELPDESK = str(ROOT / "examples/datasets/it_helpdesk.jsonl")
 
 
-def _ragqa(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    environ = {k: v for k, v in os.environ.items() if not k.startswith("RAGQA") and k != "OPENROUTER_API_KEY"}
-    environ.update({"CI": "true", "COLUMNS": "200", "NO_COLOR": "1", "PYTHONPATH": str(ROOT)})
-    return subprocess.run(
-        [sys.executable, "-m", "ragqa", *args], cwd=cwd, env=environ, capture_output=True, text=True, timeout=300
-    )
+def _ragqa(*args: str, cwd: Path) -> CliResult:
+    return run_cli(*args, cwd=cwd)
 
 
 @pytest.fixture(scope="module")
-def run_90(tmp_path_factory: pytest.TempPathFactory) -> tuple[subprocess.CompletedProcess[str], Path]:
+def run_90(tmp_path_factory: pytest.TempPathFactory) -> tuple[CliResult, Path]:
     work = tmp_path_factory.mktemp("confidence")
     result = _ragqa(
         "evaluate", IT_HELPDESK, "--profile", "local", "--no-progress", "--confidence", "0.9",
@@ -39,7 +33,7 @@ def run_90(tmp_path_factory: pytest.TempPathFactory) -> tuple[subprocess.Complet
 
 
 def test_the_console_shows_each_mean_with_its_interval_and_a_variance_line(
-    run_90: tuple[subprocess.CompletedProcess[str], Path],
+    run_90: tuple[CliResult, Path],
 ) -> None:
     result, _ = run_90
     assert result.returncode == 0, result.stderr
@@ -50,7 +44,7 @@ def test_the_console_shows_each_mean_with_its_interval_and_a_variance_line(
 
 
 def test_the_header_names_the_level_and_holds_the_intervals_of_the_records(
-    run_90: tuple[subprocess.CompletedProcess[str], Path],
+    run_90: tuple[CliResult, Path],
 ) -> None:
     result, work = run_90
     assert result.returncode == 0, result.stderr
@@ -71,7 +65,7 @@ def test_the_header_names_the_level_and_holds_the_intervals_of_the_records(
 
 
 def test_the_csv_carries_the_metric_interval_and_each_samples_interval(
-    run_90: tuple[subprocess.CompletedProcess[str], Path],
+    run_90: tuple[CliResult, Path],
 ) -> None:
     result, work = run_90
     assert result.returncode == 0, result.stderr
@@ -88,7 +82,7 @@ def test_the_csv_carries_the_metric_interval_and_each_samples_interval(
 
 
 def test_a_report_rebuilt_from_the_results_file_keeps_the_level_and_the_intervals(
-    run_90: tuple[subprocess.CompletedProcess[str], Path],
+    run_90: tuple[CliResult, Path],
 ) -> None:
     result, work = run_90
     assert result.returncode == 0, result.stderr

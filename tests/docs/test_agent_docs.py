@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
+
+from _cli import run_cli
 
 from ragqa.datasets import load_dataset
 from ragqa.evaluation import PanelEvaluator
@@ -64,9 +64,7 @@ async def test_agent_goal_accuracy_worked_example_on_the_shipped_dataset() -> No
 
 
 def test_ragqa_metrics_lists_the_agent_metrics() -> None:
-    result = subprocess.run(
-        [sys.executable, "-m", "ragqa", "metrics"], capture_output=True, text=True, check=False, cwd=ROOT, timeout=120
-    )
+    result = run_cli("metrics", cwd=ROOT)
     assert result.returncode == 0, result.stderr
     rows = {line.split("│")[1].strip(): line for line in result.stdout.splitlines() if line.count("│") > 5}
     assert "0 (no judge)" in rows["tool_call_accuracy"] and "messages," in rows["tool_call_accuracy"]

@@ -10,13 +10,11 @@ from __future__ import annotations
 
 import json
 import math
-import os
-import subprocess
-import sys
 from datetime import timedelta
 from pathlib import Path
 
 import pytest
+from _cli import run_cli
 from pydantic import SecretStr
 
 from ragqa.cache import CachingJudge, JudgeCache
@@ -154,11 +152,9 @@ async def test_a_warm_cache_changes_no_agent_score(srv: FakeOpenAIServer, tmp_pa
 
 def test_cli_scores_the_shipped_dataset_offline(tmp_path: Path) -> None:
     out = tmp_path / "agent.jsonl"
-    env = {k: v for k, v in os.environ.items() if k != "RAGQA_PROFILES_ACTIVE"}
-    proc = subprocess.run(
-        [sys.executable, "-m", "ragqa", "evaluate", str(DATASET), "--profile", "local", "--metrics",
-         "tool_call_accuracy,agent_goal_accuracy,topic_adherence", "-o", str(out), "--no-progress"],
-        capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300, check=False,
+    proc = run_cli(
+        "evaluate", DATASET, "--profile", "local",
+        "--metrics", "tool_call_accuracy,agent_goal_accuracy,topic_adherence", "-o", out, "--no-progress", cwd=tmp_path,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stdout + proc.stderr
     header, *rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]

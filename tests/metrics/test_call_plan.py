@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _cli import run_cli
 from pydantic import BaseModel
 
 import ragqa
@@ -605,20 +606,7 @@ async def test_graded_batched_answers_survive_the_disk_cache() -> None:
 
 
 def _cli(*args: str) -> Any:
-    import os
-    import subprocess
-    import sys
-
-    env = {k: v for k, v in os.environ.items() if k != "RAGQA_PROFILES_ACTIVE"}
-    return subprocess.run(
-        [sys.executable, "-m", "ragqa", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=ROOT,
-        timeout=300,
-        check=False,
-    )
+    return run_cli(*args, cwd=ROOT)
 
 
 def test_the_cli_takes_the_plan_and_names_it() -> None:

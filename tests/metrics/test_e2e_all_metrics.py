@@ -7,13 +7,11 @@ OpenAI-compatible wire path, so graded support is lost and verdicts are binary, 
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from _cli import run_cli
 
 from ragqa.metrics import METRICS
 from ragqa.testing import FakeOpenAIServer, fake_openai_server, local_judge_responder
@@ -54,12 +52,9 @@ def test_every_metric_runs_across_an_http_panel(server: FakeOpenAIServer, tmp_pa
     out = tmp_path / "results.jsonl"
     single_turn = [name for name, cls in METRICS.items() if "messages" not in cls.required_fields]  # agent: own test
     metrics = [*single_turn, "noise_sensitivity(mode=irrelevant)"]
-    env = {**os.environ, "FAKE_URL": server.base_url, "FAKE_API_KEY": "sk-test-not-secret", "CI": "true"}
-    env.pop("RAGQA_PROFILES_ACTIVE", None)
-    proc = subprocess.run(
-        [sys.executable, "-m", "ragqa", "evaluate", str(dataset), "-c", str(config), "-m", ",".join(metrics),
-         "-o", str(out), "--no-progress"],
-        capture_output=True, text=True, env=env, timeout=300, check=False,
+    proc = run_cli(
+        "evaluate", dataset, "-c", config, "-m", ",".join(metrics), "-o", out, "--no-progress",
+        env={"FAKE_URL": server.base_url, "FAKE_API_KEY": "sk-test-not-secret"},
     )  # fmt: skip
     assert proc.returncode == 0, proc.stdout + proc.stderr
     header, *rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _cli import CliResult, run_cli
 
 from ragqa.container import create_container
 from ragqa.errors import ConfigError, SampleError
@@ -384,7 +385,7 @@ def test_run_promptfoo_file_exit_2_on_bad_file(tmp_path: Path) -> None:
     assert "error: tests[0].assert[0]: assertion type 'nope' is not supported" in out.getvalue()
 
 
-# --- `ragqa test` in a subprocess against the fake server ----------------------------------------
+# --- `ragqa test` against the fake server, in process (tests/_cli.py); Ctrl-C in a real process -----------
 
 def responder(judge: str) -> Any:
     """The ragqa responder a user's server runs, with this judge's support threshold."""
@@ -399,13 +400,9 @@ def fake_url() -> Iterator[str]:
         yield server.base_url
 
 
-def ragqa_test(fake_url: str, *args: str | Path) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ)
-    env["RAGQA_FAKE_URL"] = fake_url
-    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), *filter(None, [env.get("PYTHONPATH")])])
-    env.pop("RAGQA_PROFILES_ACTIVE", None)
-    cmd = [sys.executable, "-m", "ragqa", "test", "--config", str(EXAMPLES / "application.yaml"), *map(str, args)]
-    return subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
+def ragqa_test(fake_url: str, *args: str | Path) -> CliResult:
+    """``ragqa test --config examples/promptfoo/application.yaml ARGS...`` in process (``tests/_cli.py``)."""
+    return run_cli("test", "--config", EXAMPLES / "application.yaml", *args, env={"RAGQA_FAKE_URL": fake_url})
 
 
 def test_ragqa_test_runs_the_seed_examples_as_written(fake_url: str, tmp_path: Path) -> None:

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
+
+from _cli import CliResult, run_cli
 
 from ragqa.evaluation import PanelEvaluator
 from ragqa.judges.local import LocalEmbedder, LocalJudge
@@ -19,18 +18,13 @@ EXAMPLE = ROOT / "examples" / "promptfoo"
 QUESTION = "How long do I have to return an item for a refund?"
 
 
-def _ragqa_test(*args: str, fake_url: str | None = None) -> subprocess.CompletedProcess[str]:
+def _ragqa_test(*args: str, fake_url: str | None = None) -> CliResult:
     """``ragqa test rag_checks.yaml ARGS`` in the example's folder, as the docs tell a user to run it."""
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), *filter(None, [env.get("PYTHONPATH")])])
-    env.pop("RAGQA_PROFILES_ACTIVE", None)
-    if fake_url is not None:
-        env["RAGQA_FAKE_URL"] = fake_url
-    cmd = [sys.executable, "-m", "ragqa", "test", "rag_checks.yaml", *args]
-    return subprocess.run(cmd, cwd=EXAMPLE, env=env, capture_output=True, text=True, timeout=300)
+    env = {} if fake_url is None else {"RAGQA_FAKE_URL": fake_url}
+    return run_cli("test", "rag_checks.yaml", *args, cwd=EXAMPLE, env=env)
 
 
-def _passes_all(proc: subprocess.CompletedProcess[str]) -> None:
+def _passes_all(proc: CliResult) -> None:
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "6 passed, 0 failed of 6 assertion(s)" in proc.stdout
     assert "PASS  [1] refund window :: answer-relevance" in proc.stdout

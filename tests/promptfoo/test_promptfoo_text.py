@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import io
-import os
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from _cli import run_cli
 
 from ragqa.container import create_container
 from ragqa.errors import ConfigError
@@ -114,14 +112,10 @@ def fake_url() -> Iterator[str]:
 
 
 def test_the_mixed_example_file_runs_every_assertion(fake_url: str) -> None:
-    env = dict(os.environ)
-    env["RAGQA_FAKE_URL"] = fake_url
-    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), *filter(None, [env.get("PYTHONPATH")])])
-    env.pop("RAGQA_PROFILES_ACTIVE", None)
-    cmd = [sys.executable, "-m", "ragqa", "test", "--config", str(EXAMPLES / "application.yaml")]
-    proc = subprocess.run(
-        [*cmd, str(EXAMPLES / "string_checks.yaml")], env=env, capture_output=True, text=True, timeout=120
-    )
+    proc = run_cli(
+        "test", "--config", EXAMPLES / "application.yaml", EXAMPLES / "string_checks.yaml",
+        env={"RAGQA_FAKE_URL": fake_url},
+    )  # fmt: skip
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "10 passed, 0 failed of 10 assertion(s) in 1 test(s) from string_checks.yaml" in proc.stdout
     assert "context-faithfulness  [faithfulness] aggregate 1.000 >= 0.8" in proc.stdout

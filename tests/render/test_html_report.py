@@ -7,14 +7,12 @@ check here runs anyway.
 
 import json
 import math
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from _cli import CliResult, run_cli
 
 from ragqa.render import RenderOptions, renderer_for
 from ragqa.render.html import HtmlRenderer, json_for_script, report_to_html
@@ -28,12 +26,8 @@ EVIL_ID = "evil</script><script>window.__ragqa_pwned = 2</script>"
 JUDGES = ("strict", "lenient")
 
 
-def ragqa(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    environ = {k: v for k, v in os.environ.items() if not k.startswith("RAGQA") and k != "OPENROUTER_API_KEY"}
-    environ.update({"CI": "true", "COLUMNS": "200", "NO_COLOR": "1", "PYTHONPATH": str(ROOT)})
-    return subprocess.run(
-        [sys.executable, "-m", "ragqa", *args], cwd=cwd, env=environ, capture_output=True, text=True, timeout=300
-    )
+def ragqa(*args: str, cwd: Path) -> CliResult:
+    return run_cli(*args, cwd=cwd)
 
 
 def outcome(judge: str, value: float | None, *, reason: str = "", failure: str | None = None) -> JudgeOutcome:

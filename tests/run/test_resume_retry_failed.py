@@ -7,13 +7,11 @@ not asked again" is a fact. Scores that were fine are compared byte for byte wit
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from _cli import CliResult, run_cli
 
 import ragqa as ragqa_pkg
 from ragqa.errors import ConfigError
@@ -129,15 +127,8 @@ def test_retry_failed_needs_resume(work: Path) -> None:
 
 
 def test_cli_resume_retry_failed_repairs_a_run_after_an_outage(srv: FakeOpenAIServer, work: Path) -> None:
-    environ = {k: v for k, v in os.environ.items() if not k.startswith("RAGQA")}
-    environ.update({"CI": "true", "COLUMNS": "200", "NO_COLOR": "1"})
-    environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), environ.get("PYTHONPATH")]))
-
-    def evaluate(*args: str) -> subprocess.CompletedProcess[str]:
-        command = [sys.executable, "-m", "ragqa", "evaluate", "data.jsonl", "--metrics", ",".join(METRICS)]
-        return subprocess.run(
-            [*command, "--out", "r.jsonl", *args], cwd=work, env=environ, capture_output=True, text=True, timeout=300
-        )
+    def evaluate(*args: str) -> CliResult:
+        return run_cli("evaluate", "data.jsonl", "--metrics", ",".join(METRICS), "--out", "r.jsonl", *args, cwd=work)
 
     srv.script("judge-a", ragqa_responder())
     srv.script("judge-b", down_on_odd_samples)

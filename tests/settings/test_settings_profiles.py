@@ -1,13 +1,12 @@
 """The built-in offline profile: ``--profile local`` works in any folder, not only in a clone."""
 
 import os
-import subprocess
-import sys
 import textwrap
 import tomllib
 from pathlib import Path
 
 import pytest
+from _cli import run_cli
 
 from ragqa.container import create_container
 from ragqa.errors import ConfigError
@@ -16,16 +15,6 @@ from ragqa.settings import builtin_profiles, load_settings
 ROOT = Path(__file__).resolve().parents[2]
 BUILTIN = ROOT / "ragqa" / "settings" / "profiles" / "application-local.yaml"
 IT_HELPDESK = ROOT / "examples" / "datasets" / "it_helpdesk.jsonl"
-
-
-def run_cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    """``python -m ragqa ...`` in ``cwd``, importing the ragqa under test, with no ragqa variables or keys."""
-    environ = {k: v for k, v in os.environ.items() if not k.startswith("RAGQA") and k != "OPENROUTER_API_KEY"}
-    environ.update({"CI": "true", "COLUMNS": "200", "NO_COLOR": "1"})
-    environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)
-    return subprocess.run(
-        [sys.executable, "-m", "ragqa", *args], cwd=cwd, env=environ, capture_output=True, text=True, timeout=300
-    )
 
 
 def test_local_profile_loads_from_an_empty_folder(tmp_path: Path) -> None:
