@@ -74,6 +74,7 @@ SLOW_MODULES = frozenset(
         "test_calibration",
         "test_call_plan",
         "test_cli",
+        "test_cli_process",
         "test_cli_run",
         "test_docs_commands",
         "test_e2e_all_metrics",

@@ -1,4 +1,5 @@
 import asyncio
+import signal
 import threading
 
 import pytest
@@ -48,6 +49,9 @@ def test_interrupt_cancels_the_task_and_lets_it_unwind():
 
         _thread.interrupt_main()
 
+    # Ctrl-C as Python handles it by default: a shell starts background jobs with SIGINT ignored
+    # (`pytest ... &`), and then interrupt_main() does nothing and this test would wait forever
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     threading.Thread(target=interrupt_when_started, daemon=True).start()
     try:
         with pytest.raises(KeyboardInterrupt):
@@ -55,6 +59,7 @@ def test_interrupt_cancels_the_task_and_lets_it_unwind():
         assert unwound.is_set()
     finally:
         runner.stop()
+        signal.signal(signal.SIGINT, previous)
 
 
 def test_submit_from_the_loop_thread_is_refused():
