@@ -3,6 +3,7 @@ import math
 from pathlib import Path
 
 import pytest
+from factories import nli_answer
 
 from ragqa.datasets import load_dataset, parse_column_map, samples_from_records
 from ragqa.errors import DatasetError, SampleError
@@ -285,14 +286,10 @@ def test_samples_from_records_pandas_conventions() -> None:
 # -- results out --------------------------------------------------------------------------------
 
 
-def _nli(*verdicts: int) -> dict:
-    return {"verdicts": [{"statement": f"s{i}", "reason": "r", "verdict": v} for i, v in enumerate(verdicts)]}
-
-
 async def test_results_jsonl_one_line_per_sample_and_metric(tmp_path: Path) -> None:
     good = ScriptedJudge(
         "good",
-        {"statements": [{"statements": ["a", "b"]}, {"statements": []}], "nli": [_nli(1, 0)]},
+        {"statements": [{"statements": ["a", "b"]}, {"statements": []}], "nli": [nli_answer(1, 0)]},
     )
     bad = ScriptedJudge("bad", {})  # every call fails: excluded with its step and cause
     samples = [make_sample(id="s1"), make_sample(id="s2")]

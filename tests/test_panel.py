@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 from _concurrency import PeakCounter
+from factories import nli_answer
 
 from ragqa.errors import JudgeTimeout, SampleError
 from ragqa.evaluation import PanelEvaluator, PanelOptions
@@ -13,14 +14,10 @@ from ragqa.metrics import Faithfulness, Hallucination
 from ragqa.testing import FunctionJudge, ScriptedJudge, make_sample
 
 
-def _nli(*verdicts: int) -> dict:
-    return {"verdicts": [{"statement": f"s{i}", "reason": "r", "verdict": v} for i, v in enumerate(verdicts)]}
-
-
 def _judge(judge_id: str, verdicts: tuple[int, ...], *, delay_s: float = 0.0) -> ScriptedJudge:
     return ScriptedJudge(
         judge_id,
-        {"statements": [{"statements": [f"claim {i}" for i in range(len(verdicts))]}], "nli": [_nli(*verdicts)]},
+        {"statements": [{"statements": [f"claim {i}" for i in range(len(verdicts))]}], "nli": [nli_answer(*verdicts)]},
         delay_s=delay_s,
     )
 
@@ -49,7 +46,7 @@ async def test_failing_judge_is_excluded_with_step_and_cause() -> None:
 
 
 async def test_wrong_verdict_count_is_a_typed_failure() -> None:
-    liar = ScriptedJudge("liar", {"statements": [{"statements": ["x", "y"]}], "nli": [_nli(1)]})
+    liar = ScriptedJudge("liar", {"statements": [{"statements": ["x", "y"]}], "nli": [nli_answer(1)]})
     r = await PanelEvaluator([liar, _judge("ok", (1,))], [Faithfulness()]).score(make_sample(), Faithfulness())
     assert r.failures[0].error_type == "JudgeOutputError"
     assert "1 verdicts for 2 statements" in r.failures[0].message

@@ -23,6 +23,7 @@ from typing import Any
 import pytest
 from _cli import CliResult, run_cli
 from _records import untimed
+from factories import office_jsonl
 
 from ragqa.testing import ChatRequest, FakeOpenAIServer, Fault, fake_openai_server, ragqa_responder
 
@@ -64,20 +65,7 @@ def work(srv: FakeOpenAIServer, tmp_path: Path) -> Path:
     for judge in JUDGES:
         srv.script(judge, ragqa_responder())
     (tmp_path / "application.yaml").write_text(APPLICATION_YAML, encoding="utf-8")
-    lines = []
-    for i in range(1, N_SAMPLES + 1):
-        supported = "The office opens at nine." if i % 3 else "The office is on the moon."
-        lines.append(
-            json.dumps(
-                {
-                    "id": f"s{i:02d}",
-                    "user_input": f"When does office {i} open?",
-                    "response": f"{supported} Office {i} has a kitchen.",
-                    "retrieved_contexts": [f"The office opens at nine. Office {i} has a kitchen and a garden."],
-                }
-            )
-        )
-    (tmp_path / "data.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    (tmp_path / "data.jsonl").write_text(office_jsonl(N_SAMPLES), encoding="utf-8")
     return tmp_path
 
 

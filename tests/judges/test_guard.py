@@ -6,6 +6,7 @@ import json
 import os
 from typing import Any
 
+import factories
 import httpx2
 import pytest
 from pydantic import SecretStr
@@ -20,7 +21,7 @@ from ragqa.judges._guard import (
 )
 from ragqa.judges.openai import OpenAIEmbedder, OpenAIJudge
 from ragqa.prompts.statements import STATEMENTS, StatementsInput
-from ragqa.settings import ResolvedChatModel, ResolvedEmbeddingModel, RetrySettings
+from ragqa.settings import ResolvedChatModel, ResolvedEmbeddingModel
 from ragqa.testing import FakeOpenAIServer, ragqa_responder
 
 DATA = StatementsInput(question="Who?", answer="Ada wrote programs.")
@@ -57,9 +58,7 @@ class Recorder:
 
 
 def chat_model(base_url: str) -> ResolvedChatModel:
-    return ResolvedChatModel(
-        id="remote", model="m", base_url=base_url, api_key=SecretStr("sk-x"), retry=RetrySettings(max_attempts=3)
-    )
+    return factories.chat_model(base_url, id="remote", api_key="sk-x", timeout_s=None, attempts=3)
 
 
 def test_the_suite_runs_with_remote_calls_blocked() -> None:

@@ -8,17 +8,16 @@ from __future__ import annotations
 import asyncio
 import logging
 import math
-from datetime import timedelta
 
+import factories
 import pytest
-from pydantic import SecretStr
 
 from ragqa.errors import JudgeError, JudgeHTTPError, JudgeTimeout, JudgeUnavailable
 from ragqa.judges.breaker import CircuitBreaker
 from ragqa.judges.openai import OpenAIJudge
 from ragqa.judges.retry import Failure, RetryPolicy, call_with_retry
 from ragqa.prompts.statements import STATEMENTS, StatementsInput
-from ragqa.settings import ChatOptions, ProviderLimits, ResolvedChatModel, RetrySettings
+from ragqa.settings import ProviderLimits, ResolvedChatModel, RetrySettings
 from ragqa.testing import FakeOpenAIServer, Fault
 
 pytestmark = pytest.mark.usefixtures("reset_srv")
@@ -179,15 +178,10 @@ async def test_a_dead_judge_costs_each_running_call_one_probe_not_every_attempt(
 def chat_model(
     url: str, name: str, *, timeout_s: float = 600.0, attempts: int = 10, in_flight: int | None = None
 ) -> ResolvedChatModel:
-    return ResolvedChatModel(
-        id=f"judge-{name}",
-        model=name,
-        base_url=url,
-        api_key=SecretStr("sk-breaker-0123456789"),
-        options=ChatOptions(timeout=timedelta(seconds=timeout_s)),
-        retry=RetrySettings(max_attempts=attempts),
+    return factories.chat_model(
+        url, name, id=f"judge-{name}", api_key="sk-breaker-0123456789", timeout_s=timeout_s, attempts=attempts,
         limits=ProviderLimits(max_in_flight=in_flight) if in_flight is not None else ProviderLimits(),
-    )
+    )  # fmt: skip
 
 
 async def test_a_burst_of_500_502_503_from_every_judge_loses_no_outcome(srv: FakeOpenAIServer) -> None:

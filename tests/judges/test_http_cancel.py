@@ -15,10 +15,10 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+import factories
 import openai
 import pytest
 from _clock import SteppedLoop, run_stepped, settle, until
-from pydantic import SecretStr
 
 from ragqa.container import close_container, create_container
 from ragqa.errors import JudgeError, JudgeHTTPError
@@ -32,7 +32,6 @@ from ragqa.report import Report
 from ragqa.schema import Sample
 from ragqa.settings import (
     BackoffSettings,
-    ChatOptions,
     EmbeddingOptions,
     ResolvedChatModel,
     ResolvedEmbeddingModel,
@@ -55,13 +54,12 @@ REQUEST_TIMEOUT_S = 600.0
 
 
 def chat_model(srv: FakeOpenAIServer, name: str, *, timeout_s: float = REQUEST_TIMEOUT_S) -> ResolvedChatModel:
-    return ResolvedChatModel(
-        id=name,
-        model=name,
-        base_url=srv.base_url,
-        api_key=SecretStr("sk-cancel-0123456789"),
+    return factories.chat_model(
+        srv.base_url,
+        name,
+        api_key="sk-cancel-0123456789",
         provider_key=f"p-{name}",
-        options=ChatOptions(timeout=timedelta(seconds=timeout_s)),
+        timeout_s=timeout_s,
         retry=FAST_RETRY,
     )
 

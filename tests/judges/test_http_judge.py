@@ -6,6 +6,7 @@ import json
 from datetime import timedelta
 from typing import Any
 
+import factories
 import pytest
 from pydantic import SecretStr
 
@@ -43,14 +44,10 @@ pytestmark = pytest.mark.usefixtures("reset_srv")
 def chat_model(
     srv: FakeOpenAIServer, name: str = "m", base_url: str | None = None, **options: Any
 ) -> ResolvedChatModel:
-    return ResolvedChatModel(
-        id=f"judge-{name}",
-        model=name,
-        base_url=base_url if base_url is not None else srv.base_url,
-        api_key=SecretStr(KEY),
+    return factories.chat_model(
+        base_url if base_url is not None else srv.base_url, name, id=f"judge-{name}", api_key=KEY,
         options=ChatOptions(**{"timeout": timedelta(minutes=10), **options}),  # never reached, however loaded
-        retry=RetrySettings(max_attempts=1),
-    )
+    )  # fmt: skip
 
 
 async def ask(judge: OpenAIJudge, prompt: Any = STATEMENTS, data: Any = DATA) -> Any:

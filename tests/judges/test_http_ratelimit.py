@@ -6,8 +6,8 @@ import asyncio
 import math
 from datetime import timedelta
 
+import factories
 import pytest
-from pydantic import SecretStr
 
 from ragqa.errors import JudgeRateLimited
 from ragqa.evaluation import PanelEvaluator
@@ -15,7 +15,7 @@ from ragqa.judges.openai import OpenAIJudge, build_openai_judges
 from ragqa.judges.ratelimit import FairSlots, ProviderLimiter, ProviderLimiters, TokenBucket
 from ragqa.metrics import Faithfulness
 from ragqa.prompts.statements import STATEMENTS, StatementsInput
-from ragqa.settings import ChatOptions, ProviderLimits, ResolvedChatModel, RetrySettings
+from ragqa.settings import ProviderLimits, ResolvedChatModel
 from ragqa.testing import FakeOpenAIServer, make_sample, ragqa_responder
 
 
@@ -224,15 +224,8 @@ def test_registry_returns_one_limiter_per_provider_key() -> None:
 
 
 def chat_model(srv: FakeOpenAIServer, name: str, provider: str, limits: ProviderLimits) -> ResolvedChatModel:
-    return ResolvedChatModel(
-        id=name,
-        model=name,
-        base_url=srv.base_url,
-        api_key=SecretStr("sk-limits-0123456789"),
-        provider_key=provider,
-        limits=limits,
-        options=ChatOptions(timeout=timedelta(minutes=10)),  # never reached, however loaded the machine
-        retry=RetrySettings(max_attempts=1),
+    return factories.chat_model(
+        srv.base_url, name, api_key="sk-limits-0123456789", provider_key=provider, limits=limits
     )
 
 

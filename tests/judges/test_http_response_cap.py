@@ -7,17 +7,16 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator
-from datetime import timedelta
 
+import factories
 import httpx2
 import pytest
-from pydantic import SecretStr
 
 from ragqa.errors import JudgeHTTPError, JudgeOutputError
 from ragqa.judges._http import ResponseTooLarge, response_cap_hook
 from ragqa.judges.openai import OpenAIJudge
 from ragqa.prompts.statements import STATEMENTS, StatementsInput
-from ragqa.settings import ChatOptions, ResolvedChatModel, RetrySettings
+from ragqa.settings import ResolvedChatModel, RetrySettings
 from ragqa.testing import FakeOpenAIServer, Fault
 
 pytestmark = pytest.mark.usefixtures("reset_srv")
@@ -26,14 +25,7 @@ DATA = StatementsInput(question="q", answer="a")
 
 
 def chat_model(url: str, name: str) -> ResolvedChatModel:
-    return ResolvedChatModel(
-        id=f"judge-{name}",
-        model=name,
-        base_url=url,
-        api_key=SecretStr("sk-cap-0123456789"),
-        options=ChatOptions(timeout=timedelta(seconds=600)),
-        retry=RetrySettings(max_attempts=5),
-    )
+    return factories.chat_model(url, name, id=f"judge-{name}", api_key="sk-cap-0123456789", attempts=5)
 
 
 def completion(content: str) -> str:

@@ -25,6 +25,7 @@ from typing import Any
 
 import pytest
 from _cli import run_cli
+from factories import HTTP_PANEL_YAML
 from pydantic import BaseModel
 
 import ragqa
@@ -212,20 +213,7 @@ def test_labelled_chunks_need_no_reference_matrix_on_the_batched_plan() -> None:
 
 # ---- over HTTP: the fake server answers both plans through the local judge ------------------------
 
-APPLICATION_YAML = """
-spring:
-  ai:
-    retry: {max-attempts: 2, backoff: {initial-interval: 10ms, max-interval: 50ms, multiplier: 2}}
-    openai: {base-url: "${FAKE_URL}", api-key: "${FAKE_API_KEY}"}
-    chat-models:
-      default-options: {temperature: 0.0, timeout: 10s}
-      list:
-        - {id: judge-a}
-        - {id: judge-b, options: {structured-output: function_calling}}
-    embedding-models:
-      list:
-        - {id: embed-small, options: {dimensions: 64}}
-"""
+APPLICATION_YAML = HTTP_PANEL_YAML
 
 
 @pytest.fixture(scope="module")

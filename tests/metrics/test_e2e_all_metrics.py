@@ -12,28 +12,14 @@ from pathlib import Path
 
 import pytest
 from _cli import run_cli
+from factories import HTTP_PANEL_YAML
 
 from ragqa.metrics import METRICS
 from ragqa.testing import FakeOpenAIServer, fake_openai_server, local_judge_responder
 
 ROOT = Path(__file__).resolve().parents[2]
 
-APPLICATION_YAML = """
-spring:
-  ai:
-    retry: {max-attempts: 2, backoff: {initial-interval: 10ms, max-interval: 50ms, multiplier: 2}}
-    openai: {base-url: "${FAKE_URL}", api-key: "${FAKE_API_KEY}"}
-    chat-models:
-      default-options: {temperature: 0.0, timeout: 10s}
-      list:
-        - {id: judge-a}
-        - {id: judge-b, options: {structured-output: function_calling}}
-    embedding-models:
-      list:
-        - {id: embed-small, options: {dimensions: 64}}
-ragqa:
-  metrics: [faithfulness]
-"""
+APPLICATION_YAML = HTTP_PANEL_YAML + "ragqa:\n  metrics: [faithfulness]\n"
 
 
 @pytest.fixture(scope="module")

@@ -1,12 +1,10 @@
 import math
 
+from factories import nli_answer
+
 from ragqa.evaluation import PanelEvaluator
 from ragqa.metrics import Faithfulness, Hallucination
 from ragqa.testing import ScriptedJudge, make_sample
-
-
-def _nli(*verdicts: int) -> dict:
-    return {"verdicts": [{"statement": f"s{i}", "reason": "r", "verdict": v} for i, v in enumerate(verdicts)]}
 
 
 async def test_super_bowl_example_faithfulness_half_and_shared_calls() -> None:
@@ -16,7 +14,7 @@ async def test_super_bowl_example_faithfulness_half_and_shared_calls() -> None:
             "statements": [
                 {"statements": ["The first Super Bowl was held on January 15, 1967.", "It was held in Florida."]}
             ],
-            "nli": [_nli(1, 0)],
+            "nli": [nli_answer(1, 0)],
         },
     )
     sample = make_sample(response="The first Super Bowl was held on January 15, 1967, in Florida.")

@@ -6,6 +6,7 @@ import math
 from typing import Any
 
 import pytest
+from factories import nli_answer
 
 from ragqa.evaluation import PanelEvaluator
 from ragqa.metrics import Faithfulness, Hallucination
@@ -15,11 +16,7 @@ from ragqa.testing import ScriptedJudge, make_sample
 
 
 def _nli(statements: list[str], verdicts: list[int]) -> dict[str, Any]:
-    return {
-        "verdicts": [
-            {"statement": s, "reason": "scripted", "verdict": v} for s, v in zip(statements, verdicts, strict=True)
-        ]
-    }
+    return nli_answer(*verdicts, statements=statements, reason="scripted")
 
 
 SB_CONTEXT = (

@@ -3,6 +3,7 @@ import math
 
 import pytest
 from _reports import quorum_run, readme_run
+from factories import nli_answer
 
 from ragqa.evaluation import PanelEvaluator, PanelOptions
 from ragqa.metrics import Faithfulness, Hallucination
@@ -13,19 +14,16 @@ from ragqa.testing import FunctionJudge, ScriptedJudge, make_sample
 from ragqa.usage import record_usage
 
 
-def _nli(*verdicts: int) -> dict:
-    return {"verdicts": [{"statement": f"s{i}", "reason": "r", "verdict": v} for i, v in enumerate(verdicts)]}
-
-
 async def _report(n_samples: int = 2, strategy: str = "mean") -> Report:
     def optimist(prompt, data):  # every statement supported, with usage
         record_usage(Usage(calls=1, prompt_tokens=100, completion_tokens=20, cost=0.001))
         if prompt.name == "statements":
             return {"statements": ["a", "b"]}
-        return _nli(1, 1)
+        return nli_answer(1, 1)
 
     pessimist = ScriptedJudge(
-        "judge-pessimist", {"statements": [{"statements": ["a", "b"]}] * n_samples, "nli": [_nli(1, 0)] * n_samples}
+        "judge-pessimist",
+        {"statements": [{"statements": ["a", "b"]}] * n_samples, "nli": [nli_answer(1, 0)] * n_samples},
     )
     broken = ScriptedJudge("judge-broken", {})
     evaluator = PanelEvaluator(

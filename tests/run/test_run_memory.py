@@ -16,6 +16,7 @@ from typing import TypeVar
 
 import pytest
 from dependency_injector import providers
+from factories import office_jsonl
 from pydantic import BaseModel
 
 from ragqa.aggregate import aggregate
@@ -216,21 +217,7 @@ class _Flaky:
 
 
 def _dataset(path: Path, n: int) -> Path:
-    lines = []
-    for i in range(n):
-        supported = "The office opens at nine." if i % 4 else "The office is on the moon."
-        lines.append(
-            json.dumps(
-                {
-                    "id": f"s{i:02d}",
-                    "user_input": f"When does office {i} open?",
-                    "response": f"{supported} Office {i} has a kitchen.",
-                    "retrieved_contexts": [f"The office opens at nine. Office {i} has a kitchen and a garden."],
-                    "reference": f"Office {i} opens at nine and has a kitchen.",
-                }
-            )
-        )
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    path.write_text(office_jsonl(n, start=0, moon_every=4, reference=True), encoding="utf-8")
     return path
 
 

@@ -1,0 +1,111 @@
+"""Builders that many of ragqa's test modules need: judge answers, chat-model settings, sample records.
+
+One copy here instead of one per test module. A module that needs its own defaults (an API key
+that a test looks for, a client timeout) wraps these in a line or two and says why.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from datetime import timedelta
+from typing import Any
+
+from pydantic import SecretStr
+
+from ragqa.settings import ChatOptions, ResolvedChatModel, RetrySettings
+
+__all__ = ["chat_model", "nli_answer", "office_jsonl", "office_records"]
+
+
+def nli_answer(*verdicts: float, statements: Sequence[str] | None = None, reason: str = "r") -> dict[str, Any]:
+    """A judge's answer to the NLI prompt: one verdict per statement (``s0``, ``s1``, ... unless given).
+
+    Raises:
+        ValueError: when ``statements`` and ``verdicts`` differ in length.
+    """
+    names = [f"s{i}" for i in range(len(verdicts))] if statements is None else list(statements)
+    return {
+        "verdicts": [{"statement": s, "reason": reason, "verdict": v} for s, v in zip(names, verdicts, strict=True)]
+    }
+
+
+def chat_model(
+    base_url: str,
+    name: str = "m",
+    *,
+    id: str | None = None,
+    api_key: str = "sk-test-0123456789",
+    timeout_s: float | None = 600.0,
+    attempts: int = 1,
+    retry: RetrySettings | None = None,
+    **fields: Any,
+) -> ResolvedChatModel:
+    """An OpenAI-compatible judge's resolved settings, as ``application.yaml`` would give them.
+
+    Args:
+        base_url: the server (the fake server's ``base_url`` in tests; Spring style, no ``/v1``).
+        name: the model name sent to the server; also the judge id unless ``id`` is given.
+        api_key: the key sent as the bearer token.
+        timeout_s: the client timeout in seconds (600 by default: never reached however loaded the
+            machine; tests count requests instead); ``None`` leaves ``ChatOptions``' default.
+        attempts: ``retry.max_attempts`` when ``retry`` is not given (1: no retry).
+        fields: any other field of :class:`ResolvedChatModel` (``provider_key``, ``limits``,
+            ``options``, which replaces the timeout).
+    """
+    if "options" not in fields and timeout_s is not None:
+        fields["options"] = ChatOptions(timeout=timedelta(seconds=timeout_s))
+    return ResolvedChatModel(
+        id=name if id is None else id,
+        model=name,
+        base_url=base_url,
+        api_key=SecretStr(api_key),
+        retry=RetrySettings(max_attempts=attempts) if retry is None else retry,
+        **fields,
+    )
+
+
+def office_records(n: int, *, start: int = 1, moon_every: int = 3, reference: bool = False) -> list[dict[str, Any]]:
+    """``n`` faithfulness samples ``s01``, ``s02``, ...; every ``moon_every``-th response is not supported.
+
+    Sample ``i``'s response is "The office opens at nine. Office i has a kitchen." (supported by its
+    one context), or "The office is on the moon. ..." when ``i % moon_every == 0``.
+    ``reference`` adds a reference answer for the metrics that need one.
+    """
+    records = []
+    for i in range(start, start + n):
+        supported = "The office opens at nine." if i % moon_every else "The office is on the moon."
+        record: dict[str, Any] = {
+            "id": f"s{i:02d}",
+            "user_input": f"When does office {i} open?",
+            "response": f"{supported} Office {i} has a kitchen.",
+            "retrieved_contexts": [f"The office opens at nine. Office {i} has a kitchen and a garden."],
+        }
+        if reference:
+            record["reference"] = f"Office {i} opens at nine and has a kitchen."
+        records.append(record)
+    return records
+
+
+def office_jsonl(n: int, **options: Any) -> str:
+    """:func:`office_records` as the text of a JSONL dataset file (one record a line)."""
+    return "".join(json.dumps(record) + "\n" for record in office_records(n, **options))
+
+
+HTTP_PANEL_YAML = """
+spring:
+  ai:
+    retry: {max-attempts: 2, backoff: {initial-interval: 10ms, max-interval: 50ms, multiplier: 2}}
+    openai: {base-url: "${FAKE_URL}", api-key: "${FAKE_API_KEY}"}
+    chat-models:
+      default-options: {temperature: 0.0, timeout: 10s}
+      list:
+        - {id: judge-a}
+        - {id: judge-b, options: {structured-output: function_calling}}
+    embedding-models:
+      list:
+        - {id: embed-small, options: {dimensions: 64}}
+"""
+"""``application.yaml`` of two HTTP judges (one on function calling) and an embedder on the fake server.
+
+Set ``FAKE_URL`` (the server's ``base_url``) and ``FAKE_API_KEY`` in the environment of the run."""
