@@ -94,8 +94,19 @@ SLOW_MODULES = frozenset(
 (the README's command, which CI runs) runs everything."""
 
 
+SLOW_TESTS = frozenset(
+    {
+        "test_progress::test_ragqa_evaluate_shows_progress_on_a_terminal",
+        "test_progress::test_ragqa_evaluate_is_silent_off_a_terminal_unless_asked",
+    }
+)
+"""Single tests of otherwise quick modules that start a process (``module::test``, parameters left
+off): the progress bar needs a pseudo-terminal, and a child whose stderr is a real pipe."""
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Mark every test of :data:`SLOW_MODULES` ``slow``."""
+    """Mark every test of :data:`SLOW_MODULES` and every one of :data:`SLOW_TESTS` ``slow``."""
     for item in items:
-        if item.path.stem in SLOW_MODULES:
+        name = getattr(item, "originalname", item.name)
+        if item.path.stem in SLOW_MODULES or f"{item.path.stem}::{name}" in SLOW_TESTS:
             item.add_marker(pytest.mark.slow)
