@@ -562,6 +562,12 @@ class OrderConsistency(BaseModel):
     n_failed: int = 0
     consistency: float = float("nan")
 
+    @field_validator("consistency", mode="before")
+    @classmethod
+    def _null_is_nan(cls, value: Any) -> Any:
+        """JSON's ``null`` (how a results file writes NaN) reads back as NaN."""
+        return math.nan if value is None else value
+
 
 class JudgeOrderConsistency(BaseModel):
     """One judge's position consistency over every probed metric (verdicts pooled).
@@ -587,6 +593,12 @@ class JudgeOrderConsistency(BaseModel):
     flagged: bool = False
     metrics: list[OrderConsistency] = Field(default_factory=list)
     usage: Usage = Field(default_factory=Usage)
+
+    @field_validator("consistency", mode="before")
+    @classmethod
+    def _null_is_nan(cls, value: Any) -> Any:
+        """JSON's ``null`` (how a results file writes NaN) reads back as NaN."""
+        return math.nan if value is None else value
 
 
 class OrderProbeResult(BaseModel):

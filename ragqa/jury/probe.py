@@ -57,6 +57,7 @@ __all__ = [
     "PROBES",
     "OrderProbe",
     "OrderProbeOptions",
+    "merge_probe_results",
     "parse_probes",
     "probe_calls",
     "probe_selects",
@@ -372,3 +373,52 @@ def _verdict_pairs(metric: Metric, original: MetricScore, turned: MetricScore) -
     if math.isnan(original.value) or math.isnan(turned.value):
         return []
     return [(1.0, 1.0 if math.isclose(original.value, turned.value, abs_tol=1e-12) else 0.0)]  # the scores
+
+
+def merge_probe_results(parts: Sequence[OrderProbeResult]) -> OrderProbeResult | None:
+    """The probe figures of a run's parts (``--shard`` parts joined by ``ragqa merge``) as one run's.
+
+    Counts and usage add up; each consistency and flag is computed again from the sums (a judge is
+    flagged when its pooled share of changed verdicts exceeds the first part's ``max_change_rate``).
+    Judges and metrics keep the first part's order, then any other's. ``None`` without parts.
+    """
+    if not parts:
+        return None
+    first = parts[0]
+    judges: dict[str, JudgeOrderConsistency] = {}
+    for part in parts:
+        for judge in part.judges:
+            into = judges.setdefault(judge.judge_id, JudgeOrderConsistency(judge_id=judge.judge_id))
+            rows = {m.metric: m for m in into.metrics}
+            for row in judge.metrics:
+                old = rows.get(row.metric, OrderConsistency(metric=row.metric))
+                rows[row.metric] = OrderConsistency(
+                    metric=row.metric,
+                    n_samples=old.n_samples + row.n_samples,
+                    n_items=old.n_items + row.n_items,
+                    n_changed=old.n_changed + row.n_changed,
+                    n_samples_changed=old.n_samples_changed + row.n_samples_changed,
+                    n_failed=old.n_failed + row.n_failed,
+                    consistency=_consistency(old.n_changed + row.n_changed, old.n_items + row.n_items),
+                )
+            into.metrics = list(rows.values())
+            into.usage = into.usage + judge.usage
+    for judge in judges.values():
+        judge.n_items = sum(m.n_items for m in judge.metrics)
+        judge.n_changed = sum(m.n_changed for m in judge.metrics)
+        judge.consistency = _consistency(judge.n_changed, judge.n_items)
+        judge.flagged = judge.n_items > 0 and judge.n_changed / judge.n_items > first.max_change_rate
+    total = Usage()
+    for part in parts:
+        total = total + part.usage
+    return OrderProbeResult(
+        share=first.share,
+        seed=first.seed,
+        max_change_rate=first.max_change_rate,
+        n_selected=sum(p.n_selected for p in parts),
+        n_samples=sum(p.n_samples for p in parts),
+        metrics=list(dict.fromkeys(m for p in parts for m in p.metrics)),
+        judges=list(judges.values()),
+        usage=total,
+        notes=list(dict.fromkeys(n for p in parts for n in p.notes)),
+    )

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from ragqa.errors import ConfigError
-from ragqa.jury.probe import PROBES, parse_probes
+from ragqa.jury.probe import parse_probes
 from ragqa.metrics.base import Metric
 from ragqa.render.registry import RENDERERS, Renderer, renderer_for
 from ragqa.repeats import REDUCERS
@@ -304,8 +304,8 @@ def _check_panel(panel: Mapping[str, Any]) -> None:
     if "probes" in panel:
         try:
             parse_probes(panel["probes"])
-        except ValueError:
-            raise ConfigError(f"probe {panel['probes']!r}: use one of {', '.join(PROBES)}", key="--probe") from None
+        except ValueError as exc:
+            raise ConfigError(f"--probe: {exc}", key="--probe") from None
     deadline = panel.get("deadline_s")
     if deadline is not None and (isinstance(deadline, bool) or not isinstance(deadline, int | float) or deadline <= 0):
         raise ConfigError(f"deadline {deadline!r}: use a number of seconds > 0", key="--deadline")
