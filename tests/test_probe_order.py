@@ -412,3 +412,28 @@ def test_probe_texts_are_empty_without_a_probe_and_show_nan_as_no_comparison() -
     russian = probe_texts(report.order_probe, language="ru")
     assert "согласованность" in russian[1][0]
     assert not math.isnan(report.order_probe.judges[0].consistency)
+
+
+def test_a_bug_in_a_probe_call_is_counted_and_a_hung_one_ends_at_the_run_deadline() -> None:
+    fair = _answers(first_only=False)
+    seen: dict[str, int] = {}
+
+    async def odd(prompt: Prompt[Any, Any], data: Any) -> Any:
+        seen[prompt.name] = seen.get(prompt.name, 0) + 1
+        if seen[prompt.name] > 1 and prompt.name == "nli":
+            raise RuntimeError("a bug")  # not a judge error: still no crash
+        if seen[prompt.name] > 1 and prompt.name == "context_usefulness_batch":
+            await asyncio.Event().wait()  # hangs until the deadline cancels it
+        return fair(prompt, data)
+
+    report = _evaluate(
+        PanelOptions(probes=("order",), order_probe=OrderProbeOptions(share=1.0), deadline_s=0.5),
+        samples=_samples(1),
+        judges=[FunctionJudge("odd", odd)],
+    )
+    probe = report.order_probe
+    assert probe is not None
+    rows = {m.metric: m for m in probe.judges[0].metrics}
+    assert rows["faithfulness"].n_failed == 1 and rows["context_precision"].n_failed == 1
+    assert probe.judges[0].n_items == 0 and math.isnan(probe.judges[0].consistency)
+    assert all(o.ok for r in report.results for o in r.judges)  # the run's scores were made before the probe

@@ -39,8 +39,15 @@ def _header(path: Path) -> dict[str, Any]:
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     folder = tmp_path_factory.mktemp("probe")
-    out = {"one": folder / "one.jsonl", "1": folder / "part-1.jsonl", "2": folder / "part-2.jsonl"}
-    ragqa.evaluate(DATASET, metrics=METRICS, profile="local", out=out["one"], probe="order", progress=False)
+    out = {
+        "one": folder / "one.jsonl",
+        "html": folder / "one.html",
+        "1": folder / "part-1.jsonl",
+        "2": folder / "part-2.jsonl",
+    }
+    ragqa.evaluate(
+        DATASET, metrics=METRICS, profile="local", out=[out["one"], out["html"]], probe="order", progress=False
+    )
     for k in ("1", "2"):
         ragqa.evaluate(
             DATASET, metrics=METRICS, profile="local", out=out[k], shard=f"{k}/2", probe="order", progress=False
@@ -123,3 +130,10 @@ def test_the_ray_engine_refuses_the_probe_before_any_call() -> None:
     with pytest.raises(ConfigError, match="--engine ray") as caught:
         asyncio.run(Runner(plan, container, engine=Elsewhere()).arun([]))
     assert caught.value.key == "--probe"
+
+
+def test_the_html_report_has_the_probe_section(runs: dict[str, Path]) -> None:
+    html = runs["html"].read_text(encoding="utf-8")
+    assert '<div class="jury probe">' in html
+    assert "Order bias probe: 13 of 13 selected sample(s)" in html
+    assert "local-strict: consistency 1.00 (0 of 74 verdicts changed)" in html

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import logging
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -64,6 +65,8 @@ __all__ = [
     "probed_metrics",
     "reversed_contexts",
 ]
+
+log = logging.getLogger(__name__)
 
 ProbeName = Literal["order"]
 PROBES: tuple[ProbeName, ...] = ("order",)
@@ -281,11 +284,12 @@ class OrderProbe:
         turned: MetricScore | None = None
         with usage_scope() as meter:
             try:
-                original, turned = await asyncio.gather(
-                    metric.score(sample, judge, context), metric.score(flipped, judge, context)
-                )
+                original = await metric.score(sample, judge, context)  # the run's own calls, from memory
+                turned = await metric.score(flipped, judge, context)
             except (JudgeError, SampleError):
-                pass
+                pass  # a judge that fails on the reversed order: counted below, the run goes on
+            except Exception:  # a bug or an unmapped provider error: the probe never stops a run
+                log.exception("order probe: %s with judge %s on sample %s", metric.key, judge.id, sample.label)
             except asyncio.CancelledError:
                 entry.usage = entry.usage + meter.total
                 tally.failed += 1
