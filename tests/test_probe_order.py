@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _records import untimed
 from dependency_injector import providers
 
 import ragqa
@@ -117,17 +118,9 @@ def _evaluate(options: PanelOptions, samples: list[Sample] | None = None, judges
     return asyncio.run(evaluator.evaluate(samples if samples is not None else _samples()))
 
 
-def _untimed(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _untimed(v) for k, v in value.items() if k != "latency_s"}
-    if isinstance(value, list):
-        return [_untimed(v) for v in value]
-    return value
-
-
 def _scores(report: Report) -> list[Any]:
     """Every result without timings: scores, reasons, details, usage, repeats, aggregates."""
-    return [_untimed(result.model_dump(mode="json")) for result in report.results]
+    return [untimed(result.model_dump(mode="json")) for result in report.results]
 
 
 def _by_judge(probe: OrderProbeResult) -> dict[str, Any]:
