@@ -21,7 +21,8 @@ batches, and writes what they return as it comes.
   ``TOKEN``, ``PASSWORD``, ``CREDENTIAL``). A worker takes those from its own environment: on a
   local cluster the workers inherit the driver's; on a remote one, give them to the workers (the
   cluster's secrets, or ``runtime_env``).
-- **Provider limits across the cluster**: :mod:`ragqa.run.ray_limits`, one limiter actor per run.
+- **Provider limits across the cluster**: :mod:`ragqa.run.ray_limits`, one limiter actor per run;
+  it also holds each judge's circuit breaker for the whole cluster (:mod:`ragqa.run.ray_breakers`).
 - **Batches.** At most two batches per worker are in flight; the next is read from the dataset only
   when one comes back, so the driver never holds the dataset. A worker that dies is restarted and
   its batch run again (``max_restarts``, ``max_task_retries``); a batch's records come back
@@ -56,9 +57,11 @@ from pydantic import BaseModel, SecretStr
 
 from ragqa.container import create_container
 from ragqa.errors import ConfigError, RagqaError
+from ragqa.factory import uncached_embedder, uncached_judge
 from ragqa.render.records import read_result_record, result_record
 from ragqa.run.loop import run_sync
 from ragqa.run.plan import make_plan
+from ragqa.run.ray_breakers import share_breakers
 from ragqa.run.ray_limits import ClusterLimiters, start_limits
 from ragqa.run.runner import Runner, cache_counts, config_fingerprint
 from ragqa.schema import PanelResult, Sample
@@ -202,11 +205,14 @@ class PanelWorker:
         handle = ray.get_actor(limits)
         holder = ray.get_runtime_context().get_actor_id() or ""  # the same after a restart
         ray.get(handle.forget.remote(holder))  # what this worker held before it died comes back
-        self.container.limiters.override(providers.Object(ClusterLimiters(handle, holder)))
+        limiters = ClusterLimiters(handle, holder)
+        self.container.limiters.override(providers.Object(limiters))
         plan = make_plan(
             self.container.settings(), metrics=list(settings.metrics), panel=settings.panel, no_cache=settings.no_cache
         )
         self.evaluator = Runner(plan, self.container).build()
+        clients = [*map(uncached_judge, self.evaluator.judges), *map(uncached_embedder, self.evaluator.embedders)]
+        share_breakers(clients, handle, holder, limiters.board)  # one breaker per judge across the cluster
         self.metrics = {m.key: m for m in self.evaluator.metrics}
         if tuple(self.metrics) != settings.metrics or config_fingerprint(self.evaluator) != settings.fingerprint:
             raise ConfigError(
