@@ -6,12 +6,10 @@ checks the breaker's protocol step by step without a cluster.
 
 from __future__ import annotations
 
-import os
 import socket
 import struct
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -19,32 +17,19 @@ import pytest
 
 ray = pytest.importorskip("ray", reason="the ray extra is not installed (pip install -c constraints.txt -e '.[ray]')")
 
+from _ray_cluster import JUDGE_KEY, cluster, office_samples  # noqa: E402,F401 (cluster: the module's fixture)
+
 from ragqa.container import close_container, create_container  # noqa: E402
 from ragqa.judges.breaker import DEFAULT_FAILURE_THRESHOLD  # noqa: E402
 from ragqa.run.loop import run_sync  # noqa: E402
 from ragqa.run.outcome import RunResult  # noqa: E402
 from ragqa.run.plan import make_plan  # noqa: E402
-from ragqa.run.ray_engine import RayEngine, connect  # noqa: E402
+from ragqa.run.ray_engine import RayEngine  # noqa: E402
 from ragqa.run.runner import Runner  # noqa: E402
-from ragqa.schema import Sample  # noqa: E402
 from ragqa.testing import fake_openai_server, ragqa_responder  # noqa: E402
 from ragqa.testing.wire import ChatRequest, Fault  # noqa: E402
 
-pytestmark = pytest.mark.slow
-
-JUDGE_KEY = "sk-ray-shared-test-key"
-
-
-@pytest.fixture(scope="module")
-def cluster() -> Iterator[None]:
-    """A two-CPU Ray cluster on 127.0.0.1, no dashboard; workers inherit ``JUDGE_API_KEY`` from here."""
-    os.environ["JUDGE_API_KEY"] = JUDGE_KEY
-    try:
-        assert connect(None, num_cpus=2)
-        yield
-    finally:
-        ray.shutdown()
-        os.environ.pop("JUDGE_API_KEY", None)
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("cluster")]
 
 
 class _Resets:
@@ -74,23 +59,11 @@ class _Resets:
         self._sock.close()
 
 
-def _samples(n: int) -> list[Sample]:
-    return [
-        Sample(
-            id=f"s{i:03d}",
-            user_input=f"When does office {i} open?",
-            response=f"The office opens at nine. Office {i} has a kitchen.",
-            retrieved_contexts=[f"The office opens at nine. Office {i} has a kitchen and a garden."],
-        )
-        for i in range(n)
-    ]
-
-
 def _run(config: Path, n: int) -> RunResult:
     container = create_container(config)
     plan = make_plan(container.settings(), metrics=["faithfulness"], dataset="offices")
     try:
-        return run_sync(Runner(plan, container, engine=RayEngine(workers=2, batch_size=5)).arun(_samples(n)))
+        return run_sync(Runner(plan, container, engine=RayEngine(workers=2, batch_size=5)).arun(office_samples(n)))
     finally:
         run_sync(close_container(container))
 
@@ -115,7 +88,7 @@ ragqa:
 
 
 def test_a_judge_found_down_by_one_worker_is_not_rediscovered_by_the_other(
-    cluster: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Judge b's requests go one at a time across the cluster (``max-in-flight: 1``) to an endpoint
     that resets every connection. Each worker alone would open its breaker only after its own
@@ -154,9 +127,7 @@ ragqa:
 HOLD_S = 3.0
 
 
-def test_a_retry_after_seen_by_one_worker_holds_every_worker(
-    cluster: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_retry_after_seen_by_one_worker_holds_every_worker(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The 20th request of judge a is answered 429 with ``Retry-After: 3``: from 1.2 s after it
     (time for the news to reach the actor and the other worker's leased tokens to run out) until
     the hold ends, the server receives no request at all, from either worker or judge."""

@@ -238,9 +238,11 @@ def evaluate(
         ),
     ] = None,
     workers: Annotated[
-        int | None,
+        str | None,
         typer.Option(
-            "--workers", help="With --engine ray: panel workers, one CPU each (default: this machine's CPUs)."
+            "--workers",
+            help="With --engine ray: panel workers, one CPU each: N, or MIN:MAX to start MIN and add workers "
+            "up to MAX while batches wait (default: this machine's CPUs).",
         ),
     ] = None,
     batch_size: Annotated[

@@ -271,7 +271,7 @@ async def aevaluate(
     reducer: str | None = None,
     engine: str | None = None,
     address: str | None = None,
-    workers: int | None = None,
+    workers: int | str | None = None,
     batch_size: int | None = None,
     progress: bool | RunProgress | None = None,
     confidence: float | None = None,
@@ -314,7 +314,7 @@ def evaluate(
     reducer: str | None = None,
     engine: str | None = None,
     address: str | None = None,
-    workers: int | None = None,
+    workers: int | str | None = None,
     batch_size: int | None = None,
     progress: bool | RunProgress | None = None,
     confidence: float | None = None,
@@ -383,7 +383,8 @@ def evaluate(
             ``docs/scale.md``). The report, outputs and exit code are those of a local run.
         address: with ``engine="ray"``: ``auto`` or ``ray://host:port`` of a cluster to join;
             default: start a local cluster listening on 127.0.0.1 only.
-        workers: with ``engine="ray"``: panel actors, one CPU each (default: this machine's CPUs).
+        workers: with ``engine="ray"``: panel actors, one CPU each: a count, or ``"MIN:MAX"`` to start
+            ``MIN`` and add actors up to ``MAX`` while batches wait (default: this machine's CPUs).
         batch_size: with ``engine="ray"``: samples per batch handed to a worker (default 64).
         progress: show progress with rate and ETA on stderr while the judges work. ``None``
             (default): a bar in a terminal, a line updated in place in a notebook, nothing
