@@ -101,6 +101,12 @@ def main() -> None:
                     f"peak in flight {stats['peak_in_flight']:.0f}, round trips {trips:.0f} "
                     f"= {trips / max(1, len(calls)):.2f} per call"
                 )
+            breakers = engine.breaker_stats
+            print(
+                f"shared circuit breakers: {breakers['calls']:.0f} actor calls for {len(calls)} requests "
+                f"({breakers['opened']:.0f} openings, {breakers['probes']:.0f} probes); the lease replies carry "
+                "their news, so none while every breaker stays closed"
+            )
         limits = start_limits("ragqa-limits-ping")
         ray.get(limits.take.remote("ping", None, 1, 1))
         began = time.perf_counter()

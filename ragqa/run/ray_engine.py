@@ -336,6 +336,8 @@ class RayEngine:
         """The most workers that scored at once in the last run."""
         self.limits_stats: dict[str, dict[str, float]] = {}
         """Per provider key, what the limiter actor counted (:meth:`ClusterLimits.stats`), after a run."""
+        self.breaker_stats: dict[str, float] = {}
+        """What the shared circuit breakers did and cost (:meth:`ClusterLimits.breaker_stats`), after a run."""
 
     def worker_settings(self, runner: Runner, evaluator: PanelEvaluator) -> WorkerSettings:
         """What the workers of ``runner``'s run build (no secret; see :class:`WorkerSettings`).
@@ -404,6 +406,7 @@ class RayEngine:
             await pool.run(self._batches(todo), on_batch)
             self.peak_workers = pool.peak
             self.limits_stats = await limits.stats.remote()
+            self.breaker_stats = await limits.breaker_stats.remote()
             for key, stats in self.limits_stats.items():
                 log.info("cluster limiter, provider %s: %s", key, stats)
         finally:
