@@ -169,6 +169,15 @@ def evaluate(
             "default: ragqa.repeat-reducer (mean).",
         ),
     ] = None,
+    probe: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--probe",
+            help="A bias probe beside the scores: order re-judges context precision and faithfulness on a "
+            "share of the samples (ragqa.probe.order.share) with the contexts reversed, and reports each "
+            "judge's position consistency (docs/panel.md). Never changes a score.",
+        ),
+    ] = None,
     confidence: Annotated[
         float | None,
         typer.Option(
@@ -319,6 +328,7 @@ def evaluate(
             repeats=repeats,
             reducer=reducer,
             confidence=confidence,
+            probe=probe,
         )
         plan = make_plan(
             container.settings(),
