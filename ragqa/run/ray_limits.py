@@ -157,18 +157,20 @@ class ClusterLimits:
 
     async def take(
         self, key: str, rps: float | None, max_in_flight: int, n: int, since: int = -1
-    ) -> tuple[list[float], BoardUpdate | None]:
+    ) -> tuple[float, list[float], BoardUpdate | None]:
         """Reserve ``n`` tokens of the provider's bucket.
 
         Returns:
-            For each token, the seconds from now until the instant it may be used (>= 0,
-            increasing); and the news for a worker that saw epoch ``since`` (as :meth:`acquire`).
+            The actor's clock now (the waits count from it); for each token, the seconds from
+            then until the instant it may be used (>= 0, increasing); and the news for a worker
+            that saw epoch ``since`` (as :meth:`acquire`).
         """
         provider = self._provider(key, rps, max_in_flight)
         provider.tokens += n
+        now = time.monotonic()
         if provider.bucket is None:
-            return [max(0.0, provider.hold_until - time.monotonic())] * n, self._update(since)
-        return [provider.bucket.reserve() for _ in range(n)], self._update(since)
+            return now, [max(0.0, provider.hold_until - now)] * n, self._update(since)
+        return now, [provider.bucket.reserve() for _ in range(n)], self._update(since)
 
     async def hold(self, key: str, seconds: float) -> None:
         """Hand out no token of ``key`` for ``seconds`` (a worker saw a 429 or a ``Retry-After``)."""
@@ -304,7 +306,14 @@ class _Permits:
 
 
 class _Tokens:
-    """A worker's leased tokens of a provider's cluster-wide bucket: instants on this worker's clock."""
+    """A worker's leased tokens of a provider's cluster-wide bucket: instants on this worker's clock.
+
+    An instant is the actor's (its clock when it answered, plus the token's wait), moved onto this
+    worker's clock by the smallest difference between the two clocks seen in any reply (answer
+    received minus answer sent: the clocks' offset plus the quickest transit). Counting each lease's
+    waits from when its reply arrived instead would shift every lease by its own transit, and a
+    slow reply followed by a quick one would put two workers' tokens closer than ``1 / rps``.
+    """
 
     def __init__(
         self, handle: Any, key: str, spec: tuple[float | None, int], clock: Callable[[], float], board: Board
@@ -319,6 +328,7 @@ class _Tokens:
         self._instants: collections.deque[float] = collections.deque()
         self._lock: asyncio.Lock | None = None
         self._waiting = 0
+        self._offset = float("inf")
         self.dropped = 0
         """Tokens dropped unused (no request claimed them in time)."""
 
@@ -339,12 +349,12 @@ class _Tokens:
                 async with self._lock:
                     if self._instants:
                         continue
-                    waits, update = await self._handle.take.remote(
+                    sent, waits, update = await self._handle.take.remote(
                         self._key, *self._spec, min(LEASE, self._waiting + 1), self._board.epoch
                     )
-                    received = self._clock()
+                    self._offset = min(self._offset, self._clock() - sent)
                     self._board.apply(update)
-                    self._instants.extend(received + w for w in waits)
+                    self._instants.extend(sent + self._offset + w for w in waits)
         finally:
             self._waiting -= 1
         delay = at - self._clock()
