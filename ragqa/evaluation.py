@@ -197,7 +197,10 @@ class PanelEvaluator:
             )
         self._extractor = extractor_index(ids, self.options.extractor) if self.options.votes and ids else 0
         self._context = MetricContext(
-            language=self.options.language, embedders=self.embedders, call_plan=self.options.call_plan
+            language=self.options.language,
+            embedders=self.embedders,
+            call_plan=self.options.call_plan,
+            claim_vote=self.options.votes,
         )
 
     def validate(self, samples: Sequence[Sample], metrics: Sequence[Metric] | None = None) -> list[SampleError]:

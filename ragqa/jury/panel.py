@@ -112,14 +112,15 @@ def voting_judges(shared: Sequence[Judge], metric: Metric, extractor: int) -> li
 
     Args:
         shared: each judge's per-sample shared-call wrapper, in panel order.
-        metric: the metric; one without :attr:`~ragqa.metrics.base.Metric.claim_vote` keeps ``shared``.
+        metric: the metric; one without :attr:`~ragqa.metrics.base.Metric.claim_vote`, or whose vote
+            extracts nothing (context precision), keeps ``shared``.
         extractor: the extractor's index in ``shared``.
 
     Returns:
         One judge per panel judge, in order.
     """
     vote = metric.claim_vote
-    if vote is None or not shared:
+    if vote is None or vote.extraction_prompt is None or not shared:
         return list(shared)
     return [ExtractorJudge(judge, shared[extractor], vote.extraction_prompt) for judge in shared]
 

@@ -26,7 +26,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ragqa.jury.dawid_skene import fit_dawid_skene, residual_correlation
-from ragqa.jury.tally import Matrices, repeat_matrices
+from ragqa.jury.tally import Matrices, repeat_units
 from ragqa.jury.vote import vote_verdicts
 from ragqa.metrics.base import ClaimVote, Metric
 from ragqa.report import JudgeReliability, JuryReliability, MetricSummary
@@ -66,10 +66,10 @@ def _mean(values: Sequence[float]) -> float:
     return math.fsum(finite) / len(finite) if finite else float("nan")
 
 
-def _sample_value(units: Sequence[Matrices], labels: _Matrix, formula: Formula) -> float:
+def _sample_value(units: Sequence[Matrices], labels: _Matrix, formulas: Sequence[Formula]) -> float:
     """The metric on one sample's voted ``labels`` (its rows in stacking order), averaged over its repeats."""
     values, at = [], 0
-    for unit in units:
+    for unit, formula in zip(units, formulas, strict=True):
         lists = []
         for m in unit:
             part = labels[at : at + m.shape[0]]
@@ -88,6 +88,7 @@ def estimate_reliability(
     n_boot: int = 200,
     seed: int = 0,
     confidence: float = 0.95,
+    formulas: Sequence[Sequence[Formula]] | None = None,
 ) -> JuryReliability | None:
     """Fit Dawid-Skene over one metric's verdict matrices and bootstrap each judge's rates.
 
@@ -102,6 +103,8 @@ def estimate_reliability(
         n_boot: bootstrap replicates (>= 1; seeded, so the same run gives the same intervals).
         seed: the bootstrap's seed.
         confidence: the intervals' nominal coverage in (0, 1).
+        formulas: per sample, per repeat, the formula of that unit when it depends on the sample
+            (:data:`ragqa.jury.tally.Unit`); ``None``: ``formula`` for every unit.
 
     Returns:
         The :class:`~ragqa.report.JuryReliability`, or ``None`` with fewer than two judges or no
@@ -113,8 +116,12 @@ def estimate_reliability(
     """
     if n_boot < 1:
         raise ValueError(f"n_boot must be >= 1, got {n_boot}")
-    units = [[unit for unit in sample if unit] for sample in samples]
-    stacked = [(u, np.vstack([m for unit in u for m in unit])) for u in units if u]
+    each = formulas if formulas is not None else [[formula] * len(sample) for sample in samples]
+    units = [
+        [(unit, f) for unit, f in zip(sample, fs, strict=True) if unit]
+        for sample, fs in zip(samples, each, strict=True)
+    ]
+    stacked = [(u, np.vstack([m for unit, _ in u for m in unit])) for u in units if u]
     with_rows = [(u, b) for u, b in stacked if b.shape[0] > 0]
     kept = [b for _, b in with_rows]
     if len(judge_ids) < 2 or not kept:
@@ -164,8 +171,12 @@ def estimate_reliability(
         judges=judges,
         correlations=pairs,
         warnings=warnings,
-        voted_mean=_mean([_sample_value(u, d, formula) for u, d in zip(structure, ds_labels, strict=True)]),
-        majority_mean=_mean([_sample_value(u, m, formula) for u, m in zip(structure, majority, strict=True)]),
+        voted_mean=_mean(
+            [_sample_value([x for x, _ in u], d, [f for _, f in u]) for u, d in zip(structure, ds_labels, strict=True)]
+        ),
+        majority_mean=_mean(
+            [_sample_value([x for x, _ in u], m, [f for _, f in u]) for u, m in zip(structure, majority, strict=True)]
+        ),
         n_changed=int(sum(int(np.sum(d != m)) for d, m in zip(ds_labels, majority, strict=True))),
     )
 
@@ -191,15 +202,17 @@ class JuryCollector:
             m.key: m.claim_vote for m in metrics if m.claim_vote is not None and len(self.judge_ids) >= 2
         }
         self._samples: dict[str, list[list[Matrices]]] = {key: [] for key in self._votes}
+        self._formulas: dict[str, list[list[Formula]]] = {key: [] for key in self._votes}
 
     def add(self, result: PanelResult) -> None:
         """Keep ``result``'s verdict matrix (a metric without claim-vote, or no judge scored: nothing)."""
         vote = self._votes.get(result.metric)
         if vote is None:
             return
-        found = repeat_matrices(result.judges, vote)
+        found = repeat_units(result.judges, vote)
         if found:  # a sample's repeats are one cluster of the bootstrap
-            self._samples[result.metric].append(found)
+            self._samples[result.metric].append([matrices for matrices, _ in found])
+            self._formulas[result.metric].append([formula for _, formula in found])
 
     def attach(self, summaries: Sequence[MetricSummary], results: Sequence[PanelResult] = ()) -> list[MetricSummary]:
         """``summaries`` with :attr:`~ragqa.report.MetricSummary.jury` filled in where a fit exists.
@@ -220,6 +233,7 @@ class JuryCollector:
                     vote.formula,
                     tie_breaker=self.tie_breaker,
                     seed=self.seed,
+                    formulas=self._formulas[summary.metric],
                 )
                 if vote is not None
                 else None
