@@ -14,7 +14,9 @@ majority verdicts.
 
 Each sample's row is written while the run streams, before the run's fit exists, so a
 ``dawid-skene`` run's per-sample aggregates are the majority vote of :mod:`ragqa.jury.panel`; the
-Dawid-Skene verdicts give the summary's :attr:`~ragqa.report.JuryReliability.voted_mean`.
+Dawid-Skene verdicts give the summary's :attr:`~ragqa.report.JuryReliability.voted_mean` and each
+sample's value (:func:`fit_reliability`, :attr:`JuryCollector.dawid_skene`), which the runner adds
+to the finished results file's records.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ from ragqa.metrics.base import ClaimVote, Metric
 from ragqa.report import JudgeReliability, JuryReliability, MetricSummary
 from ragqa.schema import Interval, PanelResult
 
-__all__ = ["HIGH_CORRELATION", "JuryCollector", "estimate_reliability"]
+__all__ = ["HIGH_CORRELATION", "JuryCollector", "estimate_reliability", "fit_reliability"]
 
 HIGH_CORRELATION = 0.3
 """Residual correlation above which a pair of judges is reported as erring together."""
@@ -114,18 +116,52 @@ def estimate_reliability(
         ValueError: for a block of the wrong width, a verdict other than 0, 1 or NaN, or
             ``n_boot < 1``.
     """
+    return fit_reliability(
+        samples,
+        judge_ids,
+        formula,
+        tie_breaker=tie_breaker,
+        n_boot=n_boot,
+        seed=seed,
+        confidence=confidence,
+        formulas=formulas,
+    )[0]
+
+
+def fit_reliability(
+    samples: Sequence[Sequence[Matrices]],
+    judge_ids: Sequence[str],
+    formula: Formula,
+    *,
+    tie_breaker: int = 0,
+    n_boot: int = 200,
+    seed: int = 0,
+    confidence: float = 0.95,
+    formulas: Sequence[Sequence[Formula]] | None = None,
+) -> tuple[JuryReliability | None, list[float]]:
+    """:func:`estimate_reliability`, and each sample's metric on the Dawid-Skene verdicts.
+
+    Returns:
+        ``(reliability, per_sample)``: ``per_sample`` has one value per entry of ``samples``, the
+        metric's formula on that sample's Dawid-Skene verdicts (posterior > 0.5) averaged over its
+        repeats; NaN for a sample without verdicts, and every one NaN when there is no fit.
+
+    Raises:
+        ValueError: as :func:`estimate_reliability`.
+    """
     if n_boot < 1:
         raise ValueError(f"n_boot must be >= 1, got {n_boot}")
+    none: list[float] = [math.nan] * len(samples)
     each = formulas if formulas is not None else [[formula] * len(sample) for sample in samples]
     units = [
         [(unit, f) for unit, f in zip(sample, fs, strict=True) if unit]
         for sample, fs in zip(samples, each, strict=True)
     ]
-    stacked = [(u, np.vstack([m for unit, _ in u for m in unit])) for u in units if u]
-    with_rows = [(u, b) for u, b in stacked if b.shape[0] > 0]
-    kept = [b for _, b in with_rows]
+    stacked = [(i, u, np.vstack([m for unit, _ in u for m in unit])) for i, u in enumerate(units) if u]
+    with_rows = [(i, u, b) for i, u, b in stacked if b.shape[0] > 0]
+    kept = [b for _, _, b in with_rows]
     if len(judge_ids) < 2 or not kept:
-        return None
+        return None, none
     if any(b.shape[1] != len(judge_ids) for b in kept):
         raise ValueError(f"every verdict block needs {len(judge_ids)} columns, one per judge")
     matrix = np.vstack(kept)
@@ -162,8 +198,14 @@ def estimate_reliability(
     ends = np.cumsum([0] + [b.shape[0] for b in kept])
     ds_labels = [fit.labels[ends[i] : ends[i + 1]].astype(np.float64) for i in range(len(kept))]
     majority = [vote_verdicts(b, tie_breaker=tie_breaker) for b in kept]
-    structure = [u for u, _ in with_rows]
-    return JuryReliability(
+    structure = [u for _, u, _ in with_rows]
+    ds_values = [
+        _sample_value([x for x, _ in u], d, [f for _, f in u]) for u, d in zip(structure, ds_labels, strict=True)
+    ]
+    per_sample = list(none)
+    for (i, _, _), value in zip(with_rows, ds_values, strict=True):
+        per_sample[i] = value
+    reliability = JuryReliability(
         n_statements=int(matrix.shape[0]),
         n_samples=len(kept),
         prevalence=fit.prevalence,
@@ -171,14 +213,13 @@ def estimate_reliability(
         judges=judges,
         correlations=pairs,
         warnings=warnings,
-        voted_mean=_mean(
-            [_sample_value([x for x, _ in u], d, [f for _, f in u]) for u, d in zip(structure, ds_labels, strict=True)]
-        ),
+        voted_mean=_mean(ds_values),
         majority_mean=_mean(
             [_sample_value([x for x, _ in u], m, [f for _, f in u]) for u, m in zip(structure, majority, strict=True)]
         ),
         n_changed=int(sum(int(np.sum(d != m)) for d, m in zip(ds_labels, majority, strict=True))),
     )
+    return reliability, per_sample
 
 
 class JuryCollector:
@@ -189,6 +230,10 @@ class JuryCollector:
         judge_ids: the panel's judge ids, in order (fewer than two: nothing is kept).
         tie_breaker: the extractor's index in the panel.
         seed: the bootstrap's seed.
+
+    Attributes:
+        dawid_skene: after :meth:`attach`, per ``(sample id, metric key)`` with verdicts, the
+            metric on that sample's Dawid-Skene verdicts (:func:`fit_reliability`), finite values only.
     """
 
     def __init__(
@@ -203,6 +248,8 @@ class JuryCollector:
         }
         self._samples: dict[str, list[list[Matrices]]] = {key: [] for key in self._votes}
         self._formulas: dict[str, list[list[Formula]]] = {key: [] for key in self._votes}
+        self._ids: dict[str, list[str]] = {key: [] for key in self._votes}
+        self.dawid_skene: dict[tuple[str, str], float] = {}
 
     def add(self, result: PanelResult) -> None:
         """Keep ``result``'s verdict matrix (a metric without claim-vote, or no judge scored: nothing)."""
@@ -213,6 +260,7 @@ class JuryCollector:
         if found:  # a sample's repeats are one cluster of the bootstrap
             self._samples[result.metric].append([matrices for matrices, _ in found])
             self._formulas[result.metric].append([formula for _, formula in found])
+            self._ids[result.metric].append(result.sample_id)
 
     def attach(self, summaries: Sequence[MetricSummary], results: Sequence[PanelResult] = ()) -> list[MetricSummary]:
         """``summaries`` with :attr:`~ragqa.report.MetricSummary.jury` filled in where a fit exists.
@@ -226,17 +274,19 @@ class JuryCollector:
         out = []
         for summary in summaries:
             vote = self._votes.get(summary.metric)
-            fitted = (
-                estimate_reliability(
-                    self._samples[summary.metric],
-                    self.judge_ids,
-                    vote.formula,
-                    tie_breaker=self.tie_breaker,
-                    seed=self.seed,
-                    formulas=self._formulas[summary.metric],
-                )
-                if vote is not None
-                else None
+            if vote is None:
+                out.append(summary)
+                continue
+            fitted, values = fit_reliability(
+                self._samples[summary.metric],
+                self.judge_ids,
+                vote.formula,
+                tie_breaker=self.tie_breaker,
+                seed=self.seed,
+                formulas=self._formulas[summary.metric],
             )
+            for sample_id, value in zip(self._ids[summary.metric], values, strict=True):
+                if math.isfinite(value):
+                    self.dawid_skene[(sample_id, summary.metric)] = value
             out.append(summary.model_copy(update={"jury": fitted}) if fitted is not None else summary)
         return out

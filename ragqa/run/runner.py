@@ -450,6 +450,9 @@ class Runner:
             dataset_samples=prepared.dataset_samples if self.plan.shard is not None else None,
             repeats=evaluator.options.repeats,
             confidence=evaluator.options.confidence,
+            extractor=evaluator.judges[evaluator.extractor].id
+            if evaluator.options.votes and evaluator.judges
+            else None,
         )
 
     def _write_outputs(self, report: Report, options: RenderOptions) -> None:
@@ -599,7 +602,13 @@ class Runner:
         )
         if self.stream is not None:  # last: the partial file keeps every result until the other outputs exist
             final = dataclasses.replace(self.stream.header, intervals=header_intervals(report.summaries))
-            self.stream.finish([(label, key) for label in prepared.labels for key in keys], header=final)
+            # a dawid-skene run's per-sample values exist once the run's fit does: added to the final records
+            amend = (
+                {pair: {"dawid_skene": value} for pair, value in jury.dawid_skene.items()}
+                if jury is not None and evaluator.options.strategy == "dawid-skene"
+                else None
+            )
+            self.stream.finish([(label, key) for label in prepared.labels for key in keys], header=final, amend=amend)
         written = [(output.option, str(output.path)) for output in plan.outputs]
         verdicts = threshold_verdicts(report, plan.thresholds, on_undecided=plan.on_undecided)
         return RunResult(

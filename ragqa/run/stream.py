@@ -82,6 +82,9 @@ class ResultsHeader:
         repeats: times each judge scored each pair (:mod:`ragqa.repeats`); written only when > 1,
             so a single-repeat header is unchanged.
         confidence: the level of the run's confidence intervals (``None`` in files of older runs).
+        extractor: the judge that extracted the statements of a voting run (``claim-vote``,
+            ``dawid-skene``; :mod:`ragqa.jury.panel`), whose verdict settles a tied vote; written
+            only then, so other headers are unchanged.
         intervals: per metric key, ``{"aggregate": interval, "judges": {judge id: interval}}``
             with each interval as :class:`~ragqa.schema.Interval`'s fields (``estimate``, ``low``,
             ``high``, ``confidence``, ``method``, ``n``) or ``None`` when there is none; ``None``
@@ -102,13 +105,14 @@ class ResultsHeader:
     repeats: int = 1
     confidence: float | None = None
     intervals: Mapping[str, Any] | None = None
+    extractor: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         """The header line's object (``ragqa_results`` first; shard fields only when sharded, ``repeats`` when > 1)."""
         data = asdict(self)
         data["metrics"], data["judges"] = list(self.metrics), list(self.judges)
         data["intervals"] = finite_json(dict(self.intervals)) if self.intervals is not None else None
-        for key in ("shard", "dataset_samples"):
+        for key in ("shard", "dataset_samples", "extractor"):
             if data[key] is None:
                 del data[key]
         if self.repeats == 1:
@@ -137,6 +141,7 @@ class ResultsHeader:
             repeats=int(data.get("repeats", 1)),
             confidence=float(data["confidence"]) if data.get("confidence") is not None else None,
             intervals=data.get("intervals"),
+            extractor=str(data["extractor"]) if data.get("extractor") is not None else None,
         )
 
 
@@ -368,7 +373,13 @@ class ResultStream:
             with contextlib.suppress(OSError):
                 file.close()
 
-    def finish(self, order: Iterable[Pair], *, header: ResultsHeader | None = None) -> int:
+    def finish(
+        self,
+        order: Iterable[Pair],
+        *,
+        header: ResultsHeader | None = None,
+        amend: Mapping[Pair, Mapping[str, Any]] | None = None,
+    ) -> int:
         """Write the final file in ``order`` (dataset order) atomically and remove the partial file.
 
         With ``final=False`` nothing is written: the partial file is removed (call this after the
@@ -378,6 +389,9 @@ class ResultStream:
             order: every (sample id, metric key) of the run in dataset order; pairs without a
                 record (skipped as invalid) are left out. A pair written twice keeps its last record.
             header: the final header (the run's with its intervals); default: the partial file's.
+            amend: fields added to a pair's record in the final file (a ``dawid-skene`` run's
+                per-sample ``dawid_skene`` value, known only once the run's fit exists); every
+                other record is copied byte for byte.
 
         Returns:
             The number of records written (with ``final=False``, the records the partial held).
@@ -401,7 +415,10 @@ class ResultStream:
                     offset = self._offsets.get(pair)
                     if offset is not None:
                         source.seek(offset)
-                        target.write(source.readline())
+                        line, extra = source.readline(), (amend or {}).get(pair)
+                        if extra:
+                            line = result_line({**json.loads(line), **extra}).encode("utf-8")
+                        target.write(line)
                         written += 1
 
         try:
