@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import math
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -216,3 +217,16 @@ def test_a_judge_that_fails_does_not_vote() -> None:
     assert result.aggregate.n_failed == 1
     # a and b tie on c1 (a says 0, b says 1): the extractor b settles it
     assert result.aggregate.value == pytest.approx(_plain(ContextPrecision(), sample, _judge("truth")))
+
+
+def test_the_local_judge_recalls_the_same_when_the_split_is_asked_apart() -> None:
+    from ragqa.datasets import load_dataset
+    from ragqa.judges.local import LocalJudge
+
+    samples = load_dataset(Path(__file__).resolve().parents[1] / "examples" / "datasets" / "it_helpdesk.jsonl")[:12]
+    judge = LocalJudge("local")
+    for sample in samples:
+        whole = asyncio.run(ContextRecall().score(sample, judge, MetricContext()))
+        split = asyncio.run(ContextRecall().score(sample, judge, MetricContext(claim_vote=True)))
+        assert split.value == whole.value, sample.id
+        assert split.details["statements"] == whole.details["statements"]
