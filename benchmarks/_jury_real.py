@@ -10,6 +10,9 @@ faithfulness score, plus the yardstick of ``local_judge_agreement.py``:
   so their verdicts are 0/1 at their own threshold, as an LLM's are;
 - ``yardstick``: pysbd sentences and the share of content words found (another method).
 
+A second, binary panel gives every judge 0/1 verdicts, as LLM judges give (see :func:`panel`):
+there the mean of scores loses the graded support that ranks samples finely, as it would with LLMs.
+
 The embeddings extra (MiniLM) changes only the local judge's relevance answers, never its
 support of a statement, so a MiniLM variant scores faithfulness exactly as its lexical twin; the
 study checks that on the first samples and leaves it out of the panel (it would be a copy).
@@ -59,11 +62,26 @@ from ragqa.settings import load_settings
 METHODS = ("mean of scores", "claim-vote", "dawid-skene")
 
 
-def panel() -> list[Judge]:
-    """The five judges (see the module docstring); ``local-strict`` first: it extracts when voting."""
+def panel(binary: bool = False) -> list[Judge]:
+    """The five judges (see the module docstring); ``local-strict`` first: it extracts when voting.
+
+    ``binary``: the binary panel instead, five judges that all give 0/1 verdicts, as LLMs do
+    (``local-strict-binary``, ``local-lenient-binary``, the local judge at threshold 0.5 with and
+    without its number and entity checks, and the yardstick at 0.5, each with its support hidden).
+    """
     config = {m.id: m for m in load_settings(ROOT, ["local"], environ={}).judges()}
     strict = LocalJudge("local-strict", config["local-strict"].local)
     lenient = LocalJudge("local-lenient", config["local-lenient"].local)
+    if binary:
+        mid = config["local-strict"].local.model_copy(update={"support_threshold": 0.5})
+        loose = config["local-lenient"].local.model_copy(update={"support_threshold": 0.5})
+        return [
+            BinaryOnly(strict, "local-strict-binary"),
+            BinaryOnly(lenient, "local-lenient-binary"),
+            BinaryOnly(LocalJudge("local-0.5", mid), "local-0.5-binary"),
+            BinaryOnly(LocalJudge("local-0.5-nochecks", loose), "local-0.5-nochecks-binary"),
+            BinaryOnly(YardstickJudge(), "yardstick-binary"),
+        ]
     return [
         strict,
         lenient,
@@ -182,12 +200,14 @@ def main(data: Path, *, begin_limit: int, n_boot: int, seed: int, minilm: int) -
     if not (data / "halueval_qa").is_dir() or not (data / "begin").is_dir():
         print(f"real-data study skipped: {data} lacks halueval_qa/ or begin/")
         return
-    judges = panel()
     halu_samples, _ = halueval(data)
     halu_labels = {s.id: s.id.endswith(":right") for s in halu_samples if s.id is not None}
     begin_samples, begin_labels = begin(data, begin_limit, seed)
-    print(f"panel: {', '.join(j.id for j in judges)}; extractor local-strict; bootstrap {n_boot} resamples\n")
-    print(study("HaluEval QA", halu_samples, halu_labels, judges, n_boot=n_boot, seed=seed) + "\n")
-    print(study("BEGIN", begin_samples, begin_labels, judges, n_boot=n_boot, seed=seed) + "\n")
+    for binary in (False, True):
+        judges = panel(binary)
+        print(f"## {'binary' if binary else 'graded'} panel: {', '.join(j.id for j in judges)}")
+        print(f"extractor {judges[0].id}; bootstrap {n_boot} resamples\n")
+        print(study("HaluEval QA", halu_samples, halu_labels, judges, n_boot=n_boot, seed=seed) + "\n")
+        print(study("BEGIN", begin_samples, begin_labels, judges, n_boot=n_boot, seed=seed) + "\n")
     if minilm:
         print(minilm_check(begin_samples, minilm))
