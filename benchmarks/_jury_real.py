@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+import random
 import sys
 import time
 from collections.abc import Sequence
@@ -195,12 +196,14 @@ def minilm_check(samples: Sequence[Sample], n: int) -> str:
     return f"MiniLM check: local-strict with embeddings scores faithfulness as without on {same} of {n_results} samples"
 
 
-def main(data: Path, *, begin_limit: int, n_boot: int, seed: int, minilm: int) -> None:
+def main(data: Path, *, begin_limit: int, halueval_limit: int | None, n_boot: int, seed: int, minilm: int) -> None:
     """Print the real-data tables (markdown)."""
     if not (data / "halueval_qa").is_dir() or not (data / "begin").is_dir():
         print(f"real-data study skipped: {data} lacks halueval_qa/ or begin/")
         return
     halu_samples, _ = halueval(data)
+    if halueval_limit is not None and halueval_limit < len(halu_samples):
+        halu_samples = random.Random(seed).sample(halu_samples, halueval_limit)
     halu_labels = {s.id: s.id.endswith(":right") for s in halu_samples if s.id is not None}
     begin_samples, begin_labels = begin(data, begin_limit, seed)
     for binary in (False, True):

@@ -112,13 +112,21 @@ def main() -> None:
     parser.add_argument("--real", action="store_true", help="run the real-data study (benchmarks/_jury_real.py)")
     parser.add_argument("--data", type=Path, default=Path("../shared/data"), help="the labelled data (--real)")
     parser.add_argument("--begin-limit", type=int, default=1000, help="BEGIN samples drawn, seeded (--real)")
+    parser.add_argument("--halueval-limit", type=int, default=None, help="HaluEval samples drawn (--real; all)")
     parser.add_argument("--boot", type=int, default=1000, help="bootstrap resamples (--real)")
     parser.add_argument("--minilm", type=int, default=200, help="samples of the MiniLM check, 0 for none (--real)")
     args = parser.parse_args()
     if args.real:
         from _jury_real import main as real
 
-        real(args.data, begin_limit=args.begin_limit, n_boot=args.boot, seed=0, minilm=args.minilm)
+        real(
+            args.data,
+            begin_limit=args.begin_limit,
+            halueval_limit=args.halueval_limit,
+            n_boot=args.boot,
+            seed=0,
+            minilm=args.minilm,
+        )
         return
     print(
         f"{args.samples} samples of 3-8 statements (70 % supported), judges of accuracy "
