@@ -30,7 +30,7 @@ from ragqa.jury.tally import Matrices, repeat_matrices
 from ragqa.jury.vote import vote_verdicts
 from ragqa.metrics.base import ClaimVote, Metric
 from ragqa.report import JudgeReliability, JuryReliability, MetricSummary
-from ragqa.schema import Interval, PanelResult
+from ragqa.schema import Interval, JudgeOutcome, PanelResult
 
 __all__ = ["HIGH_CORRELATION", "JuryCollector", "estimate_reliability"]
 
@@ -197,7 +197,9 @@ class JuryCollector:
         vote = self._votes.get(result.metric)
         if vote is None:
             return
-        found = repeat_matrices(result.judges, vote)
+        by_id = {o.judge_id: o for o in result.judges}  # a cascade's tier-2 judges may be absent: no verdicts
+        outcomes = [by_id.get(j) or JudgeOutcome(judge_id=j) for j in self.judge_ids]
+        found = repeat_matrices(outcomes, vote)
         if found:  # a sample's repeats are one cluster of the bootstrap
             self._samples[result.metric].append(found)
 
