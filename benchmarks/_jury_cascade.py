@@ -141,6 +141,7 @@ class Outcome:
     agreement: float
     audit: CascadeSummary
     report: Report
+    audit_report: Report
 
 
 def cascade_of(rule: CascadeRule, source: str = "benchmarks/_jury_cascade.py") -> Cascade:
@@ -153,7 +154,8 @@ def run(seed: int, n_samples: int, rule: CascadeRule = RULE) -> Outcome:
     verdicts = simulate(seed, n_samples)
     full = score(verdicts, None)
     cascaded = score(verdicts, cascade_of(rule))
-    audit = score(verdicts, cascade_of(rule), audit=True).cascade
+    audited = score(verdicts, cascade_of(rule), audit=True)
+    audit = audited.cascade
     assert audit is not None
     agree = np.mean(np.array(full.verdicts()) == np.array(cascaded.verdicts()))
     return Outcome(
@@ -161,6 +163,7 @@ def run(seed: int, n_samples: int, rule: CascadeRule = RULE) -> Outcome:
         agreement=float(agree),
         audit=audit,
         report=cascaded.report,
+        audit_report=audited.report,
     )
 
 

@@ -23,19 +23,22 @@ run's header then names the data it came from.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from ragqa.errors import ConfigError
 from ragqa.jury.cascade import FIT_FORMAT, CascadeRule, escalation, tier_one
 from ragqa.render.atomic import replace_text
+from ragqa.report import Report
 from ragqa.schema import PanelResult
 from ragqa.thresholds import Direction, passes
 
-__all__ = ["MARGINS", "SPREADS", "CascadeFit", "CascadeItem", "fit_cascade", "write_fit"]
+__all__ = ["MARGINS", "SPREADS", "CascadeFit", "CascadeItem", "fit_cascade", "fit_report", "write_fit"]
 
 SPREADS: tuple[float | None, ...] = (None, *(round(0.1 * i, 1) for i in range(1, 11)))
 """The spread limits the fit tries (``None``: the spread check off)."""
@@ -54,6 +57,7 @@ class CascadeItem:
         label: the human verdict (pass True), or ``None`` when the sample has no label.
         tier2_calls: tier 2's calls on the item (its provider calls, or its judgements when none).
         direction: the metric's direction.
+        threshold: the metric's threshold; ``None``: the one given to :func:`fit_cascade`.
     """
 
     values: tuple[tuple[float, ...], ...]
@@ -62,9 +66,12 @@ class CascadeItem:
     label: bool | None
     tier2_calls: int
     direction: Direction = "higher"
+    threshold: float | None = None
 
     @classmethod
-    def of(cls, result: PanelResult, *, tier2: Sequence[str], label: bool | None) -> CascadeItem:
+    def of(
+        cls, result: PanelResult, *, tier2: Sequence[str], label: bool | None, threshold: float | None = None
+    ) -> CascadeItem:
         """The item of one audit-run result (every judge of both tiers present)."""
         first = [o for o in tier_one(result.judges, tier2) if o.ok]
         second = [o for o in result.judges if o.judge_id in tier2]
@@ -77,6 +84,7 @@ class CascadeItem:
             label=label,
             tier2_calls=calls if calls else len(second),
             direction=result.direction,
+            threshold=threshold,
         )
 
 
@@ -87,7 +95,7 @@ class CascadeFit:
     Attributes:
         rule: the rule.
         data: what it was fitted on (the dataset's name and the label field).
-        threshold: the threshold the verdicts were read against.
+        threshold: the threshold the verdicts were read against (``None``: each item's own).
         n: labelled items used.
         target: the agreement with the labels a rule had to reach, in [0, 1].
         agreement: the fitted cascade's agreement with the labels, in [0, 1].
@@ -99,7 +107,7 @@ class CascadeFit:
 
     rule: CascadeRule
     data: str
-    threshold: float
+    threshold: float | None
     n: int
     target: float
     agreement: float
@@ -112,7 +120,7 @@ class CascadeFit:
 def fit_cascade(
     items: Sequence[CascadeItem],
     *,
-    threshold: float,
+    threshold: float | None = None,
     target: float | None = None,
     tolerance: float = 0.01,
     data: str = "labelled data",
@@ -121,7 +129,7 @@ def fit_cascade(
 
     Args:
         items: the audit run's labelled items (items without a label or a full aggregate are left out).
-        threshold: the metric's pass threshold, in its units.
+        threshold: the pass threshold of items that carry none (:attr:`CascadeItem.threshold`).
         target: the agreement with the labels a rule must reach, in [0, 1]; ``None``: the full
             panel's agreement less ``tolerance``.
         tolerance: how much agreement below the full panel's the default target allows (>= 0).
@@ -131,14 +139,18 @@ def fit_cascade(
         The :class:`CascadeFit`.
 
     Raises:
-        ValueError: when no item has a label and a full aggregate, or ``target`` is outside [0, 1].
+        ValueError: when no item has a label and a full aggregate, ``target`` is outside [0, 1], or an
+            item has no threshold and none is given.
     """
+    if any(i.threshold is None for i in items) and threshold is None:
+        raise ValueError("an item has no threshold and fit_cascade was given none")
+    items = [i if i.threshold is not None else dataclasses.replace(i, threshold=threshold) for i in items]
     used = [i for i in items if i.label is not None and math.isfinite(i.full)]
     if not used:
         raise ValueError("no labelled item with a full-panel aggregate to fit the cascade on; run with --cascade-audit")
     if target is not None and not 0.0 <= target <= 1.0:
         raise ValueError(f"target agreement must lie in [0, 1], got {target}")
-    full_verdicts = [passes(i.full, threshold, i.direction) for i in used]
+    full_verdicts = [passes(i.full, _cut(i), i.direction) for i in used]
     full_agreement = sum(v == i.label for v, i in zip(full_verdicts, used, strict=True)) / len(used)
     goal = full_agreement - tolerance if target is None else target
     total = sum(i.tier2_calls for i in used) or 1
@@ -147,9 +159,9 @@ def fit_cascade(
         rule = CascadeRule(spread=spread, margin=margin, split=split, interval=True)
         calls = agree = escalated = 0
         for item in used:
-            up = escalation(item.values, item.tier1, threshold, item.direction, rule) is not None
+            up = escalation(item.values, item.tier1, _cut(item), item.direction, rule) is not None
             value = item.full if up else item.tier1
-            agree += passes(value, threshold, item.direction) == item.label
+            agree += passes(value, _cut(item), item.direction) == item.label
             calls += item.tier2_calls if up else 0
             escalated += up
         share, agreement = calls / total, agree / len(used)
@@ -165,6 +177,55 @@ def fit_cascade(
         )
     share, neg_agreement, _, rule, rate = best
     return CascadeFit(rule, data, threshold, len(used), goal, -neg_agreement, full_agreement, share, rate, reached=True)
+
+
+def _cut(item: CascadeItem) -> float:
+    assert item.threshold is not None  # set by fit_cascade
+    return item.threshold
+
+
+def fit_report(
+    report: Report,
+    labels: Mapping[str, float],
+    *,
+    pass_label: float,
+    thresholds: Mapping[str, float],
+    target: float | None = None,
+    data: str = "labelled data",
+) -> CascadeFit:
+    """Fit the rule on an audit run of a labelled dataset (``ragqa calibrate --fit-cascade``).
+
+    Args:
+        report: the audit run's report (``--cascade-audit``; its summaries carry the cascade's tiers).
+        labels: ``{sample id: label}``; a label ``>= pass_label`` passes.
+        pass_label: the passing label.
+        thresholds: per metric key, the threshold to read verdicts against when the run had none
+            (e.g. the calibrated panel threshold).
+        target: as :func:`fit_cascade`.
+        data: what the labels come from (written into the fit).
+
+    Raises:
+        ConfigError: when the run had no cascade audit (``ragqa.jury.cascade`` not enabled).
+    """
+    by_metric = {s.metric: s for s in report.summaries}
+    cascades = [s.cascade for s in report.summaries if s.cascade is not None and s.cascade.audit]
+    if not cascades:
+        raise ConfigError(
+            "--fit-cascade needs the cascade's tiers: enable ragqa.jury.cascade with its tier-2 judges",
+            key="ragqa.jury.cascade.enabled",
+        )
+    items = []
+    for result in report.results:
+        summary = by_metric.get(result.metric)
+        if summary is None or summary.cascade is None:
+            continue
+        cut = summary.cascade.threshold if summary.cascade.threshold is not None else thresholds.get(result.metric)
+        label = labels.get(result.sample_id)
+        if cut is None:
+            continue
+        verdict = None if label is None else label >= pass_label
+        items.append(CascadeItem.of(result, tier2=cascades[0].tier2, label=verdict, threshold=cut))
+    return fit_cascade(items, target=target, data=data)
 
 
 def write_fit(fit: CascadeFit, path: str | Path) -> Path:
