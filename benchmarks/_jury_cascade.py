@@ -182,7 +182,8 @@ def fitted_rule(seed: int, n_samples: int) -> CascadeRule:
 def main(n_samples: int, seeds: int) -> None:
     """Print the cascade's table (means over the seeds) for ``benchmarks/jury.py``."""
     print("## cascade (tier 2: the 0.95 and 0.9 judges; threshold 0.5)\n")
-    print("| rule | tier-2 calls, share of the full panel's | verdicts as the full panel's | audit: share, agreement |")
+    print("| rule | tier-2 calls, share of the full panel's | verdicts as the full panel's |", end="")
+    print(" audit run: share, agreement |")
     print("|---|---|---|---|")
     rules = [("spread 0.5, margin 0.1, split off", RULE)]
     fit = fitted_rule(seeds, n_samples)  # fitted on a seed not among those reported
