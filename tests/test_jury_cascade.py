@@ -21,6 +21,7 @@ from ragqa.metrics.hallucination import Hallucination
 from ragqa.metrics.text.bleu import BleuScore
 from ragqa.prompts.base import Prompt
 from ragqa.render.console import report_to_text
+from ragqa.render.html import report_to_html
 from ragqa.report import Report
 from ragqa.run.stream import read_results
 from ragqa.schema import Sample
@@ -146,6 +147,7 @@ def test_tier_two_is_asked_only_on_escalated_items_and_absent_elsewhere() -> Non
     text = report_to_text(report)
     assert "tier 2 t2a, t2b asked on 2 (50.0 %)" in text
     assert "not asked, not failed" in text
+    assert "not asked, not failed" in report_to_html(report)
 
 
 def test_shared_statement_steps_are_made_once_per_judge_across_escalated_metrics() -> None:
@@ -253,7 +255,9 @@ def _config(tmp_path: Path, extra: str = "") -> Path:
 
 def test_settings_make_a_cascade_and_the_header_names_its_rule(tmp_path: Path) -> None:
     out = tmp_path / "results.jsonl"
-    report = api.evaluate(IT, metrics=["faithfulness"], config=_config(tmp_path), out=out)
+    report = api.evaluate(IT, metrics=["faithfulness"], config=_config(tmp_path), out=[out, tmp_path / "report.json"])
+    [written] = json.loads((tmp_path / "report.json").read_text())["summaries"]
+    assert written["cascade"]["tier2"] == ["dear"] and written["cascade"]["n_items"] == 60
     c = report.summary("faithfulness").cascade
     assert c is not None and (c.tier1, c.tier2, c.threshold) == (["cheap-a", "cheap-b"], ["dear"], 0.7)
     asked = sum(1 for r in report.results if any(o.judge_id == "dear" for o in r.judges))

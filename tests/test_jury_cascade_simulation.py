@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import importlib.util
+import importlib
 import json
 import sys
 from pathlib import Path
@@ -22,12 +22,13 @@ ROOT = Path(__file__).resolve().parents[1]
 
 @pytest.fixture(scope="module")
 def study() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("jury_cascade_study", ROOT / "benchmarks" / "_jury_cascade.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
+    """``benchmarks/_jury_cascade.py``, imported from its folder (a sibling module of the benchmarks)."""
+    folder = str(ROOT / "benchmarks")
+    sys.path.insert(0, folder)
+    try:
+        return importlib.import_module("_jury_cascade")
+    finally:
+        sys.path.remove(folder)
 
 
 def test_cascade_saves_tier_two_calls_and_keeps_the_full_panels_verdicts(study: ModuleType) -> None:
