@@ -291,9 +291,10 @@ def test_a_fitted_rule_replaces_the_settings_and_names_its_data(tmp_path: Path) 
     assert source == "fitted on labels.jsonl (fit.json)"
     config = _config(tmp_path)
     config.write_text(config.read_text().replace("split: true}", f"split: true, fit: '{fit}'}}"))
-    report = api.evaluate(IT, metrics=["faithfulness"], config=config)
+    report = api.evaluate(IT, metrics=["faithfulness"], config=config, cascade_audit=True)
     c = report.summary("faithfulness").cascade
     assert c is not None and (c.spread, c.margin, c.split) == (None, 0.2, False) and c.source == source
+    assert c.audit and all(len(r.judges) == 3 for r in report.results)  # the audit asked every judge
     (tmp_path / "bad.json").write_text("{}")
     with pytest.raises(ConfigError, match="ragqa calibrate --fit-cascade"):
         read_fit(tmp_path / "bad.json")
