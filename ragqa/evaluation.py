@@ -24,7 +24,7 @@ import itertools
 import logging
 import time
 from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from ragqa._heap import frozen_heap
@@ -35,6 +35,7 @@ from ragqa.judges.offload import all_local, run_inline
 from ragqa.judges.ratelimit import request_priority
 from ragqa.jury.cascade import Cascade, CascadeTally
 from ragqa.jury.panel import extractor_index, jury_collector, voted_aggregate, voting_judges
+from ragqa.jury.probe import OrderProbe, OrderProbeOptions, parse_probes
 from ragqa.metrics.base import CallPlan, Metric, MetricContext
 from ragqa.repeats import REDUCERS, Reducer, combine_repeats, repeat_index
 from ragqa.report import MetricSummary, Report, SkippedSample, summarize
@@ -95,6 +96,10 @@ class PanelOptions:
             every item.
         cascade_audit: every tier scores every item (the full panel's scores and aggregates), and the
             report compares the cascade's verdicts with the full panel's (``--cascade-audit``).
+        probes: the bias probes the run makes (``("order",)`` or empty; ``--probe``,
+            ``ragqa.probe.enabled``): extra calls on a share of the samples, reported beside the
+            scores, never changing them (:mod:`ragqa.jury.probe`).
+        order_probe: the order probe's sample share, seed and flag rate (``ragqa.probe.order``).
     """
 
     strategy: PanelStrategy = "mean"
@@ -110,6 +115,8 @@ class PanelOptions:
     extractor: str | None = None
     cascade: Cascade | None = None
     cascade_audit: bool = False
+    probes: tuple[str, ...] = ()
+    order_probe: OrderProbeOptions = field(default_factory=OrderProbeOptions)
 
     @property
     def votes(self) -> bool:
@@ -125,6 +132,7 @@ class PanelOptions:
         if self.reducer not in REDUCERS:
             raise ValueError(f"reducer must be one of {', '.join(REDUCERS)}, got {self.reducer!r}")
         check_confidence(self.confidence)
+        object.__setattr__(self, "probes", parse_probes(self.probes))
 
 
 def validate_samples(samples: Sequence[Sample], metrics: Sequence[Metric]) -> list[SampleError]:
@@ -219,6 +227,12 @@ class PanelEvaluator:
         self._context = MetricContext(
             language=self.options.language, embedders=self.embedders, call_plan=self.options.call_plan
         )
+        self.probe: OrderProbe | None = (
+            OrderProbe(self.options.order_probe, ids, self.options.call_plan)
+            if "order" in self.options.probes and ids
+            else None
+        )
+        """The order probe's tally when the run probes (``probes`` holds ``order``), else ``None``."""
 
     def validate(self, samples: Sequence[Sample], metrics: Sequence[Metric] | None = None) -> list[SampleError]:
         """Check the panel and every sample against every metric; no judge is called.
@@ -305,6 +319,8 @@ class PanelEvaluator:
 
         started = time.perf_counter()
         by_sample: list[list[PanelResult]] = [[] for _ in samples]
+        if self.probe is not None:
+            self.probe.reset()
 
         def keep(index: int, rows: list[PanelResult]) -> None:
             by_sample[index] = rows
@@ -329,6 +345,7 @@ class PanelEvaluator:
             skipped=skipped,
             wall_time_s=time.perf_counter() - started,
             call_plan=self.options.call_plan,
+            order_probe=self.probe.result() if self.probe is not None else None,
         )
 
     async def score_stream(
@@ -457,6 +474,16 @@ class PanelEvaluator:
             else:
                 got = self._outcomes(metric, kept, found)
             results.append(self._panel(metric, sample, got))
+        if self.probe is not None:  # after the scores: the original verdicts come from the shared judges' memory
+            votes = self.options.votes
+            # the judges that scored each metric (under a cascade, tier 2 only where it was asked)
+            present = {r.metric: {o.judge_id for o in r.judges} for r in results}
+
+            def judges_for(metric: Metric) -> list[Judge]:
+                judges = voting_judges(shared, metric, self._extractor) if votes else shared
+                return [j for j in judges if j.id in present[metric.key]]
+
+            await self.probe.probe(sample, chosen, results, judges_for, self._context, deadline)
         return results
 
     async def _ask(

@@ -298,3 +298,36 @@ def test_a_fitted_rule_replaces_the_settings_and_names_its_data(tmp_path: Path) 
     (tmp_path / "bad.json").write_text("{}")
     with pytest.raises(ConfigError, match="ragqa calibrate --fit-cascade"):
         read_fit(tmp_path / "bad.json")
+
+
+def test_order_probe_under_a_cascade_probes_only_the_judges_that_scored() -> None:
+    from ragqa.jury.probe import OrderProbeOptions
+
+    judges = _panel()
+    samples = [
+        make_sample(id=i, user_input="q", response="r", retrieved_contexts=[i, "other"]) for i in ("sure", "split")
+    ]
+    for judge in judges:  # the sample's key is its first context, in either order
+        judge._fn = _keyed(judge._fn)  # type: ignore[attr-defined]
+    report = _run(
+        judges,
+        samples,
+        [Faithfulness()],
+        cascade=_cascade(),
+        probes=("order",),
+        order_probe=OrderProbeOptions(share=1.0),
+    )
+    assert report.order_probe is not None
+    probed = {j.judge_id: j.n_items for j in report.order_probe.judges}
+    assert probed["t1a"] > 0 and probed["t2a"] > 0  # tier 2 probed on the escalated sample only
+    assert probed["t2a"] < probed["t1a"]
+
+
+def _keyed(fn: Any) -> Any:
+    def answer(prompt: Prompt[Any, Any], data: Any) -> Any:
+        if prompt.name == "nli":
+            key = next(part for part in data.context.split() if part in ("sure", "split"))
+            data = data.model_copy(update={"context": key})
+        return fn(prompt, data)
+
+    return answer

@@ -169,6 +169,15 @@ def evaluate(
             "default: ragqa.repeat-reducer (mean).",
         ),
     ] = None,
+    probe: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--probe",
+            help="A bias probe beside the scores: order re-judges context precision and faithfulness on a "
+            "share of the samples (ragqa.probe.order.share) with the contexts reversed, and reports each "
+            "judge's position consistency (docs/panel.md). Never changes a score.",
+        ),
+    ] = None,
     confidence: Annotated[
         float | None,
         typer.Option(
@@ -326,6 +335,7 @@ def evaluate(
             reducer=reducer,
             confidence=confidence,
             cascade_audit=cascade_audit,
+            probe=probe,
         )
         plan = make_plan(
             container.settings(),

@@ -89,6 +89,8 @@ class ResultsHeader:
         cascade: the run's cascade (``ragqa.jury.cascade``): tier 2, the escalation rule, ``source``
             (``settings``, or the labelled data a fitted rule came from) and ``audit``; ``None``
             without one (not written).
+        probe: the order probe's figures (:class:`~ragqa.schema.OrderProbeResult`'s fields) of a
+            finished run made with ``--probe order``; ``None`` (not written) otherwise.
     """
 
     run_id: str
@@ -106,13 +108,15 @@ class ResultsHeader:
     confidence: float | None = None
     intervals: Mapping[str, Any] | None = None
     cascade: Mapping[str, Any] | None = None
+    probe: Mapping[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
         """The header line's object (``ragqa_results`` first; shard fields only when sharded, ``repeats`` when > 1)."""
         data = asdict(self)
         data["metrics"], data["judges"] = list(self.metrics), list(self.judges)
         data["intervals"] = finite_json(dict(self.intervals)) if self.intervals is not None else None
-        for key in ("shard", "dataset_samples", "cascade"):
+        data["probe"] = finite_json(dict(self.probe)) if self.probe is not None else None
+        for key in ("shard", "dataset_samples", "probe", "cascade"):
             if data[key] is None:
                 del data[key]
         if self.repeats == 1:
@@ -142,6 +146,7 @@ class ResultsHeader:
             confidence=float(data["confidence"]) if data.get("confidence") is not None else None,
             intervals=data.get("intervals"),
             cascade=data.get("cascade"),
+            probe=data.get("probe"),
         )
 
 
