@@ -149,6 +149,9 @@ def main() -> None:
             f"\nDawid-Skene's largest error on a judge's accuracy: {err:.4f}; "
             f"residual correlation of the 0.7 and 0.6 judges: {corr:.2f} (warning above 0.3)\n"
         )
+    from _jury_cascade import main as cascade  # a sibling of this script: (c) the cascade
+
+    cascade(args.samples, args.seeds)
 
 
 if __name__ == "__main__":

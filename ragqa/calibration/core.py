@@ -117,6 +117,8 @@ class Calibration(BaseModel):
     n_resamples: int
     seed: int
     metrics: list[MetricCalibration]
+    cascade_fit: dict[str, Any] | None = None
+    """The cascade rule fitted on the run (``--fit-cascade``), as written to its file; ``None`` without a fit."""
 
 
 def _judge_row(

@@ -32,7 +32,7 @@ from ragqa.jury.tally import Matrices, repeat_units
 from ragqa.jury.vote import vote_verdicts
 from ragqa.metrics.base import ClaimVote, Metric
 from ragqa.report import JudgeReliability, JuryReliability, MetricSummary
-from ragqa.schema import Interval, PanelResult
+from ragqa.schema import Interval, JudgeOutcome, PanelResult
 
 __all__ = ["HIGH_CORRELATION", "JuryCollector", "estimate_reliability", "fit_reliability"]
 
@@ -256,7 +256,9 @@ class JuryCollector:
         vote = self._votes.get(result.metric)
         if vote is None:
             return
-        found = repeat_units(result.judges, vote)
+        by_id = {o.judge_id: o for o in result.judges}  # a cascade's tier-2 judges may be absent: no verdicts
+        outcomes = [by_id.get(j) or JudgeOutcome(judge_id=j) for j in self.judge_ids]
+        found = repeat_units(outcomes, vote)
         if found:  # a sample's repeats are one cluster of the bootstrap
             self._samples[result.metric].append([matrices for matrices, _ in found])
             self._formulas[result.metric].append([formula for _, formula in found])

@@ -89,6 +89,11 @@ class ResultsHeader:
             with each interval as :class:`~ragqa.schema.Interval`'s fields (``estimate``, ``low``,
             ``high``, ``confidence``, ``method``, ``n``) or ``None`` when there is none; ``None``
             until the run finishes (see :func:`header_intervals`).
+        cascade: the run's cascade (``ragqa.jury.cascade``): tier 2, the escalation rule, ``source``
+            (``settings``, or the labelled data a fitted rule came from) and ``audit``; ``None``
+            without one (not written).
+        probe: the order probe's figures (:class:`~ragqa.schema.OrderProbeResult`'s fields) of a
+            finished run made with ``--probe order``; ``None`` (not written) otherwise.
     """
 
     run_id: str
@@ -105,6 +110,8 @@ class ResultsHeader:
     repeats: int = 1
     confidence: float | None = None
     intervals: Mapping[str, Any] | None = None
+    cascade: Mapping[str, Any] | None = None
+    probe: Mapping[str, Any] | None = None
     extractor: str | None = None
 
     def to_json(self) -> dict[str, Any]:
@@ -112,7 +119,8 @@ class ResultsHeader:
         data = asdict(self)
         data["metrics"], data["judges"] = list(self.metrics), list(self.judges)
         data["intervals"] = finite_json(dict(self.intervals)) if self.intervals is not None else None
-        for key in ("shard", "dataset_samples", "extractor"):
+        data["probe"] = finite_json(dict(self.probe)) if self.probe is not None else None
+        for key in ("shard", "dataset_samples", "probe", "cascade", "extractor"):
             if data[key] is None:
                 del data[key]
         if self.repeats == 1:
@@ -141,6 +149,8 @@ class ResultsHeader:
             repeats=int(data.get("repeats", 1)),
             confidence=float(data["confidence"]) if data.get("confidence") is not None else None,
             intervals=data.get("intervals"),
+            cascade=data.get("cascade"),
+            probe=data.get("probe"),
             extractor=str(data["extractor"]) if data.get("extractor") is not None else None,
         )
 
