@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -82,6 +83,18 @@ def _sample_value(units: Sequence[Matrices], labels: _Matrix, formulas: Sequence
 
 
 def estimate_reliability(
+    samples: Sequence[Sequence[Matrices]], judge_ids: Sequence[str], formula: Formula, **options: Any
+) -> JuryReliability | None:
+    """The reliability section of :func:`fit_reliability` alone (same arguments and errors).
+
+    Returns:
+        The :class:`~ragqa.report.JuryReliability`, or ``None`` with fewer than two judges or no
+        statement.
+    """
+    return fit_reliability(samples, judge_ids, formula, **options)[0]
+
+
+def fit_reliability(
     samples: Sequence[Sequence[Matrices]],
     judge_ids: Sequence[str],
     formula: Formula,
@@ -91,7 +104,7 @@ def estimate_reliability(
     seed: int = 0,
     confidence: float = 0.95,
     formulas: Sequence[Sequence[Formula]] | None = None,
-) -> JuryReliability | None:
+) -> tuple[JuryReliability | None, list[float]]:
     """Fit Dawid-Skene over one metric's verdict matrices and bootstrap each judge's rates.
 
     Args:
@@ -109,45 +122,14 @@ def estimate_reliability(
             (:data:`ragqa.jury.tally.Unit`); ``None``: ``formula`` for every unit.
 
     Returns:
-        The :class:`~ragqa.report.JuryReliability`, or ``None`` with fewer than two judges or no
-        statement.
+        ``(reliability, per_sample)``: the :class:`~ragqa.report.JuryReliability`, or ``None``
+        with fewer than two judges or no statement; ``per_sample`` has one value per entry of
+        ``samples``, the metric's formula on that sample's Dawid-Skene verdicts (posterior > 0.5)
+        averaged over its repeats, NaN for a sample without verdicts (every one without a fit).
 
     Raises:
         ValueError: for a block of the wrong width, a verdict other than 0, 1 or NaN, or
             ``n_boot < 1``.
-    """
-    return fit_reliability(
-        samples,
-        judge_ids,
-        formula,
-        tie_breaker=tie_breaker,
-        n_boot=n_boot,
-        seed=seed,
-        confidence=confidence,
-        formulas=formulas,
-    )[0]
-
-
-def fit_reliability(
-    samples: Sequence[Sequence[Matrices]],
-    judge_ids: Sequence[str],
-    formula: Formula,
-    *,
-    tie_breaker: int = 0,
-    n_boot: int = 200,
-    seed: int = 0,
-    confidence: float = 0.95,
-    formulas: Sequence[Sequence[Formula]] | None = None,
-) -> tuple[JuryReliability | None, list[float]]:
-    """:func:`estimate_reliability`, and each sample's metric on the Dawid-Skene verdicts.
-
-    Returns:
-        ``(reliability, per_sample)``: ``per_sample`` has one value per entry of ``samples``, the
-        metric's formula on that sample's Dawid-Skene verdicts (posterior > 0.5) averaged over its
-        repeats; NaN for a sample without verdicts, and every one NaN when there is no fit.
-
-    Raises:
-        ValueError: as :func:`estimate_reliability`.
     """
     if n_boot < 1:
         raise ValueError(f"n_boot must be >= 1, got {n_boot}")
