@@ -27,6 +27,28 @@ def cluster() -> Iterator[None]:
         os.environ.pop("JUDGE_API_KEY", None)
 
 
+def two_judges_yaml(limits: str, *, max_attempts: int = 3) -> str:
+    """An ``application.yaml`` of judges ``judge-a`` and ``judge-b`` at ``${FAKE_URL}``, scoring faithfulness.
+
+    Args:
+        limits: the ``ragqa.default-limits`` mapping, e.g. ``{rps: 20, max-in-flight: 16}``.
+        max_attempts: ``spring.ai.retry.max-attempts``.
+    """
+    return f"""
+spring:
+  ai:
+    retry: {{max-attempts: {max_attempts}}}
+    openai: {{base-url: "${{FAKE_URL}}", api-key: "${{JUDGE_API_KEY}}"}}
+    chat-models:
+      default-options: {{temperature: 0.0, timeout: 10m}}
+      list: [{{id: judge-a}}, {{id: judge-b}}]
+    embedding-models: {{list: []}}
+ragqa:
+  metrics: [faithfulness]
+  default-limits: {limits}
+"""
+
+
 def office_samples(n: int) -> list[Sample]:
     """``n`` small valid samples for faithfulness, ids ``s000``, ``s001``, ..."""
     return [

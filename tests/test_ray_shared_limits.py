@@ -17,7 +17,7 @@ import pytest
 
 ray = pytest.importorskip("ray", reason="the ray extra is not installed (pip install -c constraints.txt -e '.[ray]')")
 
-from _ray_cluster import JUDGE_KEY, cluster, office_samples  # noqa: E402,F401 (cluster: the module's fixture)
+from _ray_cluster import JUDGE_KEY, cluster, office_samples, two_judges_yaml  # noqa: E402,F401 (cluster: the module's fixture)
 
 from ragqa.container import close_container, create_container  # noqa: E402
 from ragqa.judges.breaker import DEFAULT_FAILURE_THRESHOLD  # noqa: E402
@@ -110,19 +110,7 @@ def test_a_judge_found_down_by_one_worker_is_not_rediscovered_by_the_other(
     assert DEFAULT_FAILURE_THRESHOLD <= down.accepted < 2 * DEFAULT_FAILURE_THRESHOLD
 
 
-BACKOFF_YAML = """
-spring:
-  ai:
-    retry: {max-attempts: 2}
-    openai: {base-url: "${FAKE_URL}", api-key: "${JUDGE_API_KEY}"}
-    chat-models:
-      default-options: {temperature: 0.0, timeout: 10m}
-      list: [{id: judge-a}, {id: judge-b}]
-    embedding-models: {list: []}
-ragqa:
-  metrics: [faithfulness]
-  default-limits: {rps: 20, max-in-flight: 16}
-"""
+BACKOFF_YAML = two_judges_yaml("{rps: 20, max-in-flight: 16}", max_attempts=2)
 
 HOLD_S = 3.0
 

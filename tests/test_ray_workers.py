@@ -44,19 +44,6 @@ def test_the_cli_exits_2_on_a_bad_workers_value_before_anything_runs(given: str,
     assert not out.exists() and not Path(f"{out}.partial").exists()
 
 
-YAML = """
-spring:
-  ai:
-    openai: {base-url: "${FAKE_URL}", api-key: "${JUDGE_API_KEY}"}
-    chat-models:
-      default-options: {temperature: 0.0, timeout: 10m}
-      list: [{id: judge-a}, {id: judge-b}]
-    embedding-models: {list: []}
-ragqa:
-  metrics: [faithfulness]
-  default-limits: {max-in-flight: 64}
-"""
-
 BATCH = 5
 
 
@@ -68,7 +55,7 @@ def test_a_min_max_pool_starts_one_worker_and_adds_one_while_batches_wait(
     requests parked at the server: more than that proves a second worker joined."""
     pytest.importorskip("ray", reason="the ray extra is not installed (pip install -c constraints.txt -e '.[ray]')")
     import ray
-    from _ray_cluster import JUDGE_KEY, office_samples
+    from _ray_cluster import JUDGE_KEY, office_samples, two_judges_yaml
 
     from ragqa.container import close_container, create_container
     from ragqa.run.loop import run_sync
@@ -78,7 +65,7 @@ def test_a_min_max_pool_starts_one_worker_and_adds_one_while_batches_wait(
     from ragqa.testing import fake_openai_server, ragqa_responder
 
     monkeypatch.setenv("JUDGE_API_KEY", JUDGE_KEY)
-    (tmp_path / "application.yaml").write_text(YAML, encoding="utf-8")
+    (tmp_path / "application.yaml").write_text(two_judges_yaml("{max-in-flight: 64}"), encoding="utf-8")
     out = tmp_path / "r.jsonl"
     engine = RayEngine(workers=2, min_workers=1, batch_size=BATCH)
     finished: list[Any] = []
