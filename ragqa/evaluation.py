@@ -23,7 +23,7 @@ import itertools
 import logging
 import time
 from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from ragqa._heap import frozen_heap
@@ -34,6 +34,7 @@ from ragqa.judges.offload import all_local, run_inline
 from ragqa.judges.ratelimit import request_priority
 from ragqa.jury.panel import extractor_index, jury_collector, voted_aggregate, voting_judges
 from ragqa.metrics.base import CallPlan, Metric, MetricContext
+from ragqa.metrics.validation import Limits, validate_run
 from ragqa.repeats import REDUCERS, Reducer, combine_repeats, repeat_index
 from ragqa.report import MetricSummary, Report, SkippedSample, summarize
 from ragqa.schema import (
@@ -87,6 +88,8 @@ class PanelOptions:
         confidence: level of the report's confidence intervals, in (0, 1) (:mod:`ragqa.uncertainty`).
         extractor: the judge id that extracts the statements for the whole panel under
             ``claim-vote``/``dawid-skene`` (``ragqa.jury.extractor``); ``None``: the first judge.
+        limits: the input-size guards every sample is checked against (``ragqa.limits``;
+            :func:`ragqa.metrics.validation.validate_run`), as a dataset run checks them.
     """
 
     strategy: PanelStrategy = "mean"
@@ -100,6 +103,7 @@ class PanelOptions:
     reducer: Reducer = "mean"
     confidence: float = DEFAULT_CONFIDENCE
     extractor: str | None = None
+    limits: Limits = field(default_factory=Limits)
 
     @property
     def votes(self) -> bool:
@@ -117,25 +121,24 @@ class PanelOptions:
         check_confidence(self.confidence)
 
 
-def validate_samples(samples: Sequence[Sample], metrics: Sequence[Metric]) -> list[SampleError]:
-    """Check every sample against every metric's required fields; no judge is involved.
+def validate_samples(
+    samples: Sequence[Sample], metrics: Sequence[Metric], limits: Limits | None = None
+) -> list[SampleError]:
+    """Check every sample against every metric's required fields and the size guards; no judge is involved.
+
+    The same check as a dataset run's (:func:`ragqa.metrics.validation.validate_run`).
 
     Args:
         samples: the samples, in dataset order.
         metrics: the metrics they will be scored with.
+        limits: the size guards (default: :class:`~ragqa.metrics.validation.Limits`'s defaults,
+            those of ``ragqa.limits``).
 
     Returns:
         Every problem (sample, field, metric, fix), in sample then metric order; empty when all
         samples are valid.
     """
-    problems: list[SampleError] = []
-    for sample in samples:
-        for metric in metrics:
-            try:
-                metric.validate(sample)
-            except SampleError as exc:
-                problems.append(exc)
-    return problems
+    return list(validate_run(samples, metrics, limits).problems)
 
 
 def _metric_objects(metrics: Sequence[Metric]) -> tuple[Metric, ...]:
@@ -206,7 +209,7 @@ class PanelEvaluator:
         Returns:
             Every problem found (empty when all samples are valid): first one per metric that
             needs an embedding model none is configured for, or a judge when the panel is empty
-            (``sample_id`` ``None``), then :func:`validate_samples`'s.
+            (``sample_id`` ``None``), then :func:`validate_samples`'s with the options' size guards.
         """
         chosen = tuple(metrics) if metrics is not None else self.metrics
         problems = (
@@ -234,7 +237,7 @@ class PanelEvaluator:
                 for metric in chosen
                 if metric.needs_judge
             ]
-        return problems + validate_samples(samples, chosen)
+        return problems + validate_samples(samples, chosen, self.options.limits)
 
     async def evaluate(
         self,

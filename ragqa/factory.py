@@ -19,6 +19,7 @@ from ragqa.evaluation import PanelOptions
 from ragqa.judges.base import Embedder, Embedders, Judge
 from ragqa.metrics import build_metric
 from ragqa.metrics.base import Metric
+from ragqa.metrics.validation import Limits
 from ragqa.settings import CacheSettings, ResolvedChatModel, ResolvedEmbeddingModel, Settings
 
 if TYPE_CHECKING:  # the disk cache (and diskcache) is imported only when ragqa.cache.enabled
@@ -349,4 +350,8 @@ def panel_options(settings: Settings) -> PanelOptions:
         confidence=settings.ragqa.confidence,
         max_concurrent_samples=settings.ragqa.concurrency.max_concurrent_samples,
         deadline_s=deadline.total_seconds() if (deadline := settings.ragqa.run.deadline) is not None else None,
+        limits=Limits(
+            max_contexts_per_sample=settings.ragqa.limits.max_contexts_per_sample,
+            max_text_chars=settings.ragqa.limits.max_text_chars,
+        ),
     )
