@@ -116,7 +116,10 @@ def threshold_verdicts(
         if limit is not None:
             value = summary.aggregate_mean
             direction: Direction = summary.direction
-            verdict = gate(value, summary.interval, limit, direction)
+            # one sample's interval is across its judges x repeats: undecided only when they straddle
+            # the threshold, as an assertion on that sample (ragqa.thresholds.sample_gate)
+            one = summary.n_scored == 1 and not summary.flaky_samples
+            verdict = gate(value, None if one else summary.interval, limit, direction)
             out.append(
                 ThresholdVerdict(
                     summary.metric,
