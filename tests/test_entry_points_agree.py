@@ -29,6 +29,8 @@ from ragqa.testing import ChatRequest, FakeOpenAIServer, fake_openai_server
 from ragqa.testing.responders import ragqa_prompt_of
 from ragqa.testing.wire import ResponderError
 
+pytestmark = pytest.mark.slow  # each case starts pytest in a subprocess (see tests/conftest.py SLOW_MODULES)
+
 ROOT = Path(__file__).resolve().parent.parent
 JUDGES = ("judge-a", "judge-b", "judge-c")
 STATEMENTS = ["The office opens at nine.", "The office has a kitchen."]
