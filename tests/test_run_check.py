@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from test_assertions import answers
 
 from ragqa.assertions import MetricAssertionError, check_metric, score_metric
 from ragqa.errors import ConfigError, InvalidSamples, SampleError
@@ -20,25 +21,19 @@ from ragqa.run.validate import validate_run
 from ragqa.testing import FunctionJudge, make_sample
 from ragqa.verdicts import verdict_for
 
-STATEMENTS = ["The first Super Bowl was held on January 15, 1967.", "It was held in Florida."]
 LONG = make_sample(retrieved_contexts=["x" * 300_000])
 
 
 def counting_judge(judge_id: str, *verdicts: int, calls: list[str] | None = None) -> FunctionJudge:
-    def answer(prompt: Prompt[Any, Any], data: Any) -> Any:
+    """A judge of two statements giving ``verdicts`` (garbage when none), noting each call in ``calls``."""
+    answer = answers(*verdicts)
+
+    def counted(prompt: Prompt[Any, Any], data: Any) -> Any:
         if calls is not None:
             calls.append(judge_id)
-        if prompt.name == "statements":
-            return {"statements": STATEMENTS}
-        if not verdicts:
-            return "not JSON"
-        return {
-            "verdicts": [
-                {"statement": s, "reason": "r", "verdict": v} for s, v in zip(STATEMENTS, verdicts, strict=True)
-            ]
-        }
+        return answer(prompt, data)
 
-    return FunctionJudge(judge_id, answer)
+    return FunctionJudge(judge_id, counted)
 
 
 def test_the_evaluator_and_a_run_refuse_the_same_over_long_context() -> None:
