@@ -70,7 +70,7 @@ async def _run(runner: Runner, samples: Iterable[Sample], container: Container) 
 
 @app.command(epilog=_EXIT_CODES_HELP)
 def evaluate(
-    dataset: Annotated[Path, typer.Argument(help="Samples: .jsonl, .json or .csv (RAGAS field names).")],
+    dataset: Annotated[Path, typer.Argument(help="Samples: .jsonl, .json, .csv or .parquet (RAGAS field names).")],
     metrics: Annotated[
         str | None,
         typer.Option(
@@ -122,7 +122,7 @@ def evaluate(
         typer.Option("--column-map", help="Rename dataset columns: column=field,... (e.g. q=user_input)."),
     ] = None,
     fmt: Annotated[
-        str, typer.Option("--format", help="Dataset format: auto (by extension), jsonl, json or csv.")
+        str, typer.Option("--format", help="Dataset format: auto (by extension), jsonl, json, csv or parquet.")
     ] = "auto",
     language: Annotated[
         str | None, typer.Option("--language", help="Prompt and report language: en or ru (default: settings).")
@@ -255,9 +255,11 @@ def evaluate(
         ),
     ] = None,
     workers: Annotated[
-        int | None,
+        str | None,
         typer.Option(
-            "--workers", help="With --engine ray: panel workers, one CPU each (default: this machine's CPUs)."
+            "--workers",
+            help="With --engine ray: panel workers, one CPU each: N, or MIN:MAX to start MIN and add workers "
+            "up to MAX while batches wait (default: this machine's CPUs).",
         ),
     ] = None,
     batch_size: Annotated[
@@ -287,8 +289,8 @@ def evaluate(
     from ragqa.run.runner import Runner
 
     _configure_logging(verbose, quiet, log_level)
-    if fmt not in ("auto", "jsonl", "json", "csv"):
-        _fail(f"--format {fmt!r}: use auto, jsonl, json or csv")
+    if fmt not in ("auto", "jsonl", "json", "csv", "parquet"):
+        _fail(f"--format {fmt!r}: use auto, jsonl, json, csv or parquet")
     if language is not None and language not in ("en", "ru"):
         _fail(f"--language {language!r}: use en or ru")
     if aggregation is not None and aggregation not in PANEL_STRATEGIES:
