@@ -14,6 +14,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ragqa.messages import Message, ToolCall, last_human_message, parse_messages, parse_tool_calls
+from ragqa.score_details import StatementDetails, statement_details
 
 __all__ = [
     "DEFAULT_CONFIDENCE",
@@ -195,12 +196,27 @@ class MetricScore(BaseModel):
     reason: str | None = None
     """A short human-readable explanation."""
     details: dict[str, Any] = Field(default_factory=dict)
-    """Intermediate steps (statements, verdicts, matrices), JSON-serialisable."""
+    """Intermediate steps (statements, verdicts, matrices), JSON-serialisable. What assertions and
+    reports read from them is typed: :attr:`statement_details`, :attr:`failed_statements`."""
 
     @property
     def is_nan(self) -> bool:
         """True when the value is NaN (unscored)."""
         return math.isnan(self.value)
+
+    @property
+    def statement_details(self) -> StatementDetails:
+        """The statements this score checked, their per-statement values and the failing ones.
+
+        Read from :attr:`details` by the one contract of :mod:`ragqa.score_details` (never
+        serialised: the results file keeps the details as the metric wrote them).
+        """
+        return statement_details(self.details)
+
+    @property
+    def failed_statements(self) -> list[str]:
+        """The statements the judge found failing (unsupported, incorrect, counted against), in order; may be empty."""
+        return self.statement_details.failed
 
 
 class JudgeFailure(BaseModel):

@@ -22,8 +22,8 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1] / "ragqa"
 
 LAYERS: list[set[str]] = [
-    {"errors", "messages", "_math", "_heap"},
-    {"schema", "thresholds"},
+    {"errors", "messages", "_math", "_heap", "score_details"},
+    {"schema", "thresholds", "verdicts"},
     {
         "uncertainty",
         "interpretation",
