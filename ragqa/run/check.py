@@ -153,7 +153,8 @@ class SampleRunner:
         parse_policy(policy)
         (metric,) = self.plan.metrics
         result = (await self.score(sample, validated=validated))[0]
-        from ragqa.uncertainty import sample_interval  # numpy: kept off `import ragqa` (tests/cli/test_startup_imports.py)
+        # numpy: kept off `import ragqa` (tests/cli/test_startup_imports.py)
+        from ragqa.uncertainty import sample_interval
 
         level = confidence if confidence is not None else self.evaluator.options.confidence
         interval = sample_interval(sample_scores(result), confidence=level, bounds=metric.value_range)
