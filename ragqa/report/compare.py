@@ -1,14 +1,14 @@
-"""Compare two runs' results files (``ragqa compare A.jsonl B.jsonl``): what changed from A to B.
+"""Compare two runs' results (pure; ``ragqa compare A.jsonl B.jsonl``): what changed from A to B.
 
-The two files are read with :func:`ragqa.run.stream.read_results` and paired by (sample id,
-metric key): only pairs present in both are compared. Per metric, for the aggregate and for each
+The results are paired by (sample id, metric key): only pairs present in both are compared (the
+files are read by :func:`ragqa.compare.compare_files`). Per metric, for the aggregate and for each
 judge present in both runs:
 
 - the mean delta ``B - A`` over the pairs where both runs have a finite score, with a paired
   bootstrap confidence interval: the per-pair differences are resampled
   (``scipy.stats.bootstrap``, percentile method, a fixed seed, so the same files give the same
   interval). When either run judged with repeats, the bootstrap is two-stage
-  (:func:`paired_cluster_bootstrap_ci`): the samples are resampled as clusters, and inside each
+  (:func:`~ragqa.report.bootstrap.paired_cluster_bootstrap_ci`): the samples are resampled as clusters, and inside each
   chosen sample its repeat values in A and in B, so the interval carries the judges' own noise too;
 - whether the change is **significant**: the interval of the difference excludes 0. When it
   contains 0 the console says "no significant change";
@@ -29,38 +29,26 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from ragqa.errors import ConfigError
-from ragqa.report import finite_json
+from ragqa.report.bootstrap import BOOTSTRAP_SEED, paired_bootstrap_ci, paired_cluster_bootstrap_ci
+from ragqa.report.formats import finite_json
 from ragqa.schema import PanelResult
 from ragqa.thresholds import passes
-from ragqa.uncertainty import bootstrap_interval
 
 __all__ = [
-    "BOOTSTRAP_RESAMPLES",
-    "BOOTSTRAP_SEED",
     "Comparison",
     "FailureChange",
     "Flip",
     "MeanDelta",
     "MetricComparison",
-    "compare_files",
     "compare_results",
     "exit_code",
-    "paired_bootstrap_ci",
-    "paired_cluster_bootstrap_ci",
 ]
-
-BOOTSTRAP_SEED = 20240611
-"""Seed of the bootstrap's random generator: the same two files always give the same interval."""
-
-BOOTSTRAP_RESAMPLES = 9999
-"""Bootstrap resamples per interval."""
 
 Direction = Literal["higher", "lower"]
 
@@ -208,96 +196,6 @@ class Comparison(BaseModel):
 def exit_code(comparison: Comparison) -> int:
     """The exit code of ``ragqa compare``: 1 when any metric's aggregate regressed, else 0."""
     return 1 if comparison.regressions else 0
-
-
-def paired_bootstrap_ci(
-    differences: Sequence[float],
-    *,
-    confidence: float = 0.95,
-    n_resamples: int = BOOTSTRAP_RESAMPLES,
-    seed: int = BOOTSTRAP_SEED,
-) -> tuple[float, float]:
-    """Bootstrap confidence interval of the mean of paired differences (``scipy.stats.bootstrap``).
-
-    Resamples the differences with replacement (percentile method, Efron & Tibshirani, *An
-    Introduction to the Bootstrap*, ch. 13), with a generator seeded by ``seed``.
-
-    Args:
-        differences: per-pair ``B - A``, finite.
-        confidence: confidence level, in (0, 1).
-        n_resamples: bootstrap resamples.
-        seed: random seed.
-
-    Returns:
-        ``(low, high)``; ``(NaN, NaN)`` for fewer than 2 differences; ``(d, d)`` when every
-        difference equals ``d`` (every resample has that mean).
-    """
-    return bootstrap_interval(differences, confidence=confidence, n_resamples=n_resamples, seed=seed)
-
-
-def paired_cluster_bootstrap_ci(
-    differences: Sequence[float],
-    repeats_a: Sequence[Sequence[float]],
-    repeats_b: Sequence[Sequence[float]],
-    *,
-    confidence: float = 0.95,
-    n_resamples: int = BOOTSTRAP_RESAMPLES,
-    seed: int = BOOTSTRAP_SEED,
-) -> tuple[float, float]:
-    """Two-stage (cluster) bootstrap interval of the mean paired difference, with repeats inside each sample.
-
-    Stage 1 resamples the samples (the clusters) with replacement; stage 2 resamples, inside each
-    chosen sample, its repeat values in A and in B with replacement, and moves that sample's
-    difference by how far the resampled repeat means fall from the observed ones:
-    ``d_i* = d_i + (mean(b_i*) - mean(b_i)) - (mean(a_i*) - mean(a_i))``. The interval is the
-    percentile interval of the resampled means. This is the two-stage bootstrap of hierarchical
-    data (Davison & Hinkley, *Bootstrap Methods and their Application*, 1997, section 3.8; Field &
-    Welsh, "Bootstrapping clustered data", JRSS B 69(3), 2007). Resampling both stages counts the
-    repeat noise twice over (it is already in the spread of the ``d_i``), so the interval is
-    somewhat conservative: it says "no significant change" a little more often than the nominal
-    level, never less.
-
-    Args:
-        differences: per-sample ``B - A`` of the observed scores, finite, shape (n,).
-        repeats_a: per sample, A's finite repeat values (one value without repeats).
-        repeats_b: per sample, B's finite repeat values.
-        confidence: confidence level, in (0, 1).
-        n_resamples: bootstrap resamples.
-        seed: random seed (the same inputs give the same interval).
-
-    Returns:
-        ``(low, high)``; ``(NaN, NaN)`` for fewer than 2 samples.
-
-    Raises:
-        ValueError: when the three sequences differ in length or a sample has no repeat value.
-    """
-    d = np.asarray(differences, dtype=float)
-    n = d.size
-    if not len(repeats_a) == len(repeats_b) == n:
-        raise ValueError(f"{n} differences but {len(repeats_a)} and {len(repeats_b)} samples of repeats")
-    if n < 2:
-        return math.nan, math.nan
-    rng = np.random.default_rng(seed)
-    shifted = np.empty((n_resamples, n))
-    for i in range(n):
-        shift = np.zeros(n_resamples)
-        for values, sign in ((repeats_b[i], 1.0), (repeats_a[i], -1.0)):
-            reps = np.asarray(values, dtype=float)
-            if reps.size == 0:
-                raise ValueError(f"sample {i} has no repeat value")
-            if reps.size > 1:
-                drawn = reps[rng.integers(0, reps.size, size=(n_resamples, reps.size))].mean(axis=1)
-                shift += sign * (drawn - reps.mean())
-        shifted[:, i] = d[i] + shift
-    means = np.empty(n_resamples)
-    step = max(1, 2_000_000 // n)  # resamples per batch: about 16 MB of indices at a time
-    for start in range(0, n_resamples, step):
-        stop = min(n_resamples, start + step)
-        picks = rng.integers(0, n, size=(stop - start, n))
-        means[start:stop] = np.take_along_axis(shifted[start:stop], picks, axis=1).mean(axis=1)
-    alpha = (1.0 - confidence) / 2.0
-    low, high = np.quantile(means, [alpha, 1.0 - alpha])
-    return float(low), float(high)
 
 
 def _finite_values(values: Sequence[float]) -> list[float]:
@@ -495,72 +393,4 @@ def compare_results(
         n_only_a=sum(1 for p in a if p not in b),
         n_only_b=len(b) - len(common),
         metrics=compared,
-    )
-
-
-def _read(path: Path) -> tuple[tuple[str, ...], dict[tuple[str, str], PanelResult]]:
-    """The metric keys and results of a results file; ConfigError naming the file when it is not one."""
-    from ragqa.render.records import read_result_record
-    from ragqa.run.stream import read_results
-
-    if not path.is_file():
-        raise ConfigError(f"{path} does not exist or is not a file; pass a results file of `ragqa evaluate --out`")
-    try:
-        header, records = read_results(path)
-        results = {pair: read_result_record(record) for pair, record in records.items()}
-    except ConfigError as exc:
-        reason = str(exc).removeprefix("--resume: ").replace("; run without --resume", "")
-        raise ConfigError(f"{reason} (compare reads results files of `ragqa evaluate --out`)", key="files") from None
-    except (KeyError, TypeError, ValueError) as exc:
-        raise ConfigError(f"{path} holds a record that is not a ragqa result ({exc!r})", key="files") from None
-    return header.metrics, results
-
-
-def compare_files(
-    a: Path, b: Path, *, thresholds: Mapping[str, float] | None = None, tolerance: float = 0.0
-) -> Comparison:
-    """Read two results files and compare them (:func:`compare_results`).
-
-    Args:
-        a: the baseline results file (``ragqa evaluate --out a.jsonl``).
-        b: the candidate results file.
-        thresholds: ``{metric spec: value}`` as ``--threshold`` gives them; metrics without one use
-            their default threshold.
-        tolerance: regression tolerance in the metric's units.
-
-    Returns:
-        The comparison.
-
-    Raises:
-        ConfigError: a file missing, unreadable or not a ragqa results file; the two runs having
-            different metrics; no (sample, metric) pair in common; a bad threshold or tolerance.
-    """
-    from ragqa.run.spec import MetricSpec, resolve_thresholds
-
-    metrics_a, results_a = _read(a)
-    metrics_b, results_b = _read(b)
-    if set(metrics_a) != set(metrics_b):
-        only_a = ", ".join(m for m in metrics_a if m not in metrics_b) or "none"
-        only_b = ", ".join(m for m in metrics_b if m not in metrics_a) or "none"
-        raise ConfigError(
-            f"{a} and {b} scored different metrics (only in {a}: {only_a}; only in {b}: {only_b}); "
-            "compare runs of the same metrics",
-            key="files",
-        )
-    built = []
-    for key in metrics_b:
-        try:
-            built.append(MetricSpec.parse(key).build())
-        except ConfigError:  # a metric this ragqa does not know: compared, without a threshold
-            continue
-    chosen = resolve_thresholds(thresholds or {}, built)
-    resolved: dict[str, float | None] = {m.key: chosen.get(m.key, m.default_threshold) for m in built}
-    return compare_results(
-        results_a,
-        results_b,
-        metrics=list(metrics_b),
-        thresholds=resolved,
-        tolerance=tolerance,
-        a_name=str(a),
-        b_name=str(b),
     )
