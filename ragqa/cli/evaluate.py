@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Annotated, NoReturn
 import typer
 
 from ragqa.errors import ConfigError
+from ragqa.render import suffix_help
 from ragqa.run.exit_codes import ExitCode
 from ragqa.run.progress import RunProgress, choose_mode
 
@@ -87,8 +88,9 @@ def evaluate(
         typer.Option(
             "--out",
             "-o",
-            help="Write results here; the suffix picks the format: .jsonl, .json, .csv, .xml (JUnit), .html. "
-            "Repeatable. Results stream to <file>.partial as they are made (resumable).",
+            help=f"Write results here; the suffix picks the format: {suffix_help()}, or one an installed "
+            "package adds (entry-point group ragqa.renderers). Repeatable. Results stream to <file>.partial as "
+            "they are made (resumable).",
         ),
     ] = None,
     junit_xml: Annotated[
