@@ -5,8 +5,9 @@ It is an *approximation* of an LLM judge built from sentence splitting, lexical 
 agreement with human labels is measured in ``docs/local-judge.md``; it is meant for running the
 pipeline with no key and no network, and for smoke tests, not for final quality numbers.
 
-Each prompt is answered by a handler registered by prompt name in :data:`HANDLERS`; a prompt
-without a handler raises :class:`~ragqa.errors.JudgeUnsupported`. Graded prompts (NLI, attribution,
+Each prompt is answered by a handler registered by prompt name in :data:`HANDLERS` (a prompt
+outside ragqa brings its own with :func:`register_handler`); a prompt without a handler raises
+:class:`~ragqa.errors.JudgeUnsupported`. Graded prompts (NLI, attribution,
 context usefulness, statement relevance) are answered with the graded subclasses of
 :mod:`ragqa.judges.local.graded`: a ``support`` in [0, 1] that metrics read through ``value``, and
 the binary verdict derived from it with the judge's ``support_threshold``. Every reason starts
@@ -59,7 +60,15 @@ from ragqa.schema import Language, Usage
 from ragqa.settings import LocalJudgeSettings
 from ragqa.usage import record_usage
 
-__all__ = ["ALGORITHM_VERSION", "HANDLERS", "Handler", "LocalJudge", "extract_entities", "statements_of"]
+__all__ = [
+    "ALGORITHM_VERSION",
+    "HANDLERS",
+    "Handler",
+    "LocalJudge",
+    "extract_entities",
+    "register_handler",
+    "statements_of",
+]
 
 ALGORITHM_VERSION = "6"
 """Version of the local judge's answers; part of :attr:`LocalJudge.fingerprint`.
@@ -377,5 +386,30 @@ HANDLERS: dict[str, Handler] = {
     **RESPONSE_HANDLERS,
     **AGENT_HANDLERS,
 }
-"""Prompt name -> handler. Add an entry to teach the local judge a new prompt."""
+"""Prompt name -> handler: ragqa's own prompts, then those taught with :func:`register_handler`."""
 HANDLERS.update(BATCHED_HANDLERS)  # the batched call plan's prompts, composed of the handlers above
+
+H = TypeVar("H", bound=Callable[..., Awaitable[BaseModel]])
+
+
+def register_handler(prompt: Prompt[Any, Any]) -> Callable[[H], H]:
+    """Decorator: teach the local judge to answer ``prompt`` with the decorated ``async handler``.
+
+    ``async def handler(judge, data, language) -> prompt.output_model`` gets the judge (its
+    :class:`~ragqa.judges.local._handler.LocalJudgeView`: ``support``, ``verdict``...), the
+    prompt's input model and the language. The handler lives next to the prompt it answers, so a
+    new prompt, with its offline answer, is one module.
+
+    Raises:
+        ValueError: when ``prompt.name`` is answered already by another handler (a built-in
+            prompt's name, or a second registration of the name).
+    """
+
+    def decorate(handler: H) -> H:
+        taken = HANDLERS.get(prompt.name)
+        if taken is not None and taken is not handler:
+            raise ValueError(f"the local judge answers prompt {prompt.name!r} already; give the prompt another name")
+        HANDLERS[prompt.name] = handler
+        return handler
+
+    return decorate
