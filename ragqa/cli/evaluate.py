@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Annotated, NoReturn
 import typer
 
 from ragqa.errors import ConfigError
+from ragqa.languages import check_language
 from ragqa.render import suffix_help
 from ragqa.run.exit_codes import ExitCode
 from ragqa.run.progress import RunProgress, choose_mode
@@ -274,8 +275,11 @@ def evaluate(
     _configure_logging(verbose, quiet, log_level)
     if fmt not in ("auto", "jsonl", "json", "csv"):
         _fail(f"--format {fmt!r}: use auto, jsonl, json or csv")
-    if language is not None and language not in ("en", "ru"):
-        _fail(f"--language {language!r}: use en or ru")
+    if language is not None:
+        try:
+            check_language(language)
+        except ConfigError as exc:
+            _fail(f"--language: {exc}")
     if aggregation is not None and aggregation not in PANEL_STRATEGIES:
         _fail(f"--aggregation {aggregation!r}: use one of {', '.join(PANEL_STRATEGIES)}")
     if on_invalid not in ("raise", "skip"):

@@ -31,7 +31,7 @@ from ragqa.messages import Message
 from ragqa.render.atomic import replace_text
 from ragqa.render.console import fmt_cost, fmt_score, jury_texts
 from ragqa.render.details import details_view
-from ragqa.render.labels import LABELS
+from ragqa.render.labels import LABELS, labels
 from ragqa.render.registry import RenderOptions, register
 from ragqa.report import Agreement, MetricSummary, Report, finite_json
 from ragqa.schema import Interval, JudgeOutcome, Language, Sample, Usage
@@ -287,7 +287,7 @@ def build_view(report: Report, options: RenderOptions) -> dict[str, Any]:
         "samples": sample_ids,
     }
     return {
-        "t": LABELS[language],
+        "t": labels(language),
         "lang": language,
         "run": {
             "n_samples": len(sample_ids),
