@@ -21,16 +21,30 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from ragqa import languages
 from ragqa.cli import app
 from ragqa.errors import ConfigError
 from ragqa.judges.local import HANDLERS
+from ragqa.languages import check_language
 from ragqa.metrics import METRICS
+from ragqa.prompts.statements import STATEMENTS, StatementsInput
 from ragqa.render import registry as render_registry
 from ragqa.render.registry import RENDERERS, renderer_for, suffix_help
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "extending.md"
 SECTION = "## What an extension costs: worked examples"
-PACKAGE_MODULES = ("acme_attribution", "acme_politeness_prompt", "acme_politeness", "acme_budget", "acme_markdown")
+PACKAGE_MODULES = (
+    "acme_attribution",
+    "acme_politeness_prompt",
+    "acme_politeness",
+    "acme_budget",
+    "acme_markdown",
+    "acme_german",
+)
+
+RUSSIAN_DIGESTS = ("1bb0e0166be38807", "713f10ceaca3540f", "0a448928e5b88063")
+"""sha256 prefixes of the Russian rules, every prompt's Russian head, and the four claim-decomposition
+heads, as rendered from the texts inline in the prompt modules before they moved to the pack."""
 
 SAMPLES = [
     {
@@ -95,6 +109,9 @@ def installed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[
     saved_renderers, saved_handlers = dict(RENDERERS), dict(HANDLERS)
     METRICS._plugins_loaded = False
     monkeypatch.setattr(render_registry, "_installed_loaded", False)
+    monkeypatch.setattr(languages, "_discovered", False)
+    monkeypatch.setattr(languages, "_PACKS", dict(languages._PACKS))
+    monkeypatch.setattr(languages, "_broken", {})
     try:
         yield examples
     finally:
@@ -116,6 +133,7 @@ def test_each_worked_example_has_the_files_its_heading_counts() -> None:
         "A judged metric with a new prompt": (2, ["acme_politeness.py", "acme_politeness_prompt.py"]),
         "A text metric": (1, ["acme_budget.py"]),
         "An output format": (1, ["acme_markdown.py"]),
+        "A prompt language": (1, ["acme_german.py"]),
     }
     assert all(count == len(files) for count, files in counted.values())
 
@@ -127,7 +145,7 @@ def test_every_worked_example_runs_by_name_through_ragqa_evaluate(
     data.write_text("".join(json.dumps(s) + "\n" for s in SAMPLES), encoding="utf-8")
     table, records = tmp_path / "results.md", tmp_path / "results.jsonl"
     metrics = "response_attribution,politeness,word_budget"
-    args = ["evaluate", str(data), "--profile", "local", "--metrics", metrics, "--out", str(table)]
+    args = ["evaluate", str(data), "--profile", "local", "--metrics", metrics, "--out", str(table), "--language", "de"]
     result = CliRunner().invoke(app, [*args, "--out", str(records)])
     assert result.exit_code == 0, result.output
 
@@ -142,6 +160,8 @@ def test_every_worked_example_runs_by_name_through_ragqa_evaluate(
     attributed = [scores[(s, "response_attribution")] for s in ("polite", "blunt")]
     assert all(0.0 <= v <= 1.0 for v in attributed) and not any(math.isnan(v) for v in attributed)
     assert attributed[0] > attributed[1]  # the polite answer is the one its context supports
+
+    assert "Richter" in result.output  # the console's labels come from the German pack
 
     lines = table.read_text(encoding="utf-8").splitlines()
     assert lines[:2] == ["| metric | mean |", "|---|---|"]
@@ -165,3 +185,37 @@ def test_the_out_help_lists_every_registered_format() -> None:
         for suffix in renderer.suffixes:
             assert suffix in result.output, suffix
     assert ".html" in result.output
+
+
+def test_an_installed_language_pack_speaks_its_language_and_falls_back_to_english(
+    installed: dict[str, tuple[int, dict[str, str]]],
+) -> None:
+    from acme_german import PACK  # the worked example, as installed
+
+    assert check_language("de") == "de"
+    data = StatementsInput(question="Wann?", answer="Innerhalb von 30 Tagen.")
+    system, user = STATEMENTS.messages(data, "de")
+    assert system.content == PACK["system"]
+    assert user.content.startswith(PACK["instructions"]["statements"])
+    assert "--------BEISPIELE-----------" in user.content and "Beispiel 1" in user.content
+    english = STATEMENTS.messages(data, "en")[1].content
+    assert "Please return the output in a JSON format" in user.content  # a header the pack leaves out
+    assert user.content.split("--------BEISPIELE-----------")[1].count("Eingabe") == english.split(
+        "--------EXAMPLES-----------"
+    )[1].count("Input")  # the English examples, framed in German
+    assert STATEMENTS.messages(data, "en")[0].content != PACK["system"]
+
+
+def test_the_russian_pack_renders_exactly_what_the_prompts_held_before_the_pack() -> None:
+    """Pinned hashes of every prompt's rendered head and rules in Russian, taken before the texts moved."""
+    import hashlib
+
+    from ragqa.prompts import PROMPTS
+    from ragqa.prompts.base import system_rules
+    from ragqa.prompts.claim_decomposition import claim_decomposition_prompt
+
+    digest = hashlib.sha256(system_rules("ru").encode()).hexdigest()[:16]
+    heads = hashlib.sha256("".join(PROMPTS[n]._head("ru") for n in sorted(PROMPTS)).encode()).hexdigest()[:16]
+    levels = [(a, c) for a in ("low", "high") for c in ("low", "high")]
+    claims = "".join(claim_decomposition_prompt(a, c)._head("ru") for a, c in levels)
+    assert (digest, heads, hashlib.sha256(claims.encode()).hexdigest()[:16]) == RUSSIAN_DIGESTS
