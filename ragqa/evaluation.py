@@ -23,7 +23,7 @@ import itertools
 import logging
 import time
 from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from ragqa._heap import frozen_heap
@@ -33,6 +33,7 @@ from ragqa.judges.base import Embedder, Embedders, Judge, SharedCallJudge
 from ragqa.judges.offload import all_local, run_inline
 from ragqa.judges.ratelimit import request_priority
 from ragqa.jury.panel import extractor_index, jury_collector, voted_aggregate, voting_judges
+from ragqa.jury.probe import OrderProbe, OrderProbeOptions, parse_probes
 from ragqa.metrics.base import CallPlan, Metric, MetricContext
 from ragqa.repeats import REDUCERS, Reducer, combine_repeats, repeat_index
 from ragqa.report import MetricSummary, Report, SkippedSample, summarize
@@ -87,6 +88,10 @@ class PanelOptions:
         confidence: level of the report's confidence intervals, in (0, 1) (:mod:`ragqa.uncertainty`).
         extractor: the judge id that extracts the statements for the whole panel under
             ``claim-vote``/``dawid-skene`` (``ragqa.jury.extractor``); ``None``: the first judge.
+        probes: the bias probes the run makes (``("order",)`` or empty; ``--probe``,
+            ``ragqa.probe.enabled``): extra calls on a share of the samples, reported beside the
+            scores, never changing them (:mod:`ragqa.jury.probe`).
+        order_probe: the order probe's sample share, seed and flag rate (``ragqa.probe.order``).
     """
 
     strategy: PanelStrategy = "mean"
@@ -100,6 +105,8 @@ class PanelOptions:
     reducer: Reducer = "mean"
     confidence: float = DEFAULT_CONFIDENCE
     extractor: str | None = None
+    probes: tuple[str, ...] = ()
+    order_probe: OrderProbeOptions = field(default_factory=OrderProbeOptions)
 
     @property
     def votes(self) -> bool:
@@ -115,6 +122,7 @@ class PanelOptions:
         if self.reducer not in REDUCERS:
             raise ValueError(f"reducer must be one of {', '.join(REDUCERS)}, got {self.reducer!r}")
         check_confidence(self.confidence)
+        object.__setattr__(self, "probes", parse_probes(self.probes))
 
 
 def validate_samples(samples: Sequence[Sample], metrics: Sequence[Metric]) -> list[SampleError]:
@@ -199,6 +207,12 @@ class PanelEvaluator:
         self._context = MetricContext(
             language=self.options.language, embedders=self.embedders, call_plan=self.options.call_plan
         )
+        self.probe: OrderProbe | None = (
+            OrderProbe(self.options.order_probe, ids, self.options.call_plan)
+            if "order" in self.options.probes and ids
+            else None
+        )
+        """The order probe's tally when the run probes (``probes`` holds ``order``), else ``None``."""
 
     def validate(self, samples: Sequence[Sample], metrics: Sequence[Metric] | None = None) -> list[SampleError]:
         """Check the panel and every sample against every metric; no judge is called.
@@ -285,6 +299,8 @@ class PanelEvaluator:
 
         started = time.perf_counter()
         by_sample: list[list[PanelResult]] = [[] for _ in samples]
+        if self.probe is not None:
+            self.probe.reset()
 
         def keep(index: int, rows: list[PanelResult]) -> None:
             by_sample[index] = rows
@@ -309,6 +325,7 @@ class PanelEvaluator:
             skipped=skipped,
             wall_time_s=time.perf_counter() - started,
             call_plan=self.options.call_plan,
+            order_probe=self.probe.result() if self.probe is not None else None,
         )
 
     async def score_stream(
@@ -442,6 +459,13 @@ class PanelEvaluator:
                 fresh = iter(new)  # the kept outcomes in panel order, the new ones where the judge was asked
                 got = [old[judge.id] if judge.id in old else next(fresh) for judge in shared]
             results.append(self._panel(metric, sample, got))
+        if self.probe is not None:  # after the scores: the original verdicts come from the shared judges' memory
+            votes = self.options.votes
+
+            def judges_for(metric: Metric) -> list[Judge]:
+                return voting_judges(shared, metric, self._extractor) if votes else shared
+
+            await self.probe.probe(sample, chosen, results, judges_for, self._context, deadline)
         return results
 
     async def score(self, sample: Sample, metric: Metric) -> PanelResult:

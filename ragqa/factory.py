@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from ragqa.errors import ConfigError
 from ragqa.evaluation import PanelOptions
 from ragqa.judges.base import Embedder, Embedders, Judge
+from ragqa.jury.probe import OrderProbeOptions
 from ragqa.metrics import build_metric
 from ragqa.metrics.base import Metric
 from ragqa.settings import CacheSettings, ResolvedChatModel, ResolvedEmbeddingModel, Settings
@@ -349,4 +350,8 @@ def panel_options(settings: Settings) -> PanelOptions:
         confidence=settings.ragqa.confidence,
         max_concurrent_samples=settings.ragqa.concurrency.max_concurrent_samples,
         deadline_s=deadline.total_seconds() if (deadline := settings.ragqa.run.deadline) is not None else None,
+        probes=tuple(settings.ragqa.probe.enabled),
+        order_probe=OrderProbeOptions(
+            share=(order := settings.ragqa.probe.order).share, seed=order.seed, max_change_rate=order.max_change_rate
+        ),
     )

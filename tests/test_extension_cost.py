@@ -27,6 +27,7 @@ from ragqa.errors import ConfigError
 from ragqa.judges.local import HANDLERS
 from ragqa.languages import check_language
 from ragqa.metrics import METRICS
+from ragqa.prompts import PROMPTS
 from ragqa.prompts.statements import STATEMENTS, StatementsInput
 from ragqa.render import registry as render_registry
 from ragqa.render.registry import RENDERERS, renderer_for, suffix_help
@@ -122,6 +123,10 @@ def installed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[
         HANDLERS.update(saved_handlers)
         for module in PACKAGE_MODULES:
             sys.modules.pop(module, None)
+        for prompt in PROMPTS.values():  # forget what was rendered or read in the package's language
+            prompt.__dict__.pop("_heads", None)
+            prompt.instructions._read.pop("de", None)  # type: ignore[attr-defined]
+            prompt.examples._read.pop("de", None)  # type: ignore[attr-defined]
 
 
 def test_each_worked_example_has_the_files_its_heading_counts() -> None:
@@ -210,7 +215,6 @@ def test_the_russian_pack_renders_exactly_what_the_prompts_held_before_the_pack(
     """Pinned hashes of every prompt's rendered head and rules in Russian, taken before the texts moved."""
     import hashlib
 
-    from ragqa.prompts import PROMPTS
     from ragqa.prompts.base import system_rules
     from ragqa.prompts.claim_decomposition import claim_decomposition_prompt
 

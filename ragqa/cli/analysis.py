@@ -110,7 +110,9 @@ def report_command(
     output: Annotated[
         Path, typer.Option("--output", "-o", help="Where to write the report; .html (or .json, .csv...).")
     ],
-    language: Annotated[str, typer.Option("--language", help="Report language: en or ru.")] = "en",
+    language: Annotated[
+        str, typer.Option("--language", help="Report language: en, ru or an installed language pack's code.")
+    ] = "en",
     threshold: Annotated[
         list[str] | None, typer.Option("--threshold", help="metric=value: mark samples below it. Repeatable.")
     ] = None,

@@ -128,7 +128,11 @@ def evaluate(
         str, typer.Option("--format", help="Dataset format: auto (by extension), jsonl, json or csv.")
     ] = "auto",
     language: Annotated[
-        str | None, typer.Option("--language", help="Prompt and report language: en or ru (default: settings).")
+        str | None,
+        typer.Option(
+            "--language",
+            help="Prompt and report language: en, ru or an installed language pack's code (default: settings).",
+        ),
     ] = None,
     aggregation: Annotated[
         str | None,
@@ -170,6 +174,15 @@ def evaluate(
             "--reducer",
             help="How a judge's repeats become its score: mean, median, or mode (binary metrics); "
             "default: ragqa.repeat-reducer (mean).",
+        ),
+    ] = None,
+    probe: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--probe",
+            help="A bias probe beside the scores: order re-judges context precision and faithfulness on a "
+            "share of the samples (ragqa.probe.order.share) with the contexts reversed, and reports each "
+            "judge's position consistency (docs/panel.md). Never changes a score.",
         ),
     ] = None,
     confidence: Annotated[
@@ -323,6 +336,7 @@ def evaluate(
             repeats=repeats,
             reducer=reducer,
             confidence=confidence,
+            probe=probe,
         )
         plan = make_plan(
             container.settings(),

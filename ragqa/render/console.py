@@ -26,6 +26,7 @@ from rich.text import Text
 from ragqa._math import nan_mean
 from ragqa.metrics.base import Direction
 from ragqa.render.labels import labels
+from ragqa.render.probe import probe_lines
 from ragqa.render.terminal import printable
 from ragqa.report import MetricSummary, Report
 from ragqa.schema import AdviceOption, Interval, JudgeFailure, Language, Usage
@@ -428,6 +429,9 @@ def report_renderable(report: Report, *, language: Language = "en", max_failures
             if line is not None:
                 parts.append(line)
         parts += jury_lines(summary, language=language)
+    if report.order_probe is not None:
+        parts.append(Text(""))
+        parts += probe_lines(report.order_probe, language=language)
     failures = report.failures
     if failures:
         parts.append(Text(""))

@@ -32,6 +32,7 @@ from ragqa.render.atomic import replace_text
 from ragqa.render.console import fmt_cost, fmt_score, jury_texts
 from ragqa.render.details import details_view
 from ragqa.render.labels import LABELS, labels
+from ragqa.render.probe import probe_texts
 from ragqa.render.registry import RenderOptions, register
 from ragqa.report import Agreement, MetricSummary, Report, finite_json
 from ragqa.schema import Interval, JudgeOutcome, Language, Sample, Usage
@@ -300,6 +301,7 @@ def build_view(report: Report, options: RenderOptions) -> dict[str, Any]:
             "usage": _usage_view(total),
         },
         "metrics": [_metric_view(s, thresholds.get(s.metric), language, index) for s in report.summaries],
+        "probe": [{"text": text, "kind": kind} for text, kind in probe_texts(report.order_probe, language=language)],
         "judge_ids": judge_ids,
         "rows": rows,
         "samples": samples,

@@ -33,6 +33,7 @@ from ragqa.schema import (
     Interval,
     JudgeBias,
     JudgeFailure,
+    OrderProbeResult,
     PairAgreement,
     PanelResult,
     Sample,
@@ -259,6 +260,9 @@ class Report(BaseModel):
     """The dataset's path as given, or a description (``3 record(s) from Python``); ``None`` when not recorded."""
     started_at: str | None = None
     """When the run first started, ISO 8601 UTC (``2026-11-24T18:40:00+00:00``); ``None`` when not recorded."""
+    order_probe: OrderProbeResult | None = None
+    """Each judge's position consistency with the contexts reversed (``--probe order``, :mod:`ragqa.jury.probe`);
+    ``None`` when the run made no order probe. Its calls are in :attr:`usage`, in no metric's."""
 
     @property
     def n_samples(self) -> int:
@@ -273,10 +277,12 @@ class Report(BaseModel):
 
     @property
     def usage(self) -> Usage:
-        """Total usage of the run."""
+        """Total usage of the run: every metric's, and the order probe's (:attr:`order_probe`)."""
         total = Usage()
         for s in self.summaries:
             total = total + s.usage
+        if self.order_probe is not None:  # the probe's calls are the run's too
+            total = total + self.order_probe.usage
         return total
 
     @property

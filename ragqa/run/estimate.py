@@ -57,6 +57,8 @@ class RunEstimate:
     panel_calls: int = 0
     token_judges: int | None = None
     """Judges that send prompts (HTTP judges), whose calls the tokens count; ``None``: every judge."""
+    probe_calls: int = 0
+    """Calls among :attr:`calls` that the order probe makes (``--probe order``, :mod:`ragqa.jury.probe`)."""
 
     def __str__(self) -> str:
         """``estimate: 120 (sample, metric) pair(s) x 2 judge(s): at most 480 judge call(s), ~500 prompt tokens``.
@@ -78,6 +80,7 @@ class RunEstimate:
                 if self.panel_calls
                 else ""
             )
+            + (f" (incl. {self.probe_calls:,} order-probe call(s))" if self.probe_calls else "")
         )
 
 

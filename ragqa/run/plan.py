@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from ragqa.errors import ConfigError
+from ragqa.jury.probe import parse_probes
 from ragqa.languages import check_language
 from ragqa.metrics.base import Metric
 from ragqa.render.registry import RENDERERS, Renderer, renderer_for
@@ -233,6 +234,7 @@ def panel_overrides(
     repeats: int | None = None,
     reducer: str | None = None,
     confidence: float | None = None,
+    probe: str | Sequence[str] | None = None,
 ) -> dict[str, Any]:
     """The :class:`~ragqa.evaluation.PanelOptions` fields a caller overrides (``None`` = the settings' value).
 
@@ -245,6 +247,8 @@ def panel_overrides(
         repeats: times every judge scores every (sample, metric) (>= 1; :mod:`ragqa.repeats`).
         reducer: how a judge's repeats become its score: ``mean``, ``median`` or ``mode``.
         confidence: level of the report's confidence intervals, in (0, 1) (see ``docs/uncertainty.md``).
+        probe: bias probes to make (``"order"``; :mod:`ragqa.jury.probe`); an empty list or ``None``
+            keeps ``ragqa.probe.enabled``.
 
     Returns:
         ``{field: value}`` for the arguments given; checked by :func:`make_plan`.
@@ -258,6 +262,7 @@ def panel_overrides(
         "repeats": repeats,
         "reducer": reducer,
         "confidence": confidence,
+        "probes": probe if probe else None,
     }
     return {k: v for k, v in given.items() if v is not None}
 
@@ -300,6 +305,11 @@ def _check_panel(panel: Mapping[str, Any]) -> None:
         isinstance(confidence, bool) or not isinstance(confidence, int | float) or not 0 < confidence < 1
     ):
         raise ConfigError(f"confidence {confidence!r}: use a level between 0 and 1, e.g. 0.95", key="--confidence")
+    if "probes" in panel:
+        try:
+            parse_probes(panel["probes"])
+        except ValueError as exc:
+            raise ConfigError(f"--probe: {exc}", key="--probe") from None
     deadline = panel.get("deadline_s")
     if deadline is not None and (isinstance(deadline, bool) or not isinstance(deadline, int | float) or deadline <= 0):
         raise ConfigError(f"deadline {deadline!r}: use a number of seconds > 0", key="--deadline")

@@ -19,7 +19,7 @@ from ragqa.render.registry import RenderOptions, renderer_for
 from ragqa.report import Report, summarize
 from ragqa.run.runner import dataset_fingerprint
 from ragqa.run.stream import read_results
-from ragqa.schema import DEFAULT_CONFIDENCE, Language, Sample
+from ragqa.schema import DEFAULT_CONFIDENCE, Language, OrderProbeResult, Sample
 
 __all__ = ["report_from_results", "write_report"]
 
@@ -59,6 +59,7 @@ def report_from_results(path: Path) -> tuple[Report, str | None]:
         run_id=header.run_id,
         dataset=header.dataset,
         started_at=header.started_at,
+        order_probe=OrderProbeResult.model_validate(header.probe) if header.probe is not None else None,
     )
     samples, note = _dataset_samples(header.dataset, header.dataset_fingerprint)
     if samples is not None:

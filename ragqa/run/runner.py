@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from ragqa.errors import ConfigError, SampleError
 from ragqa.factory import uncached_embedder, uncached_judge
 from ragqa.judges.base import Embedders, Judge
+from ragqa.jury.probe import probe_calls
 from ragqa.render.registry import RenderOptions
 from ragqa.report import CacheStats, Report, SkippedSample
 from ragqa.run.estimate import RunEstimate, estimate_pairs, sends_prompts
@@ -394,7 +395,16 @@ class Runner:
         Raises:
             TooManyCalls: when the estimated calls exceed ``plan.max_calls``.
         """
-        pairs = ((sample, metric) for _, sample, metrics in prepared.todo(self.plan.metrics) for metric in metrics)
+        probe = evaluator.probe
+        probed = [0]  # the order probe's calls per judge, counted in the same pass over the samples
+
+        def each_pair() -> Iterator[tuple[Sample, Metric]]:
+            for _, sample, metrics in prepared.todo(self.plan.metrics):
+                if probe is not None:
+                    probed[0] += probe_calls(sample, metrics, probe.call_plan, probe.options)
+                yield from ((sample, metric) for metric in metrics)
+
+        pairs = each_pair()
         judges = len(evaluator.judges)
         options = evaluator.options
         prompting = sum(1 for judge in evaluator.judges if sends_prompts(judge))
@@ -406,6 +416,15 @@ class Runner:
             token_judges=prompting,
             claim_vote=options.votes,
         )
+        if probed[0]:  # the probe's tokens at the run's mean per call
+            extra = probed[0] * judges
+            per_call = estimate.tokens / estimate.calls if estimate.calls else 0.0
+            estimate = dataclasses.replace(
+                estimate,
+                calls=estimate.calls + extra,
+                tokens=round(estimate.tokens + per_call * extra),
+                probe_calls=extra,
+            )
         if self.on_estimate is not None:
             self.on_estimate(estimate)
         if self.plan.max_calls is not None and estimate.calls > self.plan.max_calls:
@@ -421,6 +440,12 @@ class Runner:
             InvalidSamples, ConfigError, TooManyCalls: before any judge call.
             asyncio.CancelledError: when cancelled; finished results stay in the partial file.
         """
+        if self.engine is not None and "order" in self.plan.panel.get("probes", ()):
+            raise ConfigError(
+                "--probe order tallies its verdicts in this process, which --engine ray cannot do yet; "
+                "probe without --engine ray",
+                key="--probe",
+            )
         if self.engine is not None and self.plan.retry_failed:
             raise ConfigError(
                 "--retry-failed asks again only the judges that failed, which --engine ray cannot do yet; "
@@ -561,6 +586,8 @@ class Runner:
             old = prepared.retry.get((label, key))
             return {o.judge_id: o for o in read_result_record(old).judges if o.ok} if old is not None else {}
 
+        if evaluator.probe is not None:
+            evaluator.probe.reset()
         cache = None if plan.no_cache else self.container.cache()
         counts0 = cache_counts(cache)
         started = time.perf_counter()
@@ -593,12 +620,17 @@ class Runner:
             run_id=header.run_id,
             dataset=header.dataset,
             started_at=header.started_at,
+            order_probe=evaluator.probe.result() if evaluator.probe is not None else None,
         )
         self._write_outputs(
             report, RenderOptions(language=evaluator.options.language, thresholds=dict(plan.thresholds))
         )
         if self.stream is not None:  # last: the partial file keeps every result until the other outputs exist
-            final = dataclasses.replace(self.stream.header, intervals=header_intervals(report.summaries))
+            final = dataclasses.replace(
+                self.stream.header,
+                intervals=header_intervals(report.summaries),
+                probe=report.order_probe.model_dump(mode="json") if report.order_probe is not None else None,
+            )
             self.stream.finish([(label, key) for label in prepared.labels for key in keys], header=final)
         written = [(output.option, str(output.path)) for output in plan.outputs]
         verdicts = threshold_verdicts(report, plan.thresholds, on_undecided=plan.on_undecided)

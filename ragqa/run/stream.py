@@ -86,6 +86,8 @@ class ResultsHeader:
             with each interval as :class:`~ragqa.schema.Interval`'s fields (``estimate``, ``low``,
             ``high``, ``confidence``, ``method``, ``n``) or ``None`` when there is none; ``None``
             until the run finishes (see :func:`header_intervals`).
+        probe: the order probe's figures (:class:`~ragqa.schema.OrderProbeResult`'s fields) of a
+            finished run made with ``--probe order``; ``None`` (not written) otherwise.
     """
 
     run_id: str
@@ -102,13 +104,15 @@ class ResultsHeader:
     repeats: int = 1
     confidence: float | None = None
     intervals: Mapping[str, Any] | None = None
+    probe: Mapping[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
         """The header line's object (``ragqa_results`` first; shard fields only when sharded, ``repeats`` when > 1)."""
         data = asdict(self)
         data["metrics"], data["judges"] = list(self.metrics), list(self.judges)
         data["intervals"] = finite_json(dict(self.intervals)) if self.intervals is not None else None
-        for key in ("shard", "dataset_samples"):
+        data["probe"] = finite_json(dict(self.probe)) if self.probe is not None else None
+        for key in ("shard", "dataset_samples", "probe"):
             if data[key] is None:
                 del data[key]
         if self.repeats == 1:
@@ -137,6 +141,7 @@ class ResultsHeader:
             repeats=int(data.get("repeats", 1)),
             confidence=float(data["confidence"]) if data.get("confidence") is not None else None,
             intervals=data.get("intervals"),
+            probe=data.get("probe"),
         )
 
 

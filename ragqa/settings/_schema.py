@@ -464,6 +464,25 @@ class JurySettings(_Model):
     """The judge id that extracts the statements once per sample for the whole panel; ``None``: the first judge."""
 
 
+class OrderProbeSettings(_Model):
+    """``ragqa.probe.order``: the order probe's sample share, seed and flag rate (see ``docs/panel.md``)."""
+
+    share: float = Field(default=0.2, gt=0.0, le=1.0)
+    """Share of the samples re-judged with their contexts reversed, in (0, 1]; chosen by a seeded hash of the id."""
+    seed: int = 0
+    """Seed of the selection: the same seed and ids always select the same samples."""
+    max_change_rate: float = Field(default=0.1, ge=0.0, lt=1.0)
+    """A judge whose share of changed verdicts exceeds this is flagged, in [0, 1)."""
+
+
+class ProbeSettings(_Model):
+    """``ragqa.probe``: bias probes a run makes beside its scores (never changing them)."""
+
+    enabled: list[Literal["order"]] = Field(default_factory=list)
+    """The probes every run makes (``[order]``); ``--probe order`` adds one for a run."""
+    order: OrderProbeSettings = Field(default_factory=OrderProbeSettings)
+
+
 class ConcurrencySettings(_Model):
     """``ragqa.concurrency``."""
 
@@ -539,6 +558,7 @@ class RagqaSettings(_Model):
     """User-defined aspects of ``aspect_critic``: name -> definition (a yes/no question); ``aspect_critic(name=x)``."""
     aggregation: AggregationSettings = Field(default_factory=AggregationSettings)
     jury: JurySettings = Field(default_factory=JurySettings)
+    probe: ProbeSettings = Field(default_factory=ProbeSettings)
     language: Language = "en"
     """Prompt and report language."""
     confidence: float = Field(default=0.95, gt=0.0, lt=1.0)
