@@ -223,3 +223,23 @@ def test_the_russian_pack_renders_exactly_what_the_prompts_held_before_the_pack(
     levels = [(a, c) for a in ("low", "high") for c in ("low", "high")]
     claims = "".join(claim_decomposition_prompt(a, c)._head("ru") for a, c in levels)
     assert (digest, heads, hashlib.sha256(claims.encode()).hexdigest()[:16]) == RUSSIAN_DIGESTS
+
+
+def test_a_broken_installed_format_or_language_stops_only_what_uses_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    from importlib.metadata import EntryPoint
+
+    points = [
+        EntryPoint(name="broken", value="acme_missing:Nope", group="ragqa.renderers"),
+        EntryPoint(name="xx", value="acme_missing:PACK", group="ragqa.languages"),
+    ]
+    monkeypatch.setattr("importlib.metadata.entry_points", lambda *, group: [p for p in points if p.group == group])
+    monkeypatch.setattr(render_registry, "_installed_loaded", False)
+    monkeypatch.setattr(render_registry, "_installed", {})
+    monkeypatch.setattr(languages, "_discovered", False)
+    monkeypatch.setattr(languages, "_broken", {})
+    assert renderer_for("x.json").name == "json"  # a built-in suffix never loads installed formats
+    with pytest.raises(ConfigError, match=r"output format 'broken' = 'acme_missing:Nope' could not be loaded"):
+        renderer_for("x.nope")
+    assert check_language("ru") == "ru"
+    with pytest.raises(ConfigError, match=r"language pack 'xx' = 'acme_missing:PACK' could not be loaded"):
+        check_language("xx")

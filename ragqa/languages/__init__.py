@@ -23,12 +23,12 @@ from __future__ import annotations
 
 import functools
 import json
-import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
 
+from ragqa._plugins import load_entry_points
 from ragqa.errors import ConfigError
 
 __all__ = [
@@ -40,8 +40,6 @@ __all__ = [
     "language_pack",
     "register_language",
 ]
-
-log = logging.getLogger(__name__)
 
 ENTRY_POINT_GROUP = "ragqa.languages"
 """The entry-point group installed packages declare their language packs in."""
@@ -126,20 +124,14 @@ def _discover() -> None:
     if _discovered:
         return
     _discovered = True
-    from importlib.metadata import entry_points  # only when a code is not a built-in one
 
-    for entry in entry_points(group=ENTRY_POINT_GROUP):
-        if entry.name in _PACKS:
-            continue
-        try:
-            loaded = entry.load()
-            pack = loaded if isinstance(loaded, LanguagePack) else LanguagePack.from_mapping(loaded, where=entry.value)
-            if pack.code != entry.name:
-                raise ConfigError(f"the pack's code is {pack.code!r}, not {entry.name!r}")
-            register_language(pack)
-        except Exception as exc:  # a broken package must not stop runs in other languages
-            _broken[entry.name] = f"language pack {entry.name!r} = {entry.value!r} could not be loaded: {exc}"
-            log.warning("%s", _broken[entry.name])
+    def accept(name: str, loaded: Any) -> None:
+        pack = loaded if isinstance(loaded, LanguagePack) else LanguagePack.from_mapping(loaded, where=name)
+        if pack.code != name:
+            raise ConfigError(f"the pack's code is {pack.code!r}, not {name!r}")
+        register_language(pack)
+
+    _broken.update(load_entry_points(ENTRY_POINT_GROUP, accept, what="language pack", skip=_PACKS))
 
 
 def language_pack(code: str) -> LanguagePack | None:

@@ -15,12 +15,12 @@ suffix is a :class:`~ragqa.errors.ConfigError` before any judge call) and call `
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol, TypeVar, cast
 
+from ragqa._plugins import load_entry_points
 from ragqa.errors import ConfigError
 from ragqa.render.paths import check_output_path
 from ragqa.report import Report
@@ -37,8 +37,6 @@ __all__ = [
     "suffix_help",
     "write_to",
 ]
-
-log = logging.getLogger(__name__)
 
 ENTRY_POINT_GROUP = "ragqa.renderers"
 """The entry-point group installed packages declare their output formats in."""
@@ -118,16 +116,11 @@ def load_installed() -> None:
     if _installed_loaded:
         return
     _installed_loaded = True
-    from importlib.metadata import entry_points  # only when a suffix is not a registered one
-
-    for entry in entry_points(group=ENTRY_POINT_GROUP):
-        if entry.name in RENDERERS:
-            continue
-        try:
-            register(entry.load())
-        except Exception as exc:  # a broken package must not stop runs that do not use it
-            _installed[entry.name] = f"output format {entry.name!r} = {entry.value!r} could not be loaded: {exc}"
-            log.warning("%s", _installed[entry.name])
+    _installed.update(
+        load_entry_points(
+            ENTRY_POINT_GROUP, lambda _name, loaded: register(loaded), what="output format", skip=RENDERERS
+        )
+    )
 
 
 def suffix_help() -> str:
