@@ -18,7 +18,6 @@ from ragqa.schema import Language, OrderProbeResult
 __all__ = ["probe_lines", "probe_texts"]
 
 
-
 def _share(value: float) -> str:
     return "-" if math.isnan(value) else f"{value:.2f}"
 
