@@ -9,11 +9,12 @@ from typing import ClassVar
 
 import pytest
 
-from ragqa.judges import _http
-from ragqa.judges._http import classify_error, register_error_classifier, status_failure, timeout_failure
+from ragqa.judges import _failures
+from ragqa.judges._failures import register_error_classifier, status_failure, timeout_failure
+from ragqa.judges._http import classify_error
 from ragqa.judges.retry import Failure
 
-SEAM = Path(__file__).resolve().parents[1] / "ragqa" / "judges" / "_http.py"
+JUDGES = Path(__file__).resolve().parents[1] / "ragqa" / "judges"
 
 
 def imported_roots(path: Path) -> set[str]:
@@ -27,8 +28,9 @@ def imported_roots(path: Path) -> set[str]:
     return roots
 
 
-def test_the_seam_imports_no_provider_sdk() -> None:
-    assert not imported_roots(SEAM) & {"openai", "anthropic", "langchain_openai", "langchain_core", "httpx"}
+@pytest.mark.parametrize("module", ["_http.py", "_failures.py"])
+def test_the_seam_imports_no_provider_sdk(module: str) -> None:
+    assert not imported_roots(JUDGES / module) & {"openai", "anthropic", "langchain_openai", "langchain_core", "httpx"}
 
 
 class AcmeOverloaded(Exception):
@@ -44,7 +46,7 @@ class AcmeTimeout(Exception):
 
 @pytest.fixture
 def acme_classifier() -> Iterator[None]:
-    saved = list(_http._CLASSIFIERS)
+    saved = list(_failures._CLASSIFIERS)
 
     def classify(exc: BaseException, endpoint: str | None, timeout_s: float | None) -> Failure | None:
         if isinstance(exc, AcmeOverloaded):
@@ -55,7 +57,7 @@ def acme_classifier() -> Iterator[None]:
 
     register_error_classifier(classify)
     yield
-    _http._CLASSIFIERS[:] = saved
+    _failures._CLASSIFIERS[:] = saved
 
 
 def test_a_provider_module_teaches_the_seam_its_errors(acme_classifier: None) -> None:

@@ -11,8 +11,7 @@ API key from every message, and maps errors to ragqa's error tree (:func:`classi
 
 A provider adapter (:mod:`ragqa.judges.openai` over :mod:`ragqa.judges._openai_wire`) implements
 ``_make_model``, ``_new_http_client`` and its wire format, and registers how its SDK's errors read
-(:func:`register_error_classifier`, built from :func:`timeout_failure`, :func:`status_failure`
-and :func:`transport_failure`). This module imports no provider SDK and no LangChain class.
+(:func:`ragqa.judges._failures.register_error_classifier`). This module imports no provider SDK and no LangChain class.
 """
 
 from __future__ import annotations
@@ -22,11 +21,12 @@ import functools
 import importlib
 import random
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 from urllib.parse import urlparse
 
 from ragqa.errors import JudgeError, JudgeHTTPError, JudgeOutputError, JudgeTimeout
+from ragqa.judges._failures import error_classifiers, timeout_failure
 from ragqa.judges._guard import check_remote_allowed
 from ragqa.judges.breaker import (
     DEFAULT_COOL_DOWN_S,
@@ -45,17 +45,12 @@ __all__ = [
     "DEFAULT_TIMEOUT_S",
     "NO_KEY",
     "RAW_LIMIT",
-    "ErrorClassifier",
     "HttpClientBase",
     "ResponseTooLarge",
     "classify_error",
     "endpoint_of",
     "openai_base_url",
-    "register_error_classifier",
     "response_text",
-    "status_failure",
-    "timeout_failure",
-    "transport_failure",
     "usage_cost",
 ]
 
@@ -109,59 +104,12 @@ def usage_cost(price: Price | None, prompt_tokens: int, completion_tokens: int) 
     return (prompt_tokens * price.prompt + completion_tokens * price.completion) / 1_000_000
 
 
-ErrorClassifier = Callable[[BaseException, "str | None", "float | None"], "Failure | None"]
-"""``classify(exc, endpoint, timeout_s)``: a provider SDK's reading of its own exception, ``None``
-for one it does not know (see :func:`register_error_classifier`)."""
-
-_CLASSIFIERS: list[ErrorClassifier] = []
-
-
-def register_error_classifier(classify: ErrorClassifier) -> ErrorClassifier:
-    """Teach :func:`classify_error` a provider SDK's exceptions (the adapter calls this on import); returns it."""
-    if classify not in _CLASSIFIERS:
-        _CLASSIFIERS.append(classify)
-    return classify
-
-
-def timeout_failure(exc: BaseException, endpoint: str | None, timeout_s: float | None) -> Failure:
-    """A request that got no answer in time (``no answer within 5s from host:port``).
-
-    Some transports report a refused connection as a connect *timeout*: that one is a transport
-    failure (``connection refused by host:port``).
-    """
-    at = f" {endpoint}" if endpoint else ""
-    if _refused(exc):
-        return Failure("transport", detail="connection refused" + (f" by{at}" if at else ""))
-    within = f" within {timeout_s:g}s" if timeout_s is not None else ""
-    return Failure("timeout", detail=f"no answer{within}" + (f" from{at}" if at else ""))
-
-
-def status_failure(status: int, headers: Mapping[str, str], endpoint: str | None) -> Failure:
-    """An HTTP error status (``HTTP 503 from host:port``), with the response headers, lower-cased."""
-    at = f" {endpoint}" if endpoint else ""
-    return Failure(
-        "status",
-        status=status,
-        headers={k.lower(): v for k, v in headers.items()},
-        detail=f"HTTP {status}" + (f" from{at}" if at else ""),
-    )
-
-
-def transport_failure(exc: BaseException, endpoint: str | None) -> Failure:
-    """A connection that failed (``connection refused by host:port``, or ``connection to ... failed (OSError)``)."""
-    at = f" {endpoint}" if endpoint else ""
-    if _refused(exc):
-        return Failure("transport", detail="connection refused" + (f" by{at}" if at else ""))
-    cause = exc.__cause__ or exc.__context__
-    what = type(cause).__name__ if cause is not None else "connection error"
-    return Failure("transport", detail=f"connection{' to' + at if at else ''} failed ({what})")
-
-
 def classify_error(exc: BaseException, *, endpoint: str | None = None, timeout_s: float | None = None) -> Failure:
     """Map what a request raised to a provider-neutral :class:`Failure`.
 
     An answer over the size cap first; then the registered provider classifiers
-    (:func:`register_error_classifier`: the OpenAI adapter's reads ``openai.*`` errors); then a
+    (:func:`~ragqa.judges._failures.register_error_classifier`: the OpenAI adapter's reads
+    ``openai.*`` errors); then a
     plain :class:`TimeoutError`; anything else is ``other``.
 
     Args:
@@ -177,7 +125,7 @@ def classify_error(exc: BaseException, *, endpoint: str | None = None, timeout_s
     too_large = _too_large(exc)
     if too_large is not None:  # an answer, not a transport failure: never retried, never "down"
         return Failure("other", detail=too_large)
-    for classify in _CLASSIFIERS:
+    for classify in error_classifiers():
         found = classify(exc, endpoint, timeout_s)
         if found is not None:
             return found
@@ -276,17 +224,6 @@ def response_cap_hook(limit: int) -> Callable[[Any], Awaitable[None]]:
         response.stream = capped(response.stream, limit)
 
     return hook
-
-
-def _refused(exc: BaseException) -> bool:
-    seen: BaseException | None = exc
-    for _ in range(8):
-        if seen is None:
-            return False
-        if isinstance(seen, ConnectionError):
-            return True
-        seen = seen.__cause__ or seen.__context__
-    return False
 
 
 async def _close_with_loop(http: Any) -> AsyncIterator[None]:

@@ -1,7 +1,7 @@
 """The OpenAI adapter's side of the HTTP seam: its SDK's errors read as ragqa failures, and its HTTP client.
 
 :mod:`ragqa.judges._http` is provider-neutral; this module is where ``openai.*`` exceptions are
-mapped (registered with :func:`~ragqa.judges._http.register_error_classifier` on import) and where
+mapped (registered with :func:`~ragqa.judges._failures.register_error_classifier` on import) and where
 the SDK's aiohttp client is made for :class:`~ragqa.judges.openai.OpenAIJudge` and
 :class:`~ragqa.judges.openai.OpenAIEmbedder`. A native provider brings its own module like this
 one, next to its adapter.
@@ -14,7 +14,7 @@ from typing import Any
 
 import openai
 
-from ragqa.judges._http import register_error_classifier, status_failure, timeout_failure, transport_failure
+from ragqa.judges._failures import register_error_classifier, status_failure, timeout_failure, transport_failure
 from ragqa.judges.retry import Failure
 
 __all__ = ["classify_openai_error", "openai_http_client"]
