@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from ragqa.errors import ConfigError
 from ragqa.evaluation import PanelOptions
 from ragqa.judges.base import Embedder, Embedders, Judge
+from ragqa.jury.cascade import cascade_of
 from ragqa.jury.probe import OrderProbeOptions
 from ragqa.metrics import build_metric
 from ragqa.metrics.base import Metric
@@ -343,6 +344,7 @@ def panel_options(settings: Settings) -> PanelOptions:
         strategy=settings.ragqa.aggregation.strategy,
         quorum=settings.ragqa.aggregation.quorum,
         extractor=settings.ragqa.jury.extractor,
+        cascade=cascade_of(settings.ragqa.jury.cascade),
         language=settings.ragqa.language,
         call_plan=settings.ragqa.call_plan,
         repeats=settings.ragqa.repeats,

@@ -193,6 +193,14 @@ def evaluate(
             "(default: ragqa.confidence, 0.95).",
         ),
     ] = None,
+    cascade_audit: Annotated[
+        bool,
+        typer.Option(
+            "--cascade-audit",
+            help="With ragqa.jury.cascade: every tier scores every sample, and the report shows how often the "
+            "cascade's verdicts agree with the full panel's and the share of tier-2 calls it would have made.",
+        ),
+    ] = False,
     on_invalid: Annotated[
         str,
         typer.Option(
@@ -336,6 +344,7 @@ def evaluate(
             repeats=repeats,
             reducer=reducer,
             confidence=confidence,
+            cascade_audit=cascade_audit,
             probe=probe,
         )
         plan = make_plan(

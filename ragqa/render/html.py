@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 from ragqa.interpretation import interpret
 from ragqa.messages import Message
 from ragqa.render.atomic import replace_text
-from ragqa.render.console import fmt_cost, fmt_score, jury_texts
+from ragqa.render.console import cascade_texts, fmt_cost, fmt_score, jury_texts
 from ragqa.render.details import details_view
 from ragqa.render.labels import LABELS, labels
 from ragqa.render.probe import probe_texts
@@ -182,6 +182,7 @@ def _metric_view(
         "usage": _usage_view(summary.usage),
         "agreement": _agreement_view(summary.agreement, index),
         "jury": [{"text": text, "kind": kind} for text, kind in jury_texts(summary, language=language)],
+        "cascade": [{"text": text, "kind": kind} for text, kind in cascade_texts(summary, language=language)],
     }
 
 

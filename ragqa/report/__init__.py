@@ -14,6 +14,7 @@ from ragqa.report.formats import ReportWriter, finite_json, register_writer
 from ragqa.report.model import (
     Agreement,
     CacheStats,
+    CascadeSummary,
     ContestedSample,
     JudgeBias,
     JudgeReliability,
@@ -30,6 +31,7 @@ from ragqa.report.summary import summarize
 __all__ = [
     "Agreement",
     "CacheStats",
+    "CascadeSummary",
     "ContestedSample",
     "JudgeBias",
     "JudgeReliability",

@@ -137,7 +137,7 @@ def estimate_pairs(
         token_judges: the judges that send prompts (:func:`sends_prompts`); only their calls
             count tokens. ``None``: all ``judges``.
         claim_vote: the panel votes per statement (``claim-vote``, ``dawid-skene``): a sample's
-            extraction steps (:attr:`~ragqa.metrics.base.ClaimVote.steps`) are made once for the panel
+            extraction steps (:meth:`~ragqa.metrics.base.Metric.vote_steps`) are made once for the panel
             (per repeat) when every metric of the sample that needs it votes (:mod:`ragqa.jury.panel`);
             its tokens count once when any judge sends prompts.
 
@@ -153,10 +153,15 @@ def estimate_pairs(
     for _, group in groupby(pairs, key=lambda pair: id(pair[0])):
         items = list(group)
         sample = items[0][0]
-        steps = Counter(step for _, metric in items for step in metric.shared_steps(sample))
-        n = sum(metric.estimate_calls(sample, plan) for _, metric in items) - sum(c - 1 for c in steps.values())
-        voted = {s for _, m in items if claim_vote and m.claim_vote is not None for s in m.claim_vote.steps}
-        own = {step for _, m in items if m.claim_vote is None or not claim_vote for step in m.shared_steps(sample)}
+        votes = [(m, claim_vote and m.claim_vote is not None) for _, m in items]
+        # a voting metric's extraction steps count as shared: other voting metrics make them identically
+        steps = Counter(
+            s for m, v in votes for s in m.shared_steps(sample) | (m.vote_steps(sample) if v else frozenset())
+        )
+        asked = sum(m.vote_calls(sample, plan) if v else m.estimate_calls(sample, plan) for m, v in votes)
+        n = asked - sum(c - 1 for c in steps.values())
+        voted = {s for m, v in votes if v for s in m.vote_steps(sample)}
+        own = {step for m, v in votes if not v for step in m.shared_steps(sample)}
         shared = len(voted - own) if judges else 0  # made once for the panel instead of once per judge
         n_pairs += len(items)
         calls += (n - shared) * judges + shared

@@ -234,6 +234,7 @@ def panel_overrides(
     repeats: int | None = None,
     reducer: str | None = None,
     confidence: float | None = None,
+    cascade_audit: bool | None = None,
     probe: str | Sequence[str] | None = None,
 ) -> dict[str, Any]:
     """The :class:`~ragqa.evaluation.PanelOptions` fields a caller overrides (``None`` = the settings' value).
@@ -247,6 +248,8 @@ def panel_overrides(
         repeats: times every judge scores every (sample, metric) (>= 1; :mod:`ragqa.repeats`).
         reducer: how a judge's repeats become its score: ``mean``, ``median`` or ``mode``.
         confidence: level of the report's confidence intervals, in (0, 1) (see ``docs/uncertainty.md``).
+        cascade_audit: every tier of the cascade scores every item, and the report compares the
+            cascade's verdicts with the full panel's (``docs/jury.md``); ``None`` or False: off.
         probe: bias probes to make (``"order"``; :mod:`ragqa.jury.probe`); an empty list or ``None``
             keeps ``ragqa.probe.enabled``.
 
@@ -262,6 +265,7 @@ def panel_overrides(
         "repeats": repeats,
         "reducer": reducer,
         "confidence": confidence,
+        "cascade_audit": cascade_audit or None,
         "probes": probe if probe else None,
     }
     return {k: v for k, v in given.items() if v is not None}

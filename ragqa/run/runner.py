@@ -148,6 +148,8 @@ def config_fingerprint(evaluator: PanelEvaluator) -> str:
         decides.update(repeats=options.repeats, reducer=options.reducer)
     if options.votes and evaluator.judges:  # who extracts the statements decides the voted scores
         decides.update(extractor=evaluator.judges[evaluator.extractor].id)
+    if evaluator.cascade_rule is not None:  # which judges score an item, and so its aggregate
+        decides.update(cascade=evaluator.cascade_rule.describe())
     return _sha256(decides)
 
 
@@ -362,6 +364,10 @@ class Runner:
         if not judges:  # a panel of no judge runs judge-free metrics only
             check_judge_free(self.plan.metrics)
         options = dataclasses.replace(self.container.panel_options(), **dict(self.plan.panel))
+        if options.cascade is not None:  # the escalation rule reads the run's thresholds
+            options = dataclasses.replace(
+                options, cascade=dataclasses.replace(options.cascade, thresholds=dict(self.plan.thresholds))
+            )
         if options.quorum > len(judges) and judges:
             raise ConfigError(
                 f"quorum {options.quorum} is more than the {len(judges)} judge(s) of the panel; "
@@ -475,6 +481,10 @@ class Runner:
             dataset_samples=prepared.dataset_samples if self.plan.shard is not None else None,
             repeats=evaluator.options.repeats,
             confidence=evaluator.options.confidence,
+            cascade=evaluator.cascade_rule.describe() if evaluator.cascade_rule is not None else None,
+            extractor=evaluator.judges[evaluator.extractor].id
+            if evaluator.options.votes and evaluator.judges
+            else None,
         )
 
     def _write_outputs(self, report: Report, options: RenderOptions) -> None:
@@ -548,6 +558,7 @@ class Runner:
         )
         made: dict[tuple[int, int], PanelResult] = {}  # (position, metric index) -> result, with keep_results
         jury = evaluator.jury(plan.metrics)  # the verdicts behind the reliability section (voting runs)
+        tally = evaluator.cascade(plan.metrics)  # calls per tier and escalations (cascade runs)
         flaky = FlakySamples(plan.thresholds)
 
         def keep(position: int, result: PanelResult) -> None:
@@ -555,6 +566,8 @@ class Runner:
             flaky.add(position, result)
             if jury is not None:
                 jury.add(result)
+            if tally is not None:
+                tally.add(result)
             if self.keep_results:
                 made[(position, metric_of[result.metric])] = result
 
@@ -606,11 +619,10 @@ class Runner:
         wall = time.perf_counter() - started
 
         order = [made[k] for k in sorted(made)] if self.keep_results else summary.failed_results()
+        summaries = jury.attach(summary.summaries()) if jury is not None else summary.summaries()
         report = Report(
             results=order,
-            summaries=flaky.mark(
-                jury.attach(summary.summaries()) if jury is not None else summary.summaries(), prepared.labels
-            ),
+            summaries=flaky.mark(tally.attach(summaries) if tally is not None else summaries, prepared.labels),
             skipped=[_skipped(p) for p in prepared.validation.problems],
             wall_time_s=wall,
             cache=_cache_stats(cache, counts0, counts1),
@@ -631,7 +643,13 @@ class Runner:
                 intervals=header_intervals(report.summaries),
                 probe=report.order_probe.model_dump(mode="json") if report.order_probe is not None else None,
             )
-            self.stream.finish([(label, key) for label in prepared.labels for key in keys], header=final)
+            # a dawid-skene run's per-sample values exist once the run's fit does: added to the final records
+            amend = (
+                {pair: {"dawid_skene": value} for pair, value in jury.dawid_skene.items()}
+                if jury is not None and evaluator.options.strategy == "dawid-skene"
+                else None
+            )
+            self.stream.finish([(label, key) for label in prepared.labels for key in keys], header=final, amend=amend)
         written = [(output.option, str(output.path)) for output in plan.outputs]
         verdicts = threshold_verdicts(report, plan.thresholds, on_undecided=plan.on_undecided)
         return RunResult(
