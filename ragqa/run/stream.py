@@ -32,7 +32,8 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import Iterable, Mapping
+from array import array
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -244,7 +245,8 @@ class ResultStream:
 
     Only the byte offset of each record in the partial file is kept in memory (not the record),
     so a run's memory does not grow with its results; :meth:`finish` copies the lines from the
-    partial file in dataset order.
+    partial file in dataset order. With a ``layout`` the offsets of the records written with a
+    ``position`` are kept in one typed array (8 bytes per (sample, metric)), not a dictionary.
 
     Args:
         path: the target file (already checked with :func:`ragqa.run.outputs.check_output_path`);
@@ -255,6 +257,9 @@ class ResultStream:
             :meth:`finish`; False when ``path`` is another format's output (``report.html``): the
             partial file then only keeps the results until the outputs are written, and
             :meth:`finish` removes it.
+        layout: ``(sample ids by position, metric keys)`` of the run: :meth:`write` with a
+            ``position`` keeps the offset in an array, and :meth:`finish` without an order writes
+            the records in this order (sample, then metric).
     """
 
     def __init__(
@@ -264,6 +269,7 @@ class ResultStream:
         kept: Mapping[Pair, Mapping[str, Any]] | None = None,
         *,
         final: bool = True,
+        layout: tuple[Sequence[str], Sequence[str]] | None = None,
     ) -> None:
         """Remember the target; nothing is written before :meth:`open`."""
         self.path = path
@@ -274,16 +280,25 @@ class ResultStream:
         self._offsets: dict[Pair, int] = {}
         self._end = 0
         self._file: IO[bytes] | None = None
+        self._layout = layout
+        self._metric_index = {key: i for i, key in enumerate(layout[1])} if layout is not None else {}
+        self._slots = array("q", [-1]) * (len(layout[0]) * len(layout[1])) if layout is not None else array("q")
+        self._in_slots = 0  # records whose offset is in a slot and whose pair has none in _offsets
 
     @property
     def count(self) -> int:
         """Records in the partial file so far (kept and new)."""
-        return len(self._offsets)
+        return len(self._offsets) + self._in_slots
 
-    def _append(self, file: IO[bytes], pair: Pair, record: Mapping[str, Any]) -> None:
+    def _append(self, file: IO[bytes], pair: Pair, record: Mapping[str, Any], slot: int | None = None) -> None:
         data = result_line(record).encode("utf-8")
         file.write(data)
-        self._offsets[pair] = self._end
+        if slot is None:
+            self._offsets[pair] = self._end
+        else:
+            if self._slots[slot] < 0 and pair not in self._offsets:
+                self._in_slots += 1
+            self._slots[slot] = self._end
         self._end += len(data)
 
     def kept_error(self, exc: OSError, path: Path, *, what: str) -> OutputError:
@@ -337,10 +352,15 @@ class ResultStream:
             ) from exc
         self._kept = {}
 
-    def write(self, result: PanelResult) -> None:
+    def write(self, result: PanelResult, *, position: int | None = None) -> None:
         """Append ``result``'s record and flush it to the operating system at once.
 
         After a failed write the stream is closed and later writes do nothing (the run stops).
+
+        Args:
+            result: the result.
+            position: its sample's position in the ``layout`` (0-based), to keep its offset in
+                the array; ``None`` keeps it by (sample id, metric key).
 
         Raises:
             OutputError: when the record cannot be written (a full disk); the message names the
@@ -349,11 +369,20 @@ class ResultStream:
         if self._file is None:
             return
         pair = (result.sample_id, result.metric)
+        slot = None
+        if position is not None and self._layout is not None:
+            slot = position * len(self._layout[1]) + self._metric_index[result.metric]
+        before = self._slots[slot] if slot is not None else -1
         try:
-            self._append(self._file, pair, result_record(result))
+            self._append(self._file, pair, result_record(result), slot)
             self._file.flush()
         except OSError as exc:
-            self._offsets.pop(pair, None)
+            if slot is None:
+                self._offsets.pop(pair, None)
+            elif self._slots[slot] != before:
+                if before < 0 and pair not in self._offsets:
+                    self._in_slots -= 1
+                self._slots[slot] = before
             self.close()
             raise self.kept_error(exc, self.partial, what="the run stopped") from exc
 
@@ -368,7 +397,28 @@ class ResultStream:
             with contextlib.suppress(OSError):
                 file.close()
 
-    def finish(self, order: Iterable[Pair], *, header: ResultsHeader | None = None) -> int:
+    def _order(self, order: Iterable[Pair] | None) -> Iterator[int]:
+        """The offsets of the records to copy, in ``order`` (or the layout's), the last record of a pair."""
+        if order is not None:
+            for pair in order:
+                offset = self._offsets.get(pair)
+                if offset is not None:
+                    yield offset
+            return
+        if self._layout is None:
+            raise ValueError("finish() needs an order when the stream has no layout")
+        labels, keys = self._layout
+        slots, offsets, m = self._slots, self._offsets, len(keys)
+        for position in range(len(labels)):
+            label = labels[position] if offsets else ""
+            for k in range(m):
+                offset = slots[position * m + k]
+                if offset < 0 and offsets:
+                    offset = offsets.get((label, keys[k]), -1)
+                if offset >= 0:
+                    yield offset
+
+    def finish(self, order: Iterable[Pair] | None = None, *, header: ResultsHeader | None = None) -> int:
         """Write the final file in ``order`` (dataset order) atomically and remove the partial file.
 
         With ``final=False`` nothing is written: the partial file is removed (call this after the
@@ -377,6 +427,7 @@ class ResultStream:
         Args:
             order: every (sample id, metric key) of the run in dataset order; pairs without a
                 record (skipped as invalid) are left out. A pair written twice keeps its last record.
+                ``None``: the order of the ``layout``.
             header: the final header (the run's with its intervals); default: the partial file's.
 
         Returns:
@@ -397,12 +448,10 @@ class ResultStream:
             with self.partial.open("rb") as source, temporary.open("wb") as target:
                 first = source.readline()  # the header
                 target.write(result_line(header.to_json()).encode("utf-8") if header is not None else first)
-                for pair in order:
-                    offset = self._offsets.get(pair)
-                    if offset is not None:
-                        source.seek(offset)
-                        target.write(source.readline())
-                        written += 1
+                for offset in self._order(order):
+                    source.seek(offset)
+                    target.write(source.readline())
+                    written += 1
 
         try:
             replace_file(self.path, copy)
