@@ -108,6 +108,8 @@ class _Where:
         self.unit = unit
         self.number = number
         self.sample_id: str | None = None
+        self.text_checked = False
+        """The record's text is known to hold no lone surrogate (its JSON line has no ``\\ud`` escape)."""
 
     @property
     def default_id(self) -> str:
@@ -348,6 +350,8 @@ def _jsonl_records(text: str | Iterable[str], source: str) -> Iterator[tuple[_Wh
         if not isinstance(record, dict):
             yield where, where.error(f"expected a JSON object, got {_json_type(record)}")
             continue
+        # a line read as UTF-8 holds no surrogate: only a \ud800-\udfff escape can make one
+        where.text_checked = "\\ud" not in line and "\\uD" not in line
         yield where, record
 
 
@@ -452,7 +456,7 @@ class _HashingReader(io.RawIOBase):
     def readinto(self, buffer: Any) -> int:
         n = self._raw.readinto(buffer)
         if n:
-            self._digest.update(bytes(memoryview(buffer)[:n]))
+            self._digest.update(memoryview(buffer)[:n])
         return n or 0
 
     def close(self) -> None:
@@ -611,7 +615,8 @@ def _to_sample(where: _Where, record: Mapping[str, Any], column_map: Mapping[str
             continue
         if name in fields:
             raise where.error(f"both {origin[name]!r} and {column!r} give {name!r}; keep one of them", field=name)
-        _check_text(where, column, value)
+        if not where.text_checked:
+            _check_text(where, column, value)
         fields[name] = _convert(where, column, name, value)
         origin[name] = column
     fields["id"] = where.sample_id if where.sample_id is not None else where.default_id
