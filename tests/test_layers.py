@@ -22,7 +22,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1] / "ragqa"
 
 LAYERS: list[set[str]] = [
-    {"errors", "messages", "_math", "_heap"},
+    {"errors", "messages", "_math", "_heap", "_ids"},
     {"schema", "thresholds"},
     {
         "uncertainty",
