@@ -440,7 +440,7 @@ def _to_samples(
 class _Digest(Protocol):
     """What :func:`iter_jsonl` needs of a :mod:`hashlib` object."""
 
-    def update(self, data: bytes, /) -> None: ...
+    def update(self, data: bytes | memoryview, /) -> None: ...
 
 
 class _HashingReader(io.RawIOBase):

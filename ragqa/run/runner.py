@@ -439,6 +439,7 @@ class Runner:
             prepared.n_samples,
             confidence=evaluator.options.confidence,
             ranges={m.key: m.value_range for m in plan.metrics},
+            labels=prepared.labels,
         )
         made: dict[tuple[int, int], PanelResult] = {}  # (position, metric index) -> result, with keep_results
         jury = evaluator.jury(plan.metrics)  # the verdicts behind the reliability section (voting runs)

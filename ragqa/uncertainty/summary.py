@@ -9,6 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
+from numpy.typing import NDArray
+
 from ragqa.schema import Decomposition, Interval
 from ragqa.uncertainty.intervals import mean_interval
 from ragqa.uncertainty.variance import decompose, score_cube
@@ -33,9 +36,9 @@ def calls_per_judgement(calls: int, judgements: int) -> float | None:
 
 
 def metric_intervals(
-    aggregates: Sequence[float],
-    judge_scores: Sequence[Sequence[float]],
-    scores: Sequence[Sequence[Sequence[float]]],
+    aggregates: Sequence[float] | NDArray[np.float64],
+    judge_scores: Sequence[Sequence[float] | NDArray[np.float64]],
+    scores: Sequence[Sequence[Sequence[float]]] | NDArray[np.float64],
     *,
     confidence: float,
     calls: float | None,
