@@ -333,7 +333,7 @@ def parse_column_map(text: str) -> dict[str, str]:
 def _jsonl_records(text: str | Iterable[str], source: str) -> Iterator[tuple[_Where, _Record]]:
     lines = text.splitlines() if isinstance(text, str) else text
     for number, line in enumerate(lines, 1):
-        if not line.strip():
+        if not line or line.isspace():  # (not line.strip(): no copy of a long line)
             continue
         where = _Where(source, "line", number)
         try:
@@ -687,7 +687,7 @@ def _convert(where: _Where, column: str, name: str, value: Any) -> Any:
             )
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
             raise where.error(f"expected a list of strings, got {_describe(value)}", field=column)
-        blank = [i for i, v in enumerate(value, 1) if not v.strip()]
+        blank = [i for i, v in enumerate(value, 1) if not v or v.isspace()]  # (strip() would copy each)
         if blank and name != "reference_topics":
             raise where.error(
                 f"item {blank[0]} of {len(value)} is blank; remove blank chunks (they would be judged as contexts)",

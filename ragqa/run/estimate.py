@@ -19,7 +19,6 @@ from __future__ import annotations
 import json
 import math
 import sys
-from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import cache
@@ -151,16 +150,19 @@ class EstimateTally:
             return
         plan, claim_vote = self.plan, self.claim_vote
         steps_of = [metric.shared_steps(sample) for metric in metrics]
-        steps = Counter(step for own_steps in steps_of for step in own_steps)
-        n = sum(metric.estimate_calls(sample, plan) for metric in metrics) - sum(c - 1 for c in steps.values())
-        voted = {s for m in metrics if claim_vote and m.claim_vote is not None for s in m.claim_vote.steps}
-        own = {
-            step
-            for m, own_steps in zip(metrics, steps_of, strict=True)
-            if m.claim_vote is None or not claim_vote
-            for step in own_steps
-        }
-        shared = len(voted - own)
+        n = sum(metric.estimate_calls(sample, plan) for metric in metrics)
+        every = [step for own_steps in steps_of for step in own_steps]
+        n -= len(every) - len(set(every))  # a step shared by k metrics is made once: k - 1 calls less
+        shared = 0
+        if claim_vote:
+            voted = {s for m in metrics if m.claim_vote is not None for s in m.claim_vote.steps}
+            own = {
+                step
+                for m, own_steps in zip(metrics, steps_of, strict=True)
+                if m.claim_vote is None
+                for step in own_steps
+            }
+            shared = len(voted - own)
         chars = self._overhead + _input_chars(sample)
         self.pairs += len(metrics)
         self._calls += n

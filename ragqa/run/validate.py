@@ -79,8 +79,9 @@ def limit_problems(sample: Sample, limits: Limits) -> list[SampleError]:
                     field=field,
                 )
             )
-        longest = max(range(len(items)), key=lambda i: len(items[i]), default=None)
-        if longest is not None and len(items[longest]) > limits.max_text_chars:
+        sizes = [len(item) for item in items]
+        if sizes and max(sizes) > limits.max_text_chars:
+            longest = sizes.index(max(sizes))  # the first longest item
             problems.append(
                 SampleError(
                     f"item {longest + 1} has {len(items[longest]):,} characters, more than "
@@ -90,7 +91,8 @@ def limit_problems(sample: Sample, limits: Limits) -> list[SampleError]:
                 )
             )
     messages = [m.content for m in sample.messages or []]
-    longest_message = max(range(len(messages)), key=lambda i: len(messages[i]), default=None)
+    message_sizes = [len(m) for m in messages]
+    longest_message = message_sizes.index(max(message_sizes)) if message_sizes else None
     if longest_message is not None and len(messages[longest_message]) > limits.max_text_chars:
         problems.append(
             SampleError(
