@@ -27,12 +27,14 @@ Run::
 
     python benchmarks/jury.py                      # 500 samples, seeds 0..9
     python benchmarks/jury.py --samples 100 --seeds 2
+    python benchmarks/jury.py --real               # the real-data study instead (benchmarks/_jury_real.py)
 """
 
 from __future__ import annotations
 
 import argparse
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 from numpy.typing import NDArray
@@ -107,7 +109,25 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--samples", type=int, default=500, help="samples per simulated run (default 500)")
     parser.add_argument("--seeds", type=int, default=10, help="seeds 0..N-1 (default 10)")
+    parser.add_argument("--real", action="store_true", help="run the real-data study (benchmarks/_jury_real.py)")
+    parser.add_argument("--data", type=Path, default=Path("../shared/data"), help="the labelled data (--real)")
+    parser.add_argument("--begin-limit", type=int, default=1000, help="BEGIN samples drawn, seeded (--real)")
+    parser.add_argument("--halueval-limit", type=int, default=None, help="HaluEval samples drawn (--real; all)")
+    parser.add_argument("--boot", type=int, default=1000, help="bootstrap resamples (--real)")
+    parser.add_argument("--minilm", type=int, default=200, help="samples of the MiniLM check, 0 for none (--real)")
     args = parser.parse_args()
+    if args.real:
+        from _jury_real import main as real
+
+        real(
+            args.data,
+            begin_limit=args.begin_limit,
+            halueval_limit=args.halueval_limit,
+            n_boot=args.boot,
+            seed=0,
+            minilm=args.minilm,
+        )
+        return
     print(
         f"{args.samples} samples of 3-8 statements (70 % supported), judges of accuracy "
         f"{', '.join(map(str, ACCURACY))}; mean over seeds 0..{args.seeds - 1}\n"
@@ -129,6 +149,9 @@ def main() -> None:
             f"\nDawid-Skene's largest error on a judge's accuracy: {err:.4f}; "
             f"residual correlation of the 0.7 and 0.6 judges: {corr:.2f} (warning above 0.3)\n"
         )
+    from _jury_cascade import main as cascade  # a sibling of this script: (c) the cascade
+
+    cascade(args.samples, args.seeds)
 
 
 if __name__ == "__main__":

@@ -19,11 +19,12 @@ cancels every in-flight judge call, shared ones included; no request starts afte
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import itertools
 import logging
 import time
 from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from ragqa._heap import frozen_heap
@@ -32,12 +33,15 @@ from ragqa.errors import ConfigError, JudgeError, JudgeTimeout, JudgeUnsupported
 from ragqa.judges.base import Embedder, Embedders, Judge, SharedCallJudge
 from ragqa.judges.offload import all_local, run_inline
 from ragqa.judges.ratelimit import request_priority
+from ragqa.jury.cascade import Cascade, CascadeTally
 from ragqa.jury.panel import extractor_index, jury_collector, voted_aggregate, voting_judges
+from ragqa.jury.probe import OrderProbe, OrderProbeOptions, parse_probes
 from ragqa.metrics.base import CallPlan, Metric, MetricContext
 from ragqa.repeats import REDUCERS, Reducer, combine_repeats, repeat_index
 from ragqa.report import MetricSummary, Report, SkippedSample, summarize
 from ragqa.schema import (
     DEFAULT_CONFIDENCE,
+    Aggregate,
     JudgeFailure,
     JudgeOutcome,
     Language,
@@ -87,6 +91,15 @@ class PanelOptions:
         confidence: level of the report's confidence intervals, in (0, 1) (:mod:`ragqa.uncertainty`).
         extractor: the judge id that extracts the statements for the whole panel under
             ``claim-vote``/``dawid-skene`` (``ragqa.jury.extractor``); ``None``: the first judge.
+        cascade: tier 2's judges and the rule that escalates an item to them
+            (:class:`ragqa.jury.cascade.Cascade`, ``ragqa.jury.cascade``); ``None``: every judge scores
+            every item.
+        cascade_audit: every tier scores every item (the full panel's scores and aggregates), and the
+            report compares the cascade's verdicts with the full panel's (``--cascade-audit``).
+        probes: the bias probes the run makes (``("order",)`` or empty; ``--probe``,
+            ``ragqa.probe.enabled``): extra calls on a share of the samples, reported beside the
+            scores, never changing them (:mod:`ragqa.jury.probe`).
+        order_probe: the order probe's sample share, seed and flag rate (``ragqa.probe.order``).
     """
 
     strategy: PanelStrategy = "mean"
@@ -100,6 +113,10 @@ class PanelOptions:
     reducer: Reducer = "mean"
     confidence: float = DEFAULT_CONFIDENCE
     extractor: str | None = None
+    cascade: Cascade | None = None
+    cascade_audit: bool = False
+    probes: tuple[str, ...] = ()
+    order_probe: OrderProbeOptions = field(default_factory=OrderProbeOptions)
 
     @property
     def votes(self) -> bool:
@@ -115,6 +132,7 @@ class PanelOptions:
         if self.reducer not in REDUCERS:
             raise ValueError(f"reducer must be one of {', '.join(REDUCERS)}, got {self.reducer!r}")
         check_confidence(self.confidence)
+        object.__setattr__(self, "probes", parse_probes(self.probes))
 
 
 def validate_samples(samples: Sequence[Sample], metrics: Sequence[Metric]) -> list[SampleError]:
@@ -196,9 +214,28 @@ class PanelEvaluator:
                 key="ragqa.aggregation.quorum",
             )
         self._extractor = extractor_index(ids, self.options.extractor) if self.options.votes and ids else 0
+        self._cascade = self.options.cascade
+        if self.options.cascade_audit:
+            if self._cascade is None:
+                raise ConfigError(
+                    "--cascade-audit needs a cascade: set ragqa.jury.cascade.enabled: true and its tier-2 judges",
+                    key="ragqa.jury.cascade.enabled",
+                )
+            self._cascade = dataclasses.replace(self._cascade, audit=True)
+        if self._cascade is not None:
+            self._cascade.check(ids, extractor=ids[self._extractor] if self.options.votes and ids else None)
         self._context = MetricContext(
-            language=self.options.language, embedders=self.embedders, call_plan=self.options.call_plan
+            language=self.options.language,
+            embedders=self.embedders,
+            call_plan=self.options.call_plan,
+            claim_vote=self.options.votes,
         )
+        self.probe: OrderProbe | None = (
+            OrderProbe(self.options.order_probe, ids, self.options.call_plan)
+            if "order" in self.options.probes and ids
+            else None
+        )
+        """The order probe's tally when the run probes (``probes`` holds ``order``), else ``None``."""
 
     def validate(self, samples: Sequence[Sample], metrics: Sequence[Metric] | None = None) -> list[SampleError]:
         """Check the panel and every sample against every metric; no judge is called.
@@ -285,6 +322,8 @@ class PanelEvaluator:
 
         started = time.perf_counter()
         by_sample: list[list[PanelResult]] = [[] for _ in samples]
+        if self.probe is not None:
+            self.probe.reset()
 
         def keep(index: int, rows: list[PanelResult]) -> None:
             by_sample[index] = rows
@@ -309,6 +348,7 @@ class PanelEvaluator:
             skipped=skipped,
             wall_time_s=time.perf_counter() - started,
             call_plan=self.options.call_plan,
+            order_probe=self.probe.result() if self.probe is not None else None,
         )
 
     async def score_stream(
@@ -413,36 +453,96 @@ class PanelEvaluator:
         # and its outcome shown for every judge: the same score, its usage counted once
         alone = shared[:1] or [_NoJudge()]  # an empty panel still scores judge-free metrics
         kept = {m.key: reuse(sample.label, m.key) for m in chosen if m.needs_judge} if reuse is not None else {}
+        judged = [m for m in chosen if m.needs_judge]
         # the judges asked per metric, by panel position: all, or those without a kept outcome
-        asked = {m.key: [i for i, j in enumerate(shared) if j.id not in kept.get(m.key, {})] for m in chosen}
-        calls: list[Coroutine[Any, Any, JudgeOutcome]] = []
-        for metric in chosen:
-            if not metric.needs_judge:
-                calls.extend(self._run_by(deadline, metric, sample, judge) for judge in alone)
-            else:
-                for index, judges in enumerate(rounds):
-                    # claim-vote: within a repeat, the extractor's statements for every judge
-                    voters = voting_judges(judges, metric, self._extractor) if self.options.votes else judges
-                    calls.extend(self._run_by(deadline, metric, sample, voters[i], index) for i in asked[metric.key])
-        outcomes = iter(await _gather_or_cancel(calls))
+        asked = {m.key: [i for i, j in enumerate(shared) if j.id not in kept.get(m.key, {})] for m in judged}
+        cascade = self._cascade if self._cascade is not None and not self._cascade.audit else None
+        tier2 = set(cascade.tiers([j.id for j in self.judges])[1]) if cascade is not None else set()
+        first = {k: [i for i in v if i not in tier2] for k, v in asked.items()}
+        found, free = await self._ask(deadline, sample, chosen, rounds, first, alone)
+        if cascade is not None:  # tier 2 only where tier 1 is unsure (ragqa.jury.cascade)
+            later = {}
+            for metric in judged:
+                tier1 = [o for o in self._outcomes(metric, kept, found) if o.judge_id not in cascade.tier2]
+                reason = cascade.decide(metric.key, metric.direction, tier1, self._combine(metric, tier1).value)
+                later[metric.key] = [i for i in asked[metric.key] if i in tier2] if reason is not None else []
+            more, _ = await self._ask(deadline, sample, judged, rounds, later, alone)
+            for key, by_position in more.items():
+                found[key].update(by_position)
         results = []
         for metric in chosen:
             if not metric.needs_judge:
-                got = [next(outcomes) for _ in alone]
+                got = free[metric.key]
                 got += [_copy_for(got[0], judge.id) for judge in shared[1:]]
             else:
-                positions = asked[metric.key]
-                if n == 1:
-                    new = [next(outcomes) for _ in positions]
-                else:
-                    by_round = [[next(outcomes) for _ in positions] for _ in rounds]
-                    reducer = self.options.reducer
-                    new = [combine_repeats([row[k] for row in by_round], reducer) for k in range(len(positions))]
-                old = kept.get(metric.key, {})
-                fresh = iter(new)  # the kept outcomes in panel order, the new ones where the judge was asked
-                got = [old[judge.id] if judge.id in old else next(fresh) for judge in shared]
+                got = self._outcomes(metric, kept, found)
             results.append(self._panel(metric, sample, got))
+        if self.probe is not None:  # after the scores: the original verdicts come from the shared judges' memory
+            votes = self.options.votes
+            # the judges that scored each metric (under a cascade, tier 2 only where it was asked)
+            present = {r.metric: {o.judge_id for o in r.judges} for r in results}
+
+            def judges_for(metric: Metric) -> list[Judge]:
+                judges = voting_judges(shared, metric, self._extractor) if votes else shared
+                return [j for j in judges if j.id in present[metric.key]]
+
+            await self.probe.probe(sample, chosen, results, judges_for, self._context, deadline)
         return results
+
+    async def _ask(
+        self,
+        deadline: float | None,
+        sample: Sample,
+        metrics: Sequence[Metric],
+        rounds: list[list[Judge]],
+        positions: Mapping[str, Sequence[int]],
+        alone: Sequence[Judge],
+    ) -> tuple[dict[str, dict[int, JudgeOutcome]], dict[str, list[JudgeOutcome]]]:
+        """Ask every metric's judges at ``positions`` (each repeat), all concurrently, in metric order.
+
+        A metric that needs no judge is scored once by ``alone``. Returns the judged metrics'
+        outcomes by panel position (repeats combined), and the judge-free metrics' outcomes.
+        """
+        calls: list[Coroutine[Any, Any, JudgeOutcome]] = []
+        for metric in metrics:
+            if not metric.needs_judge:
+                calls.extend(self._run_by(deadline, metric, sample, judge) for judge in alone)
+                continue
+            for index, judges in enumerate(rounds):
+                # claim-vote: within a repeat, the extractor's statements for every judge
+                voters = voting_judges(judges, metric, self._extractor) if self.options.votes else judges
+                calls.extend(self._run_by(deadline, metric, sample, voters[i], index) for i in positions[metric.key])
+        outcomes = iter(await _gather_or_cancel(calls) if calls else [])
+        found: dict[str, dict[int, JudgeOutcome]] = {}
+        free: dict[str, list[JudgeOutcome]] = {}
+        for metric in metrics:
+            if not metric.needs_judge:
+                free[metric.key] = [next(outcomes) for _ in alone]
+                continue
+            where = positions[metric.key]
+            if len(rounds) == 1:
+                new = [next(outcomes) for _ in where]
+            else:
+                by_round = [[next(outcomes) for _ in where] for _ in rounds]
+                reducer = self.options.reducer
+                new = [combine_repeats([row[k] for row in by_round], reducer) for k in range(len(where))]
+            found[metric.key] = dict(zip(where, new, strict=True))
+        return found, free
+
+    def _outcomes(
+        self,
+        metric: Metric,
+        kept: Mapping[str, Mapping[str, JudgeOutcome]],
+        found: Mapping[str, Mapping[int, JudgeOutcome]],
+    ) -> list[JudgeOutcome]:
+        """A metric's outcomes in panel order: the kept ones, the new ones; judges not asked are absent."""
+        old = kept.get(metric.key, {})
+        new = found.get(metric.key, {})
+        return [
+            old[judge.id] if judge.id in old else new[i]
+            for i, judge in enumerate(self.judges)
+            if judge.id in old or i in new
+        ]
 
     async def score(self, sample: Sample, metric: Metric) -> PanelResult:
         """Validate and score one sample with one metric across the panel.
@@ -458,23 +558,31 @@ class PanelEvaluator:
         return (await self.score_sample(sample, [metric]))[0]
 
     def _panel(self, metric: Metric, sample: Sample, outcomes: list[JudgeOutcome]) -> PanelResult:
+        return PanelResult(
+            sample_id=sample.label,
+            metric=metric.key,
+            direction=metric.direction,
+            judges=outcomes,
+            aggregate=self._combine(metric, outcomes),
+        )
+
+    def _combine(self, metric: Metric, outcomes: Sequence[JudgeOutcome]) -> Aggregate:
+        """The aggregate of ``outcomes`` (panel order; under a cascade, the judges asked) by the run's strategy."""
         scores = [o.score.value for o in outcomes if o.score is not None]
         strategy = self.options.strategy
         if strategy == "claim-vote" or strategy == "dawid-skene":
-            combined = voted_aggregate(
+            extractor = self.judges[self._extractor].id if self.judges else None
+            ids = [o.judge_id for o in outcomes]
+            return voted_aggregate(
                 metric,
                 outcomes,
                 strategy=strategy,
                 quorum=self.options.quorum,
-                tie_breaker=self._extractor,
+                tie_breaker=ids.index(extractor) if extractor in ids else 0,
                 reducer=self.options.reducer,
             )
-        else:
-            n_failed = sum(1 for o in outcomes if not o.ok)
-            combined = aggregate(scores, n_failed=n_failed, strategy=strategy, quorum=self.options.quorum)
-        return PanelResult(
-            sample_id=sample.label, metric=metric.key, direction=metric.direction, judges=outcomes, aggregate=combined
-        )
+        n_failed = sum(1 for o in outcomes if not o.ok)
+        return aggregate(scores, n_failed=n_failed, strategy=strategy, quorum=self.options.quorum)
 
     @property
     def extractor(self) -> int:
@@ -487,12 +595,29 @@ class PanelEvaluator:
             return None
         return jury_collector(metrics, [j.id for j in self.judges], tie_breaker=self._extractor)
 
+    @property
+    def cascade_rule(self) -> Cascade | None:
+        """The run's cascade (with ``audit`` set by ``cascade_audit``), or ``None``."""
+        return self._cascade
+
+    def cascade(self, metrics: Sequence[Metric]) -> CascadeTally | None:
+        """A tally of the run's cascade (calls per tier, escalations, audit); ``None`` without a cascade."""
+        if self._cascade is None:
+            return None
+        return CascadeTally(self._cascade, metrics, [j.id for j in self.judges], self._combine)
+
     def _with_jury(
         self, metrics: Sequence[Metric], summaries: list[MetricSummary], results: Sequence[PanelResult]
     ) -> list[MetricSummary]:
-        """``summaries`` with the reliability section of a voting run (:mod:`ragqa.jury.reliability`)."""
+        """``summaries`` with a voting run's reliability section (:mod:`ragqa.jury.reliability`) and the cascade's."""
         jury = self.jury(metrics)
-        return jury.attach(summaries, results) if jury is not None else summaries
+        summaries = jury.attach(summaries, results) if jury is not None else summaries
+        tally = self.cascade(metrics)
+        if tally is not None:
+            for result in results:
+                tally.add(result)
+            summaries = tally.attach(summaries)
+        return summaries
 
     async def _run_by(
         self, deadline: float | None, metric: Metric, sample: Sample, judge: Judge, repeat: int = 0

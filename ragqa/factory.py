@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 from ragqa.errors import ConfigError
 from ragqa.evaluation import PanelOptions
 from ragqa.judges.base import Embedder, Embedders, Judge
+from ragqa.jury.cascade import cascade_of
+from ragqa.jury.probe import OrderProbeOptions
 from ragqa.metrics import build_metric
 from ragqa.metrics.base import Metric
 from ragqa.settings import CacheSettings, ResolvedChatModel, ResolvedEmbeddingModel, Settings
@@ -342,6 +344,7 @@ def panel_options(settings: Settings) -> PanelOptions:
         strategy=settings.ragqa.aggregation.strategy,
         quorum=settings.ragqa.aggregation.quorum,
         extractor=settings.ragqa.jury.extractor,
+        cascade=cascade_of(settings.ragqa.jury.cascade),
         language=settings.ragqa.language,
         call_plan=settings.ragqa.call_plan,
         repeats=settings.ragqa.repeats,
@@ -349,4 +352,8 @@ def panel_options(settings: Settings) -> PanelOptions:
         confidence=settings.ragqa.confidence,
         max_concurrent_samples=settings.ragqa.concurrency.max_concurrent_samples,
         deadline_s=deadline.total_seconds() if (deadline := settings.ragqa.run.deadline) is not None else None,
+        probes=tuple(settings.ragqa.probe.enabled),
+        order_probe=OrderProbeOptions(
+            share=(order := settings.ragqa.probe.order).share, seed=order.seed, max_change_rate=order.max_change_rate
+        ),
     )

@@ -34,6 +34,7 @@ from ragqa.schema import (
     Interval,
     JudgeBias,
     JudgeFailure,
+    OrderProbeResult,
     PairAgreement,
     PanelResult,
     Sample,
@@ -43,6 +44,7 @@ from ragqa.schema import (
 __all__ = [
     "Agreement",
     "CacheStats",
+    "CascadeSummary",
     "ContestedSample",
     "JudgeBias",
     "JudgeReliability",
@@ -139,6 +141,65 @@ class JuryReliability(BaseModel):
     n_changed: int = 0
 
 
+class CascadeSummary(BaseModel):
+    """The cascade on one metric (``ragqa.jury.cascade``): calls and cost per tier, escalations, audit.
+
+    Computed by :class:`ragqa.jury.cascade.CascadeTally`. Tier-2 judges that were not asked on an item
+    are absent from its result (not a score, not a failure), so their ``scored`` counts are lower.
+
+    Attributes:
+        tier1: the tier-1 judge ids; tier2: the tier-2 ones (panel order).
+        threshold: the metric's threshold the rule reads, or ``None`` (spread check only).
+        spread, margin, split, interval: the escalation rule (:class:`ragqa.jury.cascade.CascadeRule`).
+        source: where the rule's values came from (``settings``, or the labelled data of a fit).
+        n_items: samples of the metric; n_escalated: those escalated to tier 2 (in an audit run,
+            those the cascade would have escalated).
+        reasons: escalations per reason (``unscored``, ``split``, ``spread``, ``margin``, ``interval``).
+        tier1_usage: tier 1's calls, tokens and cost; tier2_usage: tier 2's (in an audit run, on the
+            escalated items only: what the cascade would have spent).
+        tier1_judgements, tier2_judgements: (sample, judge) computations of each tier, counted as
+            the usages are (a local judge's or a cached call's cost nothing but are counted here).
+        audit: every tier scored every item (``--cascade-audit``).
+        full_tier2_usage: an audit run's tier-2 usage on every item (the full panel's), else ``None``.
+        n_compared: audit samples with a threshold and a full-panel aggregate; agreement: share of
+            them whose cascade pass/fail verdict equals the full panel's, in [0, 1] (NaN without).
+        mean_abs_diff: audit: mean |cascade aggregate - full aggregate|, metric units (NaN without).
+        tier2_share: audit: the cascade's tier-2 calls over the full panel's, in [0, 1] (NaN otherwise);
+            tier2_share_basis: ``calls`` (provider calls) or ``judgements`` (when the judges made no
+            provider call, e.g. local or cached judges: (sample, judge) computations instead).
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    tier1: list[str]
+    tier2: list[str]
+    threshold: float | None = None
+    spread: float | None = None
+    margin: float = 0.0
+    split: bool = True
+    interval: bool = True
+    source: str = "settings"
+    n_items: int = 0
+    n_escalated: int = 0
+    reasons: dict[str, int] = Field(default_factory=dict)
+    tier1_usage: Usage = Field(default_factory=Usage)
+    tier2_usage: Usage = Field(default_factory=Usage)
+    tier1_judgements: int = 0
+    tier2_judgements: int = 0
+    audit: bool = False
+    full_tier2_usage: Usage | None = None
+    n_compared: int = 0
+    agreement: float = float("nan")
+    mean_abs_diff: float = float("nan")
+    tier2_share: float = float("nan")
+    tier2_share_basis: Literal["calls", "judgements"] = "calls"
+
+    @property
+    def escalation_rate(self) -> float:
+        """``n_escalated / n_items`` in [0, 1] (NaN without items)."""
+        return self.n_escalated / self.n_items if self.n_items else float("nan")
+
+
 class MetricSummary(BaseModel):
     """One metric over the run, per judge and aggregated: everything a renderer shows.
 
@@ -195,6 +256,9 @@ class MetricSummary(BaseModel):
     jury: JuryReliability | None = None
     """The judges' reliability estimated without labels, in a ``claim-vote`` or ``dawid-skene`` run
     of a statement-based metric with two or more judges; ``None`` otherwise."""
+    cascade: CascadeSummary | None = None
+    """The cascade's calls per tier, escalation rate and (audit) agreement with the full panel, in a run
+    with ``ragqa.jury.cascade`` enabled; ``None`` otherwise."""
 
     @property
     def n_aggregated(self) -> int:
@@ -264,6 +328,9 @@ class Report(BaseModel):
     """The dataset's path as given, or a description (``3 record(s) from Python``); ``None`` when not recorded."""
     started_at: str | None = None
     """When the run first started, ISO 8601 UTC (``2026-11-24T18:40:00+00:00``); ``None`` when not recorded."""
+    order_probe: OrderProbeResult | None = None
+    """Each judge's position consistency with the contexts reversed (``--probe order``, :mod:`ragqa.jury.probe`);
+    ``None`` when the run made no order probe. Its calls are in :attr:`usage`, in no metric's."""
 
     @property
     def n_samples(self) -> int:
@@ -278,10 +345,12 @@ class Report(BaseModel):
 
     @property
     def usage(self) -> Usage:
-        """Total usage of the run."""
+        """Total usage of the run: every metric's, and the order probe's (:attr:`order_probe`)."""
         total = Usage()
         for s in self.summaries:
             total = total + s.usage
+        if self.order_probe is not None:  # the probe's calls are the run's too
+            total = total + self.order_probe.usage
         return total
 
     @property

@@ -25,9 +25,12 @@ __all__ = [
     "Interval",
     "JudgeBias",
     "JudgeFailure",
+    "JudgeOrderConsistency",
     "JudgeOutcome",
     "Language",
     "MetricScore",
+    "OrderConsistency",
+    "OrderProbeResult",
     "PairAgreement",
     "PanelResult",
     "RepeatOutcome",
@@ -529,3 +532,107 @@ class Agreement(BaseModel):
     pairs: list[PairAgreement] = Field(default_factory=list)
     bias: list[JudgeBias] = Field(default_factory=list)
     contested: list[ContestedSample] = Field(default_factory=list)
+
+
+# -- the order probe (``--probe order``): position consistency per judge ----------------------------
+
+
+class OrderConsistency(BaseModel):
+    """One judge's position consistency on one metric under the order probe (:mod:`ragqa.jury.probe`).
+
+    Attributes:
+        metric: the metric's result key (``faithfulness``, ``context_precision``...).
+        n_samples: probed samples with at least one verdict compared for this judge.
+        n_items: verdicts compared: one per context (context precision, mapped back to its
+            original position) or per statement (faithfulness, the same statements).
+        n_changed: compared verdicts that differ once the contexts are reversed (0/1 verdicts;
+            graded ones are read as >= 0.5).
+        n_samples_changed: samples with at least one changed verdict.
+        n_failed: probed samples whose reversed-order scoring failed for this judge (not compared).
+        consistency: ``1 - n_changed / n_items`` in [0, 1], higher is better; NaN with no item.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    metric: str
+    n_samples: int = 0
+    n_items: int = 0
+    n_changed: int = 0
+    n_samples_changed: int = 0
+    n_failed: int = 0
+    consistency: float = float("nan")
+
+    @field_validator("consistency", mode="before")
+    @classmethod
+    def _null_is_nan(cls, value: Any) -> Any:
+        """JSON's ``null`` (how a results file writes NaN) reads back as NaN."""
+        return math.nan if value is None else value
+
+
+class JudgeOrderConsistency(BaseModel):
+    """One judge's position consistency over every probed metric (verdicts pooled).
+
+    Attributes:
+        judge_id: the judge.
+        n_items: verdicts compared, all probed metrics together.
+        n_changed: of them, those that changed with the contexts reversed.
+        consistency: ``1 - n_changed / n_items`` in [0, 1] (NaN with no item); position
+            consistency as in Zheng et al. 2023, "Judging LLM-as-a-Judge with MT-Bench and
+            Chatbot Arena" (https://arxiv.org/abs/2306.05685), taken per verdict.
+        flagged: True when the share of changed verdicts exceeds the probe's ``max_change_rate``.
+        metrics: the per-metric figures, in the run's metric order.
+        usage: calls, tokens and cost of this judge's probe calls (not in any metric's usage).
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    judge_id: str
+    n_items: int = 0
+    n_changed: int = 0
+    consistency: float = float("nan")
+    flagged: bool = False
+    metrics: list[OrderConsistency] = Field(default_factory=list)
+    usage: Usage = Field(default_factory=Usage)
+
+    @field_validator("consistency", mode="before")
+    @classmethod
+    def _null_is_nan(cls, value: Any) -> Any:
+        """JSON's ``null`` (how a results file writes NaN) reads back as NaN."""
+        return math.nan if value is None else value
+
+
+class OrderProbeResult(BaseModel):
+    """What the order probe found: each judge's position consistency with the contexts reversed.
+
+    The probe re-judges context precision and faithfulness on a seeded share of the samples with
+    the retrieved contexts in reversed order, and compares the verdicts (see ``docs/panel.md``,
+    "Order bias probe"). It never changes a score of the run.
+
+    Attributes:
+        share: the share of samples selected, in (0, 1].
+        seed: the seed of the selection (a sample is selected by a hash of the seed and its id).
+        max_change_rate: a judge whose share of changed verdicts exceeds it is flagged, in [0, 1).
+        n_selected: samples of the run the selection picked.
+        n_samples: of them, the samples probed (two or more contexts, a probed metric scored).
+        metrics: the probed metric keys, in run order.
+        judges: one entry per judge, in panel order.
+        usage: the probe's calls, tokens and cost, all judges together (counted in the run's usage).
+        notes: plain-language notes (a metric not probed and why).
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    share: float
+    seed: int
+    max_change_rate: float
+    n_selected: int = 0
+    n_samples: int = 0
+    metrics: list[str] = Field(default_factory=list)
+    judges: list[JudgeOrderConsistency] = Field(default_factory=list)
+    usage: Usage = Field(default_factory=Usage)
+    notes: list[str] = Field(default_factory=list)
+
+    @property
+    def flagged(self) -> list[str]:
+        """The ids of the flagged judges, in panel order."""
+        return [j.judge_id for j in self.judges if j.flagged]

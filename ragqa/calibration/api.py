@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -10,10 +11,37 @@ from ragqa.calibration.core import Calibration, calibrate_report, read_labels
 
 if TYPE_CHECKING:
     from ragqa.container import Container
+    from ragqa.report import Report
     from ragqa.run.progress import RunProgress
     from ragqa.schema import Sample
 
 __all__ = ["acalibrate", "calibrate"]
+
+
+def _with_fit(
+    result: Calibration,
+    report: Report,
+    labels: Mapping[str, float],
+    data: Any,
+    path: str | Path | None,
+    target: float | None,
+) -> Calibration:
+    """``result`` with the cascade rule fitted on the run and written to ``path`` (no fit without a path)."""
+    if path is None:
+        return result
+    from ragqa.calibration.cascade import fit_report, write_fit
+
+    source = f"{Path(data).name if isinstance(data, str | Path) else 'labelled samples'} ({result.label_field})"
+    fit = fit_report(
+        report,
+        labels,
+        pass_label=result.pass_label,
+        thresholds={m.metric: m.panel.threshold for m in result.metrics},
+        target=target,
+        data=source,
+    )
+    write_fit(fit, path)
+    return result.model_copy(update={"cascade_fit": json.loads(Path(path).read_text(encoding="utf-8"))})
 
 
 def _labelled_samples(
@@ -47,6 +75,8 @@ async def acalibrate(
     n_resamples: int = 1000,
     seed: int = 0,
     progress: bool | RunProgress | None = None,
+    fit_cascade: str | Path | None = None,
+    cascade_target: float | None = None,
 ) -> Calibration:
     """Score ``data`` with the panel and compare each judge and the aggregate with the human labels.
 
@@ -66,8 +96,9 @@ async def acalibrate(
         allow_incomplete=True,
         container=container,
         progress=progress,
+        cascade_audit=fit_cascade is not None,
     )
-    return calibrate_report(
+    result = calibrate_report(
         report,
         labels,
         label_field=label_field,
@@ -76,6 +107,7 @@ async def acalibrate(
         n_resamples=n_resamples,
         seed=seed,
     )
+    return _with_fit(result, report, labels, data, fit_cascade, cascade_target)
 
 
 def calibrate(
@@ -95,6 +127,8 @@ def calibrate(
     n_resamples: int = 1000,
     seed: int = 0,
     progress: bool | RunProgress | None = None,
+    fit_cascade: str | Path | None = None,
+    cascade_target: float | None = None,
 ) -> Calibration:
     """Score ``data`` with the panel and compare each judge and the aggregate with the human labels.
 
@@ -120,6 +154,11 @@ def calibrate(
         seed: the bootstrap's seed.
         progress: progress of the scoring, as ``progress`` of :func:`ragqa.evaluate` (default:
             on in a terminal or a notebook).
+        fit_cascade: also fit the cascade's escalation rule (``ragqa.jury.cascade`` must be
+            enabled; every tier then scores every sample) and write it to this JSON file, for
+            ``ragqa.jury.cascade.fit`` (:mod:`ragqa.calibration.cascade`); ``None``: no fit.
+        cascade_target: the agreement with the labels the fitted cascade must keep, in [0, 1]
+            (default: the full panel's, less 0.01).
 
     Returns:
         The :class:`Calibration`: per metric, a row per judge and one for the panel aggregate.
@@ -143,8 +182,9 @@ def calibrate(
         allow_incomplete=True,
         container=container,
         progress=progress,
+        cascade_audit=fit_cascade is not None,
     )
-    return calibrate_report(
+    result = calibrate_report(
         report,
         labels,
         label_field=label_field,
@@ -153,3 +193,4 @@ def calibrate(
         n_resamples=n_resamples,
         seed=seed,
     )
+    return _with_fit(result, report, labels, data, fit_cascade, cascade_target)

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict
 
+from ragqa.calibration.label_free import LabelFree, label_free_rates
 from ragqa.calibration.stats import (
     Direction,
     Interval,
@@ -52,6 +53,9 @@ class JudgeCalibration(BaseModel):
         accuracy_ci: its bootstrap interval (the threshold re-chosen in each resample).
         threshold: the best gate threshold, on the metric's scale; a sample passes when its score
             is ``>= threshold`` (``<=`` for lower-is-better metrics).
+        label_free: a judge of a panel of two or more: its gate's rates as Dawid-Skene estimates
+            them without the labels, next to the rates measured with them
+            (:mod:`ragqa.calibration.label_free`); ``None`` for the panel row and a lone judge.
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -66,6 +70,7 @@ class JudgeCalibration(BaseModel):
     accuracy: float
     accuracy_ci: Interval
     threshold: float
+    label_free: LabelFree | None = None
 
 
 class MetricCalibration(BaseModel):
@@ -112,6 +117,8 @@ class Calibration(BaseModel):
     n_resamples: int
     seed: int
     metrics: list[MetricCalibration]
+    cascade_fit: dict[str, Any] | None = None
+    """The cascade rule fitted on the run (``--fit-cascade``), as written to its file; ``None`` without a fit."""
 
 
 def _judge_row(
@@ -284,6 +291,15 @@ def calibrate_report(
                 score = outcome.score.value if outcome is not None and outcome.score is not None else None
                 pairs.append((score, labels[result.sample_id]))
             judge_rows.append(row(judge.judge_id, pairs))
+        rates = label_free_rates(
+            results,
+            [r.judge_id for r in judge_rows],
+            [r.threshold for r in judge_rows],
+            labels,
+            pass_label=pass_label,
+            direction=summary.direction,
+        )
+        judge_rows = [r.model_copy(update={"label_free": rates.get(r.judge_id)}) for r in judge_rows]
         panel = row(
             PANEL,
             [(r.aggregate.value if r.aggregate.quorum_met else None, labels[r.sample_id]) for r in results],

@@ -29,7 +29,10 @@ def calibration_table(calibration: Calibration) -> list[Table]:
     """Rich tables of a :class:`Calibration`: one per metric, a row per judge, then the panel.
 
     Columns: judge, n (excluded), AUROC or Spearman with its interval, accuracy with its interval,
-    and the best threshold with the gate's comparison (``>=`` or ``<=``).
+    and the best threshold with the gate's comparison (``>=`` or ``<=``). With two or more judges
+    the caption adds a line per judge: its gate's accuracy, sensitivity and specificity as
+    Dawid-Skene estimates them without the labels, each beside the value measured with them
+    (:mod:`ragqa.calibration.label_free`).
     """
     from rich.table import Table
 
@@ -37,12 +40,24 @@ def calibration_table(calibration: Calibration) -> list[Table]:
     level = f"{calibration.confidence:.0%} CI"
     for metric in calibration.metrics:
         comparison = ">=" if metric.direction == "higher" else "<="
+        caption = (
+            f"CI gate: a sample passes when the {metric.strategy} aggregate is {comparison} "
+            f"{metric.panel.threshold:.4g} (the panel's best-accuracy threshold)"
+        )
+        free = [(row, row.label_free) for row in metric.judges if row.label_free is not None]
+        if free:
+            caption += "\nno labels (Dawid-Skene on each judge's pass/fail at its threshold) vs labels:"
+        for row, rates in free:
+            caption += (
+                f"\n  {row.judge_id}: accuracy {_figure(rates.accuracy, None)} vs {_figure(row.accuracy, None)}"
+                f", sensitivity {_figure(rates.sensitivity, None)} vs {_figure(rates.measured_sensitivity, None)}"
+                f", specificity {_figure(rates.specificity, None)} vs {_figure(rates.measured_specificity, None)}"
+            )
         table = Table(
             title=f"{metric.metric}: agreement with metadata.{calibration.label_field.removeprefix('metadata.')} "
             f"({calibration.label_kind}, pass = label >= {calibration.pass_label:g}, {calibration.n_samples} samples)",
             title_justify="left",
-            caption=f"CI gate: a sample passes when the {metric.strategy} aggregate is {comparison} "
-            f"{metric.panel.threshold:.4g} (the panel's best-accuracy threshold)",
+            caption=caption,
             caption_justify="left",
         )
         table.add_column("judge", style="bold", no_wrap=True)

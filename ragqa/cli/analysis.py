@@ -147,6 +147,23 @@ def calibrate(
     resamples: Annotated[int, typer.Option("--resamples", min=10, help="Bootstrap resamples per interval.")] = 1000,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the bootstrap.")] = 0,
     json_out: Annotated[Path | None, typer.Option("--json", help="Also write the calibration as JSON here.")] = None,
+    fit_cascade: Annotated[
+        Path | None,
+        typer.Option(
+            "--fit-cascade",
+            help="Also fit the cascade's escalation rule (ragqa.jury.cascade enabled: every tier scores every "
+            "sample) and write it here, for ragqa.jury.cascade.fit.",
+        ),
+    ] = None,
+    cascade_target: Annotated[
+        float | None,
+        typer.Option(
+            "--cascade-target",
+            min=0.0,
+            max=1.0,
+            help="Agreement with the labels the fitted cascade must keep (default: the full panel's, less 0.01).",
+        ),
+    ] = None,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not use the on-disk judge cache.")] = False,
     progress: Annotated[
         bool,
@@ -183,10 +200,22 @@ def calibrate(
             n_resamples=resamples,
             seed=seed,
             progress=RunProgress(choose_mode(progress, ci=_is_ci()), show_estimate=True),
+            fit_cascade=fit_cascade,
+            cascade_target=cascade_target,
         )
     stdout = _stdout()
     for table in calibration_table(result):
         stdout.print(table)
+    fit = result.cascade_fit
+    if fit is not None:
+        spread = "off" if fit["spread"] is None else fit["spread"]
+        stdout.print(
+            f"cascade rule fitted on {fit['n']} labelled item(s) of {fit['data']}: spread {spread}, "
+            f"margin {fit['margin']}, split {'on' if fit['split'] else 'off'} · agreement with the labels "
+            f"{fit['agreement']:.3f} (full panel {fit['full_agreement']:.3f}, target {fit['target']:.3f}) · "
+            f"tier-2 share {fit['tier2_share']:.3f}" + ("" if fit["reached"] else " · target not reached: escalate all")
+        )
+        _stderr().print(f"wrote --fit-cascade {fit_cascade}")
     if json_out is not None:
         from ragqa.render.atomic import replace_text
 

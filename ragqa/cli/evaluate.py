@@ -169,6 +169,15 @@ def evaluate(
             "default: ragqa.repeat-reducer (mean).",
         ),
     ] = None,
+    probe: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--probe",
+            help="A bias probe beside the scores: order re-judges context precision and faithfulness on a "
+            "share of the samples (ragqa.probe.order.share) with the contexts reversed, and reports each "
+            "judge's position consistency (docs/panel.md). Never changes a score.",
+        ),
+    ] = None,
     confidence: Annotated[
         float | None,
         typer.Option(
@@ -177,6 +186,14 @@ def evaluate(
             "(default: ragqa.confidence, 0.95).",
         ),
     ] = None,
+    cascade_audit: Annotated[
+        bool,
+        typer.Option(
+            "--cascade-audit",
+            help="With ragqa.jury.cascade: every tier scores every sample, and the report shows how often the "
+            "cascade's verdicts agree with the full panel's and the share of tier-2 calls it would have made.",
+        ),
+    ] = False,
     on_invalid: Annotated[
         str,
         typer.Option(
@@ -317,6 +334,8 @@ def evaluate(
             repeats=repeats,
             reducer=reducer,
             confidence=confidence,
+            cascade_audit=cascade_audit,
+            probe=probe,
         )
         plan = make_plan(
             container.settings(),

@@ -12,7 +12,11 @@ weighted majority, a tie settled by the extractor's verdict, then "not supported
 verdict (the local judge's values in [0, 1]) counts as 1 when it is at least 0.5, the line
 :func:`ragqa.metrics.faithfulness.explain` draws between supported and unsupported.
 
-Metrics without a ``ClaimVote`` keep their judges' own calls and the mean of their scores.
+A metric whose vote extracts nothing (context precision votes on the sample's own contexts,
+``extraction_prompt`` ``None``) keeps every judge's own calls and votes on their verdicts; one whose
+lists depend on the sample (noise sensitivity's verdict matrices) names them in
+:attr:`~ragqa.metrics.base.ClaimVote.layout`. Metrics without a ``ClaimVote`` keep their judges'
+own calls and the mean of their scores.
 
 With repeats (``ragqa.repeats`` N > 1) the vote happens per repeat: each repeat has its own
 extraction by the extractor (repeats are independent calls, :mod:`ragqa.repeats`), every judge's
@@ -112,14 +116,15 @@ def voting_judges(shared: Sequence[Judge], metric: Metric, extractor: int) -> li
 
     Args:
         shared: each judge's per-sample shared-call wrapper, in panel order.
-        metric: the metric; one without :attr:`~ragqa.metrics.base.Metric.claim_vote` keeps ``shared``.
+        metric: the metric; one without :attr:`~ragqa.metrics.base.Metric.claim_vote`, or whose vote
+            extracts nothing (context precision), keeps ``shared``.
         extractor: the extractor's index in ``shared``.
 
     Returns:
         One judge per panel judge, in order.
     """
     vote = metric.claim_vote
-    if vote is None or not shared:
+    if vote is None or vote.extraction_prompt is None or not shared:
         return list(shared)
     return [ExtractorJudge(judge, shared[extractor], vote.extraction_prompt) for judge in shared]
 

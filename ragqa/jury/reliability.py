@@ -14,25 +14,28 @@ majority verdicts.
 
 Each sample's row is written while the run streams, before the run's fit exists, so a
 ``dawid-skene`` run's per-sample aggregates are the majority vote of :mod:`ragqa.jury.panel`; the
-Dawid-Skene verdicts give the summary's :attr:`~ragqa.report.JuryReliability.voted_mean`.
+Dawid-Skene verdicts give the summary's :attr:`~ragqa.report.JuryReliability.voted_mean` and each
+sample's value (:func:`fit_reliability`, :attr:`JuryCollector.dawid_skene`), which the runner adds
+to the finished results file's records.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
 from ragqa.jury.dawid_skene import fit_dawid_skene, residual_correlation
-from ragqa.jury.tally import Matrices, repeat_matrices
+from ragqa.jury.tally import Matrices, repeat_units
 from ragqa.jury.vote import vote_verdicts
 from ragqa.metrics.base import ClaimVote, Metric
 from ragqa.report import JudgeReliability, JuryReliability, MetricSummary
-from ragqa.schema import Interval, PanelResult
+from ragqa.schema import Interval, JudgeOutcome, PanelResult
 
-__all__ = ["HIGH_CORRELATION", "JuryCollector", "estimate_reliability"]
+__all__ = ["HIGH_CORRELATION", "JuryCollector", "estimate_reliability", "fit_reliability"]
 
 HIGH_CORRELATION = 0.3
 """Residual correlation above which a pair of judges is reported as erring together."""
@@ -66,10 +69,10 @@ def _mean(values: Sequence[float]) -> float:
     return math.fsum(finite) / len(finite) if finite else float("nan")
 
 
-def _sample_value(units: Sequence[Matrices], labels: _Matrix, formula: Formula) -> float:
+def _sample_value(units: Sequence[Matrices], labels: _Matrix, formulas: Sequence[Formula]) -> float:
     """The metric on one sample's voted ``labels`` (its rows in stacking order), averaged over its repeats."""
     values, at = [], 0
-    for unit in units:
+    for unit, formula in zip(units, formulas, strict=True):
         lists = []
         for m in unit:
             part = labels[at : at + m.shape[0]]
@@ -80,6 +83,18 @@ def _sample_value(units: Sequence[Matrices], labels: _Matrix, formula: Formula) 
 
 
 def estimate_reliability(
+    samples: Sequence[Sequence[Matrices]], judge_ids: Sequence[str], formula: Formula, **options: Any
+) -> JuryReliability | None:
+    """The reliability section of :func:`fit_reliability` alone (same arguments and errors).
+
+    Returns:
+        The :class:`~ragqa.report.JuryReliability`, or ``None`` with fewer than two judges or no
+        statement.
+    """
+    return fit_reliability(samples, judge_ids, formula, **options)[0]
+
+
+def fit_reliability(
     samples: Sequence[Sequence[Matrices]],
     judge_ids: Sequence[str],
     formula: Formula,
@@ -88,7 +103,8 @@ def estimate_reliability(
     n_boot: int = 200,
     seed: int = 0,
     confidence: float = 0.95,
-) -> JuryReliability | None:
+    formulas: Sequence[Sequence[Formula]] | None = None,
+) -> tuple[JuryReliability | None, list[float]]:
     """Fit Dawid-Skene over one metric's verdict matrices and bootstrap each judge's rates.
 
     Args:
@@ -102,10 +118,14 @@ def estimate_reliability(
         n_boot: bootstrap replicates (>= 1; seeded, so the same run gives the same intervals).
         seed: the bootstrap's seed.
         confidence: the intervals' nominal coverage in (0, 1).
+        formulas: per sample, per repeat, the formula of that unit when it depends on the sample
+            (:data:`ragqa.jury.tally.Unit`); ``None``: ``formula`` for every unit.
 
     Returns:
-        The :class:`~ragqa.report.JuryReliability`, or ``None`` with fewer than two judges or no
-        statement.
+        ``(reliability, per_sample)``: the :class:`~ragqa.report.JuryReliability`, or ``None``
+        with fewer than two judges or no statement; ``per_sample`` has one value per entry of
+        ``samples``, the metric's formula on that sample's Dawid-Skene verdicts (posterior > 0.5)
+        averaged over its repeats, NaN for a sample without verdicts (every one without a fit).
 
     Raises:
         ValueError: for a block of the wrong width, a verdict other than 0, 1 or NaN, or
@@ -113,12 +133,17 @@ def estimate_reliability(
     """
     if n_boot < 1:
         raise ValueError(f"n_boot must be >= 1, got {n_boot}")
-    units = [[unit for unit in sample if unit] for sample in samples]
-    stacked = [(u, np.vstack([m for unit in u for m in unit])) for u in units if u]
-    with_rows = [(u, b) for u, b in stacked if b.shape[0] > 0]
-    kept = [b for _, b in with_rows]
+    none: list[float] = [math.nan] * len(samples)
+    each = formulas if formulas is not None else [[formula] * len(sample) for sample in samples]
+    units = [
+        [(unit, f) for unit, f in zip(sample, fs, strict=True) if unit]
+        for sample, fs in zip(samples, each, strict=True)
+    ]
+    stacked = [(i, u, np.vstack([m for unit, _ in u for m in unit])) for i, u in enumerate(units) if u]
+    with_rows = [(i, u, b) for i, u, b in stacked if b.shape[0] > 0]
+    kept = [b for _, _, b in with_rows]
     if len(judge_ids) < 2 or not kept:
-        return None
+        return None, none
     if any(b.shape[1] != len(judge_ids) for b in kept):
         raise ValueError(f"every verdict block needs {len(judge_ids)} columns, one per judge")
     matrix = np.vstack(kept)
@@ -155,8 +180,14 @@ def estimate_reliability(
     ends = np.cumsum([0] + [b.shape[0] for b in kept])
     ds_labels = [fit.labels[ends[i] : ends[i + 1]].astype(np.float64) for i in range(len(kept))]
     majority = [vote_verdicts(b, tie_breaker=tie_breaker) for b in kept]
-    structure = [u for u, _ in with_rows]
-    return JuryReliability(
+    structure = [u for _, u, _ in with_rows]
+    ds_values = [
+        _sample_value([x for x, _ in u], d, [f for _, f in u]) for u, d in zip(structure, ds_labels, strict=True)
+    ]
+    per_sample = list(none)
+    for (i, _, _), value in zip(with_rows, ds_values, strict=True):
+        per_sample[i] = value
+    reliability = JuryReliability(
         n_statements=int(matrix.shape[0]),
         n_samples=len(kept),
         prevalence=fit.prevalence,
@@ -164,10 +195,13 @@ def estimate_reliability(
         judges=judges,
         correlations=pairs,
         warnings=warnings,
-        voted_mean=_mean([_sample_value(u, d, formula) for u, d in zip(structure, ds_labels, strict=True)]),
-        majority_mean=_mean([_sample_value(u, m, formula) for u, m in zip(structure, majority, strict=True)]),
+        voted_mean=_mean(ds_values),
+        majority_mean=_mean(
+            [_sample_value([x for x, _ in u], m, [f for _, f in u]) for u, m in zip(structure, majority, strict=True)]
+        ),
         n_changed=int(sum(int(np.sum(d != m)) for d, m in zip(ds_labels, majority, strict=True))),
     )
+    return reliability, per_sample
 
 
 class JuryCollector:
@@ -178,6 +212,10 @@ class JuryCollector:
         judge_ids: the panel's judge ids, in order (fewer than two: nothing is kept).
         tie_breaker: the extractor's index in the panel.
         seed: the bootstrap's seed.
+
+    Attributes:
+        dawid_skene: after :meth:`attach`, per ``(sample id, metric key)`` with verdicts, the
+            metric on that sample's Dawid-Skene verdicts (:func:`fit_reliability`), finite values only.
     """
 
     def __init__(
@@ -191,15 +229,22 @@ class JuryCollector:
             m.key: m.claim_vote for m in metrics if m.claim_vote is not None and len(self.judge_ids) >= 2
         }
         self._samples: dict[str, list[list[Matrices]]] = {key: [] for key in self._votes}
+        self._formulas: dict[str, list[list[Formula]]] = {key: [] for key in self._votes}
+        self._ids: dict[str, list[str]] = {key: [] for key in self._votes}
+        self.dawid_skene: dict[tuple[str, str], float] = {}
 
     def add(self, result: PanelResult) -> None:
         """Keep ``result``'s verdict matrix (a metric without claim-vote, or no judge scored: nothing)."""
         vote = self._votes.get(result.metric)
         if vote is None:
             return
-        found = repeat_matrices(result.judges, vote)
+        by_id = {o.judge_id: o for o in result.judges}  # a cascade's tier-2 judges may be absent: no verdicts
+        outcomes = [by_id.get(j) or JudgeOutcome(judge_id=j) for j in self.judge_ids]
+        found = repeat_units(outcomes, vote)
         if found:  # a sample's repeats are one cluster of the bootstrap
-            self._samples[result.metric].append(found)
+            self._samples[result.metric].append([matrices for matrices, _ in found])
+            self._formulas[result.metric].append([formula for _, formula in found])
+            self._ids[result.metric].append(result.sample_id)
 
     def attach(self, summaries: Sequence[MetricSummary], results: Sequence[PanelResult] = ()) -> list[MetricSummary]:
         """``summaries`` with :attr:`~ragqa.report.MetricSummary.jury` filled in where a fit exists.
@@ -213,16 +258,19 @@ class JuryCollector:
         out = []
         for summary in summaries:
             vote = self._votes.get(summary.metric)
-            fitted = (
-                estimate_reliability(
-                    self._samples[summary.metric],
-                    self.judge_ids,
-                    vote.formula,
-                    tie_breaker=self.tie_breaker,
-                    seed=self.seed,
-                )
-                if vote is not None
-                else None
+            if vote is None:
+                out.append(summary)
+                continue
+            fitted, values = fit_reliability(
+                self._samples[summary.metric],
+                self.judge_ids,
+                vote.formula,
+                tie_breaker=self.tie_breaker,
+                seed=self.seed,
+                formulas=self._formulas[summary.metric],
             )
+            for sample_id, value in zip(self._ids[summary.metric], values, strict=True):
+                if math.isfinite(value):
+                    self.dawid_skene[(sample_id, summary.metric)] = value
             out.append(summary.model_copy(update={"jury": fitted}) if fitted is not None else summary)
         return out

@@ -14,11 +14,21 @@ from numpy.typing import NDArray
 
 from ragqa.aggregate import PanelStrategy, aggregate
 from ragqa.jury.vote import vote_verdicts
-from ragqa.metrics.base import ClaimVote, Metric
+from ragqa.metrics.base import ClaimVote, Metric, VoteFormula
 from ragqa.repeats import Reducer, reduce_scores
 from ragqa.schema import Aggregate, JudgeOutcome, MetricScore
 
-__all__ = ["Matrices", "Scored", "repeat_matrices", "verdict_matrix", "voted_aggregate", "voted_verdicts"]
+__all__ = [
+    "Matrices",
+    "Scored",
+    "Unit",
+    "repeat_matrices",
+    "repeat_units",
+    "verdict_matrix",
+    "vote_unit",
+    "voted_aggregate",
+    "voted_verdicts",
+]
 
 
 def _binary(values: Any) -> list[float] | None:
@@ -83,22 +93,54 @@ Matrices = list[NDArray[np.float64]]
 """One ``(n_statements, n_judges)`` verdict matrix per list of a :class:`~ragqa.metrics.base.ClaimVote`."""
 
 
-def repeat_matrices(outcomes: Sequence[JudgeOutcome], vote: ClaimVote) -> list[Matrices]:
-    """The panel's verdict matrices of each repeat (one entry without repeats), see :func:`verdict_matrix`.
+Unit = tuple[Matrices, VoteFormula]
+"""One repeat's verdict matrices of a (sample, metric) and the formula that scores their voted verdicts."""
+
+
+def vote_unit(outcomes: Sequence[Scored], vote: ClaimVote) -> Unit | None:
+    """The panel's verdict matrices on one sample's voted lists (:meth:`~ragqa.metrics.base.ClaimVote.layout_of`).
+
+    Args:
+        outcomes: the judges' outcomes (or their outcomes of one repeat) of one (sample, metric), in panel order.
+        vote: the metric's :class:`~ragqa.metrics.base.ClaimVote`.
 
     Returns:
-        Per repeat in which some judge scored, one matrix per entry of ``vote.lists``.
+        ``(matrices, formula)``: one ``(n_items, n_judges)`` array of 0, 1 or NaN per list (NaN: the
+        judge failed, or its keys of that list differ from the first scoring judge's), and the
+        formula of the first scoring judge's layout; ``None`` when no judge's details give one.
+    """
+    layouts = [vote.layout_of(o.score.details) if o.score is not None and o.score.details else None for o in outcomes]
+    first = next((layout for layout in layouts if layout is not None), None)
+    if first is None:
+        return None
+    matrices: Matrices = []
+    for i, (keys, _) in enumerate(first[0]):
+        matrix = np.full((len(keys), len(outcomes)), np.nan)
+        for j, layout in enumerate(layouts):
+            if layout is not None and len(layout[0]) == len(first[0]) and layout[0][i][0] == keys:
+                column = _binary(layout[0][i][1])
+                if column is not None and len(column) == len(keys):
+                    matrix[:, j] = column
+        matrices.append(matrix)
+    return matrices, first[1]
+
+
+def repeat_units(outcomes: Sequence[JudgeOutcome], vote: ClaimVote) -> list[Unit]:
+    """The panel's verdict matrices and formula of each repeat (one entry without repeats), see :func:`vote_unit`.
+
+    Returns:
+        Per repeat in which some judge scored, its :data:`Unit`.
     """
     n = max((len(o.repeats) for o in outcomes), default=0)
     rounds: list[list[Scored]] = (
         [[o.repeats[r] if r < len(o.repeats) else _NONE for o in outcomes] for r in range(n)] if n else [list(outcomes)]
     )
-    out: list[Matrices] = []
-    for row in rounds:
-        found = [verdict_matrix(row, statements, verdicts) for statements, verdicts in vote.lists]
-        if all(f is not None for f in found):
-            out.append([f[1] for f in found if f is not None])
-    return out
+    return [unit for row in rounds if (unit := vote_unit(row, vote)) is not None]
+
+
+def repeat_matrices(outcomes: Sequence[JudgeOutcome], vote: ClaimVote) -> list[Matrices]:
+    """The verdict matrices of :func:`repeat_units`, without their formulas."""
+    return [matrices for matrices, _ in repeat_units(outcomes, vote)]
 
 
 def voted_verdicts(
@@ -148,8 +190,8 @@ def voted_aggregate(
     value = float("nan")
     if base.quorum_met:
         per_repeat = [
-            float(vote.formula([voted_verdicts(m, weights=weights, tie_breaker=tie_breaker) for m in matrices]))
-            for matrices in repeat_matrices(outcomes, vote)
+            float(formula([voted_verdicts(m, weights=weights, tie_breaker=tie_breaker) for m in matrices]))
+            for matrices, formula in repeat_units(outcomes, vote)
         ]
         value = reduce_scores(per_repeat, reducer)
     return base.model_copy(update={"value": value, "strategy": strategy})

@@ -14,10 +14,12 @@ from ragqa.prompts.nli import NLI, NLIInput, StatementVerdict
 from ragqa.prompts.statements import STATEMENTS, StatementsInput
 from ragqa.schema import Language
 
-__all__ = ["RESPONSE_NLI", "RESPONSE_STATEMENTS", "extract_statements", "judge_statements"]
+__all__ = ["REFERENCE_STATEMENTS", "RESPONSE_NLI", "RESPONSE_STATEMENTS", "extract_statements", "judge_statements"]
 
 RESPONSE_STATEMENTS = "statements:response"
 """The shared step that decomposes the response into statements (see :meth:`Metric.shared_steps`)."""
+REFERENCE_STATEMENTS = "statements:reference"
+"""The step that decomposes the reference into statements (with the user input as the question)."""
 RESPONSE_NLI = "nli:response/contexts"
 """The shared step that judges the response's statements against all contexts joined."""
 

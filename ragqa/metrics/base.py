@@ -11,16 +11,26 @@ import functools
 import math
 import re
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import ClassVar, Literal
+from typing import Any, ClassVar, Literal
 
 from ragqa.errors import SampleError, ScoreOutOfRange
 from ragqa.interpretation import STANDARD, Band
 from ragqa.judges.base import Embedder, Judge
 from ragqa.schema import Language, MetricScore, Sample
 
-__all__ = ["CALL_PLANS", "RANGE_TOLERANCE", "CallPlan", "ClaimVote", "Direction", "Metric", "MetricContext"]
+__all__ = [
+    "CALL_PLANS",
+    "RANGE_TOLERANCE",
+    "CallPlan",
+    "ClaimVote",
+    "Direction",
+    "Metric",
+    "MetricContext",
+    "VoteFormula",
+    "VoteLayout",
+]
 
 RANGE_TOLERANCE = 1e-9
 """How far past an end of its range a score may be and still count as that end (float rounding).
@@ -55,11 +65,27 @@ class MetricContext:
         call_plan: how the metric asks its judge (:data:`CallPlan`); ``ragas`` here, RAGAS's
             calls, so a metric used on its own asks what RAGAS asks; the settings
             (``ragqa.call-plan``) and :class:`~ragqa.evaluation.PanelOptions` default to ``batched``.
+        claim_vote: the panel votes per statement (``claim-vote``, ``dawid-skene``); a metric whose
+            statements are extracted inside its verdict call (context recall) then asks the
+            extraction and the verdicts apart, so the panel can share the extraction
+            (:mod:`ragqa.jury.panel`). False everywhere else.
     """
 
     language: Language = "en"
     embedders: Sequence[Embedder] = field(default_factory=tuple)
     call_plan: CallPlan = "ragas"
+    claim_vote: bool = False
+
+
+VoteFormula = Callable[[Sequence[Sequence[float]]], float]
+"""A metric's score from voted verdicts: one ``float[S]`` (0 or 1 each) per voted list -> a score."""
+
+VoteLayout = tuple[list[tuple[list[str], list[float]]], VoteFormula]
+"""One judge's voted lists on one sample and the formula for them: ``([(keys, verdicts), ...], formula)``.
+
+``keys`` name the items of a list (statements; ``"context 2"``); judges whose keys differ do not vote
+on that list of that sample. ``verdicts`` hold one value in [0, 1] per key (the vote counts >= 0.5 as 1).
+"""
 
 
 @dataclass(frozen=True)
@@ -82,12 +108,37 @@ class ClaimVote:
         formula: the metric's score from the voted verdicts, one ``float[S]`` (0 or 1 each) per
             entry of ``lists`` -> a score in the metric's range (left out of equality: a bound
             method differs per instance).
+        layout: for a metric whose lists or formula depend on the sample (noise sensitivity's
+            verdict matrices, context precision's contexts): ``details -> (lists, formula)`` of one
+            judge's score (:data:`VoteLayout`), or ``None`` when the details hold no verdicts.
+            ``None`` (the default): the lists are read from ``details`` by :attr:`lists` and scored
+            by :attr:`formula`. Left out of equality.
+
+    ``extraction_prompt`` is ``None`` for a metric that extracts nothing (context precision votes on
+    the sample's own contexts): every judge then makes all of its calls itself.
     """
 
-    extraction_prompt: str
+    extraction_prompt: str | None
     steps: tuple[str, ...]
     lists: tuple[tuple[str, str], ...]
-    formula: Callable[[Sequence[Sequence[float]]], float] = field(compare=False)
+    formula: VoteFormula = field(compare=False)
+    layout: Callable[[Mapping[str, Any]], VoteLayout | None] | None = field(default=None, compare=False)
+
+    def layout_of(self, details: Mapping[str, Any]) -> VoteLayout | None:
+        """One judge's voted lists and formula from its score's ``details`` (see :attr:`layout`).
+
+        Returns:
+            ``(lists, formula)``, or ``None`` when a list is missing or its verdicts do not match its keys.
+        """
+        if self.layout is not None:
+            return self.layout(details)
+        lists: list[tuple[list[str], list[float]]] = []
+        for keys_at, verdicts_at in self.lists:
+            keys, verdicts = details.get(keys_at), details.get(verdicts_at)
+            if not isinstance(keys, list) or not isinstance(verdicts, list) or len(keys) != len(verdicts):
+                return None
+            lists.append(([str(k) for k in keys], [float(v) for v in verdicts]))
+        return lists, self.formula
 
 
 class Metric(ABC):
@@ -183,6 +234,24 @@ class Metric(ABC):
             The shared step names (default: none).
         """
         return frozenset()
+
+    def vote_calls(self, sample: Sample, plan: CallPlan = "ragas") -> int:
+        """Judge calls of one judge on ``sample`` when the panel votes (:attr:`claim_vote`), at most.
+
+        Counted as :meth:`estimate_calls` (the extraction steps included; the run's estimate makes
+        those once for the panel). The default is :meth:`estimate_calls`; a metric that asks other
+        calls when voting (context recall) overrides it.
+        """
+        return self.estimate_calls(sample, plan)
+
+    def vote_steps(self, sample: Sample) -> frozenset[str]:
+        """The extraction steps of :meth:`vote_calls` on ``sample``, made once per sample for the whole panel.
+
+        Returns:
+            :attr:`ClaimVote.steps` by default (none without :attr:`claim_vote`); a metric whose
+            extractions depend on the sample (noise sensitivity) overrides it.
+        """
+        return frozenset(self.claim_vote.steps) if self.claim_vote is not None else frozenset()
 
     def validate(self, sample: Sample) -> None:
         """Check that ``sample`` has every field this metric needs.

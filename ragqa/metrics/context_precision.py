@@ -17,14 +17,14 @@ call (same verdicts, each context judged on its own, same maths).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
-from typing import ClassVar, Literal, get_args
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar, Literal, get_args
 
 from ragqa._math import average_precision
 from ragqa.errors import SampleError
 from ragqa.judges.base import Judge
 from ragqa.metrics._batched import Judged, judge_usefulness
-from ragqa.metrics.base import CallPlan, Direction, Metric, MetricContext
+from ragqa.metrics.base import CallPlan, ClaimVote, Direction, Metric, MetricContext, VoteLayout
 from ragqa.prompts.context_usefulness import CONTEXT_USEFULNESS, ContextUsefulnessInput
 from ragqa.schema import MetricScore, Sample
 
@@ -35,6 +35,7 @@ __all__ = [
     "context_precision_score",
     "precision_reason",
     "resolve_mode",
+    "vote_layout",
 ]
 
 PrecisionMode = Literal["reference", "response", "auto"]
@@ -57,6 +58,28 @@ def context_precision_score(verdicts: Sequence[float], *, eps: float = RAGAS_AP_
         (RAGAS legacy).
     """
     return average_precision(verdicts, eps=eps)
+
+
+def _voted(lists: Sequence[Sequence[float]]) -> float:
+    return context_precision_score(lists[0])
+
+
+def vote_layout(details: Mapping[str, Any]) -> VoteLayout | None:
+    """The per-context verdicts one judge's score votes with (``claim-vote``): keys ``context 1`` .. ``context N``.
+
+    Args:
+        details: the judge's :attr:`~ragqa.schema.MetricScore.details` (``verdicts``: ``float[N]``
+            in retrieval order).
+
+    Returns:
+        One list of N verdicts and :func:`context_precision_score` of the voted list (the
+        contexts are the sample's own, so nothing is extracted); ``None`` without verdicts.
+    """
+    verdicts = details.get("verdicts")
+    if not isinstance(verdicts, list):
+        return None
+    keys = [f"context {k}" for k in range(1, len(verdicts) + 1)]
+    return [(keys, [float(v) for v in verdicts])], _voted
 
 
 def resolve_mode(mode: PrecisionMode, sample: Sample) -> Literal["reference", "response"]:
@@ -101,6 +124,9 @@ class ContextPrecision(Metric):
     - Judge calls per sample: N (one per context, all concurrent) with the ``ragas`` call plan, 1
       with the ``batched`` plan (every context in one call).
     - Never NaN (no useful context gives 0.0).
+    - Under ``claim-vote`` the panel votes on each context's usefulness and the average precision
+      runs on the voted verdicts (:func:`vote_layout`; nothing is extracted, every judge makes
+      its own calls).
     - Raises :class:`~ragqa.errors.JudgeError` when a usefulness call fails.
 
     Args:
@@ -115,6 +141,9 @@ class ContextPrecision(Metric):
     calls_per_sample: ClassVar[str] = "N (one per context, concurrent)"
     batched_calls_per_sample: ClassVar[str | None] = "1 (every context in one call)"
     default_threshold: ClassVar[float | None] = 0.7
+    claim_vote: ClaimVote | None = ClaimVote(
+        extraction_prompt=None, steps=(), lists=(("", "verdicts"),), formula=_voted, layout=vote_layout
+    )
 
     def __init__(self, mode: PrecisionMode = "auto") -> None:
         """Create the metric.

@@ -38,17 +38,18 @@ from __future__ import annotations
 
 import asyncio
 import math
-from collections.abc import Awaitable, Sequence
+from collections.abc import Awaitable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import ClassVar, Literal, get_args
+from typing import Any, ClassVar, Literal, get_args
 
 from ragqa._math import count_of, mean_or_nan
 from ragqa.interpretation import interpret
 from ragqa.judges.base import Judge
 from ragqa.metrics._batched import judge_matrix
-from ragqa.metrics._steps import RESPONSE_STATEMENTS, extract_statements, judge_statements
-from ragqa.metrics.base import CallPlan, Direction, Metric, MetricContext
+from ragqa.metrics._steps import REFERENCE_STATEMENTS, RESPONSE_STATEMENTS, extract_statements, judge_statements
+from ragqa.metrics.base import CallPlan, ClaimVote, Direction, Metric, MetricContext, VoteLayout
 from ragqa.prompts.nli import StatementVerdict
+from ragqa.prompts.statements import STATEMENTS
 from ragqa.schema import MetricScore, Sample
 
 __all__ = [
@@ -59,6 +60,7 @@ __all__ = [
     "context_relevance",
     "noise_reason",
     "noise_sensitivity_score",
+    "vote_layout",
 ]
 
 NoiseMode = Literal["relevant", "irrelevant"]
@@ -213,6 +215,53 @@ def _chunks(sample: Sample) -> list[tuple[str, bool | None]]:
     return chunks
 
 
+def vote_layout(details: Mapping[str, Any]) -> VoteLayout | None:
+    """The verdicts one judge's score votes with (``claim-vote``), and the formula for the voted ones.
+
+    Three lists, keyed by the shared statements: ``answer_in_reference`` (``A`` verdicts),
+    ``answer_in_context`` row by row (``A x N``, keys ``context j: statement``) and the judged
+    contexts' ``reference_in_context`` context by context (``U x G``). The formula rebuilds the
+    matrices from the voted lists, takes the labelled contexts' relevance from the sample, and
+    runs :func:`noise_sensitivity_score` with the score's mode and counting.
+
+    Args:
+        details: the judge's :attr:`~ragqa.schema.MetricScore.details` (see :class:`NoiseSensitivity`).
+
+    Returns:
+        The lists and the formula; no lists and a NaN formula when the score is NaN for want of
+        statements (no verdicts); ``None`` for details that are not a noise sensitivity score's.
+    """
+    answer, mode, counting = details.get("statements"), details.get("mode"), details.get("counting")
+    if not isinstance(answer, list) or mode not in get_args(NoiseMode) or counting not in get_args(Counting):
+        return None
+    if "answer_in_reference" not in details:
+        return [], lambda lists: math.nan
+    refs = [str(g) for g in details.get("reference_statements") or []]
+    relevant, sources = list(details["context_relevant"]), list(details["relevance_source"])
+    judged = {int(j): row for j, row in dict(details.get("reference_in_context") or {}).items()}
+    order = sorted(judged)
+    rows = list(details["answer_in_context"])
+    n = len(relevant)
+    lists = [
+        ([str(a) for a in answer], [float(v) for v in details["answer_in_reference"]]),
+        ([f"context {j + 1}: {a}" for a in answer for j in range(n)], [float(v) for row in rows for v in row]),
+        ([f"context {j + 1}: {g}" for j in order for g in refs], [float(v) for j in order for v in judged[j]]),
+    ]
+    labels = [float(r) if source == "label" else None for r, source in zip(relevant, sources, strict=True)]
+    size_a, size_g = len(answer), len(refs)
+    how: NoiseMode = "irrelevant" if mode == "irrelevant" else "relevant"
+    count: Counting = "promptfoo" if counting == "promptfoo" else "ragas"
+
+    def formula(voted: Sequence[Sequence[float]]) -> float:
+        in_reference, flat, flat_ref = voted
+        in_context = [list(flat[a * n : (a + 1) * n]) for a in range(size_a)]
+        by_context = {j: list(flat_ref[k * size_g : (k + 1) * size_g]) for k, j in enumerate(order)}
+        rel = [label if label is not None else max(by_context[j], default=0.0) for j, label in enumerate(labels)]
+        return noise_sensitivity_score(in_context, rel, in_reference, mode=how, counting=count)
+
+    return lists, formula
+
+
 def _values(verdicts: Sequence[StatementVerdict]) -> list[float]:
     return [v.value for v in verdicts]
 
@@ -236,6 +285,10 @@ class NoiseSensitivity(Metric):
       and the reference makes no statement (RAGAS raises; scored NaN under ``evaluate``).
     - ``details``: statements, per-context relevance and its source, the verdict matrices, the
       per-claim flags and the interpretation ``band``.
+    - Under ``claim-vote`` the panel's extractor makes the response's (and the reference's)
+      statements once per sample, every judge gives its verdicts on them, the panel votes on
+      every verdict of the three matrices, and the formula runs on the voted matrices
+      (:func:`vote_layout`).
     - Raises :class:`~ragqa.errors.JudgeOutputError` when a judge returns a verdict count that
       differs from the statements sent, and other :class:`~ragqa.errors.JudgeError` on failures.
 
@@ -251,6 +304,13 @@ class NoiseSensitivity(Metric):
     calls_per_sample: ClassVar[str] = "2N+3 (N contexts); N+2 with labelled chunks; 2 with counting=promptfoo relevant"
     batched_calls_per_sample: ClassVar[str | None] = "4; 2 with labelled chunks or counting=promptfoo relevant"
     default_threshold: ClassVar[float | None] = 0.2
+    claim_vote: ClaimVote | None = ClaimVote(
+        extraction_prompt=STATEMENTS.name,
+        steps=(RESPONSE_STATEMENTS, REFERENCE_STATEMENTS),
+        lists=(),
+        formula=lambda lists: math.nan,
+        layout=vote_layout,
+    )
 
     def __init__(self, mode: NoiseMode = "relevant", counting: Counting = "ragas") -> None:
         """Create the metric.
@@ -288,6 +348,13 @@ class NoiseSensitivity(Metric):
 
     def shared_steps(self, sample: Sample) -> frozenset[str]:
         """The response's statements, shared with other metrics."""
+        return frozenset({RESPONSE_STATEMENTS})
+
+    def vote_steps(self, sample: Sample) -> frozenset[str]:
+        """The response's statements, and the reference's when a context must be judged (made once for the panel)."""
+        needs_contexts = not (self.counting == "promptfoo" and self.mode == "relevant")
+        if needs_contexts and any(label is None for _, label in _chunks(sample)):
+            return frozenset({RESPONSE_STATEMENTS, REFERENCE_STATEMENTS})
         return frozenset({RESPONSE_STATEMENTS})
 
     @staticmethod

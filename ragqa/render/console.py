@@ -26,6 +26,7 @@ from rich.text import Text
 from ragqa._math import nan_mean
 from ragqa.metrics.base import Direction
 from ragqa.render.labels import labels
+from ragqa.render.probe import probe_lines
 from ragqa.render.terminal import printable
 from ragqa.report import MetricSummary, Report
 from ragqa.schema import AdviceOption, Interval, JudgeFailure, Language, Usage
@@ -33,6 +34,8 @@ from ragqa.schema import AdviceOption, Interval, JudgeFailure, Language, Usage
 __all__ = [
     "DIRECTION_LABELS",
     "agreement_line",
+    "cascade_lines",
+    "cascade_texts",
     "direction_label",
     "fmt_mean",
     "jury_lines",
@@ -282,6 +285,79 @@ def jury_lines(summary: MetricSummary, *, language: Language = "en") -> list[Tex
     ]
 
 
+def cascade_texts(summary: MetricSummary, *, language: Language = "en") -> list[tuple[str, str]]:
+    """The cascade section of a metric (:attr:`MetricSummary.cascade`) as ``(text, kind)`` lines.
+
+    ``kind`` is ``title`` (tiers, samples, escalation rate and reasons), ``rule``, ``calls`` (calls and
+    cost per tier), ``absent`` (samples where tier 2 was not asked, so its scores are absent, not
+    failed) or ``audit`` (agreement of the cascade's verdicts with the full panel's and the share of
+    tier-2 calls it would have made). Empty without a cascade.
+    """
+    c = summary.cascade
+    if c is None:
+        return []
+    t = labels(language)
+    reasons = ": " + ", ".join(f"{k} {v}" for k, v in c.reasons.items()) if c.reasons else ""
+    out = [
+        (
+            t["console_cascade"].format(
+                source=c.source,
+                tier1=", ".join(c.tier1),
+                tier2=", ".join(c.tier2),
+                n=c.n_items,
+                escalated=c.n_escalated,
+                rate=_pct(c.escalation_rate),
+                reasons=reasons,
+            ),
+            "title",
+        ),
+        (
+            t["console_cascade_rule"].format(
+                split="on" if c.split else "off",
+                spread="-" if c.spread is None else f"{c.spread:g}",
+                margin=f"{c.margin:g}",
+                threshold="-" if c.threshold is None else f"{c.threshold:g}",
+            ),
+            "rule",
+        ),
+        (
+            t["console_cascade_calls"].format(
+                j1=c.tier1_judgements,
+                j2=c.tier2_judgements,
+                calls1=c.tier1_usage.calls,
+                cost1=fmt_cost(c.tier1_usage.cost),
+                calls2=c.tier2_usage.calls,
+                cost2=fmt_cost(c.tier2_usage.cost),
+            ),
+            "calls",
+        ),
+    ]
+    if not c.audit and c.n_items > c.n_escalated:
+        out.append((t["console_cascade_absent"].format(n=c.n_items - c.n_escalated), "absent"))
+    if c.audit:
+        share, basis = _pct(c.tier2_share), c.tier2_share_basis
+        if c.n_compared:
+            text = t["console_cascade_audit"].format(
+                agreement=_pct(c.agreement), n=c.n_compared, share=share, basis=basis
+            )
+        else:
+            text = t["console_cascade_no_threshold"].format(diff=_two(c.mean_abs_diff), share=share, basis=basis)
+        out.append((text, "audit"))
+    return out
+
+
+def _pct(value: float) -> str:
+    return "-" if math.isnan(value) else f"{100 * value:.1f} %"
+
+
+def cascade_lines(summary: MetricSummary, *, language: Language = "en") -> list[Text]:
+    """:func:`cascade_texts` as console lines: the title bold, the rest indented."""
+    return [
+        Text(("" if kind == "title" else "  ") + text, style="bold" if kind == "title" else "")
+        for text, kind in cascade_texts(summary, language=language)
+    ]
+
+
 def uncertainty_line(summary: MetricSummary, *, language: Language = "en") -> Text | None:
     """Where the aggregate's variance comes from and what would halve its interval, in one line.
 
@@ -428,6 +504,10 @@ def report_renderable(report: Report, *, language: Language = "en", max_failures
             if line is not None:
                 parts.append(line)
         parts += jury_lines(summary, language=language)
+        parts += cascade_lines(summary, language=language)
+    if report.order_probe is not None:
+        parts.append(Text(""))
+        parts += probe_lines(report.order_probe, language=language)
     failures = report.failures
     if failures:
         parts.append(Text(""))

@@ -29,9 +29,10 @@ from typing import TYPE_CHECKING, Any
 from ragqa.interpretation import interpret
 from ragqa.messages import Message
 from ragqa.render.atomic import replace_text
-from ragqa.render.console import fmt_cost, fmt_score, jury_texts
+from ragqa.render.console import cascade_texts, fmt_cost, fmt_score, jury_texts
 from ragqa.render.details import details_view
 from ragqa.render.labels import LABELS
+from ragqa.render.probe import probe_texts
 from ragqa.render.registry import RenderOptions, register
 from ragqa.report import Agreement, MetricSummary, Report, finite_json
 from ragqa.schema import Interval, JudgeOutcome, Language, Sample, Usage
@@ -181,6 +182,7 @@ def _metric_view(
         "usage": _usage_view(summary.usage),
         "agreement": _agreement_view(summary.agreement, index),
         "jury": [{"text": text, "kind": kind} for text, kind in jury_texts(summary, language=language)],
+        "cascade": [{"text": text, "kind": kind} for text, kind in cascade_texts(summary, language=language)],
     }
 
 
@@ -300,6 +302,7 @@ def build_view(report: Report, options: RenderOptions) -> dict[str, Any]:
             "usage": _usage_view(total),
         },
         "metrics": [_metric_view(s, thresholds.get(s.metric), language, index) for s in report.summaries],
+        "probe": [{"text": text, "kind": kind} for text, kind in probe_texts(report.order_probe, language=language)],
         "judge_ids": judge_ids,
         "rows": rows,
         "samples": samples,

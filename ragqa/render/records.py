@@ -165,6 +165,10 @@ class ResultRecord(_Record):
     """The combined score."""
     judges: list[JudgeRecord]
     """Every judge's outcome, in panel order."""
+    dawid_skene: float | None = None
+    """Only in the final results file of a ``dawid-skene`` run: the metric on this sample's verdicts as
+    the run's Dawid-Skene fit decides them (posterior > 0.5; ``docs/jury.md``), beside the aggregate's
+    majority vote, which was written before the fit existed. Absent from every other record."""
 
 
 def result_record_schema() -> dict[str, Any]:

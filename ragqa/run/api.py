@@ -233,6 +233,8 @@ def _evaluation(a: Mapping[str, Any]) -> Coroutine[Any, Any, Report]:
             repeats=a["repeats"],
             reducer=a["reducer"],
             confidence=a["confidence"],
+            cascade_audit=a["cascade_audit"],
+            probe=a["probe"],
         ),
         container=a["container"],
         keep_results=a["keep_results"],
@@ -275,6 +277,8 @@ async def aevaluate(
     batch_size: int | None = None,
     progress: bool | RunProgress | None = None,
     confidence: float | None = None,
+    cascade_audit: bool = False,
+    probe: str | Sequence[str] | None = None,
 ) -> Report:
     """Score ``data`` with ``metrics`` across the judge panel of the settings; the async form of :func:`evaluate`.
 
@@ -318,6 +322,8 @@ def evaluate(
     batch_size: int | None = None,
     progress: bool | RunProgress | None = None,
     confidence: float | None = None,
+    cascade_audit: bool = False,
+    probe: str | Sequence[str] | None = None,
 ) -> Report:
     """Score ``data`` with ``metrics`` across the judge panel of the settings, in one call.
 
@@ -392,6 +398,14 @@ def evaluate(
             :class:`~ragqa.run.progress.RunProgress` is used as given.
         confidence: level of the confidence intervals on every aggregate and judge mean, in (0, 1)
             (default ``ragqa.confidence``, 0.95; ``docs/uncertainty.md``).
+        cascade_audit: with ``ragqa.jury.cascade`` enabled, every tier scores every sample (the full
+            panel's scores) and each summary's ``cascade`` compares the cascade's pass/fail verdicts with
+            the full panel's and gives the share of tier-2 calls it would have made (``docs/jury.md``).
+        probe: bias probes beside the scores (``"order"``, default ``ragqa.probe.enabled``): the
+            order probe re-judges context precision and faithfulness on a seeded share of the samples
+            (``ragqa.probe.order.share``) with the contexts reversed and reports each judge's position
+            consistency in :attr:`~ragqa.report.Report.order_probe`; it never changes a score, and its
+            calls count in the estimate and the usage (``docs/panel.md``, "Order bias probe").
 
     Returns:
         The :class:`~ragqa.report.Report`: one result per (sample, metric) in dataset order

@@ -63,6 +63,8 @@ class RunEstimate:
     panel_calls: int = 0
     token_judges: int | None = None
     """Judges that send prompts (HTTP judges), whose calls the tokens count; ``None``: every judge."""
+    probe_calls: int = 0
+    """Calls among :attr:`calls` that the order probe makes (``--probe order``, :mod:`ragqa.jury.probe`)."""
 
     def __str__(self) -> str:
         """``estimate: 120 (sample, metric) pair(s) x 2 judge(s): at most 480 judge call(s), ~500 prompt tokens``.
@@ -84,6 +86,7 @@ class RunEstimate:
                 if self.panel_calls
                 else ""
             )
+            + (f" (incl. {self.probe_calls:,} order-probe call(s))" if self.probe_calls else "")
         )
 
 
@@ -149,20 +152,19 @@ class EstimateTally:
         if not metrics:
             return
         plan, claim_vote = self.plan, self.claim_vote
-        steps_of = [metric.shared_steps(sample) for metric in metrics]
-        n = sum(metric.estimate_calls(sample, plan) for metric in metrics)
-        every = [step for own_steps in steps_of for step in own_steps]
-        n -= len(every) - len(set(every))  # a step shared by k metrics is made once: k - 1 calls less
         shared = 0
-        if claim_vote:
-            voted = {s for m in metrics if m.claim_vote is not None for s in m.claim_vote.steps}
-            own = {
-                step
-                for m, own_steps in zip(metrics, steps_of, strict=True)
-                if m.claim_vote is None
-                for step in own_steps
-            }
+        if not claim_vote:
+            every = [step for metric in metrics for step in metric.shared_steps(sample)]
+            n = sum(metric.estimate_calls(sample, plan) for metric in metrics)
+        else:
+            votes = [(m, m.claim_vote is not None) for m in metrics]
+            # a voting metric's extraction steps count as shared: other voting metrics make them identically
+            every = [s for m, v in votes for s in m.shared_steps(sample) | (m.vote_steps(sample) if v else frozenset())]
+            n = sum(m.vote_calls(sample, plan) if v else m.estimate_calls(sample, plan) for m, v in votes)
+            voted = {s for m, v in votes if v for s in m.vote_steps(sample)}
+            own = {step for m, v in votes if not v for step in m.shared_steps(sample)}
             shared = len(voted - own)
+        n -= len(every) - len(set(every))  # a step shared by k metrics is made once: k - 1 calls less
         chars = self._overhead + _input_chars(sample)
         self.pairs += len(metrics)
         self._calls += n
@@ -207,7 +209,7 @@ def estimate_pairs(
         token_judges: the judges that send prompts (:func:`sends_prompts`); only their calls
             count tokens. ``None``: all ``judges``.
         claim_vote: the panel votes per statement (``claim-vote``, ``dawid-skene``): a sample's
-            extraction steps (:attr:`~ragqa.metrics.base.ClaimVote.steps`) are made once for the panel
+            extraction steps (:meth:`~ragqa.metrics.base.Metric.vote_steps`) are made once for the panel
             (per repeat) when every metric of the sample that needs it votes (:mod:`ragqa.jury.panel`);
             its tokens count once when any judge sends prompts.
 

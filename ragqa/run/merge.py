@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ragqa.errors import ConfigError
+from ragqa.jury.probe import merge_probe_results
 from ragqa.metrics import value_ranges
 from ragqa.render.atomic import replace_text
 from ragqa.render.records import read_result_record
@@ -29,6 +30,7 @@ from ragqa.run.api import samples_from_data
 from ragqa.run.runner import dataset_fingerprint
 from ragqa.run.shard import parse_shard
 from ragqa.run.stream import ResultsHeader, header_intervals, read_results, result_line
+from ragqa.schema import OrderProbeResult
 
 __all__ = ["MergeResult", "dataset_ids", "merge_results"]
 
@@ -188,6 +190,10 @@ def merge_results(
         results = [read_result_record(record) for record in ordered]
         summaries = summarize(results, first.judges, confidence=first.confidence, ranges=value_ranges(first.metrics))
         merged = dataclasses.replace(merged, intervals=header_intervals(summaries))
+    probes = [OrderProbeResult.model_validate(h.probe) for h in headers if h.probe is not None]
+    if probes:  # the order probe's counts of every part, added up (--probe order)
+        joined = merge_probe_results(probes)
+        merged = dataclasses.replace(merged, probe=joined.model_dump(mode="json") if joined is not None else None)
     replace_text(target, result_line(merged.to_json()) + "".join(result_line(record) for record in ordered))
     return MergeResult(target, count, total, len(ordered), dataset_ids is not None)
 

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from ragqa.errors import ConfigError
+from ragqa.jury.probe import parse_probes
 from ragqa.metrics.base import Metric
 from ragqa.render.registry import RENDERERS, Renderer, renderer_for
 from ragqa.repeats import REDUCERS
@@ -232,6 +233,8 @@ def panel_overrides(
     repeats: int | None = None,
     reducer: str | None = None,
     confidence: float | None = None,
+    cascade_audit: bool | None = None,
+    probe: str | Sequence[str] | None = None,
 ) -> dict[str, Any]:
     """The :class:`~ragqa.evaluation.PanelOptions` fields a caller overrides (``None`` = the settings' value).
 
@@ -244,6 +247,10 @@ def panel_overrides(
         repeats: times every judge scores every (sample, metric) (>= 1; :mod:`ragqa.repeats`).
         reducer: how a judge's repeats become its score: ``mean``, ``median`` or ``mode``.
         confidence: level of the report's confidence intervals, in (0, 1) (see ``docs/uncertainty.md``).
+        cascade_audit: every tier of the cascade scores every item, and the report compares the
+            cascade's verdicts with the full panel's (``docs/jury.md``); ``None`` or False: off.
+        probe: bias probes to make (``"order"``; :mod:`ragqa.jury.probe`); an empty list or ``None``
+            keeps ``ragqa.probe.enabled``.
 
     Returns:
         ``{field: value}`` for the arguments given; checked by :func:`make_plan`.
@@ -257,6 +264,8 @@ def panel_overrides(
         "repeats": repeats,
         "reducer": reducer,
         "confidence": confidence,
+        "cascade_audit": cascade_audit or None,
+        "probes": probe if probe else None,
     }
     return {k: v for k, v in given.items() if v is not None}
 
@@ -296,6 +305,11 @@ def _check_panel(panel: Mapping[str, Any]) -> None:
         isinstance(confidence, bool) or not isinstance(confidence, int | float) or not 0 < confidence < 1
     ):
         raise ConfigError(f"confidence {confidence!r}: use a level between 0 and 1, e.g. 0.95", key="--confidence")
+    if "probes" in panel:
+        try:
+            parse_probes(panel["probes"])
+        except ValueError as exc:
+            raise ConfigError(f"--probe: {exc}", key="--probe") from None
     deadline = panel.get("deadline_s")
     if deadline is not None and (isinstance(deadline, bool) or not isinstance(deadline, int | float) or deadline <= 0):
         raise ConfigError(f"deadline {deadline!r}: use a number of seconds > 0", key="--deadline")

@@ -12,16 +12,17 @@ from pathlib import Path
 
 from ragqa.datasets import load_dataset
 from ragqa.errors import ConfigError, RagqaError
-from ragqa.metrics import value_ranges
+from ragqa.jury.panel import jury_collector
+from ragqa.metrics import Metric, build_metric, value_ranges
 from ragqa.render.paths import check_output_path
 from ragqa.render.records import read_result_record
 from ragqa.render.registry import RenderOptions, renderer_for
-from ragqa.report import Report, summarize
+from ragqa.report import MetricSummary, Report, summarize
 from ragqa.run.runner import dataset_fingerprint
-from ragqa.run.stream import read_results
-from ragqa.schema import DEFAULT_CONFIDENCE, Language, Sample
+from ragqa.run.stream import ResultsHeader, read_results
+from ragqa.schema import DEFAULT_CONFIDENCE, Language, OrderProbeResult, PanelResult, Sample
 
-__all__ = ["report_from_results", "write_report"]
+__all__ = ["jury_summaries", "report_from_results", "write_report"]
 
 
 def report_from_results(path: Path) -> tuple[Report, str | None]:
@@ -29,7 +30,9 @@ def report_from_results(path: Path) -> tuple[Report, str | None]:
 
     The results are read with :func:`ragqa.run.stream.read_results` and summarised with
     :func:`ragqa.report.summarize` (panel order and the intervals' confidence level from the
-    header). The samples (the drill-down's inputs) are loaded from the header's dataset path when
+    header); a voting run's (``claim-vote``, ``dawid-skene``) reliability section is fitted again
+    from the judges' verdicts in the records (:func:`jury_summaries`). The samples (the
+    drill-down's inputs) are loaded from the header's dataset path when
     that file is readable and still holds the samples that were scored (its
     :func:`ragqa.run.runner.dataset_fingerprint` matches); otherwise ``report.samples`` stays empty
     and the note says why.
@@ -53,18 +56,56 @@ def report_from_results(path: Path) -> tuple[Report, str | None]:
         raise ConfigError(f"ragqa report: {path} holds no result yet", key="results")
     results = [read_result_record(r) for r in records.values()]
     level = header.confidence if header.confidence is not None else DEFAULT_CONFIDENCE  # older files lack it
+    summaries = summarize(results, header.judges, confidence=level, ranges=value_ranges(header.metrics))
     report = Report(
         results=results,
-        summaries=summarize(results, header.judges, confidence=level, ranges=value_ranges(header.metrics)),
+        summaries=jury_summaries(header, results, summaries),
         run_id=header.run_id,
         dataset=header.dataset,
         started_at=header.started_at,
+        order_probe=OrderProbeResult.model_validate(header.probe) if header.probe is not None else None,
     )
     samples, note = _dataset_samples(header.dataset, header.dataset_fingerprint)
     if samples is not None:
         scored = set(report.sample_ids)
         report.samples = [s for s in samples if s.label in scored]
     return report, note
+
+
+def _metric_of(key: str) -> Metric | None:
+    """The metric whose result key is ``key`` (``name`` or ``name(option=value, ...)``), or ``None``."""
+    name, _, rest = key.partition("(")
+    options: dict[str, object] = {}
+    for part in filter(None, (p.strip() for p in rest.rstrip(")").split(","))):
+        option, _, text = part.partition("=")
+        try:
+            options[option.strip()] = float(text)
+        except ValueError:
+            options[option.strip()] = text.strip()
+    try:
+        metric = build_metric(name.strip(), options)
+    except (RagqaError, TypeError, ValueError):
+        return None
+    return metric if metric.key == key else None
+
+
+def jury_summaries(
+    header: ResultsHeader, results: list[PanelResult], summaries: list[MetricSummary]
+) -> list[MetricSummary]:
+    """``summaries`` with the reliability section of a voting run, fitted from its records' verdicts.
+
+    The same fit as the run's own (:class:`ragqa.jury.reliability.JuryCollector`, same seed): the
+    metrics are rebuilt from their keys, the tie-breaking judge is the header's ``extractor`` (the
+    first judge in files that lack it). Results not aggregated by ``claim-vote`` or ``dawid-skene``,
+    or a panel of one judge, give the summaries unchanged.
+    """
+    voted = {r.metric for r in results if r.aggregate.strategy in ("claim-vote", "dawid-skene")}
+    if len(header.judges) < 2 or not voted:
+        return summaries
+    metrics = [m for key in header.metrics if key in voted and (m := _metric_of(key)) is not None]
+    tie = header.judges.index(header.extractor) if header.extractor in header.judges else 0
+    collector = jury_collector(metrics, header.judges, tie_breaker=tie)
+    return collector.attach(summaries, [r for r in results if r.metric in voted])
 
 
 def _dataset_samples(dataset: str, fingerprint: str) -> tuple[list[Sample] | None, str | None]:

@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from ragqa.errors import ConfigError, SampleError
 from ragqa.factory import uncached_embedder, uncached_judge
 from ragqa.judges.base import Embedders, Judge
+from ragqa.jury.probe import probe_calls
 from ragqa.render.registry import RenderOptions
 from ragqa.report import CacheStats, Report, SkippedSample
 from ragqa.run.estimate import EstimateTally, RunEstimate, sends_prompts
@@ -147,6 +148,8 @@ def config_fingerprint(evaluator: PanelEvaluator) -> str:
         decides.update(repeats=options.repeats, reducer=options.reducer)
     if options.votes and evaluator.judges:  # who extracts the statements decides the voted scores
         decides.update(extractor=evaluator.judges[evaluator.extractor].id)
+    if evaluator.cascade_rule is not None:  # which judges score an item, and so its aggregate
+        decides.update(cascade=evaluator.cascade_rule.describe())
     return _sha256(decides)
 
 
@@ -277,6 +280,10 @@ class Runner:
         if not judges:  # a panel of no judge runs judge-free metrics only
             check_judge_free(self.plan.metrics)
         options = dataclasses.replace(self.container.panel_options(), **dict(self.plan.panel))
+        if options.cascade is not None:  # the escalation rule reads the run's thresholds
+            options = dataclasses.replace(
+                options, cascade=dataclasses.replace(options.cascade, thresholds=dict(self.plan.thresholds))
+            )
         if options.quorum > len(judges) and judges:
             raise ConfigError(
                 f"quorum {options.quorum} is more than the {len(judges)} judge(s) of the panel; "
@@ -313,13 +320,31 @@ class Runner:
         judges = len(evaluator.judges)
         options = evaluator.options
         prompting = sum(1 for judge in evaluator.judges if sends_prompts(judge))
+        probe = evaluator.probe
+        probed = 0  # the order probe's calls per judge, counted in the same pass over the samples
         tally = prepared.tally
-        if tally is None or (tally.plan, tally.claim_vote) != (options.call_plan, options.votes) or prepared.kept:
-            # the checking pass could not count (a resumed run): go over the samples to score
+        if (
+            tally is None
+            or (tally.plan, tally.claim_vote) != (options.call_plan, options.votes)
+            or prepared.kept
+            or probe is not None
+        ):
+            # the checking pass could not count (a resumed run, an order probe): go over the samples to score
             tally = EstimateTally(plan=options.call_plan, claim_vote=options.votes)
             for _, sample, metrics in prepared.todo(self.plan.metrics):
+                if probe is not None:
+                    probed += probe_calls(sample, metrics, probe.call_plan, probe.options)
                 tally.add(sample, metrics)
         estimate = tally.estimate(judges, repeats=options.repeats, token_judges=prompting)
+        if probed:  # the probe's tokens at the run's mean per call
+            extra = probed * judges
+            per_call = estimate.tokens / estimate.calls if estimate.calls else 0.0
+            estimate = dataclasses.replace(
+                estimate,
+                calls=estimate.calls + extra,
+                tokens=round(estimate.tokens + per_call * extra),
+                probe_calls=extra,
+            )
         if self.on_estimate is not None:
             self.on_estimate(estimate)
         if self.plan.max_calls is not None and estimate.calls > self.plan.max_calls:
@@ -335,6 +360,12 @@ class Runner:
             InvalidSamples, ConfigError, TooManyCalls: before any judge call.
             asyncio.CancelledError: when cancelled; finished results stay in the partial file.
         """
+        if self.engine is not None and "order" in self.plan.panel.get("probes", ()):
+            raise ConfigError(
+                "--probe order tallies its verdicts in this process, which --engine ray cannot do yet; "
+                "probe without --engine ray",
+                key="--probe",
+            )
         if self.engine is not None and self.plan.retry_failed:
             raise ConfigError(
                 "--retry-failed asks again only the judges that failed, which --engine ray cannot do yet; "
@@ -364,6 +395,10 @@ class Runner:
             dataset_samples=prepared.dataset_samples if self.plan.shard is not None else None,
             repeats=evaluator.options.repeats,
             confidence=evaluator.options.confidence,
+            cascade=evaluator.cascade_rule.describe() if evaluator.cascade_rule is not None else None,
+            extractor=evaluator.judges[evaluator.extractor].id
+            if evaluator.options.votes and evaluator.judges
+            else None,
         )
 
     def _write_outputs(self, report: Report, options: RenderOptions) -> None:
@@ -443,6 +478,7 @@ class Runner:
         )
         made: dict[tuple[int, int], PanelResult] = {}  # (position, metric index) -> result, with keep_results
         jury = evaluator.jury(plan.metrics)  # the verdicts behind the reliability section (voting runs)
+        tally = evaluator.cascade(plan.metrics)  # calls per tier and escalations (cascade runs)
         flaky = FlakySamples(plan.thresholds)
 
         def keep(position: int, result: PanelResult) -> None:
@@ -450,6 +486,8 @@ class Runner:
             flaky.add(position, result)
             if jury is not None:
                 jury.add(result)
+            if tally is not None:
+                tally.add(result)
             if self.keep_results:
                 made[(position, metric_of[result.metric])] = result
 
@@ -483,6 +521,8 @@ class Runner:
             old = prepared.retry.get((label, key))
             return {o.judge_id: o for o in read_result_record(old).judges if o.ok} if old is not None else {}
 
+        if evaluator.probe is not None:
+            evaluator.probe.reset()
         cache = None if plan.no_cache else self.container.cache()
         counts0 = cache_counts(cache)
         started = time.perf_counter()
@@ -501,11 +541,10 @@ class Runner:
         wall = time.perf_counter() - started
 
         order = [made[k] for k in sorted(made)] if self.keep_results else summary.failed_results()
+        summaries = jury.attach(summary.summaries()) if jury is not None else summary.summaries()
         report = Report(
             results=order,
-            summaries=flaky.mark(
-                jury.attach(summary.summaries()) if jury is not None else summary.summaries(), prepared.labels
-            ),
+            summaries=flaky.mark(tally.attach(summaries) if tally is not None else summaries, prepared.labels),
             skipped=[_skipped(p) for p in prepared.validation.problems],
             wall_time_s=wall,
             cache=_cache_stats(cache, counts0, counts1),
@@ -515,6 +554,7 @@ class Runner:
             run_id=header.run_id,
             dataset=header.dataset,
             started_at=header.started_at,
+            order_probe=evaluator.probe.result() if evaluator.probe is not None else None,
         )
         self._write_outputs(
             report, RenderOptions(language=evaluator.options.language, thresholds=dict(plan.thresholds))
@@ -524,8 +564,15 @@ class Runner:
                 self.stream.header,
                 dataset_fingerprint=prepared.finish_fingerprint(),
                 intervals=header_intervals(report.summaries),
+                probe=report.order_probe.model_dump(mode="json") if report.order_probe is not None else None,
             )
-            self.stream.finish(None, header=final)
+            # a dawid-skene run's per-sample values exist once the run's fit does: added to the final records
+            amend = (
+                {pair: {"dawid_skene": value} for pair, value in jury.dawid_skene.items()}
+                if jury is not None and evaluator.options.strategy == "dawid-skene"
+                else None
+            )
+            self.stream.finish(None, header=final, amend=amend)
         written = [(output.option, str(output.path)) for output in plan.outputs]
         verdicts = threshold_verdicts(report, plan.thresholds, on_undecided=plan.on_undecided)
         return RunResult(

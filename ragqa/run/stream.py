@@ -83,10 +83,18 @@ class ResultsHeader:
         repeats: times each judge scored each pair (:mod:`ragqa.repeats`); written only when > 1,
             so a single-repeat header is unchanged.
         confidence: the level of the run's confidence intervals (``None`` in files of older runs).
+        extractor: the judge that extracted the statements of a voting run (``claim-vote``,
+            ``dawid-skene``; :mod:`ragqa.jury.panel`), whose verdict settles a tied vote; written
+            only then, so other headers are unchanged.
         intervals: per metric key, ``{"aggregate": interval, "judges": {judge id: interval}}``
             with each interval as :class:`~ragqa.schema.Interval`'s fields (``estimate``, ``low``,
             ``high``, ``confidence``, ``method``, ``n``) or ``None`` when there is none; ``None``
             until the run finishes (see :func:`header_intervals`).
+        cascade: the run's cascade (``ragqa.jury.cascade``): tier 2, the escalation rule, ``source``
+            (``settings``, or the labelled data a fitted rule came from) and ``audit``; ``None``
+            without one (not written).
+        probe: the order probe's figures (:class:`~ragqa.schema.OrderProbeResult`'s fields) of a
+            finished run made with ``--probe order``; ``None`` (not written) otherwise.
     """
 
     run_id: str
@@ -103,13 +111,17 @@ class ResultsHeader:
     repeats: int = 1
     confidence: float | None = None
     intervals: Mapping[str, Any] | None = None
+    cascade: Mapping[str, Any] | None = None
+    probe: Mapping[str, Any] | None = None
+    extractor: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         """The header line's object (``ragqa_results`` first; shard fields only when sharded, ``repeats`` when > 1)."""
         data = asdict(self)
         data["metrics"], data["judges"] = list(self.metrics), list(self.judges)
         data["intervals"] = finite_json(dict(self.intervals)) if self.intervals is not None else None
-        for key in ("shard", "dataset_samples"):
+        data["probe"] = finite_json(dict(self.probe)) if self.probe is not None else None
+        for key in ("shard", "dataset_samples", "probe", "cascade", "extractor"):
             if data[key] is None:
                 del data[key]
         if self.repeats == 1:
@@ -138,6 +150,9 @@ class ResultsHeader:
             repeats=int(data.get("repeats", 1)),
             confidence=float(data["confidence"]) if data.get("confidence") is not None else None,
             intervals=data.get("intervals"),
+            cascade=data.get("cascade"),
+            probe=data.get("probe"),
+            extractor=str(data["extractor"]) if data.get("extractor") is not None else None,
         )
 
 
@@ -397,28 +412,38 @@ class ResultStream:
             with contextlib.suppress(OSError):
                 file.close()
 
-    def _order(self, order: Iterable[Pair] | None) -> Iterator[int]:
-        """The offsets of the records to copy, in ``order`` (or the layout's), the last record of a pair."""
+    def _order(self, order: Iterable[Pair] | None, *, pairs: bool) -> Iterator[tuple[Pair | None, int]]:
+        """``(pair, offset)`` of the records to copy, in ``order`` (or the layout's), the last record of a pair.
+
+        In the layout's order the pair is ``None`` unless ``pairs`` is asked for.
+        """
         if order is not None:
             for pair in order:
                 offset = self._offsets.get(pair)
                 if offset is not None:
-                    yield offset
+                    yield pair, offset
             return
         if self._layout is None:
             raise ValueError("finish() needs an order when the stream has no layout")
         labels, keys = self._layout
         slots, offsets, m = self._slots, self._offsets, len(keys)
+        named = pairs or bool(offsets)
         for position in range(len(labels)):
-            label = labels[position] if offsets else ""
+            label = labels[position] if named else ""
             for k in range(m):
                 offset = slots[position * m + k]
                 if offset < 0 and offsets:
                     offset = offsets.get((label, keys[k]), -1)
                 if offset >= 0:
-                    yield offset
+                    yield ((label, keys[k]) if named else None), offset
 
-    def finish(self, order: Iterable[Pair] | None = None, *, header: ResultsHeader | None = None) -> int:
+    def finish(
+        self,
+        order: Iterable[Pair] | None = None,
+        *,
+        header: ResultsHeader | None = None,
+        amend: Mapping[Pair, Mapping[str, Any]] | None = None,
+    ) -> int:
         """Write the final file in ``order`` (dataset order) atomically and remove the partial file.
 
         With ``final=False`` nothing is written: the partial file is removed (call this after the
@@ -429,6 +454,9 @@ class ResultStream:
                 record (skipped as invalid) are left out. A pair written twice keeps its last record.
                 ``None``: the order of the ``layout``.
             header: the final header (the run's with its intervals); default: the partial file's.
+            amend: fields added to a pair's record in the final file (a ``dawid-skene`` run's
+                per-sample ``dawid_skene`` value, known only once the run's fit exists); every
+                other record is copied byte for byte.
 
         Returns:
             The number of records written (with ``final=False``, the records the partial held).
@@ -448,9 +476,12 @@ class ResultStream:
             with self.partial.open("rb") as source, temporary.open("wb") as target:
                 first = source.readline()  # the header
                 target.write(result_line(header.to_json()).encode("utf-8") if header is not None else first)
-                for offset in self._order(order):
+                for pair, offset in self._order(order, pairs=bool(amend)):
                     source.seek(offset)
-                    target.write(source.readline())
+                    line, extra = source.readline(), (amend or {}).get(pair) if pair is not None else None
+                    if extra:
+                        line = result_line({**json.loads(line), **extra}).encode("utf-8")
+                    target.write(line)
                     written += 1
 
         try:

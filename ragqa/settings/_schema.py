@@ -457,11 +457,59 @@ class AggregationSettings(_Model):
     """Minimum successful judges for an aggregate to exist."""
 
 
+class CascadeSettings(_Model):
+    """``ragqa.jury.cascade``: tier 1 scores everything, tier 2 only where tier 1 is unsure (``docs/jury.md``).
+
+    The rule (:func:`ragqa.jury.cascade.escalation`; Jung et al., "Trust or Escalate", ICLR 2025)
+    escalates a (sample, metric) when tier 1's judges fall on both sides of the threshold
+    (``split``), their spread is above ``spread``, their aggregate lies within ``margin`` of the
+    threshold, or (with repeats, ``interval``) its confidence interval contains the threshold. A
+    metric without a threshold escalates by ``spread`` only.
+    """
+
+    enabled: bool = False
+    """Whether the panel runs as a cascade."""
+    tier_2: list[str] = Field(default_factory=list)
+    """The judge ids of tier 2 (the expensive judges); every other judge is tier 1."""
+    spread: float | None = Field(default=0.3, ge=0)
+    """Escalate when tier 1's spread (max - min of its judges' scores) is above this; ``null``: off."""
+    margin: float = Field(default=0.1, ge=0)
+    """Escalate when tier 1's aggregate lies within this distance of the metric's threshold."""
+    split: bool = True
+    """Escalate when tier 1's judges fall on both sides of the threshold."""
+    interval: bool = True
+    """With repeats: escalate when the confidence interval of tier 1's values contains the threshold."""
+    fit: str | None = None
+    """A rule fitted by ``ragqa calibrate --fit-cascade`` (a JSON file); its spread, margin and split
+    replace the three above, and the run's header names the data it was fitted on."""
+
+
 class JurySettings(_Model):
-    """``ragqa.jury``: the panel as a jury (``claim-vote`` and ``dawid-skene`` aggregation)."""
+    """``ragqa.jury``: the panel as a jury (``claim-vote`` and ``dawid-skene`` aggregation, the cascade)."""
 
     extractor: str | None = None
     """The judge id that extracts the statements once per sample for the whole panel; ``None``: the first judge."""
+    cascade: CascadeSettings = Field(default_factory=CascadeSettings)
+    """The cascade of judge tiers (``docs/jury.md``)."""
+
+
+class OrderProbeSettings(_Model):
+    """``ragqa.probe.order``: the order probe's sample share, seed and flag rate (see ``docs/panel.md``)."""
+
+    share: float = Field(default=0.2, gt=0.0, le=1.0)
+    """Share of the samples re-judged with their contexts reversed, in (0, 1]; chosen by a seeded hash of the id."""
+    seed: int = 0
+    """Seed of the selection: the same seed and ids always select the same samples."""
+    max_change_rate: float = Field(default=0.1, ge=0.0, lt=1.0)
+    """A judge whose share of changed verdicts exceeds this is flagged, in [0, 1)."""
+
+
+class ProbeSettings(_Model):
+    """``ragqa.probe``: bias probes a run makes beside its scores (never changing them)."""
+
+    enabled: list[Literal["order"]] = Field(default_factory=list)
+    """The probes every run makes (``[order]``); ``--probe order`` adds one for a run."""
+    order: OrderProbeSettings = Field(default_factory=OrderProbeSettings)
 
 
 class ConcurrencySettings(_Model):
@@ -539,6 +587,7 @@ class RagqaSettings(_Model):
     """User-defined aspects of ``aspect_critic``: name -> definition (a yes/no question); ``aspect_critic(name=x)``."""
     aggregation: AggregationSettings = Field(default_factory=AggregationSettings)
     jury: JurySettings = Field(default_factory=JurySettings)
+    probe: ProbeSettings = Field(default_factory=ProbeSettings)
     language: Language = "en"
     """Prompt and report language."""
     confidence: float = Field(default=0.95, gt=0.0, lt=1.0)

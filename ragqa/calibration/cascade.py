@@ -1,0 +1,252 @@
+"""Fit the cascade's escalation rule on labelled data: the fewest tier-2 calls that keep agreement.
+
+"Trust or Escalate" (Jung, Brahman and Choi, ICLR 2025, arXiv:2407.18370) calibrates when a cheap
+judge is trusted on a labelled set so that the cascade's agreement with humans stays at a chosen
+level. This is the same idea on ragqa's rule (:class:`ragqa.jury.cascade.CascadeRule`), searched on a
+grid instead of with their fixed-sequence test (so without their finite-sample guarantee):
+
+1. an audit run (``--cascade-audit``: every tier scored every sample) of a labelled dataset gives,
+   per (sample, metric), tier 1's values, the full panel's aggregate, and the human verdict
+   (label >= the pass label);
+2. for every rule of the grid (``spread`` in {off, 0.1, ..., 1.0}, ``margin`` in {0, 0.025, ..., 0.3},
+   ``split`` on or off), the cascade's verdict on each item is tier 1's aggregate's where the rule
+   does not escalate and the full panel's where it does;
+3. among the rules whose verdicts agree with the human labels on at least ``target`` of the items
+   (default: the full panel's own agreement less ``tolerance``, 0.01), the one with the fewest tier-2
+   calls wins (ties: the higher agreement, then the larger margin). When no rule reaches the target,
+   the rule that escalates everything is returned (``reached`` False).
+
+The fit assumes the ``mean`` aggregate for tier 1 (the mean of its judges' scores). :func:`write_fit`
+writes it as the file ``ragqa.jury.cascade.fit`` reads (:func:`ragqa.jury.cascade.read_fit`); the
+run's header then names the data it came from.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import json
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from ragqa.errors import ConfigError
+from ragqa.jury.cascade import FIT_FORMAT, CascadeRule, escalation, tier_one
+from ragqa.render.atomic import replace_text
+from ragqa.report import Report
+from ragqa.schema import PanelResult
+from ragqa.thresholds import Direction, passes
+
+__all__ = ["MARGINS", "SPREADS", "CascadeFit", "CascadeItem", "fit_cascade", "fit_report", "write_fit"]
+
+SPREADS: tuple[float | None, ...] = (None, *(round(0.1 * i, 1) for i in range(1, 11)))
+"""The spread limits the fit tries (``None``: the spread check off)."""
+MARGINS: tuple[float, ...] = tuple(round(0.025 * i, 3) for i in range(13))
+"""The margins the fit tries, 0 to 0.3."""
+
+
+@dataclass(frozen=True)
+class CascadeItem:
+    """One labelled (sample, metric) of an audit run, as the fit needs it.
+
+    Attributes:
+        values: per tier-1 judge that scored, its value per repeat.
+        tier1: tier 1's aggregate (mean of its judges' scores; NaN when none scored).
+        full: the full panel's aggregate.
+        label: the human verdict (pass True), or ``None`` when the sample has no label.
+        tier2_calls: tier 2's calls on the item (its provider calls, or its judgements when none).
+        direction: the metric's direction.
+        threshold: the metric's threshold; ``None``: the one given to :func:`fit_cascade`.
+    """
+
+    values: tuple[tuple[float, ...], ...]
+    tier1: float
+    full: float
+    label: bool | None
+    tier2_calls: int
+    direction: Direction = "higher"
+    threshold: float | None = None
+
+    @classmethod
+    def of(
+        cls, result: PanelResult, *, tier2: Sequence[str], label: bool | None, threshold: float | None = None
+    ) -> CascadeItem:
+        """The item of one audit-run result (every judge of both tiers present)."""
+        first = [o for o in tier_one(result.judges, tier2) if o.ok]
+        second = [o for o in result.judges if o.judge_id in tier2]
+        scores = [s for o in first if o.score is not None and math.isfinite(s := o.score.value)]
+        calls = sum(o.usage.calls for o in second)
+        return cls(
+            values=tuple(tuple(o.repeat_values()) for o in first),
+            tier1=math.fsum(scores) / len(scores) if scores else math.nan,
+            full=result.aggregate.value,
+            label=label,
+            tier2_calls=calls if calls else len(second),
+            direction=result.direction,
+            threshold=threshold,
+        )
+
+
+@dataclass(frozen=True)
+class CascadeFit:
+    """A fitted escalation rule and how it did on the labelled items.
+
+    Attributes:
+        rule: the rule.
+        data: what it was fitted on (the dataset's name and the label field).
+        threshold: the threshold the verdicts were read against (``None``: each item's own).
+        n: labelled items used.
+        target: the agreement with the labels a rule had to reach, in [0, 1].
+        agreement: the fitted cascade's agreement with the labels, in [0, 1].
+        full_agreement: the full panel's agreement with the labels, in [0, 1].
+        tier2_share: the fitted cascade's tier-2 calls over the full panel's, in [0, 1].
+        escalation_rate: the share of items it escalates, in [0, 1].
+        reached: whether some rule reached ``target`` (else ``rule`` escalates everything).
+    """
+
+    rule: CascadeRule
+    data: str
+    threshold: float | None
+    n: int
+    target: float
+    agreement: float
+    full_agreement: float
+    tier2_share: float
+    escalation_rate: float
+    reached: bool
+
+
+def fit_cascade(
+    items: Sequence[CascadeItem],
+    *,
+    threshold: float | None = None,
+    target: float | None = None,
+    tolerance: float = 0.01,
+    data: str = "labelled data",
+) -> CascadeFit:
+    """Fit the rule on labelled items (the procedure and its source are in the module docstring).
+
+    Args:
+        items: the audit run's labelled items (items without a label or a full aggregate are left out).
+        threshold: the pass threshold of items that carry none (:attr:`CascadeItem.threshold`).
+        target: the agreement with the labels a rule must reach, in [0, 1]; ``None``: the full
+            panel's agreement less ``tolerance``.
+        tolerance: how much agreement below the full panel's the default target allows (>= 0).
+        data: what the items come from, written into the fit (and so into the run's header).
+
+    Returns:
+        The :class:`CascadeFit`.
+
+    Raises:
+        ValueError: when no item has a label and a full aggregate, ``target`` is outside [0, 1], or an
+            item has no threshold and none is given.
+    """
+    if any(i.threshold is None for i in items) and threshold is None:
+        raise ValueError("an item has no threshold and fit_cascade was given none")
+    items = [i if i.threshold is not None else dataclasses.replace(i, threshold=threshold) for i in items]
+    used = [i for i in items if i.label is not None and math.isfinite(i.full)]
+    if not used:
+        raise ValueError("no labelled item with a full-panel aggregate to fit the cascade on; run with --cascade-audit")
+    if target is not None and not 0.0 <= target <= 1.0:
+        raise ValueError(f"target agreement must lie in [0, 1], got {target}")
+    full_verdicts = [passes(i.full, _cut(i), i.direction) for i in used]
+    full_agreement = sum(v == i.label for v, i in zip(full_verdicts, used, strict=True)) / len(used)
+    goal = full_agreement - tolerance if target is None else target
+    total = sum(i.tier2_calls for i in used) or 1
+    best: tuple[float, float, float, CascadeRule, float] | None = None
+    for spread, margin, split in itertools.product(SPREADS, MARGINS, (False, True)):
+        rule = CascadeRule(spread=spread, margin=margin, split=split, interval=True)
+        calls = agree = escalated = 0
+        for item in used:
+            up = escalation(item.values, item.tier1, _cut(item), item.direction, rule) is not None
+            value = item.full if up else item.tier1
+            agree += passes(value, _cut(item), item.direction) == item.label
+            calls += item.tier2_calls if up else 0
+            escalated += up
+        share, agreement = calls / total, agree / len(used)
+        if agreement + 1e-12 < goal:
+            continue
+        key = (share, -agreement, -margin)
+        if best is None or key < best[:3]:
+            best = (share, -agreement, -margin, rule, escalated / len(used))
+    if best is None:
+        everything = CascadeRule(spread=0.0, margin=math.inf, split=True)
+        return CascadeFit(
+            everything, data, threshold, len(used), goal, full_agreement, full_agreement, 1.0, 1.0, reached=False
+        )
+    share, neg_agreement, _, rule, rate = best
+    return CascadeFit(rule, data, threshold, len(used), goal, -neg_agreement, full_agreement, share, rate, reached=True)
+
+
+def _cut(item: CascadeItem) -> float:
+    assert item.threshold is not None  # set by fit_cascade
+    return item.threshold
+
+
+def fit_report(
+    report: Report,
+    labels: Mapping[str, float],
+    *,
+    pass_label: float,
+    thresholds: Mapping[str, float],
+    target: float | None = None,
+    data: str = "labelled data",
+) -> CascadeFit:
+    """Fit the rule on an audit run of a labelled dataset (``ragqa calibrate --fit-cascade``).
+
+    Args:
+        report: the audit run's report (``--cascade-audit``; its summaries carry the cascade's tiers).
+        labels: ``{sample id: label}``; a label ``>= pass_label`` passes.
+        pass_label: the passing label.
+        thresholds: per metric key, the threshold to read verdicts against when the run had none
+            (e.g. the calibrated panel threshold).
+        target: as :func:`fit_cascade`.
+        data: what the labels come from (written into the fit).
+
+    Raises:
+        ConfigError: when the run had no cascade audit (``ragqa.jury.cascade`` not enabled).
+    """
+    by_metric = {s.metric: s for s in report.summaries}
+    cascades = [s.cascade for s in report.summaries if s.cascade is not None and s.cascade.audit]
+    if not cascades:
+        raise ConfigError(
+            "--fit-cascade needs the cascade's tiers: enable ragqa.jury.cascade with its tier-2 judges",
+            key="ragqa.jury.cascade.enabled",
+        )
+    items = []
+    for result in report.results:
+        summary = by_metric.get(result.metric)
+        if summary is None or summary.cascade is None:
+            continue
+        cut = summary.cascade.threshold if summary.cascade.threshold is not None else thresholds.get(result.metric)
+        label = labels.get(result.sample_id)
+        if cut is None:
+            continue
+        verdict = None if label is None else label >= pass_label
+        items.append(CascadeItem.of(result, tier2=cascades[0].tier2, label=verdict, threshold=cut))
+    return fit_cascade(items, target=target, data=data)
+
+
+def write_fit(fit: CascadeFit, path: str | Path) -> Path:
+    """Write ``fit`` as the JSON file ``ragqa.jury.cascade.fit`` reads (format :data:`FIT_FORMAT`), atomically."""
+    rule = fit.rule
+    body = {
+        "format": FIT_FORMAT,
+        "spread": rule.spread,
+        "margin": rule.margin if math.isfinite(rule.margin) else 1e9,
+        "split": rule.split,
+        "interval": rule.interval,
+        "data": fit.data,
+        "threshold": fit.threshold,
+        "n": fit.n,
+        "target": fit.target,
+        "agreement": fit.agreement,
+        "full_agreement": fit.full_agreement,
+        "tier2_share": fit.tier2_share,
+        "escalation_rate": fit.escalation_rate,
+        "reached": fit.reached,
+    }
+    target = Path(path)
+    replace_text(target, json.dumps(body, indent=2) + "\n")
+    return target
