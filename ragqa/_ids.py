@@ -13,12 +13,35 @@ from array import array
 from collections.abc import Iterator, Sequence
 from typing import overload
 
-__all__ = ["CompactIds"]
+__all__ = ["CompactIds", "IdView"]
 
 _EMPTY = -1
 
 
-class CompactIds(Sequence[str]):
+class IdView(Sequence[str]):
+    """A read-only sequence of ids whose subclasses say only how to read one (:meth:`_one`) and how many."""
+
+    def __len__(self) -> int:
+        """How many ids."""
+        raise NotImplementedError
+
+    def _one(self, index: int) -> str:
+        raise NotImplementedError
+
+    @overload
+    def __getitem__(self, index: int) -> str: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[str]: ...
+
+    def __getitem__(self, index: int | slice) -> str | list[str]:
+        """The id at ``index`` (negative counts from the end), or a list of them for a slice."""
+        if isinstance(index, slice):
+            return [self._one(i) for i in range(*index.indices(len(self)))]
+        return self._one(index)
+
+
+class CompactIds(IdView):
     """Ids appended in order, readable by position, optionally found by value.
 
     Args:
@@ -38,16 +61,7 @@ class CompactIds(Sequence[str]):
         """Ids appended so far."""
         return len(self._ends)
 
-    @overload
-    def __getitem__(self, index: int) -> str: ...
-
-    @overload
-    def __getitem__(self, index: slice) -> list[str]: ...
-
-    def __getitem__(self, index: int | slice) -> str | list[str]:
-        """The id at ``index`` (negative counts from the end), or a list of them for a slice."""
-        if isinstance(index, slice):
-            return [self[i] for i in range(*index.indices(len(self)))]
+    def _one(self, index: int) -> str:
         return self._bytes(index).decode("utf-8")
 
     def __iter__(self) -> Iterator[str]:

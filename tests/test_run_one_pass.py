@@ -208,17 +208,9 @@ def test_repeated_ids_are_still_refused_naming_the_first_line(tmp_path: Path) ->
 
 
 def _header() -> ResultsHeader:
-    return ResultsHeader(
-        run_id="r",
-        ragqa_version="0",
-        config_fingerprint="sha256:c",
-        dataset="d",
-        dataset_fingerprint="sha256:d",
-        samples=3,
-        metrics=("m1", "m2"),
-        judges=("j",),
-        started_at="2026-01-01T00:00:00+00:00",
-    )
+    fields = {"run_id": "r", "ragqa_version": "0", "config_fingerprint": "sha256:c", "dataset": "d"}
+    fields.update(dataset_fingerprint="sha256:d", started_at="2026-01-01T00:00:00+00:00")
+    return ResultsHeader.from_json({**fields, "samples": 3, "metrics": ["m1", "m2"], "judges": ["j"]})
 
 
 def test_a_stream_with_a_layout_writes_the_same_file_as_one_given_the_order(tmp_path: Path) -> None:

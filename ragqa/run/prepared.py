@@ -25,7 +25,7 @@ from ragqa.run.estimate import EstimateTally
 from ragqa.run.shard import Shard, ShardedSamples
 from ragqa.run.source import JsonlSamples
 from ragqa.run.stream import Pair, ResultsHeader
-from ragqa.run.validate import Limits, Validation, limit_problems
+from ragqa.run.validate import Limits, Validation, validate_sample
 from ragqa.schema import Sample
 
 if TYPE_CHECKING:
@@ -179,31 +179,6 @@ class Prepared:
         return self.fingerprint
 
 
-def _validate(
-    sample: Sample, metrics: Sequence[Metric], limits: Limits, problems: list[SampleError], invalid: set[Pair]
-) -> Sequence[Metric]:
-    """:func:`~ragqa.run.validate.validate_run` of one sample, adding to ``problems`` and ``invalid``.
-
-    Returns:
-        The metrics the sample can be scored with.
-    """
-    sized = limit_problems(sample, limits)
-    if sized:
-        problems.extend(sized)
-        invalid.update((sample.label, m.key) for m in metrics)
-    valid = []
-    for metric in metrics:
-        try:
-            metric.validate(sample)
-        except SampleError as exc:
-            problems.append(exc)
-            invalid.add((sample.label, metric.key))
-        else:
-            if not sized:
-                valid.append(metric)
-    return valid
-
-
 def check_samples(
     samples: Iterable[Sample],
     metrics: Sequence[Metric],
@@ -243,7 +218,7 @@ def check_samples(
         in_dataset += 1
         if shard is not None and not shard.holds(sample.label):
             continue
-        valid = _validate(sample, metrics, limits, problems, invalid)
+        valid = validate_sample(sample, metrics, limits, problems, invalid)
         labels.append(sample.label)
         if tally is not None:
             tally.add(sample, valid)

@@ -30,11 +30,12 @@ import math
 from array import array
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Literal, overload
+from typing import Literal
 
 import numpy as np
 from numpy.typing import NDArray
 
+from ragqa._ids import IdView
 from ragqa.report import JudgeSummary, MetricSummary, with_uncertainty
 from ragqa.schema import DEFAULT_CONFIDENCE, PanelResult, Usage, check_confidence
 from ragqa.uncertainty import calls_per_judgement, metric_intervals
@@ -368,7 +369,7 @@ def _nan_mean(values: NDArray[np.float64]) -> float:
     return math.fsum(finite) / finite.size if finite.size else math.nan
 
 
-class _Labels(Sequence[str]):
+class _Labels(IdView):
     """The ids of some positions (``rows``) of the run's ids, read when asked (the contested samples)."""
 
     def __init__(self, labels: Sequence[str | None], rows: NDArray[np.intp]) -> None:
@@ -378,13 +379,5 @@ class _Labels(Sequence[str]):
     def __len__(self) -> int:
         return len(self._rows)
 
-    @overload
-    def __getitem__(self, index: int) -> str: ...
-
-    @overload
-    def __getitem__(self, index: slice) -> list[str]: ...
-
-    def __getitem__(self, index: int | slice) -> str | list[str]:
-        if isinstance(index, slice):
-            return [self[i] for i in range(*index.indices(len(self)))]
+    def _one(self, index: int) -> str:
         return self._labels[int(self._rows[index])] or ""

@@ -19,7 +19,7 @@ from ragqa.errors import InvalidSamples, SampleError
 from ragqa.metrics.base import Metric
 from ragqa.schema import Sample
 
-__all__ = ["Limits", "Validation", "limit_problems", "validate_run"]
+__all__ = ["Limits", "Validation", "limit_problems", "validate_run", "validate_sample"]
 
 _TEXT_FIELDS = ("user_input", "response", "reference", "noise_context")
 
@@ -131,14 +131,34 @@ def validate_run(samples: Sequence[Sample], metrics: Sequence[Metric], limits: L
     problems: list[SampleError] = []
     invalid: set[tuple[str, str]] = set()
     for sample in samples:
-        sized = limit_problems(sample, limits)
-        problems.extend(sized)
-        if sized:
-            invalid.update((sample.label, m.key) for m in metrics)
-        for metric in metrics:
-            try:
-                metric.validate(sample)
-            except SampleError as exc:
-                problems.append(exc)
-                invalid.add((sample.label, metric.key))
+        validate_sample(sample, metrics, limits, problems, invalid)
     return Validation(tuple(problems), frozenset(invalid))
+
+
+def validate_sample(
+    sample: Sample,
+    metrics: Sequence[Metric],
+    limits: Limits,
+    problems: list[SampleError],
+    invalid: set[tuple[str, str]],
+) -> list[Metric]:
+    """:func:`validate_run` of one sample: its problems are added to ``problems``, its unscorable pairs to ``invalid``.
+
+    Returns:
+        The metrics the sample can be scored with (none when a size guard fails).
+    """
+    sized = limit_problems(sample, limits)
+    if sized:
+        problems.extend(sized)
+        invalid.update((sample.label, m.key) for m in metrics)
+    valid = []
+    for metric in metrics:
+        try:
+            metric.validate(sample)
+        except SampleError as exc:
+            problems.append(exc)
+            invalid.add((sample.label, metric.key))
+        else:
+            if not sized:
+                valid.append(metric)
+    return valid
