@@ -45,6 +45,19 @@ ragqa:
 """
 
 
+def office_samples(n: int) -> list[Sample]:
+    """``n`` small valid samples for faithfulness, ids ``s0``, ``s1``, ..."""
+    return [
+        Sample(
+            id=f"s{i}",
+            user_input=f"When does office {i} open?",
+            response=f"The office opens at nine. Office {i} has a kitchen.",
+            retrieved_contexts=[f"The office opens at nine. Office {i} has a kitchen and a garden."],
+        )
+        for i in range(n)
+    ]
+
+
 def most_in_one_second(times: list[float]) -> int:
     times = sorted(times)
     return max((bisect.bisect_left(times, t + 1.0) - i for i, t in enumerate(times)), default=0)
@@ -72,15 +85,7 @@ def main() -> None:
             config.write_text(YAML.format(url=server.base_url, rps=args.rps, cap=args.max_in_flight))
             container = create_container(config, environ=dict(os.environ))
             plan = make_plan(container.settings(), metrics=["faithfulness"], dataset="bench")
-            samples = [
-                Sample(
-                    id=f"s{i}",
-                    user_input=f"When does office {i} open?",
-                    response=f"The office opens at nine. Office {i} has a kitchen.",
-                    retrieved_contexts=[f"The office opens at nine. Office {i} has a kitchen and a garden."],
-                )
-                for i in range(args.samples)
-            ]
+            samples = office_samples(args.samples)
             engine = RayEngine(workers=args.workers, batch_size=max(1, args.samples // (2 * args.workers)))
             began = time.perf_counter()
             try:
@@ -101,6 +106,12 @@ def main() -> None:
                     f"peak in flight {stats['peak_in_flight']:.0f}, round trips {trips:.0f} "
                     f"= {trips / max(1, len(calls)):.2f} per call"
                 )
+            breakers = engine.breaker_stats
+            print(
+                f"shared circuit breakers: {breakers['calls']:.0f} actor calls for {len(calls)} requests "
+                f"({breakers['opened']:.0f} openings, {breakers['probes']:.0f} probes); the lease replies carry "
+                "their news, so none while every breaker stays closed"
+            )
         limits = start_limits("ragqa-limits-ping")
         ray.get(limits.take.remote("ping", None, 1, 1))
         began = time.perf_counter()

@@ -1,76 +1,186 @@
-"""One process against ``--engine ray`` on the offline local judge (CPU-bound: where a second core must pay off).
+"""One process, ``--engine ray`` with 1 and 2 workers, and 2 shards side by side: the same run four ways.
 
-Scores ``--samples`` samples (the IT-helpdesk dataset repeated under new ids) with faithfulness and
-hallucination and the ``local`` profile: once in one process, then on a local Ray cluster
-(``--cpus`` CPUs, 127.0.0.1 only) with 1 and with 2 workers. Ray's start-up is timed apart; each
-Ray run's wall time includes starting its workers (importing ragqa, building the panel). Checks
-that every run gives the same aggregate means.
+Two cases (``--case``):
 
-    python benchmarks/scale_out.py --samples 2000      # needs pip install -c constraints.txt -e '.[ray]'
+- ``local``: the IT-helpdesk dataset repeated under new ids, faithfulness and hallucination with the
+  offline ``local`` profile. CPU-bound: the case where a second core must pay off.
+- ``server``: generated samples, faithfulness with two judges on the fake OpenAI-compatible server
+  (``--latency`` per answer), one provider at ``--rps`` and ``--max-in-flight``. Bound by the
+  provider's limits: workers must share them, not multiply them.
+
+Ray's start-up (a local cluster of ``--cpus`` CPUs on 127.0.0.1, no dashboard) is timed apart;
+each Ray run's wall time includes starting its workers (importing ragqa, building the panel). The
+shards are two ``ragqa evaluate --shard K/2`` processes started together (their wall includes
+Python's start-up and imports), then ``ragqa merge``. Every way must give the same aggregate means.
+Prints wall time, samples/s, requests/s (server case), the server's peak in flight and busiest
+one-second window, and the cluster limiter's peak against the configured limits.
+
+    python benchmarks/scale_out.py --samples 2000                # needs pip install -c constraints.txt -e '.[ray]'
+    python benchmarks/scale_out.py --case server --samples 200 --latency 0.2 --rps 100 --max-in-flight 32
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
 import time
 from pathlib import Path
 
 import ray
+from ray_limits import YAML, most_in_one_second, office_samples
 
 from ragqa.container import close_container, create_container
-from ragqa.run.engine import make_engine
 from ragqa.run.loop import run_sync
 from ragqa.run.plan import make_plan
-from ragqa.run.ray_engine import connect
-from ragqa.run.runner import Engine, Runner
+from ragqa.run.ray_engine import RayEngine, connect
+from ragqa.run.runner import Runner
 from ragqa.schema import Sample
+from ragqa.testing import FakeOpenAIServer, fake_openai_server, ragqa_responder
 
 DATASET = Path(__file__).resolve().parents[1] / "examples" / "datasets" / "it_helpdesk.jsonl"
-METRICS = ["faithfulness", "hallucination"]
+LOCAL_METRICS = ["faithfulness", "hallucination"]
 
 
-def samples(n: int) -> list[Sample]:
+def local_samples(n: int) -> list[Sample]:
     base = [json.loads(line) for line in DATASET.read_text(encoding="utf-8").splitlines() if line.strip()]
     return [Sample.model_validate({**base[i % len(base)], "id": f"s{i}"}) for i in range(n)]
 
 
-def run(data: list[Sample], engine: Engine | None) -> tuple[float, list[float]]:
-    container = create_container(None, ["local"])
-    plan = make_plan(container.settings(), metrics=METRICS, dataset="bench", no_cache=True)
-    began = time.perf_counter()
-    try:
-        result = run_sync(Runner(plan, container, engine=engine, keep_results=False).arun(data))
-    finally:
-        run_sync(close_container(container))
-    return time.perf_counter() - began, [s.aggregate_mean for s in result.report.summaries]
+class Case:
+    """What one case scores and how: the samples, the settings, and the commands of its shards."""
+
+    def __init__(self, args: argparse.Namespace, tmp: Path, server: FakeOpenAIServer | None) -> None:
+        self.server = server
+        self.samples = local_samples(args.samples) if server is None else office_samples(args.samples)
+        self.data = tmp / "data.jsonl"
+        self.data.write_text("".join(s.model_dump_json(exclude_none=True) + "\n" for s in self.samples))
+        if server is None:
+            self.config: Path | None = None
+            self.profiles = ["local"]
+            self.metrics = LOCAL_METRICS
+        else:
+            self.config = tmp / "application.yaml"
+            self.config.write_text(YAML.format(url=server.base_url, rps=args.rps, cap=args.max_in_flight))
+            self.profiles = []
+            self.metrics = ["faithfulness"]
+
+    def run(self, engine: RayEngine | None) -> tuple[float, list[float]]:
+        container = create_container(self.config, self.profiles)
+        plan = make_plan(container.settings(), metrics=self.metrics, dataset="bench", no_cache=True)
+        began = time.perf_counter()
+        try:
+            result = run_sync(Runner(plan, container, engine=engine, keep_results=False).arun(self.samples))
+        finally:
+            run_sync(close_container(container))
+        return time.perf_counter() - began, [s.aggregate_mean for s in result.report.summaries]
+
+    def shards(self, tmp: Path) -> tuple[float, list[float]]:
+        base = [sys.executable, "-m", "ragqa", "evaluate", str(self.data), "--metrics", ",".join(self.metrics)]
+        base += ["--no-cache", "--no-progress", "--quiet"]
+        base += ["--config", str(self.config)] if self.config else ["--profile", ",".join(self.profiles)]
+        parts = [tmp / f"part-{k}.jsonl" for k in (1, 2)]
+        began = time.perf_counter()
+        jobs = [
+            subprocess.Popen(
+                [*base, "--shard", f"{k}/2", "--out", str(parts[k - 1])],
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
+            for k in (1, 2)
+        ]
+        codes = [job.wait() for job in jobs]
+        merged = tmp / "merged.jsonl"
+        merge = [sys.executable, "-m", "ragqa", "merge", *map(str, parts), "--out", str(merged)]
+        subprocess.run(merge, check=True, stdout=subprocess.DEVNULL)
+        wall = time.perf_counter() - began
+        assert all(code in (0, 1) for code in codes), codes  # 1: a threshold failed, the run is whole
+        rows = [json.loads(x) for x in merged.read_text(encoding="utf-8").splitlines()[1:]]
+        values = {
+            m: [r["aggregate"]["value"] for r in rows if r["metric"] == m and r.get("aggregate")] for m in self.metrics
+        }
+        means = [statistics.fmean(v for v in values[m] if v is not None and not math.isnan(v)) for m in self.metrics]
+        return wall, means
+
+
+def line(name: str, wall: float, case: Case, base: float | None, requests: int | None, same: str) -> None:
+    rate = f"  {requests / wall:7.1f} requests/s" if requests is not None else ""
+    times = f"  {wall / base:5.2f} x one process" if base else ""
+    print(f"{name:<18} {wall:7.1f} s  {len(case.samples) / wall:8.1f} samples/s{rate}{times}  {same}")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--case", choices=["local", "server"], default="local")
     parser.add_argument("--samples", type=int, default=2000)
     parser.add_argument("--cpus", type=int, default=2)
     parser.add_argument("--batch-size", type=int, default=128)
+    parser.add_argument("--latency", type=float, default=0.2)
+    parser.add_argument("--rps", type=float, default=100.0)
+    parser.add_argument("--max-in-flight", type=int, default=32)
+    parser.add_argument("--no-shards", action="store_true", help="skip the two shards")
     args = parser.parse_args()
-    data = samples(args.samples)
-    pairs = args.samples * len(METRICS)
+    print(f"load: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f}, {os.cpu_count()} CPUs")
+    with tempfile.TemporaryDirectory() as folder, fake_openai_server(latency_s=args.latency) as server:
+        for judge in ("judge-a", "judge-b"):
+            server.script(judge, ragqa_responder())
+        tmp = Path(folder)
+        case = Case(args, tmp, server if args.case == "server" else None)
 
-    wall, means = run(data, None)
-    print(f"one process:     {wall:7.1f} s  {args.samples / wall:8.1f} samples/s  ({pairs} pairs)")
-    started = time.perf_counter()
-    connect(None, num_cpus=args.cpus)
-    print(f"ray start-up:    {time.perf_counter() - started:7.1f} s  (local cluster, {args.cpus} CPUs, 127.0.0.1)")
-    try:
-        for workers in (1, 2):
-            engine = make_engine("ray", workers=workers, batch_size=args.batch_size)
-            ray_wall, ray_means = run(data, engine)
-            same = "same means" if ray_means == means else f"OTHER MEANS {ray_means} vs {means}"
-            print(
-                f"ray, {workers} worker(s): {ray_wall:7.1f} s  {args.samples / ray_wall:8.1f} samples/s  "
-                f"{ray_wall / wall:5.2f} x one process  ({same})"
+        def counted() -> int | None:
+            return len(server.requests) if args.case == "server" else None
+
+        levels = [dict(server.stats["seconds_at"])]  # time at each in-flight level, before each way
+
+        def limits() -> str:
+            if args.case != "server":
+                return ""
+            seen = [r.t for r in server.requests]
+            server.clear_requests()
+            now, before = dict(server.stats["seconds_at"]), levels[0]
+            levels[0] = now
+            peak = max((int(level) for level, s in now.items() if s > before.get(level, 0.0)), default=0)
+            return (
+                f"  server: peak in flight {peak} (max-in-flight {args.max_in_flight}), "
+                f"busiest 1 s {most_in_one_second(seen)} (rps {args.rps:g})"
             )
-    finally:
-        ray.shutdown()
+
+        wall, means = case.run(None)
+        line("one process", wall, case, None, counted(), limits())
+        if not args.no_shards:
+            shard_wall, shard_means = case.shards(tmp)
+            same = "same means" if _close(shard_means, means) else f"OTHER MEANS {shard_means} vs {means}"
+            line("2 shards", shard_wall, case, wall, counted(), same + limits())
+        started = time.perf_counter()
+        connect(None, num_cpus=args.cpus)
+        print(
+            f"ray start-up       {time.perf_counter() - started:7.1f} s  (local cluster, {args.cpus} CPUs, 127.0.0.1)"
+        )
+        try:
+            for workers in (1, 2):
+                engine = RayEngine(workers=workers, batch_size=args.batch_size)
+                ray_wall, ray_means = case.run(engine)
+                same = "same means" if ray_means == means else f"OTHER MEANS {ray_means} vs {means}"
+                line(f"ray, {workers} worker(s)", ray_wall, case, wall, counted(), same + limits() + _peaks(engine))
+        finally:
+            ray.shutdown()
+
+
+def _close(got: list[float], want: list[float]) -> bool:
+    return all(abs(g - w) < 1e-9 for g, w in zip(got, want, strict=True))
+
+
+def _peaks(engine: RayEngine) -> str:
+    return "".join(
+        f"  limiter: peak in flight {s['peak_in_flight']:.0f}/{s['max_in_flight']:.0f}, "
+        f"{s['round_trips'] / max(1, s['permits']):.2f} round trips per permit"
+        for s in engine.limits_stats.values()
+    )
 
 
 if __name__ == "__main__":

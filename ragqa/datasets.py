@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import csv
 import difflib
+import importlib
 import io
 import json
 import math
@@ -38,7 +39,7 @@ from typing import IO, Any, Literal, Protocol
 from pydantic import ValidationError
 
 from ragqa._ids import CompactIds
-from ragqa.errors import DatasetError, DatasetProblems
+from ragqa.errors import DatasetError, DatasetProblems, MissingExtraError
 from ragqa.messages import parse_messages, parse_tool_calls
 from ragqa.schema import Sample
 
@@ -52,8 +53,9 @@ __all__ = [
     "samples_from_records",
 ]
 
-DatasetFormat = Literal["auto", "jsonl", "json", "csv"]
-"""Formats :func:`load_dataset` reads; ``auto`` picks by extension (``.jsonl``/``.ndjson``, ``.json``, ``.csv``)."""
+DatasetFormat = Literal["auto", "jsonl", "json", "csv", "parquet"]
+"""Formats :func:`load_dataset` reads; ``auto`` picks by extension (``.jsonl``/``.ndjson``, ``.json``, ``.csv``,
+``.parquet``)."""
 
 ALIASES: Mapping[str, str] = {
     "question": "user_input",
@@ -89,7 +91,18 @@ _JSON_FIELDS = frozenset(
 )
 """Columns whose CSV cells hold JSON (lists or objects)."""
 
-_EXTENSIONS: Mapping[str, DatasetFormat] = {".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "json", ".csv": "csv"}
+_EXTENSIONS: Mapping[str, DatasetFormat] = {
+    ".jsonl": "jsonl",
+    ".ndjson": "jsonl",
+    ".json": "json",
+    ".csv": "csv",
+    ".parquet": "parquet",
+}
+
+PARQUET_MISSING = (
+    "reading Parquet needs pyarrow, which is not installed: pip install 'ragqa[ray]' (or pip install pyarrow)"
+)
+"""The error when a ``.parquet`` dataset is read without pyarrow (the ``ray`` extra installs it)."""
 
 MAX_PROBLEMS_SHOWN = 20
 """Lines a :class:`~ragqa.errors.DatasetProblems` shows (a problem that repeats is one line); the rest are counted."""
@@ -143,16 +156,18 @@ def load_dataset(
     column_map: Mapping[str, str] | None = None,
     fmt: DatasetFormat = "auto",
 ) -> list[Sample]:
-    """Load samples from a JSONL, JSON or CSV file.
+    """Load samples from a JSONL, JSON, CSV or Parquet file.
 
     - JSONL: one JSON object per line; blank lines are skipped.
     - JSON: a list of objects, or an object ``{"samples": [...]}``.
     - CSV: a header row of field names; list and object columns (``retrieved_contexts``,
       ``reference_contexts``, ``context_chunks``, ``metadata``, ...) hold JSON, e.g.
       ``["first chunk", "second chunk"]``; an empty cell means the field is absent.
+    - Parquet (needs pyarrow, which the ``ray`` extra installs): one row per sample, list columns
+      as Parquet lists, read one row group at a time; a null cell means the field is absent.
 
     A record without ``id`` gets its position as id: ``line N`` (JSONL, 1-based file line),
-    ``item N`` (JSON, 1-based) or ``row N`` (CSV, 1-based data row, header excluded).
+    ``item N`` (JSON, 1-based) or ``row N`` (CSV and Parquet, 1-based data row, header excluded).
 
     Args:
         path: the file.
@@ -169,6 +184,7 @@ def load_dataset(
             type, two records share an id, a column map entry names no field, or the file holds no
             sample. The message names the file, the line/item/row or id, the field and the fix.
             Several bad records raise one :class:`~ragqa.errors.DatasetProblems` listing them.
+        MissingExtraError: a Parquet file without pyarrow installed (naming ``pip install 'ragqa[ray]'``).
     """
     path = Path(path)
     source = str(path)
@@ -177,9 +193,14 @@ def load_dataset(
         if chosen is None:
             raise DatasetError(
                 f"{source}: cannot tell the format from the extension {path.suffix!r}; "
-                "use .jsonl, .json or .csv, or pass the format explicitly (fmt='jsonl', --format jsonl)"
+                "use .jsonl, .json, .csv or .parquet, or pass the format explicitly (fmt='jsonl', --format jsonl)"
             )
         fmt = chosen
+    if fmt == "parquet":
+        samples = _to_samples(_parquet_records(path, source), column_map, source)
+        if not samples:
+            raise DatasetError(f"{source}: the file holds no sample")
+        return samples
     with _reading(source):
         text = path.read_text(encoding="utf-8-sig")
     if fmt == "jsonl":
@@ -189,7 +210,7 @@ def load_dataset(
     elif fmt == "csv":
         records = _csv_records(text, source)
     else:
-        raise ValueError(f"unknown dataset format {fmt!r}; use auto, jsonl, json or csv")
+        raise ValueError(f"unknown dataset format {fmt!r}; use auto, jsonl, json, csv or parquet")
     samples = _to_samples(records, column_map, source)
     if not samples:
         raise DatasetError(f"{source}: the file holds no sample")
@@ -376,6 +397,24 @@ def _json_records(text: str, source: str) -> Iterator[tuple[_Where, _Record]]:
             yield where, where.error(f"expected a JSON object, got {_json_type(record)}")
             continue
         yield where, record
+
+
+def _parquet_records(path: Path, source: str) -> Iterator[tuple[_Where, _Record]]:
+    """The rows of a Parquet file as records, one row group at a time (pyarrow is imported here only)."""
+    try:
+        parquet = importlib.import_module("pyarrow.parquet")
+    except ImportError as exc:
+        raise MissingExtraError(f"{source}: {PARQUET_MISSING}", extra="ray") from exc
+    with _reading(source):
+        try:
+            reader = parquet.ParquetFile(path)
+        except ValueError as exc:  # pyarrow's ArrowInvalid: not Parquet
+            raise DatasetError(f"{source}: not a Parquet file ({exc}); check the path and the format") from None
+    number = 0
+    for batch in reader.iter_batches(batch_size=1024):
+        for row in batch.to_pylist():
+            number += 1
+            yield _Where(source, "row", number), row
 
 
 def _csv_records(text: str, source: str) -> Iterator[tuple[_Where, _Record]]:

@@ -37,6 +37,7 @@ from ragqa.jury.cascade import Cascade, CascadeTally
 from ragqa.jury.panel import extractor_index, jury_collector, voted_aggregate, voting_judges
 from ragqa.jury.probe import OrderProbe, OrderProbeOptions, parse_probes
 from ragqa.metrics.base import CallPlan, Metric, MetricContext
+from ragqa.metrics.validation import Limits, validate_run
 from ragqa.repeats import REDUCERS, Reducer, combine_repeats, repeat_index
 from ragqa.report import MetricSummary, Report, SkippedSample, summarize
 from ragqa.schema import (
@@ -100,6 +101,8 @@ class PanelOptions:
             ``ragqa.probe.enabled``): extra calls on a share of the samples, reported beside the
             scores, never changing them (:mod:`ragqa.jury.probe`).
         order_probe: the order probe's sample share, seed and flag rate (``ragqa.probe.order``).
+        limits: the input-size guards every sample is checked against (``ragqa.limits``;
+            :func:`ragqa.metrics.validation.validate_run`), as a dataset run checks them.
     """
 
     strategy: PanelStrategy = "mean"
@@ -117,6 +120,7 @@ class PanelOptions:
     cascade_audit: bool = False
     probes: tuple[str, ...] = ()
     order_probe: OrderProbeOptions = field(default_factory=OrderProbeOptions)
+    limits: Limits = field(default_factory=Limits)
 
     @property
     def votes(self) -> bool:
@@ -135,25 +139,24 @@ class PanelOptions:
         object.__setattr__(self, "probes", parse_probes(self.probes))
 
 
-def validate_samples(samples: Sequence[Sample], metrics: Sequence[Metric]) -> list[SampleError]:
-    """Check every sample against every metric's required fields; no judge is involved.
+def validate_samples(
+    samples: Sequence[Sample], metrics: Sequence[Metric], limits: Limits | None = None
+) -> list[SampleError]:
+    """Check every sample against every metric's required fields and the size guards; no judge is involved.
+
+    The same check as a dataset run's (:func:`ragqa.metrics.validation.validate_run`).
 
     Args:
         samples: the samples, in dataset order.
         metrics: the metrics they will be scored with.
+        limits: the size guards (default: :class:`~ragqa.metrics.validation.Limits`'s defaults,
+            those of ``ragqa.limits``).
 
     Returns:
         Every problem (sample, field, metric, fix), in sample then metric order; empty when all
         samples are valid.
     """
-    problems: list[SampleError] = []
-    for sample in samples:
-        for metric in metrics:
-            try:
-                metric.validate(sample)
-            except SampleError as exc:
-                problems.append(exc)
-    return problems
+    return list(validate_run(samples, metrics, limits).problems)
 
 
 def _metric_objects(metrics: Sequence[Metric]) -> tuple[Metric, ...]:
@@ -243,7 +246,7 @@ class PanelEvaluator:
         Returns:
             Every problem found (empty when all samples are valid): first one per metric that
             needs an embedding model none is configured for, or a judge when the panel is empty
-            (``sample_id`` ``None``), then :func:`validate_samples`'s.
+            (``sample_id`` ``None``), then :func:`validate_samples`'s with the options' size guards.
         """
         chosen = tuple(metrics) if metrics is not None else self.metrics
         problems = (
@@ -271,7 +274,7 @@ class PanelEvaluator:
                 for metric in chosen
                 if metric.needs_judge
             ]
-        return problems + validate_samples(samples, chosen)
+        return problems + validate_samples(samples, chosen, self.options.limits)
 
     async def evaluate(
         self,

@@ -21,6 +21,7 @@ from ragqa.jury.cascade import cascade_of
 from ragqa.jury.probe import OrderProbeOptions
 from ragqa.metrics import build_metric
 from ragqa.metrics.base import Metric
+from ragqa.metrics.validation import Limits
 from ragqa.settings import CacheSettings, ResolvedChatModel, ResolvedEmbeddingModel, Settings
 
 if TYPE_CHECKING:  # the disk cache (and diskcache) is imported only when ragqa.cache.enabled
@@ -355,5 +356,9 @@ def panel_options(settings: Settings) -> PanelOptions:
         probes=tuple(settings.ragqa.probe.enabled),
         order_probe=OrderProbeOptions(
             share=(order := settings.ragqa.probe.order).share, seed=order.seed, max_change_rate=order.max_change_rate
+        ),
+        limits=Limits(
+            max_contexts_per_sample=settings.ragqa.limits.max_contexts_per_sample,
+            max_text_chars=settings.ragqa.limits.max_text_chars,
         ),
     )

@@ -1,4 +1,4 @@
-"""Score interpretation bands: what a score means, in English and Russian.
+"""Score interpretation bands: what a score means, in English (other languages: their pack's ``bands``).
 
 Pure data and one lookup. A band covers ``(low, high]`` of a metric's range (the first band of a
 scale also includes its lower bound), so a noise sensitivity of exactly 0.1 is still "ignores
@@ -18,6 +18,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from ragqa.languages import language_pack
 from ragqa.schema import Language
 
 __all__ = ["BANDS", "STANDARD", "Band", "ScaleSource", "band_for", "interpret", "register_scale_source", "scale_for"]
@@ -31,7 +32,8 @@ class Band:
         low: lower bound (exclusive, except for the first band of a scale).
         high: upper bound (inclusive).
         level: a short level name (``excellent``, ``good``, ``moderate``, ``poor``).
-        text: the meaning per language (``en`` and ``ru``).
+        text: the meaning in English (``{"en": ...}``); other languages translate it in their
+            pack's ``bands`` (:mod:`ragqa.languages`), and a text given here for a language wins.
     """
 
     low: float
@@ -41,7 +43,8 @@ class Band:
 
     def label(self, language: Language = "en") -> str:
         """The band's meaning with its range, e.g. ``"mostly robust to noise (0.1-0.3)"``."""
-        text = self.text.get(language) or self.text["en"]
+        pack = language_pack(language)
+        text = self.text.get(language) or (pack.bands.get(self.text["en"], "") if pack else "") or self.text["en"]
         return f"{text} ({_fmt(self.low)}-{_fmt(self.high)})"
 
 
@@ -50,29 +53,29 @@ def _fmt(x: float) -> str:
 
 
 _NOISE: tuple[Band, ...] = (
-    Band(0.0, 0.1, "excellent", {"en": "ignores noise", "ru": "успешно игнорирует шум"}),
-    Band(0.1, 0.3, "good", {"en": "mostly robust to noise", "ru": "в основном устойчива к шуму"}),
+    Band(0.0, 0.1, "excellent", {"en": "ignores noise"}),
+    Band(0.1, 0.3, "good", {"en": "mostly robust to noise"}),
     Band(
         0.3,
         0.5,
         "moderate",
-        {"en": "sometimes uses noisy information", "ru": "иногда использует шумовую информацию"},
+        {"en": "sometimes uses noisy information"},
     ),
     Band(
         0.5,
         1.0,
         "poor",
-        {"en": "influenced by irrelevant contexts", "ru": "подвержена влиянию нерелевантных контекстов"},
+        {"en": "influenced by irrelevant contexts"},
     ),
 )
 
 # spring-ai-ragas's standard scale (AbstractScoreExplanation.createStandardScale) for 0..1 metrics
 # where higher is better: Excellent >= 0.9, Good >= 0.7, Moderate >= 0.5, Poor < 0.5.
 STANDARD: tuple[Band, ...] = (
-    Band(0.0, 0.5, "poor", {"en": "poor", "ru": "плохо"}),
-    Band(0.5, 0.7, "moderate", {"en": "moderate", "ru": "удовлетворительно"}),
-    Band(0.7, 0.9, "good", {"en": "good", "ru": "хорошо"}),
-    Band(0.9, 1.0, "excellent", {"en": "excellent", "ru": "отлично"}),
+    Band(0.0, 0.5, "poor", {"en": "poor"}),
+    Band(0.5, 0.7, "moderate", {"en": "moderate"}),
+    Band(0.7, 0.9, "good", {"en": "good"}),
+    Band(0.9, 1.0, "excellent", {"en": "excellent"}),
 )
 """spring-ai-ragas's standard scale, for every judged 0..1 metric that is better higher."""
 _STANDARD = STANDARD

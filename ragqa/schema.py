@@ -9,11 +9,15 @@ report can show every judge next to the aggregate.
 from __future__ import annotations
 
 import math
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
+from pydantic_core import PydanticCustomError
 
+from ragqa.errors import ConfigError
+from ragqa.languages import check_language, known_languages
 from ragqa.messages import Message, ToolCall, last_human_message, parse_messages, parse_tool_calls
+from ragqa.score_details import StatementDetails, statement_details
 
 __all__ = [
     "DEFAULT_CONFIDENCE",
@@ -40,7 +44,21 @@ __all__ = [
     "check_confidence",
 ]
 
-Language = Literal["en", "ru"]
+
+def _known_language(code: str) -> str:
+    """``code`` when ragqa speaks it; the error leaves the value out (settings errors show it masked)."""
+    try:
+        return check_language(code)
+    except ConfigError:
+        codes = ", ".join(repr(c) for c in known_languages())
+        message = "Input should be a language with a pack: {codes}"
+        raise PydanticCustomError("language", message, {"codes": codes}) from None
+
+
+Language = Annotated[str, AfterValidator(_known_language)]
+"""A language code ragqa speaks: ``en`` (the source language) or one with a language pack
+(:mod:`ragqa.languages`: ``ru`` built in, others installed); pydantic fields of this type refuse
+any other code."""
 """Prompt and report language."""
 
 Lever = Literal["samples", "judges", "repeats"]
@@ -195,12 +213,27 @@ class MetricScore(BaseModel):
     reason: str | None = None
     """A short human-readable explanation."""
     details: dict[str, Any] = Field(default_factory=dict)
-    """Intermediate steps (statements, verdicts, matrices), JSON-serialisable."""
+    """Intermediate steps (statements, verdicts, matrices), JSON-serialisable. What assertions and
+    reports read from them is typed: :attr:`statement_details`, :attr:`failed_statements`."""
 
     @property
     def is_nan(self) -> bool:
         """True when the value is NaN (unscored)."""
         return math.isnan(self.value)
+
+    @property
+    def statement_details(self) -> StatementDetails:
+        """The statements this score checked, their per-statement values and the failing ones.
+
+        Read from :attr:`details` by the one contract of :mod:`ragqa.score_details` (never
+        serialised: the results file keeps the details as the metric wrote them).
+        """
+        return statement_details(self.details)
+
+    @property
+    def failed_statements(self) -> list[str]:
+        """The statements the judge found failing (unsupported, incorrect, counted against), in order; may be empty."""
+        return self.statement_details.failed
 
 
 class JudgeFailure(BaseModel):

@@ -22,8 +22,8 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1] / "ragqa"
 
 LAYERS: list[set[str]] = [
-    {"errors", "messages", "_math", "_heap", "_ids"},
-    {"schema", "thresholds"},
+    {"errors", "messages", "_math", "_heap", "_plugins", "languages", "score_details", "_ids"},
+    {"schema", "thresholds", "verdicts"},
     {
         "uncertainty",
         "interpretation",
@@ -49,9 +49,7 @@ LAYERS: list[set[str]] = [
 ]
 """Rooms of ``ragqa/`` from the ground floor up; a room may import its own floor and those below."""
 
-ALLOWED_UPWARD: set[tuple[str, str]] = {
-    ("ragqa.render.comparison", "ragqa.compare"),
-}
+ALLOWED_UPWARD: set[tuple[str, str]] = set()
 """(importer, imported) module pairs that run upward today and are still to be moved."""
 
 ALLOWED_CYCLE_EDGES: set[tuple[str, str]] = set()

@@ -14,7 +14,7 @@ import pytest
 from pydantic import BaseModel
 
 from ragqa.prompts import PROMPTS, Message, Prompt, data_block, system_rules
-from ragqa.prompts.base import _HEADERS
+from ragqa.prompts.base import _words
 from ragqa.schema import Language
 
 LANGUAGES: tuple[Language, ...] = ("en", "ru", "de")  # "de" has no text of its own: English
@@ -22,7 +22,7 @@ LANGUAGES: tuple[Language, ...] = ("en", "ru", "de")  # "de" has no text of its 
 
 def reference_messages(prompt: Prompt[Any, Any], data: BaseModel, language: Language) -> list[Message]:
     """Every part rendered anew, joined as the user message always was."""
-    words = _HEADERS.get(language) or _HEADERS["en"]
+    words = _words(language)  # the frame's words: English, or the language pack's
     instruction = prompt.instructions.get(language) or prompt.instructions["en"]
     examples = prompt.examples.get(language) or prompt.examples.get("en") or ()
     parts = [

@@ -474,7 +474,7 @@ def test_every_judge_failing_is_exit_3_incomplete_with_junit_errors(tmp_path: Pa
     assert all(c.find("error") is not None for c in root.iter("testcase"))
 
 
-async def test_a_failure_outranks_an_undecided_assertion(tmp_path: Path) -> None:
+async def test_an_incomplete_assertion_outranks_a_failure(tmp_path: Path) -> None:
     from ragqa.promptfoo import exit_code
 
     sentences = sentence_answers({"Berlin is in France": 0})
@@ -499,7 +499,8 @@ tests:
     assert not undecided.verdict.decided
     assert exit_code([passed]) == 0
     assert exit_code([passed, undecided]) == 3
-    assert exit_code([undecided, failed, passed]) == 1
+    assert exit_code([undecided, failed, passed]) == 3  # one precedence for every entry point: 3 > 1 > 4
+    assert exit_code([failed, passed]) == 1
 
 
 def test_ctrl_c_while_judges_hang_is_exit_130(tmp_path: Path) -> None:

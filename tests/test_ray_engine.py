@@ -22,8 +22,10 @@ import pytest
 
 ray = pytest.importorskip("ray", reason="the ray extra is not installed (pip install -c constraints.txt -e '.[ray]')")
 
+import _ray_cluster  # noqa: E402
 import httpx  # noqa: E402
 import openai  # noqa: E402
+from _ray_cluster import JUDGE_KEY, office_samples  # noqa: E402
 from _records import untimed  # noqa: E402
 from typer.testing import CliRunner  # noqa: E402
 
@@ -33,28 +35,15 @@ from ragqa.container import close_container, create_container  # noqa: E402
 from ragqa.errors import ConfigError  # noqa: E402
 from ragqa.run.loop import run_sync  # noqa: E402
 from ragqa.run.plan import make_plan, plan_output  # noqa: E402
-from ragqa.run.ray_engine import LOOPBACK, RayEngine, connect, shipped_environ  # noqa: E402
+from ragqa.run.ray_engine import LOOPBACK, RayEngine, shipped_environ  # noqa: E402
 from ragqa.run.ray_limits import ClusterLimiter, ClusterLimits  # noqa: E402
 from ragqa.run.runner import Runner  # noqa: E402
-from ragqa.schema import Sample  # noqa: E402
 from ragqa.settings import ProviderLimits  # noqa: E402
 from ragqa.testing import FakeOpenAIServer, fake_openai_server, ragqa_responder  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 DATASET = ROOT / "examples" / "datasets" / "it_helpdesk.jsonl"
-JUDGE_KEY = "sk-ray-test-key-never-shipped"
-
-
-@pytest.fixture(scope="module")
-def cluster() -> Iterator[None]:
-    """A two-CPU Ray cluster on 127.0.0.1, no dashboard; workers inherit ``JUDGE_API_KEY`` from here."""
-    os.environ["JUDGE_API_KEY"] = JUDGE_KEY  # a secret the workers read from their own environment
-    try:
-        assert connect(None, num_cpus=2)
-        yield
-    finally:
-        ray.shutdown()
-        os.environ.pop("JUDGE_API_KEY", None)
+cluster = _ray_cluster.cluster  # the module's two-CPU loopback cluster
 
 
 def _results(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
@@ -145,18 +134,6 @@ def keyed_server() -> Iterator[FakeOpenAIServer]:
         yield server
 
 
-def _samples(n: int) -> list[Sample]:
-    return [
-        Sample(
-            id=f"s{i:03d}",
-            user_input=f"When does office {i} open?",
-            response=f"The office opens at nine. Office {i} has a kitchen.",
-            retrieved_contexts=[f"The office opens at nine. Office {i} has a kitchen and a garden."],
-        )
-        for i in range(n)
-    ]
-
-
 def _most_in_one_second(times: list[float]) -> int:
     times = sorted(times)
     return max(bisect.bisect_left(times, t + 1.0) - i for i, t in enumerate(times))
@@ -171,7 +148,7 @@ def test_provider_limits_hold_across_the_cluster(
     plan = make_plan(container.settings(), metrics=["faithfulness"], dataset="offices")
     engine = RayEngine(workers=2, batch_size=10)
     try:
-        result = run_sync(Runner(plan, container, engine=engine).arun(_samples(40)))
+        result = run_sync(Runner(plan, container, engine=engine).arun(office_samples(40)))
     finally:
         run_sync(close_container(container))
     assert [s.n_scored for s in result.report.summaries] == [40]
@@ -198,7 +175,7 @@ def test_a_worker_killed_mid_run_is_replaced_and_every_pair_is_written_once(
     def score() -> None:
         try:
             finished.append(
-                run_sync(Runner(plan, container, engine=RayEngine(workers=2, batch_size=5)).arun(_samples(40)))
+                run_sync(Runner(plan, container, engine=RayEngine(workers=2, batch_size=5)).arun(office_samples(40)))
             )
         finally:
             run_sync(close_container(container))
@@ -234,7 +211,7 @@ def test_a_worker_that_cannot_build_the_panel_stops_the_run_with_its_error(
     monkeypatch.setenv("FAKE_URL", "http://127.0.0.1:9")
     monkeypatch.setenv("JUDGE_MODEL_KEY", "m")  # set after the cluster started, and never shipped (KEY)
     with pytest.raises(ConfigError, match="environment variable JUDGE_MODEL_KEY is not set"):
-        ragqa.evaluate(_samples(4), config=config, engine="ray", workers=1)
+        ragqa.evaluate(office_samples(4), config=config, engine="ray", workers=1)
 
 
 def test_no_secret_is_shipped_to_the_workers(tmp_path: Path) -> None:

@@ -138,9 +138,15 @@ def test_the_advice_costs_the_runs_calls_per_judgement() -> None:
     assert samples.extra_calls == round(samples.extra_judgements * calls / judgements)
 
 
-def test_one_scored_sample_gives_no_interval_and_no_decomposition() -> None:
-    [metric] = summarize(_repeated_results(6, 1), ["a", "b", "c"])
-    assert metric.interval is None and metric.decomposition is None
+def test_one_scored_sample_gives_its_interval_across_judges_and_no_decomposition() -> None:
+    # the interval an assertion on that sample gates on, so every entry point gates one sample alike
+    from ragqa.thresholds import sample_scores
+    from ragqa.uncertainty import sample_interval
+
+    results = _repeated_results(6, 1)
+    [metric] = summarize(results, ["a", "b", "c"])
+    assert metric.interval is not None and metric.decomposition is None
+    assert metric.interval == sample_interval(sample_scores(results[0]), confidence=0.95, bounds=(0.0, 1.0))
 
 
 def test_a_bad_confidence_is_refused() -> None:

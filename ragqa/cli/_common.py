@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Annotated, NoReturn
 import typer
 from rich.console import Console
 
-from ragqa.errors import ConfigError, OutputError, SampleError
+from ragqa.errors import ConfigError, MissingExtraError, OutputError, SampleError
 from ragqa.render.terminal import printable
 from ragqa.run.exit_codes import ExitCode
 
@@ -112,7 +112,7 @@ def _clean_errors() -> Iterator[None]:
     """
     try:
         yield
-    except (ConfigError, SampleError) as exc:
+    except (ConfigError, SampleError, MissingExtraError) as exc:
         _fail(_escape(str(exc)))
     except OutputError as exc:
         _stderr().print(f"[bold red]error:[/] {printable(_escape(str(exc)))}", markup=True)

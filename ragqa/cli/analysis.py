@@ -20,6 +20,7 @@ from ragqa.cli._common import (
     parse_thresholds,
 )
 from ragqa.errors import ConfigError
+from ragqa.languages import check_language
 from ragqa.run.progress import RunProgress, choose_mode
 
 
@@ -109,7 +110,9 @@ def report_command(
     output: Annotated[
         Path, typer.Option("--output", "-o", help="Where to write the report; .html (or .json, .csv...).")
     ],
-    language: Annotated[str, typer.Option("--language", help="Report language: en or ru.")] = "en",
+    language: Annotated[
+        str, typer.Option("--language", help="Report language: en, ru or an installed language pack's code.")
+    ] = "en",
     threshold: Annotated[
         list[str] | None, typer.Option("--threshold", help="metric=value: mark samples below it. Repeatable.")
     ] = None,
@@ -117,11 +120,13 @@ def report_command(
     """Rebuild the report of a run from its results file; the drill-down shows inputs when the dataset is readable."""
     from ragqa.run.replay import report_from_results, write_report
 
-    if language not in ("en", "ru"):
-        _fail(f"--language {language!r}: use en or ru")
+    try:
+        check_language(language)
+    except ConfigError as exc:
+        _fail(f"--language: {exc}")
     with _clean_errors():
         report, note = report_from_results(results)
-        written = write_report(report, output, language=language, thresholds=parse_thresholds(threshold or []))  # type: ignore[arg-type]
+        written = write_report(report, output, language=language, thresholds=parse_thresholds(threshold or []))
     err = _stderr()
     if note:
         err.print(note, markup=False, highlight=False)

@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Annotated, NoReturn
 import typer
 
 from ragqa.errors import ConfigError
+from ragqa.languages import check_language
+from ragqa.render import suffix_help
 from ragqa.run.exit_codes import ExitCode
 from ragqa.run.progress import RunProgress, choose_mode
 
@@ -70,7 +72,7 @@ async def _run(runner: Runner, samples: Iterable[Sample], container: Container) 
 
 @app.command(epilog=_EXIT_CODES_HELP)
 def evaluate(
-    dataset: Annotated[Path, typer.Argument(help="Samples: .jsonl, .json or .csv (RAGAS field names).")],
+    dataset: Annotated[Path, typer.Argument(help="Samples: .jsonl, .json, .csv or .parquet (RAGAS field names).")],
     metrics: Annotated[
         str | None,
         typer.Option(
@@ -87,8 +89,9 @@ def evaluate(
         typer.Option(
             "--out",
             "-o",
-            help="Write results here; the suffix picks the format: .jsonl, .json, .csv, .xml (JUnit), .html. "
-            "Repeatable. Results stream to <file>.partial as they are made (resumable).",
+            help=f"Write results here; the suffix picks the format: {suffix_help()}, or one an installed "
+            "package adds (entry-point group ragqa.renderers). Repeatable. Results stream to <file>.partial as "
+            "they are made (resumable).",
         ),
     ] = None,
     junit_xml: Annotated[
@@ -122,10 +125,14 @@ def evaluate(
         typer.Option("--column-map", help="Rename dataset columns: column=field,... (e.g. q=user_input)."),
     ] = None,
     fmt: Annotated[
-        str, typer.Option("--format", help="Dataset format: auto (by extension), jsonl, json or csv.")
+        str, typer.Option("--format", help="Dataset format: auto (by extension), jsonl, json, csv or parquet.")
     ] = "auto",
     language: Annotated[
-        str | None, typer.Option("--language", help="Prompt and report language: en or ru (default: settings).")
+        str | None,
+        typer.Option(
+            "--language",
+            help="Prompt and report language: en, ru or an installed language pack's code (default: settings).",
+        ),
     ] = None,
     aggregation: Annotated[
         str | None,
@@ -255,9 +262,11 @@ def evaluate(
         ),
     ] = None,
     workers: Annotated[
-        int | None,
+        str | None,
         typer.Option(
-            "--workers", help="With --engine ray: panel workers, one CPU each (default: this machine's CPUs)."
+            "--workers",
+            help="With --engine ray: panel workers, one CPU each: N, or MIN:MAX to start MIN and add workers "
+            "up to MAX while batches wait (default: this machine's CPUs).",
         ),
     ] = None,
     batch_size: Annotated[
@@ -287,10 +296,13 @@ def evaluate(
     from ragqa.run.runner import Runner
 
     _configure_logging(verbose, quiet, log_level)
-    if fmt not in ("auto", "jsonl", "json", "csv"):
-        _fail(f"--format {fmt!r}: use auto, jsonl, json or csv")
-    if language is not None and language not in ("en", "ru"):
-        _fail(f"--language {language!r}: use en or ru")
+    if fmt not in ("auto", "jsonl", "json", "csv", "parquet"):
+        _fail(f"--format {fmt!r}: use auto, jsonl, json, csv or parquet")
+    if language is not None:
+        try:
+            check_language(language)
+        except ConfigError as exc:
+            _fail(f"--language: {exc}")
     if aggregation is not None and aggregation not in PANEL_STRATEGIES:
         _fail(f"--aggregation {aggregation!r}: use one of {', '.join(PANEL_STRATEGIES)}")
     if on_invalid not in ("raise", "skip"):

@@ -1,15 +1,17 @@
 """The provider-neutral policy of an HTTP judge or embedder: limiter, breaker, retry, deadline, one client per loop.
 
 :class:`HttpClientBase` is what every HTTP-backed judge and embedder shares, whatever its wire
-format: it owns one ``openai.DefaultAioHttpClient`` per event loop (created on first use in a
-loop and again when the running loop changes; closed when its loop shuts down or by
-:meth:`HttpClientBase.aclose`), sends each request through the provider's
-:class:`~ragqa.judges.ratelimit.ProviderLimiter`, the model's
+format: it owns one HTTP client per event loop (made by the provider adapter's
+``_new_http_client``, on first use in a loop and again when the running loop changes; closed
+when its loop shuts down or by :meth:`HttpClientBase.aclose`), sends each request through the
+provider's :class:`~ragqa.judges.ratelimit.ProviderLimiter`, the model's
 :class:`~ragqa.judges.breaker.CircuitBreaker`, a per-request deadline and
 :func:`~ragqa.judges.retry.call_with_retry`, records :class:`~ragqa.schema.Usage`, redacts the
-API key from every message, and maps SDK and transport errors to ragqa's error tree
-(:func:`classify_error`). Subclasses (:mod:`ragqa.judges.openai`) implement ``_make_model`` and
-their wire format. This module imports no LangChain class.
+API key from every message, and maps errors to ragqa's error tree (:func:`classify_error`).
+
+A provider adapter (:mod:`ragqa.judges.openai` over :mod:`ragqa.judges._openai_wire`) implements
+``_make_model``, ``_new_http_client`` and its wire format, and registers how its SDK's errors read
+(:func:`ragqa.judges._failures.register_error_classifier`). This module imports no provider SDK and no LangChain class.
 """
 
 from __future__ import annotations
@@ -23,9 +25,8 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 from urllib.parse import urlparse
 
-import openai
-
 from ragqa.errors import JudgeError, JudgeHTTPError, JudgeOutputError, JudgeTimeout
+from ragqa.judges._failures import error_classifiers, timeout_failure
 from ragqa.judges._guard import check_remote_allowed
 from ragqa.judges.breaker import (
     DEFAULT_COOL_DOWN_S,
@@ -104,7 +105,12 @@ def usage_cost(price: Price | None, prompt_tokens: int, completion_tokens: int) 
 
 
 def classify_error(exc: BaseException, *, endpoint: str | None = None, timeout_s: float | None = None) -> Failure:
-    """Map an exception of the OpenAI SDK (or a timeout) to a provider-neutral :class:`Failure`.
+    """Map what a request raised to a provider-neutral :class:`Failure`.
+
+    An answer over the size cap first; then the registered provider classifiers
+    (:func:`~ragqa.judges._failures.register_error_classifier`: the OpenAI adapter's reads
+    ``openai.*`` errors); then a
+    plain :class:`TimeoutError`; anything else is ``other``.
 
     Args:
         exc: what the request raised.
@@ -116,30 +122,15 @@ def classify_error(exc: BaseException, *, endpoint: str | None = None, timeout_s
         host:port``), another transport error, a timeout (``no answer within 5s from
         host:port``) and an HTTP status (``HTTP 503 from host:port``) apart.
     """
-    at = f" {endpoint}" if endpoint else ""
     too_large = _too_large(exc)
     if too_large is not None:  # an answer, not a transport failure: never retried, never "down"
         return Failure("other", detail=too_large)
-    if isinstance(exc, openai.APITimeoutError | TimeoutError):
-        # The aiohttp transport reports a refused connection as a connect *timeout*.
-        if _refused(exc):
-            return Failure("transport", detail="connection refused" + (f" by{at}" if at else ""))
-        within = f" within {timeout_s:g}s" if timeout_s is not None else ""
-        return Failure("timeout", detail=f"no answer{within}" + (f" from{at}" if at else ""))
-    if isinstance(exc, openai.APIStatusError):
-        headers = {k.lower(): v for k, v in exc.response.headers.items()}
-        return Failure(
-            "status",
-            status=exc.status_code,
-            headers=headers,
-            detail=f"HTTP {exc.status_code}" + (f" from{at}" if at else ""),
-        )
-    if isinstance(exc, openai.APIConnectionError):
-        if _refused(exc):
-            return Failure("transport", detail="connection refused" + (f" by{at}" if at else ""))
-        cause = exc.__cause__ or exc.__context__
-        what = type(cause).__name__ if cause is not None else "connection error"
-        return Failure("transport", detail=f"connection{' to' + at if at else ''} failed ({what})")
+    for classify in error_classifiers():
+        found = classify(exc, endpoint, timeout_s)
+        if found is not None:
+            return found
+    if isinstance(exc, TimeoutError):
+        return timeout_failure(exc, endpoint, timeout_s)
     return Failure("other")
 
 
@@ -235,17 +226,6 @@ def response_cap_hook(limit: int) -> Callable[[Any], Awaitable[None]]:
     return hook
 
 
-def _refused(exc: BaseException) -> bool:
-    seen: BaseException | None = exc
-    for _ in range(8):
-        if seen is None:
-            return False
-        if isinstance(seen, ConnectionError):
-            return True
-        seen = seen.__cause__ or seen.__context__
-    return False
-
-
 async def _close_with_loop(http: Any) -> AsyncIterator[None]:
     """A one-step async generator that closes ``http`` when finalized.
 
@@ -325,6 +305,10 @@ class HttpClientBase:
         """The LangChain object over ``http`` (one per event loop)."""
         raise NotImplementedError
 
+    def _new_http_client(self, response_hook: Callable[[Any], Awaitable[None]]) -> Any:
+        """A new HTTP client of the provider's SDK for the running loop, with ``response_hook`` on every answer."""
+        raise NotImplementedError
+
     def _loop_bound(self) -> _LoopBound:
         """The client of the running loop, created on first use and again when the loop changed."""
         loop = asyncio.get_running_loop()
@@ -334,7 +318,7 @@ class HttpClientBase:
         if self._given_http is not None:
             http, guard = self._given_http, None
         else:
-            http = openai.DefaultAioHttpClient(event_hooks={"response": [response_cap_hook(self._max_response_bytes)]})
+            http = self._new_http_client(response_cap_hook(self._max_response_bytes))
             guard = _close_with_loop(http)
         self._bound = _LoopBound(loop, http, self._make_model(http), guard)
         return self._bound

@@ -64,6 +64,7 @@ from ragqa.judges._http import (
     openai_base_url,
     usage_cost,
 )
+from ragqa.judges._openai_wire import openai_http_client
 from ragqa.judges.breaker import (
     DEFAULT_COOL_DOWN_S,
     DEFAULT_FAILURE_THRESHOLD,
@@ -231,6 +232,10 @@ class OpenAIJudge(HttpClientBase):
         self._extra_body: dict[str, Any] = {}
         if options.max_tokens is not None:  # ChatOpenAI would send max_completion_tokens
             self._extra_body["max_tokens"] = options.max_tokens
+
+    def _new_http_client(self, response_hook: Callable[[Any], Awaitable[None]]) -> Any:
+        """The OpenAI SDK's aiohttp client (:func:`~ragqa.judges._openai_wire.openai_http_client`)."""
+        return openai_http_client(response_hook)
 
     def _make_model(self, http: Any) -> ChatOpenAI:
         model, options = self.model, self.model.options
@@ -416,6 +421,10 @@ class OpenAIEmbedder(HttpClientBase):
         self._params: dict[str, Any] = {"model": model.model}
         if options.dimensions is not None:
             self._params["dimensions"] = options.dimensions
+
+    def _new_http_client(self, response_hook: Callable[[Any], Awaitable[None]]) -> Any:
+        """The OpenAI SDK's aiohttp client (:func:`~ragqa.judges._openai_wire.openai_http_client`)."""
+        return openai_http_client(response_hook)
 
     def _make_model(self, http: Any) -> OpenAIEmbeddings:
         model, options = self.model, self.model.options

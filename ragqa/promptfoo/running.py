@@ -37,7 +37,8 @@ def _sample_problem(case: PromptfooCase, problem: SampleError) -> SampleError:
     value = getattr(case.sample, problem.field, None) if problem.field is not None else None
     if problem.field is None:  # the panel's problem (no embedding model): keep its message, not its prefix
         message = str(problem).removeprefix(f"metric {problem.metric!r}: ")
-    elif isinstance(value, str) and value.strip():  # present but unusable (a bad regex): keep what is wrong
+    elif (isinstance(value, str) and value.strip()) or (isinstance(value, list) and value):
+        # present but unusable (a bad regex, a context over ragqa.limits): keep what is wrong
         prefix = str(SampleError("", sample_id=problem.sample_id, field=problem.field, metric=problem.metric))
         message = f"{case.type}: {str(problem).removeprefix(prefix)}"
     else:
@@ -52,9 +53,11 @@ def _sample_problem(case: PromptfooCase, problem: SampleError) -> SampleError:
 def check_suite(evaluator: PanelEvaluator, suite: PromptfooSuite, thresholds: Mapping[str, float]) -> list[float]:
     """Check every case against the panel (sample fields, embedding models) and resolve its threshold.
 
-    This is the one validation of the cases' samples; no judge is called. The threshold is the
-    assertion's, else the configured one matched by spec, else promptfoo's default for the type,
-    else the metric's (:func:`ragqa.run.spec.resolve_threshold`).
+    Each case is planned and validated as an assertion is, through the run layer
+    (:func:`ragqa.run.check.check_plan`, :meth:`ragqa.run.check.SampleRunner.problems`: the one
+    validator of every run, with the size guards of ``ragqa.limits``); no judge is called. The
+    threshold is the assertion's, else the configured one matched by spec, else promptfoo's
+    default for the type, else the metric's (:func:`ragqa.run.spec.resolve_threshold`).
 
     Args:
         evaluator: the panel.
@@ -69,21 +72,19 @@ def check_suite(evaluator: PanelEvaluator, suite: PromptfooSuite, thresholds: Ma
             in one message (each names the assertion's place, the field and where it comes from).
         ConfigError: a case has no threshold, or a bad one (the key names the place).
     """
-    from ragqa.run.spec import resolve_threshold
+    from ragqa.run.check import SampleRunner, check_plan
 
     limits: list[float] = []
     problems: list[SampleError] = []
     for case in suite.cases:
         try:
-            limits.append(
-                resolve_threshold(
-                    case.metric, explicit=case.threshold, configured=thresholds, default=case.default_threshold
-                )
-            )
+            plan = check_plan(evaluator, case.metric, threshold=case.threshold, configured=thresholds,
+                              default=case.default_threshold)  # fmt: skip
         except ConfigError as exc:
             key = f"{case.where}.threshold" if exc.key == "threshold" else exc.key
             raise ConfigError(f"{case.where} ({case.test_name}): {exc}", key=key) from exc
-        problems.extend(_sample_problem(case, p) for p in evaluator.validate([case.sample], [case.metric]))
+        limits.append(plan.thresholds[case.metric.key])
+        problems.extend(_sample_problem(case, p) for p in SampleRunner(plan, evaluator).problems(case.sample))
     if len(problems) == 1:
         raise problems[0]
     if problems:
@@ -105,21 +106,15 @@ async def _score_cases(
     its interval across judges x repeats (:func:`ragqa.uncertainty.sample_interval`): undecided
     when the interval contains the threshold, then ``on_undecided`` decides.
     """
-    from ragqa.assertions import verdict_for
-    from ragqa.thresholds import sample_scores
-    from ragqa.uncertainty import sample_interval
+    from ragqa.run.check import SampleRunner, check_plan
 
     slots = asyncio.Semaphore(max_concurrent)
 
     async def one(case: PromptfooCase, limit: float) -> CaseResult:
         async with slots:
             started = time.perf_counter()
-            result = (await evaluator.score_sample(case.sample, [case.metric]))[0]
-            scores = sample_scores(result)
-            interval = sample_interval(scores, confidence=evaluator.options.confidence, bounds=case.metric.value_range)
-            verdict = verdict_for(
-                result, threshold=limit, policy=case.policy, interval=interval, on_undecided=on_undecided
-            )
+            plan = check_plan(evaluator, case.metric, threshold=limit, on_undecided=on_undecided)
+            verdict = await SampleRunner(plan, evaluator).verdict(case.sample, policy=case.policy, validated=True)
             return CaseResult(case=case, verdict=verdict, seconds=time.perf_counter() - started)
 
     return list(await asyncio.gather(*(one(c, lim) for c, lim in zip(suite.cases, limits, strict=True))))
@@ -153,20 +148,18 @@ async def arun_suite(
 
 
 def exit_code(results: Sequence[CaseResult]) -> ExitCode:
-    """The exit code of scored cases: 1 one failed, else 3 one was incomplete, else 4 one was undecided, else 0.
+    """The exit code of scored cases: 3 one was incomplete, else 1 one failed, else 4 one was undecided, else 0.
 
-    ``THRESHOLD`` (1) when an assertion failed outright; else ``INCOMPLETE`` (3) when one could
-    not be decided because judges failed; else ``UNDECIDED`` (4) when one's interval contains its
-    threshold and ``on_undecided`` is ``fail``; else ``OK`` (0). A decided failure outranks an
-    incomplete one: what failed stays failed whatever the judges that did not answer would have said.
+    The one decision of every run (:func:`ragqa.run.check.exit_code_of`,
+    :func:`ragqa.run.exit_codes.decide_exit_code`): ``INCOMPLETE`` (3) when an assertion could not
+    be decided because judges failed; else ``THRESHOLD`` (1) when one failed outright; else
+    ``UNDECIDED`` (4) when one's interval contains its threshold and ``on_undecided`` is ``fail``;
+    else ``OK`` (0). An incomplete assertion outranks a failed one, as a pair without an aggregate
+    outranks a missed threshold in ``ragqa evaluate``: the run must be made again before it means anything.
     """
-    if any(not r.verdict.passed and r.verdict.decided and not r.verdict.undecided for r in results):
-        return ExitCode.THRESHOLD
-    if any(not r.verdict.decided for r in results):
-        return ExitCode.INCOMPLETE
-    if any(not r.verdict.passed for r in results):
-        return ExitCode.UNDECIDED
-    return ExitCode.OK
+    from ragqa.run.check import exit_code_of
+
+    return exit_code_of(r.verdict for r in results) if results else ExitCode.OK
 
 
 def run_promptfoo_file(

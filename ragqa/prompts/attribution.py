@@ -58,12 +58,6 @@ ATTRIBUTION: Prompt[AttributionInput, AttributionOutput] = Prompt(
             "attributed 0 if it cannot. Paraphrases count as attributable; facts the context does not state do "
             "not. Give a short reason for each sentence and keep the sentences in order."
         ),
-        "ru": (
-            "Даны вопрос, контекст и ответ. Разбей ответ на предложения и классифицируй каждое: attributed 1, "
-            "если сказанное в предложении есть в контексте (или прямо из него следует), attributed 0, если нет. "
-            "Перефразирование засчитывается; факты, которых в контексте нет, — нет. Для каждого предложения "
-            "кратко объясни причину и сохрани порядок предложений."
-        ),
     },
     examples={
         "en": [
@@ -94,34 +88,6 @@ ATTRIBUTION: Prompt[AttributionInput, AttributionOutput] = Prompt(
                         Attribution(
                             statement="She won a second Nobel Prize, in Chemistry, in 1911.",
                             reason="The context does not mention a Chemistry prize or 1911.",
-                            attributed=0,
-                        ),
-                    ]
-                ),
-            ),
-        ],
-        "ru": [
-            Example(
-                AttributionInput(
-                    question="Расскажи о Байкале.",
-                    context="Байкал — самое глубокое озеро на планете, его глубина достигает 1642 метров.",
-                    answer="Байкал — самое глубокое озеро мира. Его глубина — 1642 метра. В Байкал впадает Селенга.",
-                ),
-                AttributionOutput(
-                    classifications=[
-                        Attribution(
-                            statement="Байкал — самое глубокое озеро мира.",
-                            reason="В контексте сказано, что это самое глубокое озеро на планете.",
-                            attributed=1,
-                        ),
-                        Attribution(
-                            statement="Его глубина — 1642 метра.",
-                            reason="Контекст называет глубину 1642 метра.",
-                            attributed=1,
-                        ),
-                        Attribution(
-                            statement="В Байкал впадает Селенга.",
-                            reason="О реках, впадающих в Байкал, в контексте ничего нет.",
                             attributed=0,
                         ),
                     ]

@@ -61,25 +61,15 @@ _INSTRUCTIONS: Mapping[Language, str] = {
         "Each statement should be a standalone claim that can be independently verified. "
         "Follow the level of atomicity and coverage as shown in the examples."
     ),
-    "ru": (
-        "Разбей каждое предложение входного текста на одно или несколько самостоятельных утверждений. "
-        "Каждое утверждение должно быть самостоятельным фактом, который можно проверить независимо. "
-        "Соблюдай уровень атомарности (atomicity) и полноты (coverage), как в примерах."
-    ),
 }
 
 _BABBAGE = {
     "en": "Charles Babbage was a French mathematician, philosopher, and food critic.",
-    "ru": "Чарльз Бэббидж был французским математиком, философом и ресторанным критиком.",
 }
 _EINSTEIN = {
     "en": (
         "Albert Einstein was a German theoretical physicist. He developed the theory of relativity and also "
         "contributed to the development of quantum mechanics."
-    ),
-    "ru": (
-        "Альберт Эйнштейн был немецким физиком-теоретиком. Он разработал теорию относительности, а также "
-        "внёс вклад в развитие квантовой механики."
     ),
 }
 
@@ -92,13 +82,6 @@ _CLAIMS: Mapping[tuple[Atomicity, Coverage], Mapping[Language, tuple[Sequence[st
                 "Albert Einstein developed relativity and contributed to quantum mechanics.",
             ],
         ),
-        "ru": (
-            ["Чарльз Бэббидж был математиком и философом."],
-            [
-                "Альберт Эйнштейн был немецким физиком.",
-                "Альберт Эйнштейн разработал теорию относительности и внёс вклад в квантовую механику.",
-            ],
-        ),
     },
     ("low", "high"): {
         "en": (
@@ -109,13 +92,6 @@ _CLAIMS: Mapping[tuple[Atomicity, Coverage], Mapping[Language, tuple[Sequence[st
                 "quantum mechanics.",
             ],
         ),
-        "ru": (
-            ["Чарльз Бэббидж был французским математиком, философом и ресторанным критиком."],
-            [
-                "Альберт Эйнштейн был немецким физиком-теоретиком.",
-                "Альберт Эйнштейн разработал теорию относительности, а также внёс вклад в развитие квантовой механики.",
-            ],
-        ),
     },
     ("high", "low"): {
         "en": (
@@ -123,13 +99,6 @@ _CLAIMS: Mapping[tuple[Atomicity, Coverage], Mapping[Language, tuple[Sequence[st
             [
                 "Albert Einstein was a German theoretical physicist.",
                 "Albert Einstein developed the theory of relativity.",
-            ],
-        ),
-        "ru": (
-            ["Чарльз Бэббидж был математиком.", "Чарльз Бэббидж был философом."],
-            [
-                "Альберт Эйнштейн был немецким физиком-теоретиком.",
-                "Альберт Эйнштейн разработал теорию относительности.",
             ],
         ),
     },
@@ -147,22 +116,10 @@ _CLAIMS: Mapping[tuple[Atomicity, Coverage], Mapping[Language, tuple[Sequence[st
                 "Albert Einstein contributed to the development of quantum mechanics.",
             ],
         ),
-        "ru": (
-            [
-                "Чарльз Бэббидж был математиком.",
-                "Чарльз Бэббидж был философом.",
-                "Чарльз Бэббидж был ресторанным критиком.",
-                "Чарльз Бэббидж был французом.",
-            ],
-            [
-                "Альберт Эйнштейн был немецким физиком-теоретиком.",
-                "Альберт Эйнштейн разработал теорию относительности.",
-                "Альберт Эйнштейн внёс вклад в развитие квантовой механики.",
-            ],
-        ),
     },
 }
-"""RAGAS's example claims per (atomicity, coverage), English as in RAGAS, Russian translated."""
+"""RAGAS's example claims per (atomicity, coverage), as in RAGAS (other languages: their pack's
+``claim_decomposition/<atomicity>-<coverage>`` examples)."""
 
 
 def _examples(
@@ -188,6 +145,7 @@ _PROMPTS: Mapping[tuple[Atomicity, Coverage], Prompt[ClaimDecompositionInput, Cl
         output_model=ClaimDecompositionOutput,
         instructions=_INSTRUCTIONS,
         examples=_examples(*levels),
+        variant="-".join(levels),
     )
     for levels in _CLAIMS
 }

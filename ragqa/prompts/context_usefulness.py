@@ -51,12 +51,6 @@ CONTEXT_USEFULNESS: Prompt[ContextUsefulnessInput, ContextUsefulnessOutput] = Pr
             "uses or that directly supports it, and verdict 0 if the context is off-topic or does not help "
             "to reach the answer. Judge only this context; give a short reason first."
         ),
-        "ru": (
-            "Даны вопрос, ответ и один найденный фрагмент контекста. Определи, был ли этот фрагмент полезен "
-            "для получения ответа. Верни verdict 1, если фрагмент содержит сведения, которые ответ использует "
-            "или которые прямо его подтверждают, и verdict 0, если фрагмент не по теме или не помогает прийти "
-            "к ответу. Оценивай только этот фрагмент; сначала кратко объясни причину."
-        ),
     },
     examples={
         "en": [
@@ -82,30 +76,6 @@ CONTEXT_USEFULNESS: Prompt[ContextUsefulnessInput, ContextUsefulnessOutput] = Pr
                 ),
                 ContextUsefulnessOutput(
                     reason="The context is about the opera house and says nothing about rivers.",
-                    verdict=0,
-                ),
-            ),
-        ],
-        "ru": [
-            Example(
-                ContextUsefulnessInput(
-                    question="На какой реке стоит Нижний Новгород?",
-                    context="Нижний Новгород расположен при слиянии Оки и Волги.",
-                    answer="Нижний Новгород стоит на Волге и Оке.",
-                ),
-                ContextUsefulnessOutput(
-                    reason="Фрагмент прямо называет обе реки из ответа.",
-                    verdict=1,
-                ),
-            ),
-            Example(
-                ContextUsefulnessInput(
-                    question="На какой реке стоит Нижний Новгород?",
-                    context="Нижегородская ярмарка была одной из крупнейших ярмарок России в XIX веке.",
-                    answer="Нижний Новгород стоит на Волге и Оке.",
-                ),
-                ContextUsefulnessOutput(
-                    reason="Фрагмент рассказывает о ярмарке и ничего не говорит о реках.",
                     verdict=0,
                 ),
             ),

@@ -71,13 +71,6 @@ CONTEXT_USEFULNESS_BATCH: Prompt[ContextUsefulnessBatchInput, ContextUsefulnessB
             "return exactly one verdict per context with the context's number, in the order given, each with a "
             "short reason first."
         ),
-        "ru": (
-            "Даны вопрос, ответ и несколько пронумерованных найденных фрагментов контекста. Для каждого фрагмента "
-            "отдельно определи, был ли он полезен для получения ответа. Верни verdict 1, если фрагмент содержит "
-            "сведения, которые ответ использует или которые прямо его подтверждают, и verdict 0, если фрагмент "
-            "не по теме или не помогает прийти к ответу. Оценивай каждый фрагмент независимо от остальных; верни "
-            "ровно один вердикт на каждый фрагмент с его номером, в том же порядке, и сначала кратко объясни причину."
-        ),
     },
     examples={
         "en": [
@@ -110,30 +103,6 @@ CONTEXT_USEFULNESS_BATCH: Prompt[ContextUsefulnessBatchInput, ContextUsefulnessB
                             context=2,
                             reason="The context states that Vienna lies on the Danube, which is exactly the answer.",
                             verdict=1,
-                        ),
-                    ]
-                ),
-            ),
-        ],
-        "ru": [
-            Example(
-                ContextUsefulnessBatchInput(
-                    question="На какой реке стоит Нижний Новгород?",
-                    answer="Нижний Новгород стоит на Волге и Оке.",
-                    contexts=[
-                        NumberedText(number=1, text="Нижний Новгород расположен при слиянии Оки и Волги."),
-                        NumberedText(
-                            number=2, text="Нижегородская ярмарка была одной из крупнейших ярмарок России в XIX веке."
-                        ),
-                    ],
-                ),
-                ContextUsefulnessBatchOutput(
-                    verdicts=[
-                        ContextUsefulnessVerdict(
-                            context=1, reason="Фрагмент прямо называет обе реки из ответа.", verdict=1
-                        ),
-                        ContextUsefulnessVerdict(
-                            context=2, reason="Фрагмент рассказывает о ярмарке и ничего не говорит о реках.", verdict=0
                         ),
                     ]
                 ),

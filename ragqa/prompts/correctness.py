@@ -78,26 +78,6 @@ _WATER_EN = CorrectnessInput(
         "The boiling point of water can change with altitude.",
     ],
 )
-_SUN_RU = CorrectnessInput(
-    question="Что питает Солнце и какова его главная функция?",
-    answer=[
-        "Солнце питается ядерным делением, как ядерные реакторы на Земле.",
-        "Главная функция Солнца — давать свет Солнечной системе.",
-    ],
-    ground_truth=[
-        "Солнце питается термоядерным синтезом, при котором атомы водорода сливаются в гелий.",
-        "Синтез в ядре Солнца высвобождает огромное количество энергии.",
-        "Энергия Солнца даёт тепло и свет, необходимые для жизни на Земле.",
-    ],
-)
-_WATER_RU = CorrectnessInput(
-    question="Какова температура кипения воды?",
-    answer=["Температура кипения воды на уровне моря — 100 градусов Цельсия"],
-    ground_truth=[
-        "Температура кипения воды на уровне моря — 100 градусов Цельсия (212 градусов Фаренгейта).",
-        "Температура кипения воды меняется с высотой.",
-    ],
-)
 
 CORRECTNESS: Prompt[CorrectnessInput, CorrectnessOutput] = Prompt(
     name="correctness_classifier",
@@ -112,14 +92,6 @@ CORRECTNESS: Prompt[CorrectnessInput, CorrectnessOutput] = Prompt(
             "present in the answer but not directly supported by any statement in ground truth, FN (false "
             "negative): statements found in the ground truth but not present in answer. Each statement can only "
             "belong to one of the categories. Provide a reason for each classification."
-        ),
-        "ru": (
-            "Даны утверждения эталонного ответа (ground_truth) и утверждения проверяемого ответа (answer). "
-            "Проанализируй каждое утверждение и отнеси его к одной из категорий: TP (истинно положительные): "
-            "утверждения ответа, которые прямо подтверждаются одним или несколькими утверждениями эталона; FP "
-            "(ложно положительные): утверждения ответа, которые не подтверждаются ни одним утверждением эталона; "
-            "FN (ложно отрицательные): утверждения эталона, которых нет в ответе. Каждое утверждение относится "
-            "только к одной категории. Укажи причину для каждой классификации."
         ),
     },
     examples={
@@ -183,46 +155,6 @@ CORRECTNESS: Prompt[CorrectnessInput, CorrectnessOutput] = Prompt(
                             _WATER_EN.ground_truth[1],
                             "This additional information about how the boiling point of water can vary with "
                             "altitude is not mentioned in the answer.",
-                        )
-                    ],
-                ),
-            ),
-        ],
-        "ru": [
-            Example(
-                _SUN_RU,
-                CorrectnessOutput(
-                    TP=[
-                        _c(
-                            _SUN_RU.answer[1],
-                            "Эталон говорит, что Солнце даёт свет, хотя и шире описывает его энергию.",
-                        )
-                    ],
-                    FP=[
-                        _c(
-                            _SUN_RU.answer[0],
-                            "Утверждение противоречит эталону: Солнце питается синтезом, а не делением.",
-                        )
-                    ],
-                    FN=[
-                        _c(_SUN_RU.ground_truth[0], "Верное описание источника энергии Солнца в ответе отсутствует."),
-                        _c(_SUN_RU.ground_truth[1], "Этот процесс и его значение в ответе не упомянуты."),
-                        _c(
-                            _SUN_RU.ground_truth[2],
-                            "Ответ говорит только о свете и не упоминает тепло и жизнь на Земле.",
-                        ),
-                    ],
-                ),
-            ),
-            Example(
-                _WATER_RU,
-                CorrectnessOutput(
-                    TP=[_c(_WATER_RU.answer[0], "Эталон прямо указывает 100 градусов Цельсия на уровне моря.")],
-                    FP=[],
-                    FN=[
-                        _c(
-                            _WATER_RU.ground_truth[1],
-                            "Зависимость температуры кипения от высоты в ответе не упомянута.",
                         )
                     ],
                 ),

@@ -99,10 +99,6 @@ _SUBMISSION_EN = (
     "The submission is the input's user_input, response, retrieved_contexts, reference and reference_contexts "
     "(only those present)."
 )
-_SUBMISSION_RU = (
-    "Оцениваемые данные — поля user_input, response, retrieved_contexts, reference и reference_contexts "
-    "входа (только присутствующие)."
-)
 
 ASPECT_CRITIC: Prompt[AspectCriticInput, AspectCriticOutput] = Prompt(
     name="aspect_critic",
@@ -116,12 +112,6 @@ ASPECT_CRITIC: Prompt[AspectCriticInput, AspectCriticOutput] = Prompt(
             f"{_SUBMISSION_EN} Answer verdict 1 if the submission meets the definition, 0 if it does not, "
             "with a short reason."
         ),
-        "ru": (
-            "Оцени вход по заданному критерию. Вердикт — только «Да» (1) или «Нет» (0). Определение критерия — "
-            "поле definition входа (название аспекта — в поле aspect). "
-            f"{_SUBMISSION_RU} Ответь verdict 1, если данные соответствуют определению, и 0, если нет, "
-            "с кратким обоснованием."
-        ),
     },
     examples={
         "en": [
@@ -133,19 +123,6 @@ ASPECT_CRITIC: Prompt[AspectCriticInput, AspectCriticOutput] = Prompt(
                     response="Water boils at 100 degrees Celsius at sea level.",
                 ),
                 AspectCriticOutput(reason="100 °C at sea level is the correct boiling point.", verdict=1),
-            ),
-        ],
-        "ru": [
-            Example(
-                AspectCriticInput(
-                    aspect="correctness",
-                    definition="Является ли ответ фактически точным и свободным от ошибок?",
-                    user_input="Какая самая длинная река в России?",
-                    response="Самая длинная река России — Волга.",
-                ),
-                AspectCriticOutput(
-                    reason="Самая длинная река, целиком текущая по России, — Лена, не Волга.", verdict=0
-                ),
             ),
         ],
     },
@@ -163,11 +140,6 @@ SIMPLE_CRITERIA: Prompt[SimpleCriteriaInput, SimpleCriteriaOutput] = Prompt(
             f"with it. Give an integer score from 0 (the criterion is not met at all) to {SIMPLE_CRITERIA_MAX} "
             "(fully met), with a short reason."
         ),
-        "ru": (
-            "Оцени вход по заданному критерию. Определение критерия — поле definition входа (его название — в поле "
-            f"name). {_SUBMISSION_RU} Если есть эталон (reference), сравни ответ с ним. Поставь целую оценку от 0 "
-            f"(критерий совсем не выполнен) до {SIMPLE_CRITERIA_MAX} (выполнен полностью) с кратким обоснованием."
-        ),
     },
     examples={
         "en": [
@@ -179,17 +151,6 @@ SIMPLE_CRITERIA: Prompt[SimpleCriteriaInput, SimpleCriteriaOutput] = Prompt(
                     response="The capital of Japan is Tokyo.",
                 ),
                 SimpleCriteriaOutput(reason="It names the capital but not the currency (the yen).", score=2),
-            ),
-        ],
-        "ru": [
-            Example(
-                SimpleCriteriaInput(
-                    name="completeness",
-                    definition="Насколько полно ответ отвечает на каждую часть вопроса?",
-                    user_input="Назовите столицу и валюту Японии.",
-                    response="Столица Японии — Токио.",
-                ),
-                SimpleCriteriaOutput(reason="Названа столица, но не валюта (иена).", score=2),
             ),
         ],
     },
@@ -206,11 +167,6 @@ RUBRICS_SCORE: Prompt[RubricsScoreInput, RubricsScoreOutput] = Prompt(
             "scoring criteria. The scoring rubrics are the input's rubrics field: each scoreN_description says "
             f"what score N means. {_SUBMISSION_EN} Give as score the number N of the rubric level the submission "
             "reaches, with feedback."
-        ),
-        "ru": (
-            "Твоя задача — поставить подходящую оценку и дать отзыв о входе, опираясь только на критерии оценки. "
-            "Рубрики оценки — поле rubrics входа: каждое scoreN_description описывает, что означает оценка N. "
-            f"{_SUBMISSION_RU} В поле score укажи номер N уровня рубрики, которого достигают данные, и дай отзыв."
         ),
     },
     examples={
@@ -229,23 +185,6 @@ RUBRICS_SCORE: Prompt[RubricsScoreInput, RubricsScoreOutput] = Prompt(
                     },
                 ),
                 RubricsScoreOutput(feedback="Sydney is not the capital; the reference says Canberra.", score=1),
-            ),
-        ],
-        "ru": [
-            Example(
-                RubricsScoreInput(
-                    user_input="Какой город — столица Австралии?",
-                    response="Столица Австралии — Сидней.",
-                    reference="Столица Австралии — Канберра.",
-                    rubrics={
-                        "score1_description": "Ответ неверен или не отвечает на вопрос.",
-                        "score2_description": "Ответ в основном неверен.",
-                        "score3_description": "Ответ отчасти верен.",
-                        "score4_description": "Ответ верен, с небольшими недочётами.",
-                        "score5_description": "Ответ полностью верен и полон.",
-                    },
-                ),
-                RubricsScoreOutput(feedback="Сидней — не столица; по эталону столица — Канберра.", score=1),
             ),
         ],
     },

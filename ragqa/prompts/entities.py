@@ -39,12 +39,6 @@ ENTITIES: Prompt[EntitiesInput, EntitiesOutput] = Prompt(
             "it in several ways, using its fullest form as written in the text. Return an empty list when there "
             "are none."
         ),
-        "ru": (
-            "Извлеки уникальные именованные сущности из текста: людей, места, организации, даты и время, "
-            "события, продукты, а также числа с единицами измерения. Указывай каждую сущность один раз, даже "
-            "если в тексте она упоминается по-разному, в самой полной форме и в именительном падеже (чтобы "
-            "одинаковые сущности из разных текстов совпадали). Верни пустой список, если сущностей нет."
-        ),
     },
     examples={
         "en": [
@@ -62,19 +56,6 @@ ENTITIES: Prompt[EntitiesInput, EntitiesOutput] = Prompt(
             Example(
                 EntitiesInput(text="NASA launched the James Webb Space Telescope on 25 December 2021 from Kourou."),
                 EntitiesOutput(entities=["NASA", "James Webb Space Telescope", "25 December 2021", "Kourou"]),
-            ),
-        ],
-        "ru": [
-            Example(
-                EntitiesInput(
-                    text=(
-                        "Транссибирская магистраль длиной 9288 километров связывает Москву и Владивосток. "
-                        "Строительство магистрали началось в 1891 году."
-                    )
-                ),
-                EntitiesOutput(
-                    entities=["Транссибирская магистраль", "9288 километров", "Москва", "Владивосток", "1891 год"],
-                ),
             ),
         ],
     },

@@ -50,13 +50,6 @@ ENTITIES_BATCH: Prompt[EntitiesBatchInput, EntitiesBatchOutput] = Prompt(
             "exactly one result per text with the text's number, in the order given, with an empty list for a text "
             "that has none."
         ),
-        "ru": (
-            "Для каждого пронумерованного текста отдельно извлеки уникальные именованные сущности: людей, места, "
-            "организации, даты и время, события, продукты, а также числа с единицами измерения. Указывай каждую "
-            "сущность один раз для текста, даже если она упоминается по-разному, в самой полной форме и в "
-            "именительном падеже (чтобы одинаковые сущности из разных текстов совпадали). Верни ровно один "
-            "результат на каждый текст с его номером, в том же порядке, и пустой список для текста без сущностей."
-        ),
     },
     examples={
         "en": [
@@ -78,22 +71,6 @@ ENTITIES_BATCH: Prompt[EntitiesBatchInput, EntitiesBatchOutput] = Prompt(
                         TextEntities(
                             text=2, entities=["NASA", "James Webb Space Telescope", "25 December 2021", "Kourou"]
                         ),
-                    ]
-                ),
-            ),
-        ],
-        "ru": [
-            Example(
-                EntitiesBatchInput(
-                    texts=[
-                        NumberedText(number=1, text="Транссибирская магистраль связывает Москву и Владивосток."),
-                        NumberedText(number=2, text="Строительство магистрали началось в 1891 году."),
-                    ]
-                ),
-                EntitiesBatchOutput(
-                    results=[
-                        TextEntities(text=1, entities=["Транссибирская магистраль", "Москва", "Владивосток"]),
-                        TextEntities(text=2, entities=["1891 год"]),
                     ]
                 ),
             ),

@@ -65,18 +65,6 @@ ToolOutput: Table booked at Golden Dragon for 8:00pm.
 AI: Your table at Golden Dragon is booked for 8:00pm. Enjoy your meal!
 Human: thanks"""
 
-_WORKFLOW_RU = """Human: Забронируй, пожалуйста, билет на поезд из Москвы в Казань на пятницу.
-AI: Сейчас посмотрю, какие поезда есть в пятницу.
-Tools:
-  train_search: {'from': 'Москва', 'to': 'Казань', 'date': 'пятница'}
-ToolOutput: Найдено: поезд 002 в 21:10, поезд 024 в 23:05
-AI: Есть поезд 002 в 21:10 и поезд 024 в 23:05. Какой выбрать?
-Human: Давай 002.
-Tools:
-  train_book: {'train': '002', 'date': 'пятница'}
-ToolOutput: Билет на поезд 002 на пятницу забронирован, место 14.
-AI: Готово: билет на поезд 002 в пятницу в 21:10 забронирован, место 14.
-Human: спасибо"""
 
 GOAL_OUTCOME: Prompt[GoalOutcomeInput, GoalOutcomeOutput] = Prompt(
     name="goal_outcome",
@@ -88,11 +76,6 @@ GOAL_OUTCOME: Prompt[GoalOutcomeInput, GoalOutcomeOutput] = Prompt(
             "Given an agentic workflow comprised of Human, AI and Tools, identify the user_goal (the task or "
             "objective the user wants to achieve) and the end_state (the final outcome or result of the workflow)."
         ),
-        "ru": (
-            "Дан агентный диалог из реплик Human (пользователь), AI (агент) и Tools (вызовы инструментов и их "
-            "результаты). Определи user_goal (задачу или цель, которой хочет добиться пользователь) и end_state "
-            "(итоговый результат диалога)."
-        ),
     },
     examples={
         "en": [
@@ -101,15 +84,6 @@ GOAL_OUTCOME: Prompt[GoalOutcomeInput, GoalOutcomeOutput] = Prompt(
                 GoalOutcomeOutput(
                     user_goal="Book a table at the nearest best Chinese restaurant for 8:00pm.",
                     end_state="A table is successfully booked at Golden Dragon (Chinese restaurant) for 8:00pm.",
-                ),
-            )
-        ],
-        "ru": [
-            Example(
-                GoalOutcomeInput(workflow=_WORKFLOW_RU),
-                GoalOutcomeOutput(
-                    user_goal="Забронировать билет на поезд из Москвы в Казань на пятницу.",
-                    end_state="Билет на поезд 002 Москва — Казань на пятницу в 21:10 забронирован, место 14.",
                 ),
             )
         ],
@@ -126,10 +100,6 @@ OUTCOME_COMPARISON: Prompt[OutcomeComparisonInput, OutcomeComparisonOutput] = Pr
             "Given user goal, desired outcome and achieved outcome compare them and identify if they are the "
             "same (1) or different (0)."
         ),
-        "ru": (
-            "Сравни желаемый результат (desired_outcome) и достигнутый результат (arrived_outcome) и определи, "
-            "совпадают ли они по сути (1) или различаются (0)."
-        ),
     },
     examples={
         "en": [
@@ -140,18 +110,6 @@ OUTCOME_COMPARISON: Prompt[OutcomeComparisonInput, OutcomeComparisonOutput] = Pr
                 ),
                 OutcomeComparisonOutput(
                     reason="The arrived outcome is same as the desired outcome and aligns with the user goal.",
-                    verdict=1,
-                ),
-            )
-        ],
-        "ru": [
-            Example(
-                OutcomeComparisonInput(
-                    desired_outcome="Билет на любой вечерний поезд из Москвы в Казань на пятницу забронирован.",
-                    arrived_outcome="Билет на поезд 002 Москва — Казань на пятницу в 21:10 забронирован.",
-                ),
-                OutcomeComparisonOutput(
-                    reason="Достигнутый результат совпадает с желаемым: вечерний поезд на пятницу забронирован.",
                     verdict=1,
                 ),
             )

@@ -57,12 +57,6 @@ NLI: Prompt[NLIInput, NLIOutput] = Prompt(
             "or verdict 0 if it cannot (it contradicts the context or the context does not say it). "
             "Return exactly one verdict per statement, in the same order."
         ),
-        "ru": (
-            "Оцени, насколько каждое утверждение следует из данного контекста. Для каждого утверждения "
-            "верни verdict 1, если оно прямо выводится из контекста, и verdict 0, если нет (противоречит "
-            "контексту или контекст об этом не говорит). Верни ровно один вердикт на каждое утверждение "
-            "в том же порядке."
-        ),
     },
     examples={
         "en": [
@@ -116,31 +110,6 @@ NLI: Prompt[NLIInput, NLIOutput] = Prompt(
                             reason="The context is about photosynthesis and says nothing about Paris.",
                             verdict=0,
                         )
-                    ]
-                ),
-            ),
-        ],
-        "ru": [
-            Example(
-                NLIInput(
-                    context="Иван работает инженером на заводе в Казани и по выходным играет в шахматы.",
-                    statements=["Иван работает в Казани.", "Иван — врач.", "Иван играет в шахматы."],
-                ),
-                NLIOutput(
-                    verdicts=[
-                        StatementVerdict(
-                            statement="Иван работает в Казани.",
-                            reason="В контексте сказано, что он работает на заводе в Казани.",
-                            verdict=1,
-                        ),
-                        StatementVerdict(
-                            statement="Иван — врач.", reason="В контексте сказано, что он инженер.", verdict=0
-                        ),
-                        StatementVerdict(
-                            statement="Иван играет в шахматы.",
-                            reason="В контексте сказано, что он играет в шахматы по выходным.",
-                            verdict=1,
-                        ),
                     ]
                 ),
             ),

@@ -62,15 +62,6 @@ NLI_MATRIX: Prompt[NLIMatrixInput, NLIMatrixOutput] = Prompt(
             "contexts: a statement supported only by another context gets verdict 0 in this row. Return exactly "
             "one row per context and exactly one verdict per statement in each row, in the same order."
         ),
-        "ru": (
-            "Оцени, насколько каждое утверждение следует из каждого из нескольких пронумерованных контекстов, "
-            "по отдельности. Для каждого контекста верни одну строку с номером контекста и для каждого "
-            "утверждения verdict 1, если оно прямо выводится из этого контекста, и verdict 0, если нет "
-            "(противоречит этому контексту или этот контекст об этом не говорит). Не объединяй контексты: "
-            "утверждение, которое подтверждает только другой контекст, получает в этой строке verdict 0. "
-            "Верни ровно одну строку на каждый контекст и ровно один вердикт на каждое утверждение в каждой "
-            "строке, в том же порядке."
-        ),
     },
     examples={
         "en": [
@@ -117,51 +108,6 @@ NLI_MATRIX: Prompt[NLIMatrixInput, NLIMatrixOutput] = Prompt(
                                 StatementVerdict(
                                     statement="Maria owns a cat.",
                                     reason="The context says she adopted a cat.",
-                                    verdict=1,
-                                ),
-                            ],
-                        ),
-                    ]
-                ),
-            ),
-        ],
-        "ru": [
-            Example(
-                NLIMatrixInput(
-                    statements=["Иван работает в Казани.", "Иван играет в шахматы."],
-                    contexts=[
-                        NumberedText(number=1, text="Иван работает инженером на заводе в Казани."),
-                        NumberedText(number=2, text="По выходным Иван играет в шахматы в городском клубе."),
-                    ],
-                ),
-                NLIMatrixOutput(
-                    rows=[
-                        ContextVerdicts(
-                            context=1,
-                            verdicts=[
-                                StatementVerdict(
-                                    statement="Иван работает в Казани.",
-                                    reason="В контексте сказано, что он работает на заводе в Казани.",
-                                    verdict=1,
-                                ),
-                                StatementVerdict(
-                                    statement="Иван играет в шахматы.",
-                                    reason="Этот контекст не говорит о шахматах.",
-                                    verdict=0,
-                                ),
-                            ],
-                        ),
-                        ContextVerdicts(
-                            context=2,
-                            verdicts=[
-                                StatementVerdict(
-                                    statement="Иван работает в Казани.",
-                                    reason="Этот контекст не говорит, где он работает.",
-                                    verdict=0,
-                                ),
-                                StatementVerdict(
-                                    statement="Иван играет в шахматы.",
-                                    reason="В контексте сказано, что он играет в шахматы по выходным.",
                                     verdict=1,
                                 ),
                             ],

@@ -12,8 +12,8 @@ applies RAGAS's rule (ask again, up to ``max_retries`` times, then NaN for that 
 ``attempt`` number makes each retry a distinct call (the shared-call layer and the caches key on
 the input), as ``question_generation`` does.
 
-The few-shot examples are RAGAS's (collections ``util.py``), with Russian translations of the same
-cases for ``language: ru``.
+The few-shot examples are RAGAS's (collections ``util.py``); the Russian pack
+(``ragqa/languages/ru.json``) translates the same cases for ``language: ru``.
 Scales (RAGAS): answer accuracy 0, 2 or 4 (divided by 4); context relevance and response
 groundedness 0, 1 or 2 (divided by 2).
 
@@ -137,18 +137,6 @@ _AA_EN_1 = (
     "Do not explain or justify your rating. Your rating must be only 4, 2 or 0 according to the instructions above.\n"
     'Return your response as JSON in this format: {"rating": X} where X is 0, 2, or 4.'
 )
-_AA_RU_1 = (
-    "Ты первоклассный ассистент, который оценивает Ответ пользователя на Вопрос. На Вопрос полностью отвечает "
-    "Эталонный ответ.\n"
-    "Скажи 4, если Ответ пользователя полностью содержится в Эталонном ответе и равнозначен ему во всех терминах, "
-    "темах, числах, метриках, датах и единицах.\n"
-    "Скажи 2, если Ответ пользователя частично содержится в Эталонном ответе и почти равнозначен ему во всех "
-    "терминах, темах, числах, метриках, датах и единицах.\n"
-    "Скажи 0, если Ответ пользователя не содержится в Эталонном ответе, неточен в терминах, темах, числах, "
-    "метриках, датах или единицах, или не отвечает на вопрос.\n"
-    "Не объясняй и не обосновывай оценку. Оценка может быть только 4, 2 или 0 согласно инструкциям выше.\n"
-    'Верни ответ в виде JSON в формате {"rating": X}, где X — 0, 2 или 4.'
-)
 _AA_EN_2 = (
     "I will rate the User Answer in comparison to the Reference Answer for a given Question.\n"
     "A rating of 4 indicates that the User Answer is entirely consistent with the Reference Answer, covering all "
@@ -161,18 +149,6 @@ _AA_EN_2 = (
     "0 (no match), 2 (partial match), 4 (exact match).\n"
     "Do not explain or justify my rating. My rating must be only 4, 2 or 0 only.\n"
     'Return your response as JSON in this format: {"rating": X} where X is 0, 2, or 4.'
-)
-_AA_RU_2 = (
-    "Я оценю Ответ пользователя в сравнении с Эталонным ответом на данный Вопрос.\n"
-    "Оценка 4 означает, что Ответ пользователя полностью согласуется с Эталонным ответом во всех аспектах, темах, "
-    "числах, метриках, датах и единицах.\n"
-    "Оценка 2 означает, что Ответ пользователя в основном согласуется с Эталонным ответом, с небольшими "
-    "расхождениями.\n"
-    "Оценка 0 означает, что Ответ пользователя неточен, неполон, не связан с Эталонным ответом или не отвечает "
-    "на Вопрос.\n"
-    "Я дам оценку без объяснений по шкале: 0 (нет совпадения), 2 (частичное совпадение), 4 (полное совпадение).\n"
-    "Не объяснять и не обосновывать оценку. Оценка может быть только 4, 2 или 0.\n"
-    'Верни ответ в виде JSON в формате {"rating": X}, где X — 0, 2 или 4.'
 )
 
 _CR_EN_1 = (
@@ -189,19 +165,6 @@ _CR_EN_1 = (
     "Do not explain.\n"
     'Return your response as JSON in this format: {"rating": X} where X is 0, 1, or 2.'
 )
-_CR_RU_1 = (
-    "Ты эксперт мирового уровня, который оценивает релевантность Контекста для ответа на Вопрос.\n"
-    "Твоя задача — определить, содержит ли Контекст нужную информацию для ответа на Вопрос.\n"
-    "Не полагайся на собственные знания о Вопросе.\n"
-    "Используй только то, что написано в Контексте и в Вопросе.\n"
-    "Следуй инструкциям:\n"
-    "0. Если контекст не содержит никакой релевантной информации для ответа на вопрос, скажи 0.\n"
-    "1. Если контекст частично содержит релевантную информацию для ответа на вопрос, скажи 1.\n"
-    "2. Если контекст содержит релевантную информацию для ответа на вопрос, скажи 2.\n"
-    "Дай оценку релевантности 0, 1 или 2 и ничего больше.\n"
-    "Не объясняй.\n"
-    'Верни ответ в виде JSON в формате {"rating": X}, где X — 0, 1 или 2.'
-)
 _CR_EN_2 = (
     "As a specially designed expert to assess the relevance score of a given Context in relation to a Question, my "
     "task is to determine the extent to which the Context provides information necessary to answer the Question. "
@@ -214,16 +177,6 @@ _CR_EN_2 = (
     "* If the Context contains any relevant information to answer the Question, I will respond with a relevance "
     "score of 2.\n"
     'Return your response as JSON in this format: {"rating": X} where X is 0, 1, or 2.'
-)
-_CR_RU_2 = (
-    "Как эксперт, созданный для оценки релевантности Контекста по отношению к Вопросу, я определяю, насколько "
-    "Контекст даёт информацию, нужную для ответа на Вопрос. Я опираюсь только на Контекст и Вопрос, а не на "
-    "прежние знания.\n\n"
-    "Я следую инструкциям:\n"
-    "* Если Контекст не содержит никакой релевантной информации для ответа на Вопрос, я дам оценку 0.\n"
-    "* Если Контекст частично содержит релевантную информацию для ответа на Вопрос, я дам оценку 1.\n"
-    "* Если Контекст содержит релевантную информацию для ответа на Вопрос, я дам оценку 2.\n"
-    'Верни ответ в виде JSON в формате {"rating": X}, где X — 0, 1 или 2.'
 )
 
 _RG_EN_1 = (
@@ -238,18 +191,6 @@ _RG_EN_1 = (
     "You must provide a rating of 0, 1, or 2, nothing else.\n"
     'Return your response as JSON in this format: {"rating": X} where X is 0, 1, or 2.'
 )
-_RG_RU_1 = (
-    "Ты эксперт мирового уровня, который оценивает обоснованность утверждения.\n"
-    "Тебе даны утверждение и контекст.\n"
-    "Твоя задача — определить, подтверждается ли утверждение контекстом.\n"
-    "Следуй инструкциям:\n"
-    "A. Если контекста или утверждения нет или они пусты, скажи 0.\n"
-    "B. Если утверждение не подтверждается контекстом, скажи 0.\n"
-    "C. Если утверждение частично подтверждается контекстом, скажи 1.\n"
-    "D. Если утверждение полностью подтверждается контекстом, скажи 2.\n"
-    "Дай оценку 0, 1 или 2 и ничего больше.\n"
-    'Верни ответ в виде JSON в формате {"rating": X}, где X — 0, 1 или 2.'
-)
 _RG_EN_2 = (
     "As a specialist in assessing the strength of connections between statements and their given contexts, I will "
     "evaluate the level of support an assertion receives from the provided context. Follow these guidelines:\n\n"
@@ -258,15 +199,6 @@ _RG_EN_2 = (
     "* If the assertion is fully supported, assign a score of 2.\n\n"
     "I will provide a rating of 0, 1, or 2, without any additional information.\n"
     'Return your response as JSON in this format: {"rating": X} where X is 0, 1, or 2.'
-)
-_RG_RU_2 = (
-    "Как специалист по оценке связи утверждений с их контекстом, я оценю, насколько утверждение подкреплено "
-    "данным контекстом. Правила:\n\n"
-    "* Если утверждение не подкреплено или контекст или утверждение пусты, поставь оценку 0.\n"
-    "* Если утверждение подкреплено частично, поставь оценку 1.\n"
-    "* Если утверждение подкреплено полностью, поставь оценку 2.\n\n"
-    "Я дам оценку 0, 1 или 2 без дополнительной информации.\n"
-    'Верни ответ в виде JSON в формате {"rating": X}, где X — 0, 1 или 2.'
 )
 
 _AA_EXAMPLES_1 = [
@@ -417,206 +349,53 @@ _RG_EXAMPLES_2 = [
     ),
 ]
 
-# Russian few-shot examples: the same cases and ratings as RAGAS's English ones, translated, so a
-# Russian instruction is never followed by English examples.
-_AA_EXAMPLES_1_RU = [
-    Example(
-        AnswerAccuracyInput(
-            query="Когда родился Альберт Эйнштейн?",
-            user_answer="Альберт Эйнштейн родился в 1879 году.",
-            reference_answer="Альберт Эйнштейн родился 14 марта 1879 года.",
-        ),
-        AnswerAccuracy1Output(rating=2),
-    ),
-    Example(
-        AnswerAccuracyInput(
-            query="Какой город — столица Франции?",
-            user_answer="Париж — столица Франции.",
-            reference_answer="Париж — столица Франции.",
-        ),
-        AnswerAccuracy1Output(rating=4),
-    ),
-    Example(
-        AnswerAccuracyInput(
-            query="Какая гора самая высокая?",
-            user_answer="Эйфелева башня — известная достопримечательность.",
-            reference_answer="Эверест — самая высокая гора.",
-        ),
-        AnswerAccuracy1Output(rating=0),
-    ),
-]
-_AA_EXAMPLES_2_RU = [
-    Example(
-        AnswerAccuracy2Input(
-            query="Когда родился Альберт Эйнштейн?",
-            reference_answer="Альберт Эйнштейн родился 14 марта 1879 года в Ульме, Германия.",
-            user_answer="Эйнштейн родился в 1879 году в Германии.",
-        ),
-        AnswerAccuracy2Output(rating=2),
-    ),
-    Example(
-        AnswerAccuracy2Input(
-            query="Какой город — столица Франции?",
-            reference_answer="Париж — столица Франции.",
-            user_answer="Столица Франции — Париж.",
-        ),
-        AnswerAccuracy2Output(rating=4),
-    ),
-    Example(
-        AnswerAccuracy2Input(
-            query="Какова скорость света?",
-            reference_answer="Скорость света — примерно 299 792 458 метров в секунду.",
-            user_answer="Солнце — это звезда.",
-        ),
-        AnswerAccuracy2Output(rating=0),
-    ),
-]
-_CR_EXAMPLES_1_RU = [
-    Example(
-        ContextRelevanceInput(
-            user_input="Когда родился Альберт Эйнштейн?",
-            context="Альберт Эйнштейн родился 14 марта 1879 года.",
-        ),
-        ContextRelevance1Output(rating=2),
-    ),
-    Example(
-        ContextRelevanceInput(
-            user_input="Что такое фотосинтез?",
-            context="Фотосинтез — процесс, в котором растения превращают солнечный свет в энергию.",
-        ),
-        ContextRelevance1Output(rating=2),
-    ),
-    Example(
-        ContextRelevanceInput(
-            user_input="Как работают компьютеры?",
-            context="Альберт Эйнштейн был физиком-теоретиком.",
-        ),
-        ContextRelevance1Output(rating=0),
-    ),
-]
-_CR_EXAMPLES_2_RU = [
-    Example(
-        ContextRelevanceInput(
-            user_input="Когда родился Альберт Эйнштейн?",
-            context="Альберт Эйнштейн родился 14 марта 1879 года.",
-        ),
-        ContextRelevance2Output(rating=2),
-    ),
-    Example(
-        ContextRelevanceInput(
-            user_input="Что такое фотосинтез?",
-            context="Фотосинтез — процесс, в котором растения превращают солнечный свет в энергию.",
-        ),
-        ContextRelevance2Output(rating=2),
-    ),
-    Example(
-        ContextRelevanceInput(
-            user_input="Как работают компьютеры?",
-            context="Сегодня солнечная погода.",
-        ),
-        ContextRelevance2Output(rating=0),
-    ),
-]
-_RG_EXAMPLES_1_RU = [
-    Example(
-        ResponseGroundednessInput(
-            response="Альберт Эйнштейн родился в Германии.",
-            context="Альберт Эйнштейн родился 14 марта 1879 года в Ульме, Вюртемберг, Германия.",
-        ),
-        ResponseGroundedness1Output(rating=2),
-    ),
-    Example(
-        ResponseGroundednessInput(
-            response="Эйнштейн был химиком и изобрёл порох.",
-            context="Альберт Эйнштейн был физиком-теоретиком, известным своей теорией относительности.",
-        ),
-        ResponseGroundedness1Output(rating=0),
-    ),
-    Example(
-        ResponseGroundednessInput(
-            response="Эйнштейн получил Нобелевскую премию.",
-            context=(
-                "Альберт Эйнштейн получил Нобелевскую премию по физике 1921 года "
-                "за заслуги в теоретической физике."
-            ),
-        ),
-        ResponseGroundedness1Output(rating=2),
-    ),
-]
-_RG_EXAMPLES_2_RU = [
-    Example(
-        ResponseGroundednessInput(
-            response="Альберт Эйнштейн был учёным.",
-            context=(
-                "Альберт Эйнштейн — физик-теоретик немецкого происхождения, которого считают одним из величайших "
-                "и самых влиятельных учёных всех времён."
-            ),
-        ),
-        ResponseGroundedness2Output(rating=2),
-    ),
-    Example(
-        ResponseGroundednessInput(
-            response="Эйнштейн изобрёл телевидение.",
-            context="Альберт Эйнштейн создал теорию относительности.",
-        ),
-        ResponseGroundedness2Output(rating=0),
-    ),
-    Example(
-        ResponseGroundednessInput(
-            response="Эйнштейн получил Нобелевскую премию.",
-            context="Альберт Эйнштейн получил Нобелевскую премию по физике 1921 года.",
-        ),
-        ResponseGroundedness2Output(rating=2),
-    ),
-]
-
 ANSWER_ACCURACY_1: Prompt[AnswerAccuracyInput, AnswerAccuracy1Output] = Prompt(
     name="answer_accuracy_1",
     version="3",
     input_model=AnswerAccuracyInput,
     output_model=AnswerAccuracy1Output,
-    instructions={"en": _AA_EN_1, "ru": _AA_RU_1},
-    examples={"en": _AA_EXAMPLES_1, "ru": _AA_EXAMPLES_1_RU},
+    instructions={"en": _AA_EN_1},
+    examples={"en": _AA_EXAMPLES_1},
 )
 ANSWER_ACCURACY_2: Prompt[AnswerAccuracy2Input, AnswerAccuracy2Output] = Prompt(
     name="answer_accuracy_2",
     version="3",
     input_model=AnswerAccuracy2Input,
     output_model=AnswerAccuracy2Output,
-    instructions={"en": _AA_EN_2, "ru": _AA_RU_2},
-    examples={"en": _AA_EXAMPLES_2, "ru": _AA_EXAMPLES_2_RU},
+    instructions={"en": _AA_EN_2},
+    examples={"en": _AA_EXAMPLES_2},
 )
 CONTEXT_RELEVANCE_1: Prompt[ContextRelevanceInput, ContextRelevance1Output] = Prompt(
     name="context_relevance_1",
     version="3",
     input_model=ContextRelevanceInput,
     output_model=ContextRelevance1Output,
-    instructions={"en": _CR_EN_1, "ru": _CR_RU_1},
-    examples={"en": _CR_EXAMPLES_1, "ru": _CR_EXAMPLES_1_RU},
+    instructions={"en": _CR_EN_1},
+    examples={"en": _CR_EXAMPLES_1},
 )
 CONTEXT_RELEVANCE_2: Prompt[ContextRelevanceInput, ContextRelevance2Output] = Prompt(
     name="context_relevance_2",
     version="3",
     input_model=ContextRelevanceInput,
     output_model=ContextRelevance2Output,
-    instructions={"en": _CR_EN_2, "ru": _CR_RU_2},
-    examples={"en": _CR_EXAMPLES_2, "ru": _CR_EXAMPLES_2_RU},
+    instructions={"en": _CR_EN_2},
+    examples={"en": _CR_EXAMPLES_2},
 )
 RESPONSE_GROUNDEDNESS_1: Prompt[ResponseGroundednessInput, ResponseGroundedness1Output] = Prompt(
     name="response_groundedness_1",
     version="3",
     input_model=ResponseGroundednessInput,
     output_model=ResponseGroundedness1Output,
-    instructions={"en": _RG_EN_1, "ru": _RG_RU_1},
-    examples={"en": _RG_EXAMPLES_1, "ru": _RG_EXAMPLES_1_RU},
+    instructions={"en": _RG_EN_1},
+    examples={"en": _RG_EXAMPLES_1},
 )
 RESPONSE_GROUNDEDNESS_2: Prompt[ResponseGroundednessInput, ResponseGroundedness2Output] = Prompt(
     name="response_groundedness_2",
     version="3",
     input_model=ResponseGroundednessInput,
     output_model=ResponseGroundedness2Output,
-    instructions={"en": _RG_EN_2, "ru": _RG_RU_2},
-    examples={"en": _RG_EXAMPLES_2, "ru": _RG_EXAMPLES_2_RU},
+    instructions={"en": _RG_EN_2},
+    examples={"en": _RG_EXAMPLES_2},
 )
 
 NVIDIA_PROMPTS = (

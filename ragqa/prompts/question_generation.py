@@ -44,12 +44,6 @@ QUESTION_GENERATION: Prompt[QuestionGenerationInput, QuestionGenerationOutput] =
             '("I don\'t know", "I\'m not sure", "it depends"), noncommittal 0 if it commits to an answer. '
             "When the attempt number is above 1, word the question differently from an obvious first phrasing."
         ),
-        "ru": (
-            "Напиши один вопрос, на который отвечает данный ответ, опираясь только на ответ. Затем отметь, "
-            "уклончив ли ответ: noncommittal 1, если ответ уходит от сути, расплывчат или говорит, что не знает "
-            "(«не знаю», «не уверен», «зависит от обстоятельств»), noncommittal 0, если ответ даёт определённый "
-            "ответ. Если номер попытки больше 1, сформулируй вопрос иначе, чем напрашивается в первую очередь."
-        ),
     },
     examples={
         "en": [
@@ -62,16 +56,6 @@ QUESTION_GENERATION: Prompt[QuestionGenerationInput, QuestionGenerationOutput] =
                     response="I can't say for sure which battery the 2019 model uses; it may vary by market."
                 ),
                 QuestionGenerationOutput(question="Which battery does the 2019 model use?", noncommittal=1),
-            ),
-        ],
-        "ru": [
-            Example(
-                QuestionGenerationInput(response="Эрмитаж находится в Санкт-Петербурге, на Дворцовой площади."),
-                QuestionGenerationOutput(question="Где находится Эрмитаж?", noncommittal=0),
-            ),
-            Example(
-                QuestionGenerationInput(response="Не знаю точно, когда откроется новая станция метро."),
-                QuestionGenerationOutput(question="Когда откроется новая станция метро?", noncommittal=1),
             ),
         ],
     },

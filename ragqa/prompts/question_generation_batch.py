@@ -56,13 +56,6 @@ QUESTION_GENERATION_BATCH: Prompt[QuestionGenerationBatchInput, QuestionGenerati
             'it does not know ("I don\'t know", "I\'m not sure", "it depends"), noncommittal 0 if it commits to '
             "an answer."
         ),
-        "ru": (
-            "Напиши столько вопросов, сколько указано в count, каждый — вопрос, на который отвечает данный ответ, "
-            "опираясь только на ответ; пронумеруй их с 1 и сформулируй каждый иначе, чем остальные. Для каждого "
-            "отметь, уклончив ли ответ: noncommittal 1, если ответ уходит от сути, расплывчат или говорит, что не "
-            "знает («не знаю», «не уверен», «зависит от обстоятельств»), noncommittal 0, если ответ даёт "
-            "определённый ответ."
-        ),
     },
     examples={
         "en": [
@@ -89,29 +82,6 @@ QUESTION_GENERATION_BATCH: Prompt[QuestionGenerationBatchInput, QuestionGenerati
                 QuestionGenerationBatchOutput(
                     questions=[
                         GeneratedQuestion(attempt=1, question="Which battery does the 2019 model use?", noncommittal=1)
-                    ]
-                ),
-            ),
-        ],
-        "ru": [
-            Example(
-                QuestionGenerationBatchInput(
-                    response="Эрмитаж находится в Санкт-Петербурге, на Дворцовой площади.", count=2
-                ),
-                QuestionGenerationBatchOutput(
-                    questions=[
-                        GeneratedQuestion(attempt=1, question="Где находится Эрмитаж?", noncommittal=0),
-                        GeneratedQuestion(
-                            attempt=2, question="На какой площади Петербурга стоит Эрмитаж?", noncommittal=0
-                        ),
-                    ]
-                ),
-            ),
-            Example(
-                QuestionGenerationBatchInput(response="Не знаю точно, когда откроется новая станция метро.", count=1),
-                QuestionGenerationBatchOutput(
-                    questions=[
-                        GeneratedQuestion(attempt=1, question="Когда откроется новая станция метро?", noncommittal=1)
                     ]
                 ),
             ),

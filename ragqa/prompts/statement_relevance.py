@@ -56,12 +56,6 @@ STATEMENT_RELEVANCE: Prompt[StatementRelevanceInput, StatementRelevanceOutput] =
             "context that directly helps to answer it; verdict 0 if it is about something else. Judge relevance "
             "only, not whether the statement is true. Return exactly one verdict per statement, in order."
         ),
-        "ru": (
-            "Даны вопрос и список утверждений из ответа на него. Для каждого утверждения реши, относится ли оно "
-            "к вопросу. Verdict 1, если утверждение отвечает на вопрос или даёт сведения, прямо помогающие на "
-            "него ответить; verdict 0, если оно о другом. Оценивай только относимость, а не истинность. Верни "
-            "ровно один вердикт на каждое утверждение в том же порядке."
-        ),
     },
     examples={
         "en": [
@@ -89,31 +83,6 @@ STATEMENT_RELEVANCE: Prompt[StatementRelevanceInput, StatementRelevanceOutput] =
                         RelevanceVerdict(
                             statement="Chickens were domesticated in Southeast Asia.",
                             reason="The history of chickens does not help with boiling times.",
-                            verdict=0,
-                        ),
-                    ]
-                ),
-            ),
-        ],
-        "ru": [
-            Example(
-                StatementRelevanceInput(
-                    question="Сколько длится полёт из Москвы в Казань?",
-                    statements=[
-                        "Полёт из Москвы в Казань длится около полутора часов.",
-                        "В Казани находится Казанский кремль.",
-                    ],
-                ),
-                StatementRelevanceOutput(
-                    verdicts=[
-                        RelevanceVerdict(
-                            statement="Полёт из Москвы в Казань длится около полутора часов.",
-                            reason="Утверждение прямо отвечает на вопрос о длительности полёта.",
-                            verdict=1,
-                        ),
-                        RelevanceVerdict(
-                            statement="В Казани находится Казанский кремль.",
-                            reason="Достопримечательности Казани не относятся к длительности полёта.",
                             verdict=0,
                         ),
                     ]

@@ -38,12 +38,6 @@ STATEMENTS: Prompt[StatementsInput, StatementsOutput] = Prompt(
             "they refer to, keep numbers, dates and units exactly, and do not add facts that the answer "
             "does not state. Return an empty list when the answer makes no factual claim."
         ),
-        "ru": (
-            "Даны вопрос и ответ. Разбей ответ на атомарные утверждения. Каждое утверждение должно быть "
-            "понятно само по себе: замени местоимения и неясные ссылки на то, к чему они относятся, "
-            "сохрани числа, даты и единицы измерения без изменений и не добавляй фактов, которых нет в "
-            "ответе. Верни пустой список, если ответ не содержит фактических утверждений."
-        ),
     },
     examples={
         "en": [
@@ -60,20 +54,6 @@ STATEMENTS: Prompt[StatementsInput, StatementsOutput] = Prompt(
                         "The Golden Gate Bridge was designed mainly by Joseph Strauss.",
                         "Leon Moisseiff and Charles Ellis also worked on the design of the Golden Gate Bridge.",
                         "The Golden Gate Bridge opened to traffic on May 28, 1937.",
-                    ]
-                ),
-            ),
-        ],
-        "ru": [
-            Example(
-                StatementsInput(
-                    question="Кто написал «Войну и мир» и когда роман был опубликован?",
-                    answer="Роман написал Лев Толстой. Он публиковался с 1865 по 1869 год.",
-                ),
-                StatementsOutput(
-                    statements=[
-                        "Роман «Война и мир» написал Лев Толстой.",
-                        "Роман «Война и мир» публиковался с 1865 по 1869 год.",
                     ]
                 ),
             ),

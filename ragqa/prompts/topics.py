@@ -83,15 +83,6 @@ AI: The 'General Theory of Relativity' explains how gravity affects the fabric o
 Human: That's perfect, thank you!
 AI: You're welcome! Feel free to ask if you need more information."""  # noqa: E501
 
-_CONVERSATION_RU = """Human: Какой тариф мобильной связи подойдёт, если я трачу 20 ГБ интернета в месяц?
-AI: Сейчас подберу тариф.
-Tools:
-  tariff_search: {'traffic_gb': 20}
-ToolOutput: Подходят: «Смарт 25» (25 ГБ, 450 руб.), «Макс» (безлимит, 700 руб.)
-AI: Вам подойдёт «Смарт 25»: 25 ГБ за 450 рублей в месяц. Если нужен запас, есть безлимитный «Макс» за 700 рублей.
-Human: А кто выиграет выборы в следующем году?
-AI: Извините, я могу помочь только с вопросами о тарифах и услугах связи.
-Human: Понятно, спасибо."""
 
 TOPIC_EXTRACTION: Prompt[TopicExtractionInput, TopicExtractionOutput] = Prompt(
     name="topic_extraction",
@@ -100,19 +91,12 @@ TOPIC_EXTRACTION: Prompt[TopicExtractionInput, TopicExtractionOutput] = Prompt(
     output_model=TopicExtractionOutput,
     instructions={
         "en": "Given an interaction between Human, Tool and AI, extract the topics from Human's input.",
-        "ru": "Дан диалог между Human (пользователь), Tools (инструменты) и AI (агент). Выдели темы реплик Human.",
     },
     examples={
         "en": [
             Example(
                 TopicExtractionInput(user_input=_CONVERSATION_EN),
                 TopicExtractionOutput(topics=["Einstein's theory of relativity", "General Theory of Relativity"]),
-            )
-        ],
-        "ru": [
-            Example(
-                TopicExtractionInput(user_input=_CONVERSATION_RU),
-                TopicExtractionOutput(topics=["тариф мобильной связи на 20 ГБ", "выборы в следующем году"]),
             )
         ],
     },
@@ -125,19 +109,12 @@ TOPIC_REFUSAL: Prompt[TopicRefusalInput, TopicRefusalOutput] = Prompt(
     output_model=TopicRefusalOutput,
     instructions={
         "en": "Given a topic, classify if the AI refused to answer the question about the topic.",
-        "ru": "Дана тема. Определи, отказался ли AI отвечать на вопрос пользователя по этой теме.",
     },
     examples={
         "en": [
             Example(
                 TopicRefusalInput(user_input=_CONVERSATION_EN, topic="General Theory of Relativity"),
                 TopicRefusalOutput(refused_to_answer=False),
-            )
-        ],
-        "ru": [
-            Example(
-                TopicRefusalInput(user_input=_CONVERSATION_RU, topic="выборы в следующем году"),
-                TopicRefusalOutput(refused_to_answer=True),
             )
         ],
     },
@@ -153,10 +130,6 @@ TOPIC_CLASSIFICATION: Prompt[TopicClassificationInput, TopicClassificationOutput
             "Given a set of topics classify if the topic falls into any of the given reference topics. "
             "Give one classification per topic, in the order of the topics."
         ),
-        "ru": (
-            "Дан список тем. Для каждой темы определи, относится ли она к какой-либо из эталонных тем "
-            "(reference_topics). Дай ровно одну классификацию на тему, в порядке тем."
-        ),
     },
     examples={
         "en": [
@@ -164,15 +137,6 @@ TOPIC_CLASSIFICATION: Prompt[TopicClassificationInput, TopicClassificationOutput
                 TopicClassificationInput(
                     reference_topics=["Physics", "Mathematics"],
                     topics=["Einstein's theory of relativity", "Tomorrow's weather in Paris"],
-                ),
-                TopicClassificationOutput(classifications=[True, False]),
-            )
-        ],
-        "ru": [
-            Example(
-                TopicClassificationInput(
-                    reference_topics=["тарифы мобильной связи", "роуминг"],
-                    topics=["тариф мобильной связи на 20 ГБ", "выборы в следующем году"],
                 ),
                 TopicClassificationOutput(classifications=[True, False]),
             )

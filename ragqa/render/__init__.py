@@ -8,8 +8,10 @@
 - :mod:`ragqa.render.tables`: results as flat rows (wide and long), the source of
   :mod:`ragqa.render.csvfile` (the CSV renderer) and :mod:`ragqa.render.frames` (pandas);
 - :mod:`ragqa.render.registry`: the :class:`Renderer` protocol and the format registry
-  (:func:`renderer_for` picks a renderer by file suffix); :mod:`ragqa.render.files` registers
-  the JSON, JSONL and JUnit renderers, :mod:`ragqa.render.csvfile` the CSV one;
+  (:func:`renderer_for` picks a renderer by file suffix, :func:`suffix_help` lists them for the
+  ``--out`` help); :mod:`ragqa.render.files` registers the JSON, JSONL and JUnit renderers,
+  :mod:`ragqa.render.csvfile` the CSV one; installed packages add theirs through the entry-point
+  group ``ragqa.renderers``;
 - :mod:`ragqa.render.html`: the self-contained HTML report (Jinja2), registered for ``.html``.
 """
 
@@ -20,7 +22,7 @@ from ragqa.render.csvfile import CsvRenderer, report_to_csv
 from ragqa.render.files import JsonlRenderer, JsonRenderer, JUnitRenderer
 from ragqa.render.html import HtmlRenderer, report_to_html
 from ragqa.render.records import read_result_record, report_record, report_to_json, result_record
-from ragqa.render.registry import RENDERERS, Renderer, RenderOptions, register, renderer_for
+from ragqa.render.registry import RENDERERS, Renderer, RenderOptions, register, renderer_for, suffix_help
 
 __all__ = [
     "DIRECTION_LABELS",
@@ -43,4 +45,5 @@ __all__ = [
     "report_to_json",
     "report_to_text",
     "result_record",
+    "suffix_help",
 ]

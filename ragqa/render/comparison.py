@@ -1,4 +1,4 @@
-"""The console view of a run comparison (:class:`ragqa.compare.Comparison`): rich tables, one per metric."""
+"""The console view of a run comparison (:class:`ragqa.report.compare.Comparison`): rich tables, one per metric."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from ragqa.compare import Comparison, MeanDelta
 from ragqa.render.terminal import printable
+from ragqa.report.compare import Comparison, MeanDelta
 
 __all__ = ["comparison_html", "comparison_renderable"]
 

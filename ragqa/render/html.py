@@ -31,7 +31,7 @@ from ragqa.messages import Message
 from ragqa.render.atomic import replace_text
 from ragqa.render.console import cascade_texts, fmt_cost, fmt_score, jury_texts
 from ragqa.render.details import details_view
-from ragqa.render.labels import LABELS
+from ragqa.render.labels import LABELS, labels
 from ragqa.render.probe import probe_texts
 from ragqa.render.registry import RenderOptions, register
 from ragqa.report import Agreement, MetricSummary, Report, finite_json
@@ -289,7 +289,7 @@ def build_view(report: Report, options: RenderOptions) -> dict[str, Any]:
         "samples": sample_ids,
     }
     return {
-        "t": LABELS[language],
+        "t": labels(language),
         "lang": language,
         "run": {
             "n_samples": len(sample_ids),

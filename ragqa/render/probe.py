@@ -1,7 +1,8 @@
 """The order probe's section of a report (``--probe order``): each judge's position consistency.
 
 Shared by the console and the HTML report: :func:`probe_texts` gives the lines as ``(text, kind)``
-pairs, :func:`probe_lines` styles them for the console. The figures are those of
+pairs, :func:`probe_lines` styles them for the console; the words are the ``probe_*`` labels
+(:mod:`ragqa.render.labels`: English, or the language's pack). The figures are those of
 :class:`~ragqa.schema.OrderProbeResult` (:mod:`ragqa.jury.probe`); nothing is recomputed here.
 """
 
@@ -11,32 +12,10 @@ import math
 
 from rich.text import Text
 
+from ragqa.render.labels import labels
 from ragqa.schema import Language, OrderProbeResult
 
 __all__ = ["probe_lines", "probe_texts"]
-
-_WORDS: dict[Language, dict[str, str]] = {
-    "en": {
-        "title": (
-            "Order bias probe: {n} of {selected} selected sample(s) re-judged with the contexts reversed "
-            "(share {share:g}, seed {seed}; position consistency, Zheng et al. 2023)"
-        ),
-        "judge": "{judge}: consistency {consistency} ({changed} of {items} verdicts changed){metrics}",
-        "flag": "{judge}: its verdicts depend on the order of the contexts (more than {rate:g} % changed)",
-        "none": "no verdict compared",
-        "calls": "probe calls {calls:,} (counted in the usage, not in any metric's)",
-    },
-    "ru": {
-        "title": (
-            "Проверка зависимости от порядка: {n} из {selected} выбранных примеров оценены повторно с контекстами "
-            "в обратном порядке (доля {share:g}, seed {seed}; согласованность по позиции, Zheng et al. 2023)"
-        ),
-        "judge": "{judge}: согласованность {consistency} (изменилось {changed} из {items} вердиктов){metrics}",
-        "flag": "{judge}: вердикты зависят от порядка контекстов (изменилось больше {rate:g} %)",
-        "none": "вердикты не сравнивались",
-        "calls": "вызовы проверки {calls:,} (учтены в расходе, не в метриках)",
-    },
-}
 
 
 def _share(value: float) -> str:
@@ -52,7 +31,7 @@ def probe_texts(probe: OrderProbeResult | None, *, language: Language = "en") ->
     """
     if probe is None:
         return []
-    words = _WORDS[language]
+    words = {k.removeprefix("probe_"): v for k, v in labels(language).items() if k.startswith("probe_")}
     out = [
         (
             words["title"].format(n=probe.n_samples, selected=probe.n_selected, share=probe.share, seed=probe.seed),

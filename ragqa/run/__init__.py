@@ -2,13 +2,16 @@
 
 - :mod:`ragqa.run.spec`: metric specs as data (one parser, one formatter) and threshold resolution;
 - :mod:`ragqa.run.loop`: the one place that drives an event loop;
-- :mod:`ragqa.run.exit_codes`: what each exit code means;
+- :mod:`ragqa.run.exit_codes`: what each exit code means, and the one decision of a run's code;
 - :mod:`ragqa.run.outputs`: output paths checked before the first judge call;
 - :mod:`ragqa.run.plan`: the run plan (metrics, thresholds, policies, outputs) built and checked once;
-- :mod:`ragqa.run.validate`: samples validated once per run, with the size limits of ``ragqa.limits``;
+- :mod:`ragqa.run.validate`: samples validated once per run, with the size limits of ``ragqa.limits``
+  (the one validator, :mod:`ragqa.metrics.validation`, re-exported);
 - :mod:`ragqa.run.estimate`: judge calls and tokens estimated before the first call;
 - :mod:`ragqa.run.stream`: the streamed, resumable JSON Lines results file;
-- :mod:`ragqa.run.runner`: the one runner every entry point uses;
+- :mod:`ragqa.run.runner`: the one runner of a dataset run (the CLI, ``ragqa.evaluate``);
+- :mod:`ragqa.run.check`: the same steps one sample at a time (assertions, the pytest plugin,
+  ``ragqa test``): plan, validate, score, verdict, exit code;
 - :mod:`ragqa.run.outcome`: threshold verdicts and the exit code of a finished run;
 - :mod:`ragqa.run.api`: ``ragqa.evaluate`` and ``ragqa.aevaluate``.
 

@@ -40,10 +40,11 @@ def samples_from_data(data: Any, *, column_map: Mapping[str, str] | None = None)
     """Turn what a user passes as data into samples, with the guards of :mod:`ragqa.datasets`.
 
     Args:
-        data: a path (``str`` or :class:`~pathlib.Path`) to a JSONL, JSON or CSV file; a list of
-            dicts and/or :class:`~ragqa.schema.Sample` objects; a dict of equal-length columns
-            (RAGAS's ``Dataset.from_dict`` shape, or a Hugging Face ``Dataset``); or a pandas
-            DataFrame (one row per sample, RAGAS column names).
+        data: a path (``str`` or :class:`~pathlib.Path`) to a JSONL, JSON, CSV or Parquet file; a
+            list of dicts and/or :class:`~ragqa.schema.Sample` objects; a dict of equal-length columns
+            (RAGAS's ``Dataset.from_dict`` shape, or a Hugging Face ``Dataset``); a pandas
+            DataFrame (one row per sample, RAGAS column names); or a ``ray.data.Dataset`` (its rows,
+            read through :meth:`iter_rows`, located as ``index N`` in errors).
         column_map: ``{dataset_column: sample_field}`` renames (files, dicts and DataFrames).
 
     Returns:
@@ -58,6 +59,9 @@ def samples_from_data(data: Any, *, column_map: Mapping[str, str] | None = None)
 
     if isinstance(data, str | Path):
         return load_dataset(data, column_map=column_map), str(data)
+    if type(data).__module__.startswith("ray.data") and hasattr(data, "iter_rows"):  # without importing Ray
+        samples = samples_from_records(data.iter_rows(), column_map=column_map)
+        return samples, f"a Ray Dataset of {len(samples)} row(s)"
     if isinstance(data, Mapping) or (hasattr(data, "column_names") and hasattr(data, "to_dict")):
         columns = data if isinstance(data, Mapping) else data.to_dict()  # a dict, or a Hugging Face Dataset
         samples = samples_from_columns(columns, column_map=column_map)
@@ -76,8 +80,8 @@ def samples_from_data(data: Any, *, column_map: Mapping[str, str] | None = None)
                 raise TypeError(f"data item {i} is {type(item).__name__}; give dicts or ragqa.Sample objects")
         return samples_from_records(records, column_map=column_map), f"{len(records)} record(s) from Python"
     raise TypeError(
-        f"data is {type(data).__name__}; give a path (.jsonl, .json, .csv), a list of dicts or Samples, "
-        "a dict of columns, or a pandas DataFrame"
+        f"data is {type(data).__name__}; give a path (.jsonl, .json, .csv, .parquet), a list of dicts or Samples, "
+        "a dict of columns, a pandas DataFrame or a ray.data.Dataset"
     )
 
 
@@ -273,7 +277,7 @@ async def aevaluate(
     reducer: str | None = None,
     engine: str | None = None,
     address: str | None = None,
-    workers: int | None = None,
+    workers: int | str | None = None,
     batch_size: int | None = None,
     progress: bool | RunProgress | None = None,
     confidence: float | None = None,
@@ -318,7 +322,7 @@ def evaluate(
     reducer: str | None = None,
     engine: str | None = None,
     address: str | None = None,
-    workers: int | None = None,
+    workers: int | str | None = None,
     batch_size: int | None = None,
     progress: bool | RunProgress | None = None,
     confidence: float | None = None,
@@ -335,9 +339,10 @@ def evaluate(
     Works in plain scripts and inside a running event loop (a notebook cell).
 
     Args:
-        data: a path to a ``.jsonl``/``.json``/``.csv`` dataset, a list of dicts or
+        data: a path to a ``.jsonl``/``.json``/``.csv``/``.parquet`` dataset, a list of dicts or
             :class:`~ragqa.schema.Sample` objects, a dict of equal-length columns (RAGAS's
-            ``Dataset.from_dict`` shape), or a pandas DataFrame (RAGAS field names).
+            ``Dataset.from_dict`` shape), a pandas DataFrame (RAGAS field names), or a
+            ``ray.data.Dataset``.
         metrics: names (``"faithfulness"``), spec strings (``"noise_sensitivity(mode=irrelevant)"``),
             :class:`~ragqa.run.spec.MetricSpec` or metric objects; default ``ragqa.metrics``.
         config: the ``application.yaml`` (default: ``./application.yaml`` when present, else defaults).
@@ -389,7 +394,8 @@ def evaluate(
             ``docs/scale.md``). The report, outputs and exit code are those of a local run.
         address: with ``engine="ray"``: ``auto`` or ``ray://host:port`` of a cluster to join;
             default: start a local cluster listening on 127.0.0.1 only.
-        workers: with ``engine="ray"``: panel actors, one CPU each (default: this machine's CPUs).
+        workers: with ``engine="ray"``: panel actors, one CPU each: a count, or ``"MIN:MAX"`` to start
+            ``MIN`` and add actors up to ``MAX`` while batches wait (default: this machine's CPUs).
         batch_size: with ``engine="ray"``: samples per batch handed to a worker (default 64).
         progress: show progress with rate and ETA on stderr while the judges work. ``None``
             (default): a bar in a terminal, a line updated in place in a notebook, nothing

@@ -1,10 +1,17 @@
-"""Exit codes that a CI can rely on: each means one thing, for ``ragqa evaluate`` and ``ragqa test``."""
+"""Exit codes that a CI can rely on: each means one thing, for ``ragqa evaluate``, ``ragqa test`` and pytest.
+
+:func:`decide_exit_code` is the one decision of a finished run's code, with one precedence for every
+entry point: ``INCOMPLETE`` (3) > ``THRESHOLD`` (1) > ``UNDECIDED`` (4) > ``OK`` (0). An incomplete
+run outranks a missed threshold because what the judges that failed would have said is unknown:
+the run must be made again before its failures (or passes) mean anything. ``USAGE`` (2),
+``OUTPUT`` (5) and ``INTERRUPTED`` (130) stop a run before or outside this decision.
+"""
 
 from __future__ import annotations
 
 from enum import IntEnum
 
-__all__ = ["ExitCode"]
+__all__ = ["ExitCode", "decide_exit_code"]
 
 
 class ExitCode(IntEnum):
@@ -27,3 +34,25 @@ class ExitCode(IntEnum):
     UNDECIDED = 4
     OUTPUT = 5
     INTERRUPTED = 130
+
+
+def decide_exit_code(*, incomplete: bool, failed: bool, undecided: bool) -> ExitCode:
+    """The exit code of a run that scored, in the one precedence of the module docstring.
+
+    Args:
+        incomplete: something could not be decided because judges failed (a pair without an
+            aggregate, an assertion only the failed judges could have passed), or nothing was scored.
+        failed: a threshold (or an assertion) failed outright.
+        undecided: a gate is undecided (its interval contains its threshold) and counts as failed
+            (``on_undecided="fail"``).
+
+    Returns:
+        ``INCOMPLETE`` (3), else ``THRESHOLD`` (1), else ``UNDECIDED`` (4), else ``OK`` (0).
+    """
+    if incomplete:
+        return ExitCode.INCOMPLETE
+    if failed:
+        return ExitCode.THRESHOLD
+    if undecided:
+        return ExitCode.UNDECIDED
+    return ExitCode.OK

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 from ragqa.report import MetricSummary, Report
 from ragqa.run.estimate import RunEstimate
-from ragqa.run.exit_codes import ExitCode
+from ragqa.run.exit_codes import ExitCode, decide_exit_code
 from ragqa.schema import Interval, Language, PanelResult
 from ragqa.thresholds import (
     Direction,
@@ -116,7 +116,10 @@ def threshold_verdicts(
         if limit is not None:
             value = summary.aggregate_mean
             direction: Direction = summary.direction
-            verdict = gate(value, summary.interval, limit, direction)
+            # one sample's interval is across its judges x repeats: undecided only when they straddle
+            # the threshold, as an assertion on that sample (ragqa.thresholds.sample_gate)
+            one = summary.n_scored == 1 and not summary.flaky_samples
+            verdict = gate(value, None if one else summary.interval, limit, direction)
             out.append(
                 ThresholdVerdict(
                     summary.metric,
@@ -181,7 +184,7 @@ def incomplete_results(results: Sequence[PanelResult]) -> list[PanelResult]:
 
 
 def exit_code_for(report: Report, verdicts: Sequence[ThresholdVerdict], *, allow_incomplete: bool) -> ExitCode:
-    """The exit code of a finished run (see :class:`~ragqa.run.exit_codes.ExitCode`).
+    """The exit code of a finished run (:func:`~ragqa.run.exit_codes.decide_exit_code`).
 
     In order of precedence: ``INCOMPLETE`` when nothing was scored (no result has an aggregate),
     whatever ``allow_incomplete`` says, or when some result has no aggregate because judges
@@ -190,13 +193,11 @@ def exit_code_for(report: Report, verdicts: Sequence[ThresholdVerdict], *, allow
     the run's only problem is an interval that contains its threshold; else ``OK``.
     """
     scored = any(s.n_scored for s in report.summaries) or any(not math.isnan(r.aggregate.value) for r in report.results)
-    if not scored or (incomplete_results(report.results) and not allow_incomplete):
-        return ExitCode.INCOMPLETE
-    if any(v.gate == "fail" for v in verdicts):
-        return ExitCode.THRESHOLD
-    if any(not v.passed for v in verdicts):
-        return ExitCode.UNDECIDED
-    return ExitCode.OK
+    return decide_exit_code(
+        incomplete=not scored or bool(incomplete_results(report.results) and not allow_incomplete),
+        failed=any(v.gate == "fail" for v in verdicts),
+        undecided=any(not v.passed for v in verdicts),
+    )
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from ragqa.errors import ConfigError
 from ragqa.jury.probe import parse_probes
+from ragqa.languages import check_language
 from ragqa.metrics.base import Metric
 from ragqa.render.registry import RENDERERS, Renderer, renderer_for
 from ragqa.repeats import REDUCERS
@@ -284,8 +285,11 @@ def with_overrides(options: PanelOptions, panel: Mapping[str, Any]) -> PanelOpti
 def _check_panel(panel: Mapping[str, Any]) -> None:
     from ragqa.aggregate import PANEL_STRATEGIES
 
-    if "language" in panel and panel["language"] not in ("en", "ru"):
-        raise ConfigError(f"language {panel['language']!r}: use en or ru", key="--language")
+    if "language" in panel:
+        try:
+            check_language(panel["language"])
+        except ConfigError as exc:
+            raise ConfigError(str(exc), key="--language") from None
     if "call_plan" in panel and panel["call_plan"] not in ("batched", "ragas"):
         raise ConfigError(f"call plan {panel['call_plan']!r}: use batched or ragas", key="--call-plan")
     if "strategy" in panel and panel["strategy"] not in PANEL_STRATEGIES:

@@ -21,10 +21,12 @@ batches, and writes what they return as it comes.
   ``TOKEN``, ``PASSWORD``, ``CREDENTIAL``). A worker takes those from its own environment: on a
   local cluster the workers inherit the driver's; on a remote one, give them to the workers (the
   cluster's secrets, or ``runtime_env``).
-- **Provider limits across the cluster**: :mod:`ragqa.run.ray_limits`, one limiter actor per run.
+- **Provider limits across the cluster**: :mod:`ragqa.run.ray_limits`, one limiter actor per run;
+  it also holds each judge's circuit breaker for the whole cluster (:mod:`ragqa.run.ray_breakers`).
 - **Batches.** At most two batches per worker are in flight; the next is read from the dataset only
-  when one comes back, so the driver never holds the dataset. A worker that dies is restarted and
-  its batch run again (``max_restarts``, ``max_task_retries``); a batch's records come back
+  when one comes back, so the driver never holds the dataset. ``--workers MIN:MAX`` starts ``MIN``
+  workers and adds more up to ``MAX`` while batches wait (:mod:`ragqa.run.ray_pool`). A worker
+  that dies is restarted and its batch run again (``max_restarts``, ``max_task_retries``); a batch's records come back
   together, so nothing is written twice.
 
 Why plain Ray actors and not a Ray Data actor pool: the driver must write the records itself
@@ -40,7 +42,6 @@ joins the given cluster as that cluster is configured.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import dataclasses
 import logging
 import os
@@ -56,10 +57,13 @@ from pydantic import BaseModel, SecretStr
 
 from ragqa.container import create_container
 from ragqa.errors import ConfigError, RagqaError
+from ragqa.factory import uncached_embedder, uncached_judge
 from ragqa.render.records import read_result_record, result_record
 from ragqa.run.loop import run_sync
 from ragqa.run.plan import make_plan
+from ragqa.run.ray_breakers import share_breakers
 from ragqa.run.ray_limits import ClusterLimiters, start_limits
+from ragqa.run.ray_pool import ActorPool
 from ragqa.run.runner import Runner, cache_counts, config_fingerprint
 from ragqa.schema import PanelResult, Sample
 from ragqa.settings import load_settings
@@ -202,11 +206,14 @@ class PanelWorker:
         handle = ray.get_actor(limits)
         holder = ray.get_runtime_context().get_actor_id() or ""  # the same after a restart
         ray.get(handle.forget.remote(holder))  # what this worker held before it died comes back
-        self.container.limiters.override(providers.Object(ClusterLimiters(handle, holder)))
+        limiters = ClusterLimiters(handle, holder)
+        self.container.limiters.override(providers.Object(limiters))
         plan = make_plan(
             self.container.settings(), metrics=list(settings.metrics), panel=settings.panel, no_cache=settings.no_cache
         )
         self.evaluator = Runner(plan, self.container).build()
+        clients = [*map(uncached_judge, self.evaluator.judges), *map(uncached_embedder, self.evaluator.embedders)]
+        share_breakers(clients, handle, holder, limiters.board)  # one breaker per judge across the cluster
         self.metrics = {m.key: m for m in self.evaluator.metrics}
         if tuple(self.metrics) != settings.metrics or config_fingerprint(self.evaluator) != settings.fingerprint:
             raise ConfigError(
@@ -216,6 +223,10 @@ class PanelWorker:
                 key="--engine",
             )
         self._cache = None if settings.no_cache else self.container.cache()
+
+    def ready(self) -> bool:
+        """True once the worker is built (the pool hands it batches from then on)."""
+        return True
 
     def score(self, batch: list[Item]) -> tuple[list[tuple[int, list[dict[str, Any]]]], dict[str, int]]:
         """Score one batch on this worker's loop.
@@ -299,22 +310,34 @@ class RayEngine:
     """Scores a run's missing pairs on a Ray cluster (see the module docstring).
 
     Args:
-        address: the cluster to join (``auto``, ``ray://host:port``); ``None`` starts a local one.
-        workers: panel actors (each takes one CPU).
+        address: the cluster to join (``auto``, ``ray://host:port``); ``None`` starts a local one
+            with ``workers`` CPUs.
+        workers: the most panel actors (each takes one CPU).
         batch_size: samples per batch handed to a worker (>= 1).
+        min_workers: actors started at once (default ``workers``); more are added up to
+            ``workers`` while batches wait (:class:`~ragqa.run.ray_pool.ActorPool`).
 
     Raises:
-        ValueError: ``workers`` or ``batch_size`` below 1.
+        ValueError: ``workers`` or ``batch_size`` below 1, or ``min_workers`` not in ``1..workers``.
     """
 
-    def __init__(self, *, address: str | None = None, workers: int = 2, batch_size: int = 64) -> None:
+    def __init__(
+        self, *, address: str | None = None, workers: int = 2, batch_size: int = 64, min_workers: int | None = None
+    ) -> None:
         if workers < 1 or batch_size < 1:
             raise ValueError(f"workers and batch size must be >= 1, got {workers} and {batch_size}")
+        if min_workers is not None and not 1 <= min_workers <= workers:
+            raise ValueError(f"min_workers must be in 1..{workers}, got {min_workers}")
         self.address = address
         self.workers = workers
+        self.min_workers = min_workers or workers
         self.batch_size = batch_size
+        self.peak_workers = 0
+        """The most workers that scored at once in the last run."""
         self.limits_stats: dict[str, dict[str, float]] = {}
         """Per provider key, what the limiter actor counted (:meth:`ClusterLimits.stats`), after a run."""
+        self.breaker_stats: dict[str, float] = {}
+        """What the shared circuit breakers did and cost (:meth:`ClusterLimits.breaker_stats`), after a run."""
 
     def worker_settings(self, runner: Runner, evaluator: PanelEvaluator) -> WorkerSettings:
         """What the workers of ``runner``'s run build (no secret; see :class:`WorkerSettings`).
@@ -369,15 +392,25 @@ class RayEngine:
         name = f"ragqa-limits-{uuid.uuid4().hex}"
         limits = start_limits(name)
         worker = ray.remote(PanelWorker).options(num_cpus=1, max_restarts=2, max_task_retries=2)
-        actors = [worker.remote(settings, name) for _ in range(self.workers)]
+        pool = ActorPool(lambda: worker.remote(settings, name), min_size=self.min_workers, max_size=self.workers)
         cache: dict[str, int] = {}
+
+        def on_batch(returned: tuple[list[tuple[int, list[dict[str, Any]]]], dict[str, int]]) -> None:
+            rows, counts = returned
+            for key, count in counts.items():
+                cache[key] = cache.get(key, 0) + count
+            for position, records in rows:
+                on_rows(position, [read_result_record(r) for r in records])
+
         try:
-            await self._drive(actors, todo, on_rows, cache)
+            await pool.run(self._batches(todo), on_batch)
+            self.peak_workers = pool.peak
             self.limits_stats = await limits.stats.remote()
+            self.breaker_stats = await limits.breaker_stats.remote()
             for key, stats in self.limits_stats.items():
                 log.info("cluster limiter, provider %s: %s", key, stats)
         finally:
-            for actor in [*actors, limits]:
+            for actor in [*pool.actors, limits]:
                 ray.kill(actor)
             if started:
                 await asyncio.to_thread(ray.shutdown)
@@ -392,67 +425,3 @@ class RayEngine:
                 batch = []
         if batch:
             yield batch
-
-    async def _drive(
-        self,
-        actors: list[Any],
-        todo: Todo,
-        on_rows: Callable[[int, list[PanelResult]], None],
-        cache: dict[str, int],
-    ) -> None:
-        batches = self._batches(todo)
-        busy = dict.fromkeys(range(len(actors)), 0)
-        running: dict[asyncio.Future[Any], int] = {}
-        try:
-            while True:
-                for index in sorted(busy, key=busy.__getitem__):  # two batches per worker: one runs, one waits
-                    if busy[index] >= 2:
-                        continue
-                    batch = next(batches, None)
-                    if batch is None:
-                        break
-                    running[asyncio.ensure_future(_result(actors[index].score.remote(batch)))] = index
-                    busy[index] += 1
-                if not running:
-                    return
-                done, _ = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
-                for future in done:
-                    busy[running.pop(future)] -= 1
-                    rows, counts = future.result()
-                    for name, count in counts.items():
-                        cache[name] = cache.get(name, 0) + count
-                    for position, records in rows:
-                        on_rows(position, [read_result_record(r) for r in records])
-        finally:
-            for future in running:
-                future.cancel()
-            if running:
-                await asyncio.gather(*running, return_exceptions=True)
-
-
-async def _result(ref: Any) -> Any:
-    """Await a Ray call; a ragqa error raised on the worker is raised here as itself."""
-    try:
-        return await ref
-    except asyncio.CancelledError:
-        with contextlib.suppress(Exception):  # the actors are killed next in any case
-            ray.cancel(ref)
-        raise
-    except ray.exceptions.RayError as exc:
-        cause = _ragqa_cause(exc)
-        if cause is not None:
-            raise cause from None
-        raise
-
-
-def _ragqa_cause(exc: BaseException) -> RagqaError | None:
-    """The ragqa error inside a Ray error (a task's, or an actor's that failed to start), if any."""
-    seen: BaseException | None = exc
-    for _ in range(6):
-        if seen is None:
-            return None
-        if isinstance(seen, RagqaError) and not isinstance(seen, ray.exceptions.RayError):
-            return seen
-        nested = getattr(seen, "cause", None) or seen.__cause__
-        seen = nested if isinstance(nested, BaseException) else None
-    return None

@@ -21,8 +21,13 @@ every worker, takes its permit and its token from that one actor:
 - **429 and Retry-After**: a request of any worker answered with HTTP 429, or with a
   ``Retry-After`` / ``retry-after-ms`` header, holds the provider's bucket for the asked wait (1 s
   for a 429 without one): no worker's next token lease starts earlier
-  (:meth:`~ragqa.judges.ratelimit.TokenBucket.hold`). A provider without ``rps`` carries the hold
-  on its next permit lease instead.
+  (:meth:`~ragqa.judges.ratelimit.TokenBucket.hold`). The worker that was told drops the tokens it
+  leased for the held time at once; every other worker drops its own with the reply of its next
+  lease (of any provider), so each sends at most the requests it already held tokens for. A
+  provider without ``rps`` carries the hold on its next permit lease instead.
+- **circuit breakers**: the same actor holds each judge's breaker for the whole cluster, and the
+  same replies carry its news (:mod:`ragqa.run.ray_breakers`). A failed request gives its permit
+  back only after its judge's breaker has counted the failure.
 
 A worker that dies is restarted under the same actor id; its restart first takes back every permit
 the dead process held (:meth:`ClusterLimits.forget`), so none is lost to the run.
@@ -48,6 +53,7 @@ import ray
 from ragqa.judges._http import classify_error
 from ragqa.judges.ratelimit import ProviderLimiter, ProviderLimiters, TokenBucket
 from ragqa.judges.retry import parse_retry_after
+from ragqa.run.ray_breakers import Board, BoardUpdate, BreakerStates, Shared
 from ragqa.settings import ProviderLimits
 
 __all__ = ["LEASE", "ClusterLimiter", "ClusterLimiters", "ClusterLimits", "start_limits"]
@@ -91,6 +97,17 @@ class ClusterLimits:
 
     def __init__(self) -> None:
         self._providers: dict[str, _Provider] = {}
+        self.breakers = BreakerStates()
+        """Every judge's circuit breaker state across the cluster (:mod:`ragqa.run.ray_breakers`)."""
+
+    def _update(self, since: int) -> BoardUpdate | None:
+        """What changed for a worker that saw epoch ``since``: ``None`` when nothing did (the common case)."""
+        epoch = self.breakers.epoch
+        if since == epoch:
+            return None
+        now = time.monotonic()
+        holds = {key: p.hold_until - now for key, p in self._providers.items() if p.hold_until > now}
+        return epoch, self.breakers.snapshot(), holds
 
     def _provider(self, key: str, rps: float | None, max_in_flight: int) -> _Provider:
         provider = self._providers.get(key)
@@ -100,12 +117,13 @@ class ClusterLimits:
         return provider
 
     async def acquire(
-        self, key: str, rps: float | None, max_in_flight: int, n: int, holder: str = ""
-    ) -> tuple[int, float]:
+        self, key: str, rps: float | None, max_in_flight: int, n: int, holder: str = "", since: int = -1
+    ) -> tuple[int, float, BoardUpdate | None]:
         """Wait until a permit is free, then grant up to ``n`` to the worker ``holder``.
 
         Returns:
-            ``(permits granted (>= 1), seconds to wait before using them: a 429's hold, else 0)``.
+            ``(permits granted (>= 1), seconds to wait before using them: a 429's hold, else 0,
+            the breakers' and holds' news for a worker that saw epoch ``since``)``.
         """
         provider = self._provider(key, rps, max_in_flight)
         async with provider.changed:
@@ -115,7 +133,7 @@ class ClusterLimits:
             provider.held[holder] = provider.held.get(holder, 0) + granted
             provider.granted += granted
             provider.peak = max(provider.peak, provider.in_use)
-        return granted, max(0.0, provider.hold_until - time.monotonic())
+        return granted, max(0.0, provider.hold_until - time.monotonic()), self._update(since)
 
     async def release(self, key: str, n: int, holder: str = "") -> None:
         """Give back ``n`` permits of ``key`` held by the worker ``holder``."""
@@ -128,7 +146,8 @@ class ClusterLimits:
             provider.changed.notify_all()
 
     async def forget(self, holder: str) -> None:
-        """Take back every permit of the worker ``holder`` (it died; its restart calls this first)."""
+        """Take back every permit and breaker probe of the worker ``holder`` (it died; its restart calls this first)."""
+        self.breakers.forget(holder)
         for provider in self._providers.values():
             lost = provider.held.pop(holder, 0)
             if lost:
@@ -136,17 +155,22 @@ class ClusterLimits:
                     provider.in_use = max(0, provider.in_use - lost)
                     provider.changed.notify_all()
 
-    async def take(self, key: str, rps: float | None, max_in_flight: int, n: int) -> list[float]:
+    async def take(
+        self, key: str, rps: float | None, max_in_flight: int, n: int, since: int = -1
+    ) -> tuple[float, list[float], BoardUpdate | None]:
         """Reserve ``n`` tokens of the provider's bucket.
 
         Returns:
-            For each token, the seconds from now until the instant it may be used (>= 0, increasing).
+            The actor's clock now (the waits count from it); for each token, the seconds from
+            then until the instant it may be used (>= 0, increasing); and the news for a worker
+            that saw epoch ``since`` (as :meth:`acquire`).
         """
         provider = self._provider(key, rps, max_in_flight)
         provider.tokens += n
+        now = time.monotonic()
         if provider.bucket is None:
-            return [max(0.0, provider.hold_until - time.monotonic())] * n
-        return [provider.bucket.reserve() for _ in range(n)]
+            return now, [max(0.0, provider.hold_until - now)] * n, self._update(since)
+        return now, [provider.bucket.reserve() for _ in range(n)], self._update(since)
 
     async def hold(self, key: str, seconds: float) -> None:
         """Hand out no token of ``key`` for ``seconds`` (a worker saw a 429 or a ``Retry-After``)."""
@@ -156,6 +180,29 @@ class ClusterLimits:
         provider.hold_until = max(provider.hold_until, time.monotonic() + seconds)
         if provider.bucket is not None:
             provider.bucket.hold(seconds)
+        self.breakers.epoch += 1  # every worker drops the tokens it leased for the held time
+
+    async def breaker_opened(
+        self, key: str, seconds: float, cool_down: float, cause: str | None, failures: int, hung: bool
+    ) -> None:
+        """A worker's breaker opened (:meth:`BreakerStates.opened`)."""
+        self.breakers.opened(key, seconds, cool_down, cause, failures, hung)
+
+    async def breaker_closed(self, key: str) -> None:
+        """An answer came through a breaker (:meth:`BreakerStates.closed`)."""
+        self.breakers.closed(key)
+
+    async def breaker_neutral(self, key: str, holder: str) -> None:
+        """A probe ended telling nothing (:meth:`BreakerStates.neutral`)."""
+        self.breakers.neutral(key, holder)
+
+    async def breaker_probe(self, key: str, holder: str) -> Shared:
+        """Who probes an open breaker (:meth:`BreakerStates.probe`)."""
+        return await self.breakers.probe(key, holder)
+
+    async def breaker_stats(self) -> dict[str, float]:
+        """What the breakers cost and did (:meth:`BreakerStates.stats`)."""
+        return self.breakers.stats()
 
     async def stats(self) -> dict[str, dict[str, float]]:
         """Per provider key: ``peak_in_flight``, ``max_in_flight``, ``permits``, ``tokens``, ``round_trips``."""
@@ -181,11 +228,12 @@ def start_limits(name: str) -> Any:
 class _Permits:
     """A worker's leased share of a provider's cluster-wide in-flight permits."""
 
-    def __init__(self, handle: Any, key: str, spec: tuple[float | None, int], holder: str) -> None:
+    def __init__(self, handle: Any, key: str, spec: tuple[float | None, int], holder: str, board: Board) -> None:
         self._handle = handle
         self._key = key
         self._spec = spec
         self._holder = holder
+        self._board = board
         self._free = 0
         self._waiters: collections.deque[asyncio.Future[None]] = collections.deque()
         self._fetching: asyncio.Future[None] | None = None
@@ -221,7 +269,10 @@ class _Permits:
 
     async def _lease(self, n: int) -> None:
         try:
-            granted, wait = await self._handle.acquire.remote(self._key, *self._spec, n, self._holder)
+            granted, wait, update = await self._handle.acquire.remote(
+                self._key, *self._spec, n, self._holder, self._board.epoch
+            )
+            self._board.apply(update)
             if wait > 0:
                 await asyncio.sleep(wait)
             self._free += granted
@@ -255,10 +306,20 @@ class _Permits:
 
 
 class _Tokens:
-    """A worker's leased tokens of a provider's cluster-wide bucket: instants on this worker's clock."""
+    """A worker's leased tokens of a provider's cluster-wide bucket: instants on this worker's clock.
 
-    def __init__(self, handle: Any, key: str, spec: tuple[float | None, int], clock: Callable[[], float]) -> None:
+    An instant is the actor's (its clock when it answered, plus the token's wait), moved onto this
+    worker's clock by the smallest difference between the two clocks seen in any reply (answer
+    received minus answer sent: the clocks' offset plus the quickest transit). Counting each lease's
+    waits from when its reply arrived instead would shift every lease by its own transit, and a
+    slow reply followed by a quick one would put two workers' tokens closer than ``1 / rps``.
+    """
+
+    def __init__(
+        self, handle: Any, key: str, spec: tuple[float | None, int], clock: Callable[[], float], board: Board
+    ) -> None:
         self._handle = handle
+        self._board = board
         self._key = key
         self._spec = spec
         self._clock = clock
@@ -267,6 +328,7 @@ class _Tokens:
         self._instants: collections.deque[float] = collections.deque()
         self._lock: asyncio.Lock | None = None
         self._waiting = 0
+        self._offset = float("inf")
         self.dropped = 0
         """Tokens dropped unused (no request claimed them in time)."""
 
@@ -287,14 +349,24 @@ class _Tokens:
                 async with self._lock:
                     if self._instants:
                         continue
-                    waits = await self._handle.take.remote(self._key, *self._spec, min(LEASE, self._waiting + 1))
-                    received = self._clock()
-                    self._instants.extend(received + w for w in waits)
+                    sent, waits, update = await self._handle.take.remote(
+                        self._key, *self._spec, min(LEASE, self._waiting + 1), self._board.epoch
+                    )
+                    self._offset = min(self._offset, self._clock() - sent)
+                    self._board.apply(update)
+                    self._instants.extend(sent + self._offset + w for w in waits)
         finally:
             self._waiting -= 1
         delay = at - self._clock()
         if delay > 0:
             await asyncio.sleep(delay)
+
+    def hold(self, seconds: float) -> None:
+        """Drop the leased tokens due within ``seconds`` (a 429): the next ones come from the held bucket."""
+        until = self._clock() + seconds
+        while self._instants and self._instants[0] < until:
+            self._instants.popleft()
+            self.dropped += 1
 
 
 class ClusterLimiter(ProviderLimiter):
@@ -306,6 +378,7 @@ class ClusterLimiter(ProviderLimiter):
         handle: the run's :class:`ClusterLimits` actor.
         holder: this worker's name for the actor (its permits are counted under it).
         clock: a monotonic clock in seconds.
+        board: this worker's view of the cluster's breakers and holds (default: its own).
     """
 
     def __init__(
@@ -316,23 +389,31 @@ class ClusterLimiter(ProviderLimiter):
         *,
         holder: str = "",
         clock: Callable[[], float] = time.monotonic,
+        board: Board | None = None,
     ) -> None:
         local = limits.model_copy(update={"rps": None})  # the rate is the cluster's, never the worker's own
         super().__init__(key, local, clock=clock)
         self.limits = limits
         self._handle = handle
         spec = (limits.rps, limits.max_in_flight)
-        self._permits = _Permits(handle, key, spec, holder)
-        self._tokens = _Tokens(handle, key, spec, clock) if limits.rps else None
+        self._board = board if board is not None else Board()
+        self._permits = _Permits(handle, key, spec, holder, self._board)
+        self._tokens = _Tokens(handle, key, spec, clock, self._board) if limits.rps else None
+        self._board.on_hold(key, self._hold)
+
+    def _hold(self, seconds: float) -> None:
+        if self._tokens is not None:
+            self._tokens.hold(seconds)
 
     async def _take_token(self, deadline: float | None, judge_id: str | None, step: str | None) -> None:
-        """Take the cluster's in-flight permit, then its token (both released or dropped on failure)."""
+        """Take the cluster's in-flight permit, then its token; refuse the call if its breaker opened meanwhile."""
         try:
             async with asyncio.timeout(None if deadline is None else max(0.0, deadline - self._clock())):
                 await self._permits.acquire()
                 try:
                     if self._tokens is not None:
                         await self._tokens.take()
+                    self._board.check(self.key, judge_id, step)
                 except BaseException:
                     self._permits.release()
                     raise
@@ -348,9 +429,14 @@ class ClusterLimiter(ProviderLimiter):
                 yield
             except Exception as exc:
                 self._report(exc)
+                # given back once the failure reached the judge's breaker (it runs next, in this task):
+                # an opening is told to the actor before another worker can get this permit
+                asyncio.get_running_loop().call_soon(self._permits.release)
                 raise
-            finally:
+            except BaseException:
                 self._permits.release()
+                raise
+            self._permits.release()
 
     def _report(self, exc: Exception) -> None:
         failure = classify_error(exc)
@@ -361,6 +447,7 @@ class ClusterLimiter(ProviderLimiter):
             return
         seconds = asked if asked is not None else HOLD_WITHOUT_RETRY_AFTER_S
         log.info("provider %s: %s; every worker holds for %.2fs", self.key, failure.cause, seconds)
+        self._hold(seconds)
         self._handle.hold.remote(self.key, seconds)
 
 
@@ -377,6 +464,10 @@ class ClusterLimiters(ProviderLimiters):
         super().__init__()
         self._handle = handle
         self._holder = holder
+        self.board = Board()
+        """This worker's view of the cluster's breakers and 429 holds (:mod:`ragqa.run.ray_breakers`)."""
 
     def _new(self, provider_key: str, limits: ProviderLimits) -> ProviderLimiter:
-        return ClusterLimiter(provider_key, limits, self._handle, holder=self._holder, clock=self._clock)
+        return ClusterLimiter(
+            provider_key, limits, self._handle, holder=self._holder, clock=self._clock, board=self.board
+        )

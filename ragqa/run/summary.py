@@ -283,7 +283,10 @@ class RunSummary:
 
     def _summary(
         self, index: int, rows: NDArray[np.intp]
-    ) -> tuple[MetricSummary, tuple[NDArray[np.float64], list[NDArray[np.float64]], NDArray[np.float64]]]:
+    ) -> tuple[
+        MetricSummary,
+        tuple[NDArray[np.float64], list[NDArray[np.float64]], NDArray[np.float64] | list[list[list[float]]]],
+    ]:
         from ragqa.agreement import agreement
 
         metric = self.metrics[index]
@@ -360,6 +363,10 @@ class RunSummary:
             usage=total,
             agreement=agreement(labels, self.judge_ids, matrix),
         )
+        if n_scored == 1:  # the aggregate's interval then reads the one sample's repeats as lists (summarize's form)
+            n_of = [np.frombuffer(c.n_repeats, dtype=np.uint16)[rows] for c in columns.judges]
+            listed = [[cube[i, j, : int(n_of[j][i])].tolist() for j in range(len(n_of))] for i in range(len(rows))]
+            return summary, (aggregates, per_judge, listed)
         return summary, (aggregates, per_judge, cube)
 
 

@@ -26,6 +26,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from ragqa.errors import JudgeError
+from ragqa.languages import known_languages
 from ragqa.prompts import PROMPTS
 from ragqa.prompts.base import DATA_CLOSE, DATA_OPEN, Prompt, system_rules
 from ragqa.run.loop import run_sync
@@ -48,7 +49,6 @@ _BY_TITLE: Mapping[str, Prompt[Any, Any]] = {p.output_model.__name__: p for p in
 _SCHEMA_TEXT: Mapping[str, Prompt[Any, Any]] = {
     json.dumps(p.output_schema, ensure_ascii=False): p for p in PROMPTS.values()
 }
-_LANGUAGES: tuple[Language, ...] = ("en", "ru")
 
 
 def default_responder(request: ChatRequest) -> dict[str, Any] | str:
@@ -114,7 +114,7 @@ def ragqa_prompt_of(request: ChatRequest) -> Prompt[Any, Any] | None:
 
 def language_of(request: ChatRequest) -> Language:
     """The language of a ragqa prompt: the one whose judge rules are the system message (else ``en``)."""
-    return next((lang for lang in _LANGUAGES if request.system == system_rules(lang)), "en")
+    return next((lang for lang in known_languages() if request.system == system_rules(lang)), "en")
 
 
 def _input_of(request: ChatRequest, prompt: Prompt[Any, Any]) -> Any:

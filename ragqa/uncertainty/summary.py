@@ -7,13 +7,14 @@ order, so both give the same summaries bit for bit.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import numpy as np
 from numpy.typing import NDArray
 
 from ragqa.schema import Decomposition, Interval
-from ragqa.uncertainty.intervals import mean_interval
+from ragqa.uncertainty.intervals import mean_interval, sample_interval
 from ragqa.uncertainty.variance import decompose, score_cube
 
 __all__ = ["calls_per_judgement", "metric_intervals"]
@@ -47,7 +48,10 @@ def metric_intervals(
     """One metric's intervals and variance decomposition (pure).
 
     The aggregate's interval is :func:`~ragqa.uncertainty.mean_interval` (clustered standard error,
-    samples as clusters) of the per-sample aggregates; each judge's, of its finite per-sample scores;
+    samples as clusters) of the per-sample aggregates; with one sample aggregated, that sample's
+    interval across its judges x repeats (:func:`~ragqa.uncertainty.sample_interval`, the interval
+    an assertion or a ``ragqa test`` case gates on), so one sample gets the same gate from every
+    entry point. Each judge's of its finite per-sample scores;
     both clamped to ``bounds`` when given. The decomposition is :func:`~ragqa.uncertainty.decompose`
     of every judge's repeat values.
 
@@ -71,7 +75,32 @@ def metric_intervals(
     judges = [mean_interval(values, confidence=confidence, bounds=bounds) for values in judge_scores]
     decomposition = decompose(score_cube(scores), calls_per_judgement=calls)
     return (
-        mean_interval(aggregates, confidence=confidence, bounds=bounds),
+        _aggregate_interval(aggregates, scores, confidence=confidence, bounds=bounds),
         judges,
         decomposition if decomposition.components.n_samples >= 2 else None,
     )
+
+
+def _aggregate_interval(
+    aggregates: Sequence[float] | NDArray[np.float64],
+    scores: Sequence[Sequence[Sequence[float]]] | NDArray[np.float64],
+    *,
+    confidence: float,
+    bounds: tuple[float, float] | None,
+) -> Interval | None:
+    """The aggregate's interval: across samples, or across judges x repeats when one sample has an aggregate."""
+    finite = np.flatnonzero(~np.isnan(np.asarray(aggregates, dtype=float))).tolist()
+    if len(finite) == 1 and finite[0] < len(scores):
+        if isinstance(scores, np.ndarray):  # a cube: a judge's row ends at its last value (RunSummary passes lists)
+            cells = [
+                row[: int(np.flatnonzero(~np.isnan(row)).max()) + 1]
+                for row in scores[finite[0]]
+                if (~np.isnan(row)).any()
+            ]
+            rows = [list(map(float, cell)) for cell in cells]
+        else:
+            rows = [list(values) for values in scores[finite[0]] if len(values)]
+        width = max((len(row) for row in rows), default=0)
+        padded = [row + [math.nan] * (width - len(row)) for row in rows]
+        return sample_interval(padded, confidence=confidence, bounds=bounds) if padded else None
+    return mean_interval(aggregates, confidence=confidence, bounds=bounds)

@@ -17,7 +17,14 @@ from ragqa.judges.local.graded import (
     GradedRelevanceVerdict,
     GradedStatementVerdict,
 )
-from ragqa.judges.local.judge import ALGORITHM_VERSION, HANDLERS, LocalJudge, extract_entities, statements_of
+from ragqa.judges.local.judge import (
+    ALGORITHM_VERSION,
+    HANDLERS,
+    LocalJudge,
+    extract_entities,
+    register_handler,
+    statements_of,
+)
 from ragqa.judges.local.support import SupportConfig, SupportResult, support
 from ragqa.judges.local.text import claims, split_sentences
 
@@ -41,6 +48,7 @@ __all__ = [
     "extract_entities",
     "hashing_vector",
     "minilm_available",
+    "register_handler",
     "split_sentences",
     "statements_of",
     "support",

@@ -17,10 +17,11 @@ from pydantic import BaseModel
 from ragqa.judges.base import Embedder
 from ragqa.judges.local.support import SupportConfig, SupportResult
 from ragqa.judges.local.text import claims
+from ragqa.prompts.base import Prompt
 from ragqa.schema import Language
 from ragqa.settings import LocalJudgeSettings
 
-__all__ = ["AnyHandler", "Handler", "LocalJudgeView", "statements_of"]
+__all__ = ["HANDLERS", "AnyHandler", "Handler", "LocalJudgeView", "register_handler", "statements_of"]
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -65,6 +66,35 @@ class LocalJudgeView(Protocol):
 
 Handler = Callable[[LocalJudgeView, Any, Language], Awaitable[BaseModel]]
 """``async handler(judge, data, language) -> output model`` for one prompt name."""
+
+HANDLERS: dict[str, AnyHandler] = {}
+"""Prompt name -> the handler registered for it (:func:`register_handler`), in registration order."""
+
+H = TypeVar("H", bound=Callable[..., Awaitable[BaseModel]])
+
+
+def register_handler(prompt: Prompt[Any, Any]) -> Callable[[H], H]:
+    """Decorator: teach the local judge to answer ``prompt`` with the decorated ``async handler``.
+
+    ``async def handler(judge, data, language) -> prompt.output_model`` gets the judge (its
+    :class:`~ragqa.judges.local._handler.LocalJudgeView`: ``support``, ``verdict``...), the
+    prompt's input model and the language. The handler lives next to the prompt it answers, so a
+    new prompt, with its offline answer, is one module.
+
+    Raises:
+        ValueError: when ``prompt.name`` is answered already by another handler (a built-in
+            prompt's name, or a second registration of the name).
+    """
+
+    def decorate(handler: H) -> H:
+        taken = HANDLERS.get(prompt.name)
+        if taken is not None and taken is not handler:
+            raise ValueError(f"the local judge answers prompt {prompt.name!r} already; give the prompt another name")
+        HANDLERS[prompt.name] = handler
+        return handler
+
+    return decorate
+
 
 YES_NO = re.compile(r"^\s*(yes|yeah|yep|no|nope|да|нет)\b[\s,.!]*$", re.IGNORECASE)
 """A bare yes or no (English or Russian), the whole answer."""

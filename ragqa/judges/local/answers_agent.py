@@ -17,7 +17,7 @@ Every answer is an approximation built from the conversation transcript that the
   (stem), or, when the judge uses embeddings, when their cosine reaches ``support_threshold``.
 
 Verdicts are binary, as an LLM gives them. Every reason starts with ``local approximation``.
-Merged into :data:`ragqa.judges.local.judge.HANDLERS` as :data:`AGENT_HANDLERS`.
+Each handler registers itself for its prompt (:func:`~ragqa.judges.local._handler.register_handler`).
 """
 
 from __future__ import annotations
@@ -27,10 +27,20 @@ import re
 from dataclasses import dataclass, field
 
 from ragqa._math import cosine
-from ragqa.judges.local._handler import Handler, LocalJudgeView
+from ragqa.judges.local._handler import LocalJudgeView, register_handler
 from ragqa.judges.local.text import STOP_WORDS, detect_script, features, split_sentences, tokens
-from ragqa.prompts.goal import GoalOutcomeInput, GoalOutcomeOutput, OutcomeComparisonInput, OutcomeComparisonOutput
+from ragqa.prompts.goal import (
+    GOAL_OUTCOME,
+    OUTCOME_COMPARISON,
+    GoalOutcomeInput,
+    GoalOutcomeOutput,
+    OutcomeComparisonInput,
+    OutcomeComparisonOutput,
+)
 from ragqa.prompts.topics import (
+    TOPIC_CLASSIFICATION,
+    TOPIC_EXTRACTION,
+    TOPIC_REFUSAL,
     TopicClassificationInput,
     TopicClassificationOutput,
     TopicExtractionInput,
@@ -40,7 +50,7 @@ from ragqa.prompts.topics import (
 )
 from ragqa.schema import Language
 
-__all__ = ["AGENT_HANDLERS", "Turn", "is_courtesy", "is_refusal", "parse_transcript", "topic_of"]
+__all__ = ["Turn", "is_courtesy", "is_refusal", "parse_transcript", "topic_of"]
 
 _TAG = "local approximation"
 _TOPIC_WORDS = 6
@@ -168,6 +178,7 @@ def _substantive(turns: list[Turn]) -> list[Turn]:
     return [t for t in turns if t.human.strip() and not is_courtesy(t.human)]
 
 
+@register_handler(GOAL_OUTCOME)
 async def _goal_outcome(judge: LocalJudgeView, data: GoalOutcomeInput, language: Language) -> GoalOutcomeOutput:
     turns = parse_transcript(data.workflow)
     goal = " ".join(" ".join(t.human.split()) for t in _substantive(turns))
@@ -175,6 +186,7 @@ async def _goal_outcome(judge: LocalJudgeView, data: GoalOutcomeInput, language:
     return GoalOutcomeOutput(user_goal=goal, end_state=end)
 
 
+@register_handler(OUTCOME_COMPARISON)
 async def _outcome_comparison(
     judge: LocalJudgeView, data: OutcomeComparisonInput, language: Language
 ) -> OutcomeComparisonOutput:
@@ -203,6 +215,7 @@ def topic_of(text: str) -> str:
     return " ".join(words[:_TOPIC_WORDS])
 
 
+@register_handler(TOPIC_EXTRACTION)
 async def _topic_extraction(
     judge: LocalJudgeView, data: TopicExtractionInput, language: Language
 ) -> TopicExtractionOutput:
@@ -216,6 +229,7 @@ async def _topic_extraction(
     return TopicExtractionOutput(topics=topics)
 
 
+@register_handler(TOPIC_REFUSAL)
 async def _topic_refusal(judge: LocalJudgeView, data: TopicRefusalInput, language: Language) -> TopicRefusalOutput:
     turns = [t for t in parse_transcript(data.user_input) if t.human.strip()]
     if not turns:
@@ -226,6 +240,7 @@ async def _topic_refusal(judge: LocalJudgeView, data: TopicRefusalInput, languag
     return TopicRefusalOutput(refused_to_answer=refused)
 
 
+@register_handler(TOPIC_CLASSIFICATION)
 async def _topic_classification(
     judge: LocalJudgeView, data: TopicClassificationInput, language: Language
 ) -> TopicClassificationOutput:
@@ -241,13 +256,3 @@ async def _topic_classification(
             on_topic = max(sims) >= judge.settings.support_threshold
         out.append(on_topic)
     return TopicClassificationOutput(classifications=out)
-
-
-AGENT_HANDLERS: dict[str, Handler] = {
-    "goal_outcome": _goal_outcome,
-    "outcome_comparison": _outcome_comparison,
-    "topic_extraction": _topic_extraction,
-    "topic_refusal": _topic_refusal,
-    "topic_classification": _topic_classification,
-}
-"""Prompt name -> local handler for the agent metrics' prompts."""

@@ -1,7 +1,8 @@
 """The local judge's answers to the batched call plan's prompts, composed of its per-item answers.
 
 Each handler answers a batched prompt by calling the per-item handler of
-:data:`ragqa.judges.local.judge.HANDLERS` once per item, looked up **at call time** (``judge.handler_for``) (``nli`` per
+:data:`ragqa.judges.local._handler.HANDLERS` once per item, looked up **at call time**
+(``judge.handler_for``) (``nli`` per
 context, ``context_usefulness`` per context, ``question_generation`` per attempt, ``entities``
 per text) and putting the answers in the batched shape. The local judge therefore answers both
 call plans identically by construction, whatever the per-item handlers compute: a batched row is
@@ -18,20 +19,22 @@ from typing import Any
 
 from pydantic import Field
 
-from ragqa.judges.local._handler import Handler, LocalJudgeView
+from ragqa.judges.local._handler import LocalJudgeView, register_handler
 from ragqa.judges.local.graded import GradedStatementVerdict
 from ragqa.prompts.context_usefulness import ContextUsefulnessInput
 from ragqa.prompts.context_usefulness_batch import (
+    CONTEXT_USEFULNESS_BATCH,
     ContextUsefulnessBatchInput,
     ContextUsefulnessBatchOutput,
     ContextUsefulnessVerdict,
 )
 from ragqa.prompts.entities import EntitiesInput
-from ragqa.prompts.entities_batch import EntitiesBatchInput, EntitiesBatchOutput, TextEntities
+from ragqa.prompts.entities_batch import ENTITIES_BATCH, EntitiesBatchInput, EntitiesBatchOutput, TextEntities
 from ragqa.prompts.nli import NLIInput, StatementVerdict
-from ragqa.prompts.nli_matrix import ContextVerdicts, NLIMatrixInput, NLIMatrixOutput
+from ragqa.prompts.nli_matrix import NLI_MATRIX, ContextVerdicts, NLIMatrixInput, NLIMatrixOutput
 from ragqa.prompts.question_generation import QuestionGenerationInput
 from ragqa.prompts.question_generation_batch import (
+    QUESTION_GENERATION_BATCH,
     GeneratedQuestion,
     QuestionGenerationBatchInput,
     QuestionGenerationBatchOutput,
@@ -39,7 +42,6 @@ from ragqa.prompts.question_generation_batch import (
 from ragqa.schema import Language
 
 __all__ = [
-    "BATCHED_HANDLERS",
     "GradedContextUsefulnessBatchOutput",
     "GradedContextUsefulnessVerdict",
     "GradedContextVerdicts",
@@ -92,6 +94,7 @@ def _graded(verdict: StatementVerdict) -> GradedStatementVerdict:
     )
 
 
+@register_handler(NLI_MATRIX)
 async def _nli_matrix(judge: LocalJudgeView, data: NLIMatrixInput, language: Language) -> NLIMatrixOutput:
     nli = judge.handler_for("nli")
     rows = []
@@ -101,6 +104,7 @@ async def _nli_matrix(judge: LocalJudgeView, data: NLIMatrixInput, language: Lan
     return GradedNLIMatrixOutput(rows=rows)
 
 
+@register_handler(CONTEXT_USEFULNESS_BATCH)
 async def _context_usefulness_batch(
     judge: LocalJudgeView, data: ContextUsefulnessBatchInput, language: Language
 ) -> ContextUsefulnessBatchOutput:
@@ -117,6 +121,7 @@ async def _context_usefulness_batch(
     return GradedContextUsefulnessBatchOutput(verdicts=verdicts)
 
 
+@register_handler(QUESTION_GENERATION_BATCH)
 async def _question_generation_batch(
     judge: LocalJudgeView, data: QuestionGenerationBatchInput, language: Language
 ) -> QuestionGenerationBatchOutput:
@@ -128,6 +133,7 @@ async def _question_generation_batch(
     return QuestionGenerationBatchOutput(questions=questions)
 
 
+@register_handler(ENTITIES_BATCH)
 async def _entities_batch(judge: LocalJudgeView, data: EntitiesBatchInput, language: Language) -> EntitiesBatchOutput:
     extract = judge.handler_for("entities")
     results = []
@@ -135,12 +141,3 @@ async def _entities_batch(judge: LocalJudgeView, data: EntitiesBatchInput, langu
         out: Any = await extract(judge, EntitiesInput(text=text.text), language)
         results.append(TextEntities(text=text.number, entities=list(out.entities)))
     return EntitiesBatchOutput(results=results)
-
-
-BATCHED_HANDLERS: dict[str, Handler] = {
-    "nli_matrix": _nli_matrix,
-    "context_usefulness_batch": _context_usefulness_batch,
-    "question_generation_batch": _question_generation_batch,
-    "entities_batch": _entities_batch,
-}
-"""Batched prompt name -> handler; merged into :data:`ragqa.judges.local.judge.HANDLERS`."""

@@ -34,7 +34,7 @@ from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
 from ragqa.judges.base import Embedder
-from ragqa.judges.local._handler import Handler, LocalJudgeView, statements_of
+from ragqa.judges.local._handler import LocalJudgeView, register_handler, statements_of
 from ragqa.judges.local.graded import GradedContextRelevance1Output, GradedContextRelevance2Output
 from ragqa.judges.local.relevance import relevance_many
 from ragqa.judges.local.support import SupportConfig, support
@@ -42,6 +42,9 @@ from ragqa.judges.local.text import claims, detect_script, features, split_sente
 from ragqa.judges.local.worker import run_in_worker
 from ragqa.messages import conversation_parts
 from ragqa.prompts.criteria import (
+    ASPECT_CRITIC,
+    RUBRICS_SCORE,
+    SIMPLE_CRITERIA,
     SIMPLE_CRITERIA_MAX,
     AspectCriticInput,
     AspectCriticOutput,
@@ -52,6 +55,12 @@ from ragqa.prompts.criteria import (
     SubmissionFields,
 )
 from ragqa.prompts.nvidia import (
+    ANSWER_ACCURACY_1,
+    ANSWER_ACCURACY_2,
+    CONTEXT_RELEVANCE_1,
+    CONTEXT_RELEVANCE_2,
+    RESPONSE_GROUNDEDNESS_1,
+    RESPONSE_GROUNDEDNESS_2,
     AnswerAccuracy1Output,
     AnswerAccuracy2Input,
     AnswerAccuracy2Output,
@@ -67,7 +76,6 @@ from ragqa.schema import Language
 
 __all__ = [
     "CONTEXT_RELEVANCE_TIE_WEIGHT",
-    "JUDGED_HANDLERS",
     "ContextRelevanceRating",
     "agreement",
     "context_relevance_rating",
@@ -245,12 +253,14 @@ def _answer_accuracy(judge: LocalJudgeView, data: AnswerAccuracyInput | AnswerAc
     return 2 * three_level(value, judge.settings.support_threshold)
 
 
+@register_handler(ANSWER_ACCURACY_1)
 async def _answer_accuracy_1(
     judge: LocalJudgeView, data: AnswerAccuracyInput, language: Language
 ) -> AnswerAccuracy1Output:
     return AnswerAccuracy1Output(rating=_answer_accuracy(judge, data))
 
 
+@register_handler(ANSWER_ACCURACY_2)
 async def _answer_accuracy_2(
     judge: LocalJudgeView, data: AnswerAccuracy2Input, language: Language
 ) -> AnswerAccuracy2Output:
@@ -263,6 +273,7 @@ async def _context_relevance(judge: LocalJudgeView, data: ContextRelevanceInput)
     )
 
 
+@register_handler(CONTEXT_RELEVANCE_1)
 async def _context_relevance_1(
     judge: LocalJudgeView, data: ContextRelevanceInput, language: Language
 ) -> ContextRelevance1Output:
@@ -270,6 +281,7 @@ async def _context_relevance_1(
     return GradedContextRelevance1Output(rating=answer.rating, graded_rating=answer.graded)
 
 
+@register_handler(CONTEXT_RELEVANCE_2)
 async def _context_relevance_2(
     judge: LocalJudgeView, data: ContextRelevanceInput, language: Language
 ) -> ContextRelevance2Output:
@@ -282,12 +294,14 @@ def _groundedness(judge: LocalJudgeView, data: ResponseGroundednessInput) -> int
     return three_level(value or 0.0, judge.settings.support_threshold)
 
 
+@register_handler(RESPONSE_GROUNDEDNESS_1)
 async def _response_groundedness_1(
     judge: LocalJudgeView, data: ResponseGroundednessInput, language: Language
 ) -> ResponseGroundedness1Output:
     return ResponseGroundedness1Output(rating=_groundedness(judge, data))
 
 
+@register_handler(RESPONSE_GROUNDEDNESS_2)
 async def _response_groundedness_2(
     judge: LocalJudgeView, data: ResponseGroundednessInput, language: Language
 ) -> ResponseGroundedness2Output:
@@ -437,11 +451,13 @@ def _fields(data: SubmissionFields) -> SubmissionFields:
     return fields
 
 
+@register_handler(ASPECT_CRITIC)
 async def _aspect_critic(judge: LocalJudgeView, data: AspectCriticInput, language: Language) -> AspectCriticOutput:
     value, reason = criterion_value(judge, _fields(data), f"{data.aspect} {data.definition}")
     return AspectCriticOutput(reason=f"{reason} (value {value:.2f})", verdict=judge.verdict(value))
 
 
+@register_handler(SIMPLE_CRITERIA)
 async def _simple_criteria(
     judge: LocalJudgeView, data: SimpleCriteriaInput, language: Language
 ) -> SimpleCriteriaOutput:
@@ -454,6 +470,7 @@ def _levels(rubrics: dict[str, str]) -> list[int]:
     return levels or [1, 2, 3, 4, 5]
 
 
+@register_handler(RUBRICS_SCORE)
 async def _rubrics_score(judge: LocalJudgeView, data: RubricsScoreInput, language: Language) -> RubricsScoreOutput:
     levels = _levels(data.rubrics)
     top = data.rubrics.get(f"score{levels[-1]}_description", "")
@@ -461,17 +478,3 @@ async def _rubrics_score(judge: LocalJudgeView, data: RubricsScoreInput, languag
     target = 1 + 4 * value
     level = min(levels, key=lambda n: (abs(n - target), n))
     return RubricsScoreOutput(feedback=f"{reason} (value {value:.2f}, level {level})", score=level)
-
-
-JUDGED_HANDLERS: dict[str, Handler] = {
-    "answer_accuracy_1": _answer_accuracy_1,
-    "answer_accuracy_2": _answer_accuracy_2,
-    "context_relevance_1": _context_relevance_1,
-    "context_relevance_2": _context_relevance_2,
-    "response_groundedness_1": _response_groundedness_1,
-    "response_groundedness_2": _response_groundedness_2,
-    "aspect_critic": _aspect_critic,
-    "simple_criteria": _simple_criteria,
-    "rubrics_score": _rubrics_score,
-}
-"""Prompt name -> local handler, merged into :data:`ragqa.judges.local.judge.HANDLERS`."""

@@ -13,25 +13,25 @@
   answer is :class:`GradedCorrectnessOutput`, whose :meth:`~GradedCorrectnessOutput.counts` are
   graded: ``TP = sum(s)``, ``FP = sum(1 - s)``, ``FN = sum(1 - r)``.
 
-Every reason starts with ``local approximation``. :data:`RESPONSE_HANDLERS` is merged into
-:data:`ragqa.judges.local.judge.HANDLERS`.
+Every reason starts with ``local approximation``. Each handler registers itself for its prompt
+(:func:`~ragqa.judges.local._handler.register_handler`).
 """
 
 from __future__ import annotations
 
 import math
 import re
-from typing import Annotated, Any
+from typing import Annotated
 
 from pydantic import Field
 
-from ragqa.judges.local._handler import LocalJudgeView
+from ragqa.judges.local._handler import LocalJudgeView, register_handler
 from ragqa.judges.local.text import claims
-from ragqa.prompts.claim_decomposition import ClaimDecompositionInput, ClaimDecompositionOutput
-from ragqa.prompts.correctness import ClassifiedStatement, CorrectnessInput, CorrectnessOutput
+from ragqa.prompts.claim_decomposition import CLAIM_DECOMPOSITION, ClaimDecompositionInput, ClaimDecompositionOutput
+from ragqa.prompts.correctness import CORRECTNESS, ClassifiedStatement, CorrectnessInput, CorrectnessOutput
 from ragqa.schema import Language
 
-__all__ = ["RESPONSE_HANDLERS", "GradedCorrectnessOutput", "atomic_claims"]
+__all__ = ["GradedCorrectnessOutput", "atomic_claims"]
 
 _TAG = "local approximation"
 _CLAUSE = re.compile(
@@ -86,6 +86,7 @@ def atomic_claims(text: str, atomicity: str = "low") -> list[str]:
     return out
 
 
+@register_handler(CLAIM_DECOMPOSITION)
 async def _claim_decomposition(
     judge: LocalJudgeView, data: ClaimDecompositionInput, language: Language
 ) -> ClaimDecompositionOutput:
@@ -117,6 +118,7 @@ class GradedCorrectnessOutput(CorrectnessOutput):
         return tp, fp, fn
 
 
+@register_handler(CORRECTNESS)
 async def _correctness(judge: LocalJudgeView, data: CorrectnessInput, language: Language) -> CorrectnessOutput:
     truth = "\n".join(data.ground_truth)
     answer = "\n".join(data.answer)
@@ -145,10 +147,3 @@ async def _correctness(judge: LocalJudgeView, data: CorrectnessInput, language: 
     return GradedCorrectnessOutput(
         TP=tp, FP=fp, FN=fn, answer_support=answer_support, reference_support=reference_support
     )
-
-
-RESPONSE_HANDLERS: dict[str, Any] = {
-    "claim_decomposition": _claim_decomposition,
-    "correctness_classifier": _correctness,
-}
-"""Prompt name -> handler for the response metrics' prompts (merged into the local judge's ``HANDLERS``)."""

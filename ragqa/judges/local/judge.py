@@ -5,8 +5,10 @@ It is an *approximation* of an LLM judge built from sentence splitting, lexical 
 agreement with human labels is measured in ``docs/local-judge.md``; it is meant for running the
 pipeline with no key and no network, and for smoke tests, not for final quality numbers.
 
-Each prompt is answered by a handler registered by prompt name in :data:`HANDLERS`; a prompt
-without a handler raises :class:`~ragqa.errors.JudgeUnsupported`. Graded prompts (NLI, attribution,
+Each prompt is answered by the handler registered for it (:func:`register_handler` on the
+handler, next to its code: here, in the ``answers_*`` modules, or beside a prompt outside ragqa),
+found by the prompt's name in :data:`HANDLERS`; a prompt without a handler raises
+:class:`~ragqa.errors.JudgeUnsupported`. Graded prompts (NLI, attribution,
 context usefulness, statement relevance) are answered with the graded subclasses of
 :mod:`ragqa.judges.local.graded`: a ``support`` in [0, 1] that metrics read through ``value``, and
 the binary verdict derived from it with the judge's ``support_threshold``. Every reason starts
@@ -27,11 +29,13 @@ from pydantic import BaseModel
 
 from ragqa.errors import JudgeError, JudgeOutputError, JudgeUnsupported
 from ragqa.judges.base import Embedder
-from ragqa.judges.local._handler import YES_NO, AnyHandler, statements_of
-from ragqa.judges.local.answers_agent import AGENT_HANDLERS
-from ragqa.judges.local.answers_batched import BATCHED_HANDLERS
-from ragqa.judges.local.answers_judged import JUDGED_HANDLERS
-from ragqa.judges.local.answers_response import RESPONSE_HANDLERS
+from ragqa.judges.local import (  # noqa: F401 - imported for their handlers, which register themselves
+    answers_agent,
+    answers_batched,
+    answers_judged,
+    answers_response,
+)
+from ragqa.judges.local._handler import HANDLERS, YES_NO, AnyHandler, register_handler, statements_of
 from ragqa.judges.local.embedder import LocalEmbedder
 from ragqa.judges.local.entities import extract_entities
 from ragqa.judges.local.graded import (
@@ -47,19 +51,27 @@ from ragqa.judges.local.questions import generated_question, is_noncommittal
 from ragqa.judges.local.relevance import relevance_detail, relevance_many
 from ragqa.judges.local.support import SupportConfig, SupportResult, support
 from ragqa.judges.local.worker import run_in_worker
-from ragqa.prompts.attribution import AttributionInput, AttributionOutput
+from ragqa.prompts.attribution import ATTRIBUTION, AttributionInput, AttributionOutput
 from ragqa.prompts.base import Prompt
-from ragqa.prompts.context_usefulness import ContextUsefulnessInput, ContextUsefulnessOutput
-from ragqa.prompts.entities import EntitiesInput, EntitiesOutput
-from ragqa.prompts.nli import NLIInput, NLIOutput
-from ragqa.prompts.question_generation import QuestionGenerationInput, QuestionGenerationOutput
-from ragqa.prompts.statement_relevance import StatementRelevanceInput, StatementRelevanceOutput
-from ragqa.prompts.statements import StatementsInput, StatementsOutput
+from ragqa.prompts.context_usefulness import CONTEXT_USEFULNESS, ContextUsefulnessInput, ContextUsefulnessOutput
+from ragqa.prompts.entities import ENTITIES, EntitiesInput, EntitiesOutput
+from ragqa.prompts.nli import NLI, NLIInput, NLIOutput
+from ragqa.prompts.question_generation import QUESTION_GENERATION, QuestionGenerationInput, QuestionGenerationOutput
+from ragqa.prompts.statement_relevance import STATEMENT_RELEVANCE, StatementRelevanceInput, StatementRelevanceOutput
+from ragqa.prompts.statements import STATEMENTS, StatementsInput, StatementsOutput
 from ragqa.schema import Language, Usage
 from ragqa.settings import LocalJudgeSettings
 from ragqa.usage import record_usage
 
-__all__ = ["ALGORITHM_VERSION", "HANDLERS", "Handler", "LocalJudge", "extract_entities", "statements_of"]
+__all__ = [
+    "ALGORITHM_VERSION",
+    "HANDLERS",
+    "Handler",
+    "LocalJudge",
+    "extract_entities",
+    "register_handler",
+    "statements_of",
+]
 
 ALGORITHM_VERSION = "6"
 """Version of the local judge's answers; part of :attr:`LocalJudge.fingerprint`.
@@ -256,6 +268,7 @@ class LocalJudge:
 # awaits it; embedding calls stay on the loop (MiniLM encodes in its own thread).
 
 
+@register_handler(STATEMENTS)
 async def _statements(judge: LocalJudge, data: StatementsInput, language: Language) -> StatementsOutput:
     found = await run_in_worker(statements_of, data.question, data.answer)
     return StatementsOutput(statements=found)
@@ -276,6 +289,7 @@ def _nli_answer(judge: LocalJudge, data: NLIInput, language: Language) -> Graded
     return GradedNLIOutput(verdicts=verdicts)
 
 
+@register_handler(NLI)
 async def _nli(judge: LocalJudge, data: NLIInput, language: Language) -> NLIOutput:
     return await run_in_worker(_nli_answer, judge, data, language)
 
@@ -295,6 +309,7 @@ def _attribution_answer(judge: LocalJudge, data: AttributionInput, language: Lan
     return GradedAttributionOutput(classifications=out)
 
 
+@register_handler(ATTRIBUTION)
 async def _attribution(judge: LocalJudge, data: AttributionInput, language: Language) -> AttributionOutput:
     return await run_in_worker(_attribution_answer, judge, data, language)
 
@@ -303,6 +318,7 @@ def _answer_support(judge: LocalJudge, question: str, answer: str, context: str)
     return [judge.support(s, context).value for s in statements_of(question, answer)]
 
 
+@register_handler(CONTEXT_USEFULNESS)
 async def _context_usefulness(
     judge: LocalJudge, data: ContextUsefulnessInput, language: Language
 ) -> ContextUsefulnessOutput:
@@ -330,6 +346,7 @@ the context's relevance to the question, :func:`ragqa.judges.local.relevance.rel
 question with no content word (``"When?"``) and no embedder says nothing: support alone counts."""
 
 
+@register_handler(STATEMENT_RELEVANCE)
 async def _statement_relevance(
     judge: LocalJudge, data: StatementRelevanceInput, language: Language
 ) -> StatementRelevanceOutput:
@@ -349,6 +366,7 @@ async def _statement_relevance(
     return GradedRelevanceOutput(verdicts=out)
 
 
+@register_handler(ENTITIES)
 async def _entities(judge: LocalJudge, data: EntitiesInput, language: Language) -> EntitiesOutput:
     return EntitiesOutput(entities=await run_in_worker(extract_entities, data.text))
 
@@ -359,23 +377,8 @@ def _question_answer(response: str, attempt: int, language: Language) -> Questio
     )
 
 
+@register_handler(QUESTION_GENERATION)
 async def _question_generation(
     judge: LocalJudge, data: QuestionGenerationInput, language: Language
 ) -> QuestionGenerationOutput:
     return await run_in_worker(_question_answer, data.response, data.attempt, language)
-
-
-HANDLERS: dict[str, Handler] = {
-    "statements": _statements,
-    "nli": _nli,
-    "attribution": _attribution,
-    "context_usefulness": _context_usefulness,
-    "statement_relevance": _statement_relevance,
-    "entities": _entities,
-    "question_generation": _question_generation,
-    **JUDGED_HANDLERS,
-    **RESPONSE_HANDLERS,
-    **AGENT_HANDLERS,
-}
-"""Prompt name -> handler. Add an entry to teach the local judge a new prompt."""
-HANDLERS.update(BATCHED_HANDLERS)  # the batched call plan's prompts, composed of the handlers above

@@ -17,6 +17,10 @@ Command-line options (also settable in the ini file as ``ragqa_config`` / ``ragq
 - ``--ragqa-on-undecided fail|pass|warn`` (ini ``ragqa_on_undecided``; else ``ragqa.on-undecided``
   of the settings; default ``fail``): what an assertion does when the sample's interval across
   judges x repeats contains the threshold (see :mod:`ragqa.assertions`).
+- ``--ragqa-exit-code`` (ini ``ragqa_exit_code = true``): when every failed test failed on ragqa,
+  the session exits as ``ragqa test`` would for the same verdicts: 1 a threshold missed, 2 a
+  configuration or sample error, 3 incomplete (judges failed), 4 undecided, in the one precedence
+  of :func:`ragqa.run.exit_codes.decide_exit_code`; without it, pytest's own codes.
 
 Fixtures:
 
@@ -40,6 +44,11 @@ Reports: a metric x judge table at the end of the session; per-test scores as JU
 properties (``ragqa:<metric>:aggregate``, ``ragqa:<metric>:judge:<id>``, ...; the property list of
 :func:`ragqa.render.junit.result_properties`, shared with ``ragqa test``); the JSONL file.
 
+Every assertion goes through the run layer (:mod:`ragqa.run.check`), as ``ragqa test``'s cases do:
+the same sample validator, threshold resolution, verdict and exit-code decision. The helper lives
+in :mod:`ragqa.pytest_plugin.helper`, the session's records and table in
+:mod:`ragqa.pytest_plugin.summary`.
+
 Panel work runs on a :class:`ragqa.run.loop.LoopThread` owned by the session, so plain and async
 tests (on any pytest-asyncio loop scope) share one container. Every fixture is a plain (sync)
 fixture: plain ``def`` tests need no async plugin. An ``async def`` test that uses ragqa and that
@@ -49,33 +58,34 @@ no plugin runs (pytest-asyncio missing, or in strict mode without a marker) fail
 
 from __future__ import annotations
 
-import fnmatch
-import json
-import math
-from collections.abc import Coroutine, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from ragqa.pytest_plugin.helper import RagqaHelper, attach_to_allure, results_line, select_judges
+from ragqa.pytest_plugin.summary import (
+    EXIT_ATTRIBUTE,
+    STATE,
+    _Reporter,
+    _State,
+    parse_properties,
+    session_exit_code,
+    summary_table,
+)
 from ragqa.run.loop import LoopThread
 
 if TYPE_CHECKING:
-    from ragqa.assertions import MetricVerdict, Policy
     from ragqa.container import Container
     from ragqa.evaluation import PanelEvaluator
-    from ragqa.metrics.base import Metric
-    from ragqa.schema import PanelResult, Sample
     from ragqa.thresholds import OnUndecided
 
-__all__ = ["RagqaHelper", "parse_properties", "results_line", "select_judges", "summary_table"]
-
-_PROPERTY_PREFIX = "ragqa:"  # ragqa.render.junit.PROPERTY_PREFIX, without importing the renderers at start-up
+__all__ = ["RagqaHelper", "attach_to_allure", "parse_properties", "results_line", "select_judges", "summary_table"]
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    """Register ``--ragqa-config``, ``--ragqa-profile`` and ``--ragqa-results`` (and ini twins)."""
+    """Register ``--ragqa-config``, ``--ragqa-profile``, ``--ragqa-results``, ... (and ini twins)."""
     group = parser.getgroup("ragqa", "ragqa: LLM-as-judge metrics across a panel of judges")
     group.addoption(
         "--ragqa-config",
@@ -115,30 +125,18 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
     parser.addini("ragqa_config", "application.yaml of the judge panel (default: ./application.yaml)", default=None)
     parser.addini("ragqa_profile", "comma-separated settings profiles", default=None)
+    group.addoption(
+        "--ragqa-exit-code",
+        dest="ragqa_exit_code",
+        action="store_true",
+        default=None,
+        help="when every failed test failed on ragqa, exit as ragqa test would: 1 failed, 2 bad sample or "
+        "settings, 3 incomplete (judges failed), 4 undecided",
+    )
     parser.addini("ragqa_on_undecided", "fail, pass or warn: what an undecided assertion does", default=None)
-
-
-@dataclass
-class _Row:
-    """One recorded assertion, rebuilt from a test report's properties (works across xdist workers)."""
-
-    metric: str
-    sample: str = "?"
-    aggregate: float = math.nan
-    passed: bool | None = None
-    gate: str | None = None
-    """``pass``, ``fail`` or ``undecided``, when recorded."""
-    judges: dict[str, float | None] = field(default_factory=dict)
-    """``None`` = the judge was excluded."""
-
-
-@dataclass
-class _State:
-    rows: list[_Row] = field(default_factory=list)
-    results_path: Path | None = None
-
-
-_STATE = pytest.StashKey[_State]()
+    parser.addini(
+        "ragqa_exit_code", "true: exit with ragqa's exit codes (see --ragqa-exit-code)", type="bool", default=False
+    )
 
 
 def _is_worker(config: pytest.Config) -> bool:
@@ -167,107 +165,8 @@ def pytest_configure(config: pytest.Config) -> None:
             raise pytest.UsageError(f"--ragqa-results {raw}: {exc}") from exc
         path.write_text("", encoding="utf-8")
     state = _State(results_path=path)
-    config.stash[_STATE] = state
+    config.stash[STATE] = state
     config.pluginmanager.register(_Reporter(state), "ragqa-reporter")
-
-
-def _float(text: str) -> float:
-    try:
-        return float(text)
-    except ValueError:
-        return math.nan
-
-
-def parse_properties(properties: Sequence[tuple[str, object]]) -> list[_Row]:
-    """Rebuild recorded assertions from a test's ``user_properties`` (pure).
-
-    Each assertion is a block starting with ``ragqa:<metric>:sample``; then ``:aggregate``,
-    ``:threshold``, ``:passed``, ``:gate`` and one ``:judge:<id>`` per judge (``excluded`` for
-    failed judges).
-
-    Returns:
-        One row per assertion, in order.
-    """
-    rows: list[_Row] = []
-    for name, value in properties:
-        if not name.startswith(_PROPERTY_PREFIX):
-            continue
-        body = name[len(_PROPERTY_PREFIX) :]
-        text = str(value)
-        if body.endswith(":sample"):
-            rows.append(_Row(metric=body[: -len(":sample")], sample=text))
-            continue
-        if not rows:
-            continue
-        row = rows[-1]
-        metric, sep, judge = body.partition(":judge:")
-        if sep and metric == row.metric:
-            row.judges[judge] = None if text == "excluded" else _float(text)
-        elif body == f"{row.metric}:aggregate":
-            row.aggregate = _float(text)
-        elif body == f"{row.metric}:passed":
-            row.passed = text == "true"
-        elif body == f"{row.metric}:gate":
-            row.gate = text
-    return rows
-
-
-class _Reporter:
-    """Collects ragqa scores from every test report (on the xdist controller too) for the summary."""
-
-    def __init__(self, state: _State) -> None:
-        self.state = state
-
-    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        """Parse the ragqa properties of a finished test call."""
-        if report.when == "call" and report.user_properties:
-            self.state.rows.extend(parse_properties(report.user_properties))
-
-
-def _fmt(value: float | None) -> str:
-    if value is None:
-        return "-"
-    return "nan" if math.isnan(value) else f"{value:.3f}"
-
-
-def summary_table(rows: Sequence[_Row]) -> list[str]:
-    """Render the metric x judge table (pure).
-
-    Columns: metric, assertions, passed (with ``(u undecided)`` when u assertions were undecided,
-    passed or not), then each judge's mean score over the assertions it scored (with ``(k excl)``
-    when it was excluded k times), then the mean aggregate.
-
-    Returns:
-        The table's lines (empty when there are no rows).
-    """
-    if not rows:
-        return []
-    judges: dict[str, None] = {}
-    metrics: dict[str, list[_Row]] = {}
-    for row in rows:
-        metrics.setdefault(row.metric, []).append(row)
-        for j in row.judges:
-            judges.setdefault(j, None)
-    header = ["metric", "n", "passed", *judges, "aggregate"]
-    table = [header]
-    for metric, group in metrics.items():
-        undecided = sum(1 for r in group if r.gate == "undecided")
-        passed = f"{sum(1 for r in group if r.passed)}/{len(group)}"
-        passed += f" ({undecided} undecided)" if undecided else ""
-        cells = [metric, str(len(group)), passed]
-        for j in judges:
-            values = [r.judges[j] for r in group if j in r.judges]
-            finite = [v for v in values if v is not None and not math.isnan(v)]
-            excluded = sum(1 for v in values if v is None)
-            cell = _fmt(math.fsum(finite) / len(finite)) if finite else ("nan" if values else "-")
-            if excluded:
-                cell += f" ({excluded} excl)"
-            cells.append(cell)
-        aggregates = [r.aggregate for r in group if not math.isnan(r.aggregate)]
-        cells.append(_fmt(math.fsum(aggregates) / len(aggregates)) if aggregates else "nan")
-        table.append(cells)
-    widths = [max(len(r[i]) for r in table) for i in range(len(header))]
-    return ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in table]
 
 
 _ASYNC_MARKERS = ("asyncio", "anyio", "trio")
@@ -310,29 +209,62 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> None:
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
-    """Give a failed ragqa assertion a short, readable line in pytest's short test summary.
+    """Give a failed ragqa assertion a short, readable line in pytest's short test summary, and its exit code.
 
     pytest shows the exception's qualified name and the first line of its message, cut to the
     terminal width (``ragqa.assertions.MetricAssertionError: faithfulness FA...``); this replaces
     that line with the bare :meth:`~ragqa.assertions.MetricVerdict.headline`. The full message with every
     judge's row stays in the failure's traceback section.
+
+    The report of a test that failed on ragqa gets the exit code ``ragqa test`` would give it
+    (:data:`~ragqa.pytest_plugin.summary.EXIT_ATTRIBUTE`): the verdict's
+    (:func:`ragqa.run.check.exit_code_of`), or 2 for a configuration or sample error.
     """
     outcome: Any = yield
     excinfo = call.excinfo
     if excinfo is None:
         return
+    from ragqa.errors import ConfigError, SampleError
+
+    if isinstance(excinfo.value, ConfigError | SampleError):
+        setattr(outcome.get_result(), EXIT_ATTRIBUTE, 2)
+        return
     from ragqa.assertions import MetricAssertionError
 
     if not isinstance(excinfo.value, MetricAssertionError):
         return
-    crash = getattr(outcome.get_result().longrepr, "reprcrash", None)
+    from ragqa.run.check import exit_code_of
+
+    report = outcome.get_result()
+    setattr(report, EXIT_ATTRIBUTE, int(exit_code_of([excinfo.value.verdict])))
+    crash = getattr(report.longrepr, "reprcrash", None)
     if crash is not None:
         crash.message = excinfo.value.verdict.headline()
 
 
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """With ``--ragqa-exit-code`` (ini ``ragqa_exit_code``), exit with ragqa's code when every failure is ragqa's.
+
+    pytest exits 1 for any failed test; ``ragqa test`` and ``ragqa evaluate`` tell a missed
+    threshold (1) from bad input (2), judges that failed (3) and an undecided gate (4), in one
+    precedence (:func:`ragqa.pytest_plugin.summary.session_exit_code`). A session with another
+    failure (a test's own ``assert``, an error) keeps pytest's code, and so does every session
+    without the option.
+    """
+    config = session.config
+    if not (config.getoption("ragqa_exit_code", default=None) or config.getini("ragqa_exit_code")):
+        return
+    state = config.stash.get(STATE, None)
+    if state is None or exitstatus != pytest.ExitCode.TESTS_FAILED:
+        return
+    code = session_exit_code(state.exit_codes)
+    if code is not None:
+        session.exitstatus = int(code)
+
+
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
     """Print the metric x judge table when any ragqa assertion ran."""
-    state = config.stash.get(_STATE, None)
+    state = config.stash.get(STATE, None)
     if state is None or not state.rows:
         return
     terminalreporter.write_sep("=", "ragqa: mean score per metric and judge")
@@ -447,27 +379,6 @@ def _marker_kwargs(request: pytest.FixtureRequest) -> dict[str, Any]:
     return dict(marker.kwargs) if marker is not None else {}
 
 
-def select_judges(evaluator: PanelEvaluator, patterns: Sequence[str]) -> PanelEvaluator:
-    """A copy of ``evaluator`` over the judges whose ids match ``patterns`` (ids or shell patterns).
-
-    The panel order is kept; metrics, embedders and options are shared.
-
-    Raises:
-        ValueError: when a pattern matches no judge (the message lists the panel).
-    """
-    from ragqa.evaluation import PanelEvaluator
-
-    ids = [j.id for j in evaluator.judges]
-    unmatched = [p for p in patterns if not any(fnmatch.fnmatchcase(i, p) for i in ids)]
-    if unmatched:
-        raise ValueError(
-            f"@pytest.mark.ragqa(judges=...): {', '.join(map(repr, unmatched))} match no judge; "
-            f"the panel is {', '.join(ids) or '(empty)'}"
-        )
-    chosen = [j for j in evaluator.judges if any(fnmatch.fnmatchcase(j.id, p) for p in patterns)]
-    return PanelEvaluator(chosen, evaluator.metrics, embedders=evaluator.embedders, options=evaluator.options)
-
-
 @pytest.fixture
 def ragqa_evaluator(request: pytest.FixtureRequest, ragqa_container: Container) -> PanelEvaluator:
     """The panel evaluator for this test: the container's, narrowed by ``@pytest.mark.ragqa``.
@@ -498,232 +409,6 @@ def ragqa_evaluator(request: pytest.FixtureRequest, ragqa_container: Container) 
     return select_judges(evaluator, judges) if judges else evaluator
 
 
-class RagqaHelper:
-    """The ``ragqa`` fixture: assertions bound to the test's evaluator, recorded for the reports.
-
-    Panel work runs on ``loop`` (the session's ragqa loop thread) when given, so the helper works
-    in sync tests and in async tests on any event loop; without it, async methods run on the
-    caller's loop and sync ones on ragqa's shared loop thread (:func:`ragqa.run.loop.run_sync`).
-
-    Attributes:
-        evaluator: the panel evaluator (narrowed by the marker).
-        thresholds: configured thresholds by metric name or key.
-        policy: the default policy (marker ``policy=``, else ``"aggregate"``).
-        on_undecided: what an undecided assertion does: ``fail`` (default), ``pass`` or ``warn``.
-        verdicts: every verdict recorded in this test, in order.
-    """
-
-    def __init__(
-        self,
-        evaluator: PanelEvaluator,
-        *,
-        thresholds: Mapping[str, float] | None = None,
-        policy: Policy = "aggregate",
-        node: pytest.Item | None = None,
-        results_path: Path | None = None,
-        loop: LoopThread | None = None,
-        on_undecided: OnUndecided = "fail",
-    ) -> None:
-        """Bind the helper (``node`` receives the JUnit properties; ``results_path`` the JSONL lines)."""
-        self.evaluator = evaluator
-        self.thresholds = dict(thresholds or {})
-        self.policy = policy
-        self.on_undecided: OnUndecided = on_undecided
-        self.verdicts: list[MetricVerdict] = []
-        self._node = node
-        self._results_path = results_path
-        self._loop = loop
-
-    def _score_metric(
-        self, metric: Metric | str, sample: Sample, threshold: float | None, policy: Policy | None
-    ) -> Coroutine[Any, Any, MetricVerdict]:
-        """The :func:`ragqa.assertions.score_metric` call with this fixture's policy and thresholds."""
-        from ragqa.assertions import score_metric
-
-        return score_metric(
-            self.evaluator,
-            metric,
-            sample,
-            threshold=threshold,
-            policy=policy if policy is not None else self.policy,
-            thresholds=self.thresholds,
-            on_undecided=self.on_undecided,
-        )
-
-    async def _verdict(
-        self, metric: Metric | str, sample: Sample, threshold: float | None, policy: Policy | None
-    ) -> MetricVerdict:
-        coro = self._score_metric(metric, sample, threshold, policy)
-        return await (self._loop.arun(coro) if self._loop is not None else coro)
-
-    def _verdict_sync(
-        self, metric: Metric | str, sample: Sample, threshold: float | None, policy: Policy | None
-    ) -> MetricVerdict:
-        from ragqa.run.loop import run_sync
-
-        coro = self._score_metric(metric, sample, threshold, policy)
-        return self._loop.run(coro) if self._loop is not None else run_sync(coro)
-
-    def _judge_thresholds(self, judge_thresholds: Mapping[str, float] | None) -> Mapping[str, float]:
-        """Per-judge thresholds checked against this test's panel, before any judge call."""
-        from ragqa.assertions import check_judge_thresholds
-
-        if judge_thresholds:
-            check_judge_thresholds([j.id for j in self.evaluator.judges], judge_thresholds)
-        return judge_thresholds or {}
-
-    async def score(
-        self,
-        metric: Metric | str,
-        sample: Sample,
-        *,
-        threshold: float | None = None,
-        policy: Policy | None = None,
-        judge_thresholds: Mapping[str, float] | None = None,
-    ) -> MetricVerdict:
-        """Score and record without raising on "fail" (see :func:`ragqa.assertions.score_metric`).
-
-        ``judge_thresholds`` (``{"judge-a": 0.8}``) adds per-judge gates on top of the policy
-        (:func:`ragqa.assertions.with_judge_thresholds`); an unknown judge id is a ``ConfigError``
-        before any call.
-        """
-        from ragqa.assertions import with_judge_thresholds
-
-        gates = self._judge_thresholds(judge_thresholds)
-        verdict = with_judge_thresholds(await self._verdict(metric, sample, threshold, policy), gates)
-        self._record(verdict)
-        return verdict
-
-    async def assert_metric(
-        self,
-        metric: Metric | str,
-        sample: Sample,
-        *,
-        threshold: float | None = None,
-        policy: Policy | None = None,
-        judge_thresholds: Mapping[str, float] | None = None,
-    ) -> PanelResult:
-        """Assert that the panel passes ``metric`` on ``sample`` (async tests).
-
-        See :func:`ragqa.assertions.assert_metric` for thresholds, direction and policies;
-        ``judge_thresholds`` as in :meth:`score`.
-
-        Raises:
-            ragqa.assertions.MetricAssertionError: when the assertion fails.
-        """
-        __tracebackhide__ = True
-        verdict = await self.score(
-            metric, sample, threshold=threshold, policy=policy, judge_thresholds=judge_thresholds
-        )
-        return self._raise_on_fail(verdict)
-
-    def check_metric(
-        self,
-        metric: Metric | str,
-        sample: Sample,
-        *,
-        threshold: float | None = None,
-        policy: Policy | None = None,
-        judge_thresholds: Mapping[str, float] | None = None,
-    ) -> PanelResult:
-        """Synchronous twin of :meth:`assert_metric`, for plain tests.
-
-        The panel runs on the session's loop thread, so this works in async tests too, where it
-        blocks the test's loop until the panel is done (``await ragqa_panel.assert_metric(...)`` does not).
-
-        Raises:
-            ragqa.assertions.MetricAssertionError: when the assertion fails.
-        """
-        __tracebackhide__ = True
-        from ragqa.assertions import with_judge_thresholds
-
-        gates = self._judge_thresholds(judge_thresholds)
-        verdict = with_judge_thresholds(self._verdict_sync(metric, sample, threshold, policy), gates)
-        self._record(verdict)
-        return self._raise_on_fail(verdict)
-
-    @staticmethod
-    def _raise_on_fail(verdict: MetricVerdict) -> PanelResult:
-        __tracebackhide__ = True
-        from ragqa.assertions import raise_on_fail
-
-        return raise_on_fail(verdict)
-
-    def _record(self, verdict: MetricVerdict) -> None:
-        """Append the verdict's JUnit properties to the test and its line to the results file."""
-        self.verdicts.append(verdict)
-        result = verdict.result
-        if self._node is not None:
-            from ragqa.render.junit import result_properties
-
-            self._node.user_properties.extend(
-                result_properties(
-                    result,
-                    threshold=verdict.threshold,
-                    policy=verdict.policy.label,
-                    passed=verdict.passed,
-                    gate=verdict.gate,
-                )
-            )
-        if self._results_path is not None:
-            line = results_line(verdict, test=self._node.nodeid if self._node is not None else None)
-            with self._results_path.open("a", encoding="utf-8") as fh:
-                fh.write(json.dumps(line, ensure_ascii=False) + "\n")
-        attach_to_allure(verdict, test=self._node.nodeid if self._node is not None else None)
-
-
-def attach_to_allure(verdict: MetricVerdict, *, test: str | None = None) -> bool:
-    """Attach a verdict to the running test's Allure result, when ``allure-pytest`` is installed.
-
-    Two attachments per verdict, named ``ragqa <metric> on <sample>``: the panel table as text
-    (:func:`ragqa.assertions.format_verdict`: each judge's score, pass/FAIL, reason and failed
-    statements, the aggregate) and the per-judge record as JSON (:func:`results_line`: every
-    judge's score, reason, details and failure, the aggregate, threshold and verdict). Without
-    ``allure-pytest`` nothing happens; with it but without ``--alluredir`` Allure drops them.
-
-    Returns:
-        Whether Allure was there to take them.
-    """
-    try:
-        import allure  # type: ignore[import-not-found, import-untyped, unused-ignore]
-    except ImportError:
-        return False
-    name = f"ragqa {verdict.result.metric} on {verdict.result.sample_id}"
-    allure.attach(verdict.message(), name=f"{name}: panel", attachment_type=allure.attachment_type.TEXT)
-    allure.attach(
-        json.dumps(results_line(verdict, test=test), ensure_ascii=False, indent=2),
-        name=f"{name}: judges",
-        attachment_type=allure.attachment_type.JSON,
-    )
-    return True
-
-
-def results_line(verdict: MetricVerdict, *, test: str | None) -> dict[str, Any]:
-    """One ``--ragqa-results`` line: the panel result's record plus the test's verdict (pure).
-
-    The shape is :func:`ragqa.render.records.result_record`'s (``sample_id``, ``metric``,
-    ``direction``, ``aggregate``, ``judges``), so :func:`ragqa.render.records.read_result_record`
-    reads a line back, plus ``test`` (the pytest node id, or ``None``), ``threshold``, ``policy``
-    (``aggregate``, ``all``, ``at_least:k``), ``passed``, ``decided`` (False when only judge
-    failures made it fail), ``gate`` (``pass``, ``fail`` or ``undecided``), ``interval`` (the
-    sample's interval across judges x repeats, or ``None``), ``on_undecided`` and ``flaky``.
-    """
-    from ragqa.render.records import result_record
-
-    return {
-        "test": test,
-        **result_record(verdict.result),
-        "threshold": verdict.threshold,
-        "policy": verdict.policy.label,
-        "passed": verdict.passed,
-        "decided": verdict.decided,
-        "gate": verdict.gate,
-        "interval": None if verdict.interval is None else verdict.interval.model_dump(mode="json"),
-        "on_undecided": verdict.on_undecided,
-        "flaky": verdict.flaky,
-    }
-
-
 @pytest.fixture
 def ragqa_panel(
     request: pytest.FixtureRequest,
@@ -737,7 +422,7 @@ def ragqa_panel(
     ``ragqa_panel.check_metric("faithfulness", sample)`` in plain ones. The package stays
     reachable as ``ragqa`` in the test (``ragqa.MetricAssertionError``).
     """
-    state = request.config.stash.get(_STATE, None)
+    state = request.config.stash.get(STATE, None)
     marker = _marker_kwargs(request)
     return RagqaHelper(
         ragqa_evaluator,

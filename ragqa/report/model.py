@@ -1,4 +1,4 @@
-"""The report of a run: data only (pydantic, JSON-serialisable). Renderers live in :mod:`ragqa.render`.
+"""The report of a run as data (pydantic, JSON-serialisable): the report and its per-metric summaries.
 
 Per metric the summary gives each judge's mean (NaN-ignoring, over the samples it scored), how
 many samples each judge failed or left unscored, the aggregation strategy and quorum, the mean of
@@ -8,26 +8,25 @@ judges agree (:class:`Agreement`, computed by :mod:`ragqa.agreement`). It also s
 mean is (:mod:`ragqa.uncertainty`): a confidence interval on the aggregate and on each judge's mean
 (samples as clusters), and where the aggregate's variance comes from (samples, judges, their
 interaction, repeats) with what would halve its interval. Renderers read these fields; none of them
-recomputes anything from the raw results.
+recomputes anything from the raw results. The summaries are computed by :mod:`ragqa.report.summary`.
 
 Output helpers (:meth:`Report.to_jsonl`, :meth:`Report.to_csv`, :meth:`Report.to_pandas`) call
-the renderers of :mod:`ragqa.render`, imported when used.
+the writers registered in :mod:`ragqa.report.formats` by the renderers of :mod:`ragqa.render`, so
+this module imports no renderer.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Sequence
 from html import escape
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ragqa._math import nan_mean
-from ragqa.errors import ConfigError
+from ragqa.report.formats import writer_for
 from ragqa.schema import (
-    DEFAULT_CONFIDENCE,
     Agreement,
     ContestedSample,
     Decomposition,
@@ -53,11 +52,7 @@ __all__ = [
     "MetricSummary",
     "PairAgreement",
     "Report",
-    "ReportWriter",
     "SkippedSample",
-    "finite_json",
-    "register_writer",
-    "summarize",
     "with_uncertainty",
 ]
 
@@ -448,7 +443,7 @@ class Report(BaseModel):
         Raises:
             ConfigError: when ``path`` cannot be written (a directory, a missing folder, no permission).
         """
-        written: Path = _writer("jsonl")(self, path)
+        written: Path = writer_for("jsonl")(self, path)
         return written
 
     def to_csv(self, path: str | Path) -> Path:
@@ -462,7 +457,7 @@ class Report(BaseModel):
         Raises:
             ConfigError: when ``path`` cannot be written (a directory, a missing folder, no permission).
         """
-        written: Path = _writer("csv")(self, path)
+        written: Path = writer_for("csv")(self, path)
         return written
 
     def to_pandas(self, form: Literal["wide", "long"] = "wide") -> Any:
@@ -477,160 +472,12 @@ class Report(BaseModel):
             MissingExtraError: when pandas is not installed (``pip install 'ragqa[pandas]'``).
             ValueError: for a ``form`` other than ``wide`` or ``long``.
         """
-        return _writer("pandas")(self, form)
+        return writer_for("pandas")(self, form)
 
 
 def _short(value: float) -> str:
     """A score with 3 decimals, ``n/a`` for NaN (the console's format)."""
     return "n/a" if math.isnan(value) else f"{value:.3f}"
-
-
-ReportWriter = Callable[..., Any]
-"""``writer(report, *args)``: what :meth:`Report.to_jsonl`, :meth:`Report.to_csv` and
-:meth:`Report.to_pandas` call, registered by the renderers (:func:`register_writer`)."""
-
-_WRITERS: dict[str, ReportWriter] = {}
-
-
-def register_writer(name: str, writer: ReportWriter) -> None:
-    """Make ``writer`` the one behind ``Report.to_<name>`` (``jsonl``, ``csv``, ``pandas``).
-
-    The renderers register themselves when imported (:mod:`ragqa.render.files`,
-    :mod:`ragqa.render.csvfile`, :mod:`ragqa.render.frames`; importing :mod:`ragqa` imports them),
-    so this data module never imports a renderer. A second registration of a name replaces the first.
-    """
-    _WRITERS[name] = writer
-
-
-def _writer(name: str) -> ReportWriter:
-    """The writer registered under ``name``.
-
-    Raises:
-        ConfigError: when none is (the renderers were not imported; ``import ragqa`` imports them).
-    """
-    writer = _WRITERS.get(name)
-    if writer is None:
-        raise ConfigError(f"no report writer {name!r} is registered; import ragqa (it registers ragqa.render's)")
-    return writer
-
-
-def summarize(
-    results: Sequence[PanelResult],
-    judge_ids: Sequence[str],
-    *,
-    confidence: float = DEFAULT_CONFIDENCE,
-    ranges: Mapping[str, tuple[float, float]] | None = None,
-) -> list[MetricSummary]:
-    """Summarise per metric and judge, with the judges' agreement and the uncertainty of each mean (pure).
-
-    Args:
-        results: panel results of a run.
-        judge_ids: the panel, in display order.
-        confidence: level of the confidence intervals, in (0, 1).
-        ranges: each metric key's closed score range (``Metric.value_range``; for keys only,
-            :func:`ragqa.metrics.value_ranges`): its intervals are clamped to it. A metric without
-            one is not clamped.
-
-    Returns:
-        One summary per metric, in first-seen order.
-
-    Raises:
-        ValueError: when one metric's results were aggregated with different strategies or
-            quorums (results of different runs mixed): one summary cannot describe them.
-
-    Agreement between judges (:mod:`ragqa.agreement`: Krippendorff's alpha, pairwise Spearman and
-    mean absolute difference, bias, contested samples) is filled in for every metric when the panel
-    has two or more judges, ``None`` otherwise. Intervals and the variance decomposition come from
-    :func:`ragqa.uncertainty.metric_intervals` (with the judge calls per judgement of the whole
-    run, :func:`ragqa.uncertainty.calls_per_judgement`), put on each summary by
-    :func:`with_uncertainty`.
-    """
-    from ragqa.agreement import metric_agreement
-
-    by_metric: dict[str, list[PanelResult]] = {}
-    for r in results:
-        by_metric.setdefault(r.metric, []).append(r)
-    summaries = []
-    cubes = []
-    judgements = 0
-    for metric, rows in by_metric.items():
-        rules = {(r.aggregate.strategy, r.aggregate.quorum) for r in rows}
-        if len(rules) > 1:
-            shown = ", ".join(f"{s} with quorum {q}" for s, q in sorted(rules))
-            raise ValueError(f"results of {metric} were aggregated in different ways ({shown}); summarise one run")
-        [(strategy, quorum)] = rules
-        judges = []
-        total = Usage()
-        per_judge: list[list[float]] = []
-        cube: list[list[list[float]]] = [[[] for _ in judge_ids] for _ in rows]
-        for j, jid in enumerate(judge_ids):
-            scores: list[float] = []
-            n_nan = n_failed = 0
-            usage = Usage()
-            for i, row in enumerate(rows):
-                for o in row.judges:
-                    if o.judge_id != jid:
-                        continue
-                    usage = usage + o.usage
-                    cube[i][j] = o.repeat_values()
-                    judgements += len(cube[i][j])
-                    if o.failure is not None or o.score is None:
-                        n_failed += 1
-                    elif math.isnan(o.score.value):
-                        n_nan += 1
-                    else:
-                        scores.append(o.score.value)
-            total = total + usage
-            per_judge.append(scores)
-            judges.append(
-                JudgeSummary(
-                    judge_id=jid,
-                    mean=nan_mean(scores),
-                    n_scored=len(scores),
-                    n_nan=n_nan,
-                    n_failed=n_failed,
-                    usage=usage,
-                )
-            )
-        aggregates = [r.aggregate.value for r in rows]
-        n_scored = sum(1 for a in aggregates if not math.isnan(a))
-        cubes.append((aggregates, per_judge, cube))
-        summaries.append(
-            MetricSummary(
-                metric=metric,
-                direction=rows[0].direction,
-                strategy=strategy,
-                quorum=quorum,
-                judges=judges,
-                aggregate_mean=nan_mean(aggregates),
-                mean_spread=nan_mean([r.aggregate.spread for r in rows]),
-                n_samples=len(rows),
-                n_scored=n_scored,
-                n_nan=len(rows) - n_scored,
-                n_below_quorum=sum(1 for r in rows if not r.aggregate.quorum_met),
-                n_all_failed=sum(1 for r in rows if _all_failed(r)),
-                n_unscored=sum(1 for r in rows if r.aggregate.n_ok == 0),
-                usage=total,
-                agreement=metric_agreement(rows, judge_ids),
-            )
-        )
-    from ragqa.uncertainty import calls_per_judgement, metric_intervals
-
-    per_call = calls_per_judgement(sum(s.usage.calls for s in summaries), judgements)
-    return [
-        with_uncertainty(
-            summary,
-            metric_intervals(
-                aggregates,
-                per_judge,
-                cube,
-                confidence=confidence,
-                calls=per_call,
-                bounds=(ranges or {}).get(summary.metric),
-            ),
-        )
-        for summary, (aggregates, per_judge, cube) in zip(summaries, cubes, strict=True)
-    ]
 
 
 def with_uncertainty(
@@ -645,27 +492,3 @@ def with_uncertainty(
     interval, judge_intervals, decomposition = found
     judges = [j.model_copy(update={"interval": i}) for j, i in zip(summary.judges, judge_intervals, strict=True)]
     return summary.model_copy(update={"judges": judges, "interval": interval, "decomposition": decomposition})
-
-
-def _all_failed(result: PanelResult) -> bool:
-    """True when every judge of ``result`` failed (at least one judge, none scored, none NaN)."""
-    agg = result.aggregate
-    return agg.n_failed > 0 and agg.n_ok + agg.n_nan == 0
-
-
-def finite_json(value: Any) -> Any:
-    """Replace NaN and infinities by ``None``, recursively (strict JSON has no NaN).
-
-    Args:
-        value: a JSON-like value (dicts, lists, tuples, floats and other scalars).
-
-    Returns:
-        The same structure with every non-finite float replaced by ``None``; tuples become lists.
-    """
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, dict):
-        return {k: finite_json(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [finite_json(v) for v in value]
-    return value
