@@ -30,13 +30,15 @@ import io
 import json
 import math
 import numbers
+from array import array
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Literal
+from typing import IO, Any, Literal, Protocol
 
 from pydantic import ValidationError
 
+from ragqa._ids import CompactIds
 from ragqa.errors import DatasetError, DatasetProblems, MissingExtraError
 from ragqa.messages import parse_messages, parse_tool_calls
 from ragqa.schema import Sample
@@ -119,6 +121,8 @@ class _Where:
         self.unit = unit
         self.number = number
         self.sample_id: str | None = None
+        self.text_checked = False
+        """The record's text is known to hold no lone surrogate (its JSON line has no ``\\ud`` escape)."""
 
     @property
     def default_id(self) -> str:
@@ -226,7 +230,13 @@ def _reading(source: str) -> Iterator[None]:
         raise DatasetError(f"{source}: cannot read the file ({exc.strerror})") from None
 
 
-def iter_jsonl(path: str | Path, *, column_map: Mapping[str, str] | None = None) -> Iterator[Sample]:
+def iter_jsonl(
+    path: str | Path,
+    *,
+    column_map: Mapping[str, str] | None = None,
+    unique_ids: bool = True,
+    digest: _Digest | None = None,
+) -> Iterator[Sample]:
     """The samples of a JSON Lines file, read one line at a time (the file is never held in memory).
 
     Same fields, aliases, column map, default ids (``line N``) and checks as :func:`load_dataset`
@@ -239,6 +249,11 @@ def iter_jsonl(path: str | Path, *, column_map: Mapping[str, str] | None = None)
     Args:
         path: the ``.jsonl`` file.
         column_map: ``{dataset_column: sample_field}`` renames.
+        unique_ids: check that no two records share an id (the ids seen are kept compactly,
+            about ``len(id) + 30`` bytes each, until the end of the file). A pass over a file
+            already checked may leave it out.
+        digest: a :mod:`hashlib` object fed every byte of the file as it is read (a
+            fingerprint of the file taken in the same pass).
 
     Yields:
         The samples in file order, each with an ``id``.
@@ -247,9 +262,9 @@ def iter_jsonl(path: str | Path, *, column_map: Mapping[str, str] | None = None)
         DatasetError: as :func:`load_dataset`.
     """
     source = str(path)
-    with _reading(source), Path(path).open(encoding="utf-8-sig", newline=None) as lines:
+    with _reading(source), _open_text(Path(path), digest) as lines:
         count = 0
-        for sample in _iter_samples(_jsonl_records(lines, source), column_map, source):
+        for sample in _iter_samples(_jsonl_records(lines, source), column_map, source, unique_ids=unique_ids):
             count += 1
             yield sample
     if not count:
@@ -339,7 +354,7 @@ def parse_column_map(text: str) -> dict[str, str]:
 def _jsonl_records(text: str | Iterable[str], source: str) -> Iterator[tuple[_Where, _Record]]:
     lines = text.splitlines() if isinstance(text, str) else text
     for number, line in enumerate(lines, 1):
-        if not line.strip():
+        if not line or line.isspace():  # (not line.strip(): no copy of a long line)
             continue
         where = _Where(source, "line", number)
         try:
@@ -356,6 +371,8 @@ def _jsonl_records(text: str | Iterable[str], source: str) -> Iterator[tuple[_Wh
         if not isinstance(record, dict):
             yield where, where.error(f"expected a JSON object, got {_json_type(record)}")
             continue
+        # a line read as UTF-8 holds no surrogate: only a \ud800-\udfff escape can make one
+        where.text_checked = "\\ud" not in line and "\\uD" not in line
         yield where, record
 
 
@@ -459,10 +476,74 @@ def _to_samples(
     return list(_iter_samples(records, column_map, source))
 
 
+class _Digest(Protocol):
+    """What :func:`iter_jsonl` needs of a :mod:`hashlib` object."""
+
+    def update(self, data: bytes | memoryview, /) -> None: ...
+
+
+class _HashingReader(io.RawIOBase):
+    """A binary file that feeds every byte it reads to a digest."""
+
+    def __init__(self, raw: io.RawIOBase, digest: _Digest) -> None:
+        self._raw = raw
+        self._digest = digest
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        n = self._raw.readinto(buffer)
+        if n:
+            self._digest.update(memoryview(buffer)[:n])
+        return n or 0
+
+    def close(self) -> None:
+        self._raw.close()
+        super().close()
+
+
+def _open_text(path: Path, digest: _Digest | None) -> IO[str]:
+    """``path`` as UTF-8 text (a byte order mark dropped, any line end), its bytes fed to ``digest`` when given."""
+    if digest is None:
+        return path.open(encoding="utf-8-sig", newline=None)
+    raw = _HashingReader(path.open("rb", buffering=0), digest)
+    return io.TextIOWrapper(io.BufferedReader(raw, 1 << 20), encoding="utf-8-sig", newline=None)
+
+
+class _SeenIds:
+    """The ids a pass has seen, with where each first appeared, kept compactly (:class:`ragqa._ids.CompactIds`)."""
+
+    def __init__(self) -> None:
+        self._ids = CompactIds()
+        self._numbers = array("q")
+        self._units: list[str] = []
+        self._unit_of = bytearray()
+
+    def get(self, sample_id: str) -> tuple[str, int] | None:
+        """``(unit, number)`` of the record that first had ``sample_id``, else ``None``."""
+        position = self._ids.position(sample_id)
+        if position is None:
+            return None
+        return self._units[self._unit_of[position]], self._numbers[position]
+
+    def setdefault(self, sample_id: str, unit: str, number: int) -> None:
+        """Remember where ``sample_id`` appeared, unless it was seen before."""
+        if self._ids.position(sample_id) is not None:
+            return
+        if unit not in self._units:
+            self._units.append(unit)
+        self._ids.append(sample_id)
+        self._numbers.append(number)
+        self._unit_of.append(self._units.index(unit))
+
+
 def _iter_samples(
     records: Iterable[tuple[_Where, _Record]],
     column_map: Mapping[str, str] | None,
     source: str,
+    *,
+    unique_ids: bool = True,
 ) -> Iterator[Sample]:
     """The samples of ``records``; every bad record is collected and raised at the end, together.
 
@@ -471,7 +552,7 @@ def _iter_samples(
     column_map = dict(column_map or {})
     _check_column_map(column_map, source)
     count = 0
-    seen: dict[str, tuple[str, int]] = {}
+    seen = _SeenIds() if unique_ids else None
     used_map_columns: set[str] = set()
     is_csv = False
     problems: list[DatasetError] = []
@@ -484,18 +565,19 @@ def _iter_samples(
             used_map_columns.update(c for c in column_map if c in record)
             try:
                 sample = _to_sample(where, record, column_map)
-                problem = _repeated_id(where, sample, seen)
+                problem = _repeated_id(where, sample, seen) if seen is not None else None
             except DatasetError as exc:
                 problem = exc
         if problem is not None:
-            if where.sample_id is not None:  # a bad record's id is taken all the same: a later repeat is reported
-                seen.setdefault(where.sample_id, (where.unit, where.number))
+            if where.sample_id is not None and seen is not None:  # a bad record's id is taken all the same
+                seen.setdefault(where.sample_id, where.unit, where.number)  # (a later repeat is reported)
             n_problems += 1
             if len(problems) < _MAX_PROBLEMS_KEPT:
                 problems.append(problem)
             continue
         assert sample.id is not None
-        seen[sample.id] = (where.unit, where.number)
+        if seen is not None:
+            seen.setdefault(sample.id, where.unit, where.number)
         count += 1
         if not n_problems:
             yield sample
@@ -516,12 +598,13 @@ def _iter_samples(
         raise DatasetProblems(source, problems, n_problems, limit=MAX_PROBLEMS_SHOWN)
 
 
-def _repeated_id(where: _Where, sample: Sample, seen: Mapping[str, tuple[str, int]]) -> DatasetError | None:
+def _repeated_id(where: _Where, sample: Sample, seen: _SeenIds) -> DatasetError | None:
     """The error for a sample whose id an earlier record already has, else ``None``."""
     assert sample.id is not None
-    if sample.id not in seen:
+    first = seen.get(sample.id)
+    if first is None:
         return None
-    unit, number = seen[sample.id]
+    unit, number = first
     return where.error(f"id {sample.id!r} is also used by {unit} {number}; ids must be unique", field="id")
 
 
@@ -571,7 +654,8 @@ def _to_sample(where: _Where, record: Mapping[str, Any], column_map: Mapping[str
             continue
         if name in fields:
             raise where.error(f"both {origin[name]!r} and {column!r} give {name!r}; keep one of them", field=name)
-        _check_text(where, column, value)
+        if not where.text_checked:
+            _check_text(where, column, value)
         fields[name] = _convert(where, column, name, value)
         origin[name] = column
     fields["id"] = where.sample_id if where.sample_id is not None else where.default_id
@@ -642,7 +726,7 @@ def _convert(where: _Where, column: str, name: str, value: Any) -> Any:
             )
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
             raise where.error(f"expected a list of strings, got {_describe(value)}", field=column)
-        blank = [i for i, v in enumerate(value, 1) if not v.strip()]
+        blank = [i for i, v in enumerate(value, 1) if not v or v.isspace()]  # (strip() would copy each)
         if blank and name != "reference_topics":
             raise where.error(
                 f"item {blank[0]} of {len(value)} is blank; remove blank chunks (they would be judged as contexts)",

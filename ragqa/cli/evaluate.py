@@ -385,20 +385,21 @@ def evaluate(
 def _dataset(path: Path, column_map: Mapping[str, str] | None, fmt: str) -> Iterable[Sample]:
     """The samples of ``path``: a JSON Lines file is read one line at a time on each pass, never held.
 
-    The file is checked in full here (every record, repeated ids), so a bad dataset still stops the
-    command before anything else; other formats are loaded whole.
+    A JSON Lines file is not read here: the run checks it in full (every record, repeated ids) in
+    its one pass before any judge is built (:func:`ragqa.run.prepared.check_samples`); it must
+    exist. Other formats are loaded whole, and checked, here.
 
     Raises:
-        DatasetError: for a bad file or record.
+        DatasetError: for a bad file or record (a missing JSON Lines file, or another format's problems).
     """
     from ragqa.datasets import load_dataset
+    from ragqa.errors import DatasetError
     from ragqa.run.source import JsonlSamples
 
     if fmt == "jsonl" or (fmt == "auto" and path.suffix.lower() in (".jsonl", ".ndjson")):
-        source = JsonlSamples(path, column_map=column_map)
-        for _ in source:  # the first pass: every loading check, before settings or judges
-            pass
-        return source
+        if not path.is_file():
+            raise DatasetError(f"{path}: no such file; check the path")
+        return JsonlSamples(path, column_map=column_map)
     return load_dataset(path, column_map=column_map, fmt=fmt)  # type: ignore[arg-type]
 
 

@@ -7,6 +7,7 @@ lives in pure module-level functions next to it.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from abc import ABC, abstractmethod
@@ -219,8 +220,7 @@ class Metric(ABC):
         """
         if not self.needs_judge:
             return 0
-        match = re.match(r"\s*(\d+)", self.calls_formula(plan))
-        return int(match.group(1)) if match else 1
+        return _leading_calls(self.calls_formula(plan))
 
     def shared_steps(self, sample: Sample) -> frozenset[str]:
         """Steps of :meth:`estimate_calls` (one call each) that other metrics make identically on ``sample``.
@@ -333,3 +333,10 @@ class Metric(ABC):
         Raises:
             ragqa.errors.JudgeError: when a judge call fails; the evaluator records it.
         """
+
+
+@functools.cache
+def _leading_calls(formula: str) -> int:
+    """The leading number of a calls formula (``"2 (1 if no statements)"`` is 2); 1 when there is none."""
+    match = re.match(r"\s*(\d+)", formula)
+    return int(match.group(1)) if match else 1

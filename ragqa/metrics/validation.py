@@ -23,7 +23,7 @@ from ragqa.errors import InvalidSamples, SampleError
 from ragqa.metrics.base import Metric
 from ragqa.schema import Sample
 
-__all__ = ["Limits", "Validation", "limit_problems", "validate_run"]
+__all__ = ["Limits", "Validation", "limit_problems", "validate_run", "validate_sample"]
 
 _TEXT_FIELDS = ("user_input", "response", "reference", "noise_context")
 
@@ -83,8 +83,9 @@ def limit_problems(sample: Sample, limits: Limits) -> list[SampleError]:
                     field=field,
                 )
             )
-        longest = max(range(len(items)), key=lambda i: len(items[i]), default=None)
-        if longest is not None and len(items[longest]) > limits.max_text_chars:
+        sizes = [len(item) for item in items]
+        if sizes and max(sizes) > limits.max_text_chars:
+            longest = sizes.index(max(sizes))  # the first longest item
             problems.append(
                 SampleError(
                     f"item {longest + 1} has {len(items[longest]):,} characters, more than "
@@ -94,7 +95,8 @@ def limit_problems(sample: Sample, limits: Limits) -> list[SampleError]:
                 )
             )
     messages = [m.content for m in sample.messages or []]
-    longest_message = max(range(len(messages)), key=lambda i: len(messages[i]), default=None)
+    message_sizes = [len(m) for m in messages]
+    longest_message = message_sizes.index(max(message_sizes)) if message_sizes else None
     if longest_message is not None and len(messages[longest_message]) > limits.max_text_chars:
         problems.append(
             SampleError(
@@ -133,14 +135,34 @@ def validate_run(samples: Sequence[Sample], metrics: Sequence[Metric], limits: L
     problems: list[SampleError] = []
     invalid: set[tuple[str, str]] = set()
     for sample in samples:
-        sized = limit_problems(sample, limits)
-        problems.extend(sized)
-        if sized:
-            invalid.update((sample.label, m.key) for m in metrics)
-        for metric in metrics:
-            try:
-                metric.validate(sample)
-            except SampleError as exc:
-                problems.append(exc)
-                invalid.add((sample.label, metric.key))
+        validate_sample(sample, metrics, limits, problems, invalid)
     return Validation(tuple(problems), frozenset(invalid))
+
+
+def validate_sample(
+    sample: Sample,
+    metrics: Sequence[Metric],
+    limits: Limits,
+    problems: list[SampleError],
+    invalid: set[tuple[str, str]],
+) -> list[Metric]:
+    """:func:`validate_run` of one sample: its problems are added to ``problems``, its unscorable pairs to ``invalid``.
+
+    Returns:
+        The metrics the sample can be scored with (none when a size guard fails).
+    """
+    sized = limit_problems(sample, limits)
+    if sized:
+        problems.extend(sized)
+        invalid.update((sample.label, m.key) for m in metrics)
+    valid = []
+    for metric in metrics:
+        try:
+            metric.validate(sample)
+        except SampleError as exc:
+            problems.append(exc)
+            invalid.add((sample.label, metric.key))
+        else:
+            if not sized:
+                valid.append(metric)
+    return valid

@@ -19,8 +19,7 @@ from __future__ import annotations
 import json
 import math
 import sys
-from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import cache
 from itertools import groupby
@@ -29,7 +28,14 @@ from ragqa.judges.base import Judge
 from ragqa.metrics.base import CallPlan, Metric
 from ragqa.schema import Sample
 
-__all__ = ["CHARS_PER_TOKEN", "RunEstimate", "estimate_pairs", "prompt_overhead_chars", "sends_prompts"]
+__all__ = [
+    "CHARS_PER_TOKEN",
+    "EstimateTally",
+    "RunEstimate",
+    "estimate_pairs",
+    "prompt_overhead_chars",
+    "sends_prompts",
+]
 
 CHARS_PER_TOKEN = 4.0
 """Characters per token used for the estimate (a common rule of thumb for English text)."""
@@ -117,6 +123,72 @@ def _input_chars(sample: Sample) -> int:
     return sum(len(t) for t in texts if t) + round(mean_context)
 
 
+class EstimateTally:
+    """The sums behind :func:`estimate_pairs`, taken one sample at a time (no sample is kept).
+
+    The per-sample counts do not depend on the panel's size, so a run tallies them in the same
+    pass that validates the samples, before the judges exist, and :meth:`estimate` gives the
+    estimate of any panel: the same numbers as :func:`estimate_pairs` on the same pairs (integer
+    sums, exact in any order).
+
+    Args:
+        plan: the run's call plan.
+        claim_vote: the panel votes per statement (see :func:`estimate_pairs`).
+    """
+
+    def __init__(self, *, plan: CallPlan = "ragas", claim_vote: bool = False) -> None:
+        """Start with no pair."""
+        self.plan: CallPlan = plan
+        self.claim_vote = claim_vote
+        self.pairs = 0
+        self._calls = 0  # sum of each sample's calls per judge, shared steps counted once
+        self._shared = 0  # of which made once for the panel (claim-vote extraction)
+        self._chars = 0  # sum of calls x prompt characters
+        self._chars_shared = 0
+        self._overhead = prompt_overhead_chars()
+
+    def add(self, sample: Sample, metrics: Sequence[Metric]) -> None:
+        """Count the pairs of ``sample`` with ``metrics`` (those still to score); no metric adds nothing."""
+        if not metrics:
+            return
+        plan, claim_vote = self.plan, self.claim_vote
+        shared = 0
+        if not claim_vote:
+            every = [step for metric in metrics for step in metric.shared_steps(sample)]
+            n = sum(metric.estimate_calls(sample, plan) for metric in metrics)
+        else:
+            votes = [(m, m.claim_vote is not None) for m in metrics]
+            # a voting metric's extraction steps count as shared: other voting metrics make them identically
+            every = [s for m, v in votes for s in m.shared_steps(sample) | (m.vote_steps(sample) if v else frozenset())]
+            n = sum(m.vote_calls(sample, plan) if v else m.estimate_calls(sample, plan) for m, v in votes)
+            voted = {s for m, v in votes if v for s in m.vote_steps(sample)}
+            own = {step for m, v in votes if not v for step in m.shared_steps(sample)}
+            shared = len(voted - own)
+        n -= len(every) - len(set(every))  # a step shared by k metrics is made once: k - 1 calls less
+        chars = self._overhead + _input_chars(sample)
+        self.pairs += len(metrics)
+        self._calls += n
+        self._shared += shared
+        self._chars += n * chars
+        self._chars_shared += shared * chars
+
+    def estimate(self, judges: int, *, repeats: int = 1, token_judges: int | None = None) -> RunEstimate:
+        """The estimate of the pairs added so far for a panel of ``judges`` (see :func:`estimate_pairs`)."""
+        shared = self._shared if judges else 0  # a panel of no judge shares nothing
+        chars = self._chars - (self._chars_shared if judges else 0)
+        chars_once = self._chars_shared if judges else 0
+        prompting = judges if token_judges is None else token_judges
+        return RunEstimate(
+            pairs=self.pairs,
+            judges=judges,
+            calls=((self._calls - shared) * judges + shared) * repeats,
+            tokens=math.ceil((chars * prompting + chars_once * min(prompting, 1)) * repeats / CHARS_PER_TOKEN),
+            repeats=repeats,
+            panel_calls=shared * repeats,
+            token_judges=token_judges,
+        )
+
+
 def estimate_pairs(
     pairs: Iterable[tuple[Sample, Metric]],
     judges: int,
@@ -147,34 +219,8 @@ def estimate_pairs(
         times ``judges`` and ``repeats``; with ``claim_vote``, the extraction steps made once for the
         panel count once per repeat.
     """
-    overhead = prompt_overhead_chars()
-    n_pairs = calls = once = 0
-    chars = chars_once = 0.0
+    tally = EstimateTally(plan=plan, claim_vote=claim_vote)
     for _, group in groupby(pairs, key=lambda pair: id(pair[0])):
         items = list(group)
-        sample = items[0][0]
-        votes = [(m, claim_vote and m.claim_vote is not None) for _, m in items]
-        # a voting metric's extraction steps count as shared: other voting metrics make them identically
-        steps = Counter(
-            s for m, v in votes for s in m.shared_steps(sample) | (m.vote_steps(sample) if v else frozenset())
-        )
-        asked = sum(m.vote_calls(sample, plan) if v else m.estimate_calls(sample, plan) for m, v in votes)
-        n = asked - sum(c - 1 for c in steps.values())
-        voted = {s for m, v in votes if v for s in m.vote_steps(sample)}
-        own = {step for m, v in votes if not v for step in m.shared_steps(sample)}
-        shared = len(voted - own) if judges else 0  # made once for the panel instead of once per judge
-        n_pairs += len(items)
-        calls += (n - shared) * judges + shared
-        once += shared
-        chars += (n - shared) * (overhead + _input_chars(sample))
-        chars_once += shared * (overhead + _input_chars(sample))
-    prompting = judges if token_judges is None else token_judges
-    return RunEstimate(
-        pairs=n_pairs,
-        judges=judges,
-        calls=calls * repeats,
-        tokens=math.ceil((chars * prompting + chars_once * min(prompting, 1)) * repeats / CHARS_PER_TOKEN),
-        repeats=repeats,
-        panel_calls=once * repeats,
-        token_judges=token_judges,
-    )
+        tally.add(items[0][0], [metric for _, metric in items])
+    return tally.estimate(judges, repeats=repeats, token_judges=token_judges)

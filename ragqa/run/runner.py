@@ -30,7 +30,7 @@ import hashlib
 import json
 import time
 import uuid
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -41,18 +41,18 @@ from ragqa.judges.base import Embedders, Judge
 from ragqa.jury.probe import probe_calls
 from ragqa.render.registry import RenderOptions
 from ragqa.report import CacheStats, Report, SkippedSample
-from ragqa.run.estimate import RunEstimate, estimate_pairs, sends_prompts
+from ragqa.run.estimate import EstimateTally, RunEstimate, sends_prompts
 from ragqa.run.outcome import FlakySamples, RunResult, exit_code_for, incomplete_results, threshold_verdicts
 from ragqa.run.plan import RunPlan, check_judge_free
-from ragqa.run.shard import ShardedSamples
+from ragqa.run.prepared import DatasetFingerprint, Prepared, check_samples, dataset_fingerprint
+from ragqa.run.source import FILE_DIGEST_PREFIX
 from ragqa.run.stream import Pair, ResultsHeader, ResultStream, header_intervals, read_results
 from ragqa.run.summary import RunSummary
-from ragqa.run.validate import Validation, validate_run
 from ragqa.schema import JudgeOutcome, PanelResult, Sample
 
 if TYPE_CHECKING:
     from ragqa.container import Container
-    from ragqa.evaluation import PanelEvaluator
+    from ragqa.evaluation import PanelEvaluator, PanelOptions
     from ragqa.metrics.base import Metric
 
 __all__ = [
@@ -153,93 +153,6 @@ def config_fingerprint(evaluator: PanelEvaluator) -> str:
     return _sha256(decides)
 
 
-def dataset_fingerprint(samples: Iterable[Sample]) -> str:
-    """``sha256:<hex>`` of the samples (every field, in order): resume refuses a changed dataset."""
-    fingerprint = DatasetFingerprint()
-    for sample in samples:
-        fingerprint.add(sample)
-    return fingerprint.value
-
-
-class DatasetFingerprint:
-    """:func:`dataset_fingerprint` taken one sample at a time (the samples need not be in memory together).
-
-    It hashes exactly the bytes of the JSON list of every sample's ``model_dump(mode="json")``
-    (sorted keys), so it equals the fingerprint of the same samples taken as one list.
-    """
-
-    def __init__(self) -> None:
-        """Start with no sample."""
-        self._hash = hashlib.sha256(b"[")
-        self._first = True
-
-    def add(self, sample: Sample) -> None:
-        """Hash the next sample."""
-        text = json.dumps(sample.model_dump(mode="json"), sort_keys=True, ensure_ascii=False, default=str)
-        self._hash.update((text if self._first else ", " + text).encode("utf-8"))
-        self._first = False
-
-    @property
-    def value(self) -> str:
-        """``sha256:<hex>`` of the samples added so far."""
-        final = self._hash.copy()
-        final.update(b"]")
-        return "sha256:" + final.hexdigest()
-
-
-@dataclasses.dataclass
-class Prepared:
-    """A run after the checks that need no judge (see :meth:`Runner.prepare`).
-
-    Attributes:
-        samples: the samples, with ids, in dataset order: a list, or a source read again on each
-            pass (:class:`~ragqa.run.source.JsonlSamples`); iterate it, do not index it.
-        validation: every problem found (empty unless ``on_invalid="skip"``).
-        kept: records read back for ``resume``, by (sample id, metric key).
-        header: the resumed run's header, if any.
-        labels: every sample's id, in dataset order (a sample's position is its index here).
-        fingerprint: :func:`dataset_fingerprint` of the whole dataset (every shard's samples).
-        dataset_samples: samples in the whole dataset (more than :attr:`n_samples` with ``--shard``).
-        retry: with ``retry_failed``, the records read back that hold a judge failure, by (sample
-            id, metric key): scored again, asking only the judges that failed.
-    """
-
-    samples: Iterable[Sample]
-    validation: Validation
-    kept: dict[Pair, dict[str, Any]]
-    header: ResultsHeader | None
-    labels: list[str]
-    fingerprint: str
-    dataset_samples: int = 0
-    retry: dict[Pair, dict[str, Any]] = dataclasses.field(default_factory=dict)
-
-    def failed_judges(self) -> dict[Pair, list[str]]:
-        """The judge ids whose outcome failed, per record of :attr:`retry`."""
-        return {
-            pair: [str(j["judge_id"]) for j in record.get("judges", []) if j.get("failure") is not None]
-            for pair, record in self.retry.items()
-        }
-
-    @property
-    def n_samples(self) -> int:
-        """Samples this run scores: the dataset's, or its shard's with ``--shard``."""
-        return len(self.labels)
-
-    def todo(self, metrics: Sequence[Metric]) -> Iterator[tuple[int, Sample, tuple[Metric, ...]]]:
-        """``(position, sample, metrics still to score)`` per sample, in dataset order, read lazily.
-
-        Pairs already kept (``resume``) or invalid are left out, and so are samples with nothing left.
-        """
-        for position, sample in enumerate(self.samples):
-            missing = tuple(
-                m
-                for m in metrics
-                if (sample.label, m.key) not in self.kept and (sample.label, m.key) not in self.validation.invalid
-            )
-            if missing:
-                yield position, sample, missing
-
-
 class Runner:
     """Runs one plan on samples with a container's panel (see the module docstring).
 
@@ -302,36 +215,39 @@ class Runner:
             samples = list(samples)
         if isinstance(samples, Sequence):
             samples = [s if s.id is not None else s.model_copy(update={"id": str(i)}) for i, s in enumerate(samples, 1)]
-        problems: list[SampleError] = []
-        invalid: set[Pair] = set()
-        labels: list[str] = []
-        fingerprint = DatasetFingerprint()
-        in_dataset = 0
-        for sample in samples:
-            fingerprint.add(sample)  # of the whole dataset, so the parts of a sharded run can be matched
-            in_dataset += 1
-            if plan.shard is not None and not plan.shard.holds(sample.label):
-                continue
-            checked = validate_run([sample], plan.metrics, plan.limits)
-            problems.extend(checked.problems)
-            invalid.update(checked.invalid)
-            labels.append(sample.label)
-        if plan.shard is not None:
-            samples = (
-                [s for s in samples if plan.shard.holds(s.label)]
-                if isinstance(samples, Sequence)
-                else ShardedSamples(samples, plan.shard)
-            )
-        validation = Validation(tuple(problems), frozenset(invalid))
+        options = self._options()
+        tally = (
+            EstimateTally(plan=options.call_plan, claim_vote=options.votes)
+            if options is not None and not plan.resume
+            else None
+        )
+        prepared = check_samples(
+            samples,
+            plan.metrics,
+            limits=plan.limits,
+            shard=plan.shard,
+            tally=tally,
+            defer_fingerprint=not plan.resume,  # a resumed run compares fingerprints before scoring
+        )
         if plan.on_invalid == "raise":
-            validation.raise_if_any(hint="fix them, or pass --on-invalid skip to score only the valid pairs")
+            prepared.validation.raise_if_any(hint="fix them, or pass --on-invalid skip to score only the valid pairs")
         header, kept = self._read_resume() if plan.resume else (None, {})
         retry: dict[Pair, dict[str, Any]] = {}
         if plan.retry_failed:  # records with a failed judge are scored again, asking only that judge
             retry = {pair: r for pair, r in kept.items() if any(j.get("failure") for j in r.get("judges", []))}
             kept = {pair: r for pair, r in kept.items() if pair not in retry}
-        self.prepared = Prepared(samples, validation, kept, header, labels, fingerprint.value, in_dataset, retry)
+        self.prepared = dataclasses.replace(prepared, kept=kept, header=header, retry=retry)
         return self.prepared
+
+    def _options(self) -> PanelOptions | None:
+        """The run's panel options (the container's with the plan's overrides); ``None`` when they do not build.
+
+        :meth:`build` raises the error then: the checks of the samples come first.
+        """
+        try:
+            return dataclasses.replace(self.container.panel_options(), **dict(self.plan.panel))
+        except (ConfigError, ValueError, TypeError):
+            return None
 
     def _read_resume(self) -> tuple[ResultsHeader | None, dict[Pair, dict[str, Any]]]:
         for source in self.plan.resume_sources():
@@ -401,29 +317,27 @@ class Runner:
         Raises:
             TooManyCalls: when the estimated calls exceed ``plan.max_calls``.
         """
-        probe = evaluator.probe
-        probed = [0]  # the order probe's calls per judge, counted in the same pass over the samples
-
-        def each_pair() -> Iterator[tuple[Sample, Metric]]:
-            for _, sample, metrics in prepared.todo(self.plan.metrics):
-                if probe is not None:
-                    probed[0] += probe_calls(sample, metrics, probe.call_plan, probe.options)
-                yield from ((sample, metric) for metric in metrics)
-
-        pairs = each_pair()
         judges = len(evaluator.judges)
         options = evaluator.options
         prompting = sum(1 for judge in evaluator.judges if sends_prompts(judge))
-        estimate = estimate_pairs(
-            pairs,
-            judges,
-            plan=options.call_plan,
-            repeats=options.repeats,
-            token_judges=prompting,
-            claim_vote=options.votes,
-        )
-        if probed[0]:  # the probe's tokens at the run's mean per call
-            extra = probed[0] * judges
+        probe = evaluator.probe
+        probed = 0  # the order probe's calls per judge, counted in the same pass over the samples
+        tally = prepared.tally
+        if (
+            tally is None
+            or (tally.plan, tally.claim_vote) != (options.call_plan, options.votes)
+            or prepared.kept
+            or probe is not None
+        ):
+            # the checking pass could not count (a resumed run, an order probe): go over the samples to score
+            tally = EstimateTally(plan=options.call_plan, claim_vote=options.votes)
+            for _, sample, metrics in prepared.todo(self.plan.metrics):
+                if probe is not None:
+                    probed += probe_calls(sample, metrics, probe.call_plan, probe.options)
+                tally.add(sample, metrics)
+        estimate = tally.estimate(judges, repeats=options.repeats, token_judges=prompting)
+        if probed:  # the probe's tokens at the run's mean per call
+            extra = probed * judges
             per_call = estimate.tokens / estimate.calls if estimate.calls else 0.0
             estimate = dataclasses.replace(
                 estimate,
@@ -527,7 +441,12 @@ class Runner:
                 "or run without --resume",
                 key="--resume",
             )
-        if old.dataset_fingerprint != new.dataset_fingerprint:
+        same = (
+            old.dataset_fingerprint == prepared.digest  # a run stopped before its samples' fingerprint was taken
+            if old.dataset_fingerprint.startswith(FILE_DIGEST_PREFIX)
+            else old.dataset_fingerprint == new.dataset_fingerprint
+        )
+        if not same:
             raise ConfigError(
                 f"--resume: the results were made on other samples ({old.dataset}, {old.samples} sample(s)); "
                 "use the same dataset, or run without --resume",
@@ -555,6 +474,7 @@ class Runner:
             prepared.n_samples,
             confidence=evaluator.options.confidence,
             ranges={m.key: m.value_range for m in plan.metrics},
+            labels=prepared.labels,
         )
         made: dict[tuple[int, int], PanelResult] = {}  # (position, metric index) -> result, with keep_results
         jury = evaluator.jury(plan.metrics)  # the verdicts behind the reliability section (voting runs)
@@ -572,7 +492,7 @@ class Runner:
                 made[(position, metric_of[result.metric])] = result
 
         if prepared.kept:  # a resumed run: its results count as if made now
-            position_of = {label: i for i, label in enumerate(prepared.labels)}
+            position_of = {label: i for i, label in enumerate(prepared.labels)}  # (a resumed run holds its records)
             for (label, key), old in prepared.kept.items():
                 if label in position_of and key in metric_of:
                     keep(position_of[label], read_result_record(old))
@@ -583,14 +503,16 @@ class Runner:
             # the records being retried stay in the partial file until their new record follows
             # (the last record of a pair wins), so an interrupted retry loses nothing
             kept = {**prepared.kept, **prepared.retry}
-            self.stream = ResultStream(journal.path, header, kept, final=journal.streams)
+            self.stream = ResultStream(
+                journal.path, header, kept, final=journal.streams, layout=(prepared.labels, keys)
+            )
             self.stream.open()
 
         def record(position: int, rows: list[PanelResult]) -> None:
             for result in rows:
                 keep(position, result)
                 if self.stream is not None:
-                    self.stream.write(result)
+                    self.stream.write(result, position=position)
                 if self.on_result is not None:
                     self.on_result(result)
 
@@ -640,6 +562,7 @@ class Runner:
         if self.stream is not None:  # last: the partial file keeps every result until the other outputs exist
             final = dataclasses.replace(
                 self.stream.header,
+                dataset_fingerprint=prepared.finish_fingerprint(),
                 intervals=header_intervals(report.summaries),
                 probe=report.order_probe.model_dump(mode="json") if report.order_probe is not None else None,
             )
@@ -649,7 +572,7 @@ class Runner:
                 if jury is not None and evaluator.options.strategy == "dawid-skene"
                 else None
             )
-            self.stream.finish([(label, key) for label in prepared.labels for key in keys], header=final, amend=amend)
+            self.stream.finish(None, header=final, amend=amend)
         written = [(output.option, str(output.path)) for output in plan.outputs]
         verdicts = threshold_verdicts(report, plan.thresholds, on_undecided=plan.on_undecided)
         return RunResult(

@@ -32,7 +32,8 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import Iterable, Mapping
+from array import array
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -259,7 +260,8 @@ class ResultStream:
 
     Only the byte offset of each record in the partial file is kept in memory (not the record),
     so a run's memory does not grow with its results; :meth:`finish` copies the lines from the
-    partial file in dataset order.
+    partial file in dataset order. With a ``layout`` the offsets of the records written with a
+    ``position`` are kept in one typed array (8 bytes per (sample, metric)), not a dictionary.
 
     Args:
         path: the target file (already checked with :func:`ragqa.run.outputs.check_output_path`);
@@ -270,6 +272,9 @@ class ResultStream:
             :meth:`finish`; False when ``path`` is another format's output (``report.html``): the
             partial file then only keeps the results until the outputs are written, and
             :meth:`finish` removes it.
+        layout: ``(sample ids by position, metric keys)`` of the run: :meth:`write` with a
+            ``position`` keeps the offset in an array, and :meth:`finish` without an order writes
+            the records in this order (sample, then metric).
     """
 
     def __init__(
@@ -279,6 +284,7 @@ class ResultStream:
         kept: Mapping[Pair, Mapping[str, Any]] | None = None,
         *,
         final: bool = True,
+        layout: tuple[Sequence[str], Sequence[str]] | None = None,
     ) -> None:
         """Remember the target; nothing is written before :meth:`open`."""
         self.path = path
@@ -289,16 +295,25 @@ class ResultStream:
         self._offsets: dict[Pair, int] = {}
         self._end = 0
         self._file: IO[bytes] | None = None
+        self._layout = layout
+        self._metric_index = {key: i for i, key in enumerate(layout[1])} if layout is not None else {}
+        self._slots = array("q", [-1]) * (len(layout[0]) * len(layout[1])) if layout is not None else array("q")
+        self._in_slots = 0  # records whose offset is in a slot and whose pair has none in _offsets
 
     @property
     def count(self) -> int:
         """Records in the partial file so far (kept and new)."""
-        return len(self._offsets)
+        return len(self._offsets) + self._in_slots
 
-    def _append(self, file: IO[bytes], pair: Pair, record: Mapping[str, Any]) -> None:
+    def _append(self, file: IO[bytes], pair: Pair, record: Mapping[str, Any], slot: int | None = None) -> None:
         data = result_line(record).encode("utf-8")
         file.write(data)
-        self._offsets[pair] = self._end
+        if slot is None:
+            self._offsets[pair] = self._end
+        else:
+            if self._slots[slot] < 0 and pair not in self._offsets:
+                self._in_slots += 1
+            self._slots[slot] = self._end
         self._end += len(data)
 
     def kept_error(self, exc: OSError, path: Path, *, what: str) -> OutputError:
@@ -352,10 +367,15 @@ class ResultStream:
             ) from exc
         self._kept = {}
 
-    def write(self, result: PanelResult) -> None:
+    def write(self, result: PanelResult, *, position: int | None = None) -> None:
         """Append ``result``'s record and flush it to the operating system at once.
 
         After a failed write the stream is closed and later writes do nothing (the run stops).
+
+        Args:
+            result: the result.
+            position: its sample's position in the ``layout`` (0-based), to keep its offset in
+                the array; ``None`` keeps it by (sample id, metric key).
 
         Raises:
             OutputError: when the record cannot be written (a full disk); the message names the
@@ -364,11 +384,20 @@ class ResultStream:
         if self._file is None:
             return
         pair = (result.sample_id, result.metric)
+        slot = None
+        if position is not None and self._layout is not None:
+            slot = position * len(self._layout[1]) + self._metric_index[result.metric]
+        before = self._slots[slot] if slot is not None else -1
         try:
-            self._append(self._file, pair, result_record(result))
+            self._append(self._file, pair, result_record(result), slot)
             self._file.flush()
         except OSError as exc:
-            self._offsets.pop(pair, None)
+            if slot is None:
+                self._offsets.pop(pair, None)
+            elif self._slots[slot] != before:
+                if before < 0 and pair not in self._offsets:
+                    self._in_slots -= 1
+                self._slots[slot] = before
             self.close()
             raise self.kept_error(exc, self.partial, what="the run stopped") from exc
 
@@ -383,9 +412,34 @@ class ResultStream:
             with contextlib.suppress(OSError):
                 file.close()
 
+    def _order(self, order: Iterable[Pair] | None, *, pairs: bool) -> Iterator[tuple[Pair | None, int]]:
+        """``(pair, offset)`` of the records to copy, in ``order`` (or the layout's), the last record of a pair.
+
+        In the layout's order the pair is ``None`` unless ``pairs`` is asked for.
+        """
+        if order is not None:
+            for pair in order:
+                offset = self._offsets.get(pair)
+                if offset is not None:
+                    yield pair, offset
+            return
+        if self._layout is None:
+            raise ValueError("finish() needs an order when the stream has no layout")
+        labels, keys = self._layout
+        slots, offsets, m = self._slots, self._offsets, len(keys)
+        named = pairs or bool(offsets)
+        for position in range(len(labels)):
+            label = labels[position] if named else ""
+            for k in range(m):
+                offset = slots[position * m + k]
+                if offset < 0 and offsets:
+                    offset = offsets.get((label, keys[k]), -1)
+                if offset >= 0:
+                    yield ((label, keys[k]) if named else None), offset
+
     def finish(
         self,
-        order: Iterable[Pair],
+        order: Iterable[Pair] | None = None,
         *,
         header: ResultsHeader | None = None,
         amend: Mapping[Pair, Mapping[str, Any]] | None = None,
@@ -398,6 +452,7 @@ class ResultStream:
         Args:
             order: every (sample id, metric key) of the run in dataset order; pairs without a
                 record (skipped as invalid) are left out. A pair written twice keeps its last record.
+                ``None``: the order of the ``layout``.
             header: the final header (the run's with its intervals); default: the partial file's.
             amend: fields added to a pair's record in the final file (a ``dawid-skene`` run's
                 per-sample ``dawid_skene`` value, known only once the run's fit exists); every
@@ -421,15 +476,13 @@ class ResultStream:
             with self.partial.open("rb") as source, temporary.open("wb") as target:
                 first = source.readline()  # the header
                 target.write(result_line(header.to_json()).encode("utf-8") if header is not None else first)
-                for pair in order:
-                    offset = self._offsets.get(pair)
-                    if offset is not None:
-                        source.seek(offset)
-                        line, extra = source.readline(), (amend or {}).get(pair)
-                        if extra:
-                            line = result_line({**json.loads(line), **extra}).encode("utf-8")
-                        target.write(line)
-                        written += 1
+                for pair, offset in self._order(order, pairs=bool(amend)):
+                    source.seek(offset)
+                    line, extra = source.readline(), (amend or {}).get(pair) if pair is not None else None
+                    if extra:
+                        line = result_line({**json.loads(line), **extra}).encode("utf-8")
+                    target.write(line)
+                    written += 1
 
         try:
             replace_file(self.path, copy)

@@ -33,8 +33,9 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 import numpy as np
+from numpy.typing import NDArray
 
-from ragqa._math import nan_mean
+from ragqa._ids import IdView
 from ragqa.report import JudgeSummary, MetricSummary, with_uncertainty
 from ragqa.schema import DEFAULT_CONFIDENCE, PanelResult, Usage, check_confidence
 from ragqa.uncertainty import calls_per_judgement, metric_intervals
@@ -57,7 +58,7 @@ class _JudgeColumns:
     latency: array[float]
     cost: array[float]
     has_cost: bytearray
-    n_repeats: array[int]
+    n_repeats: array[int]  # unsigned 16-bit: at most 65,535 repeats
     repeats: list[array[float]] = field(default_factory=list)
 
 
@@ -98,6 +99,8 @@ class RunSummary:
         confidence: level of the summaries' confidence intervals, in (0, 1).
         ranges: each metric key's closed score range, to clamp its intervals to (as
             :func:`~ragqa.report.summarize`).
+        labels: every sample's id by position (the run's, e.g. :class:`~ragqa._ids.CompactIds`),
+            so the summary keeps none of its own; ``None``: each result's ``sample_id`` is kept.
 
     Raises:
         ValueError: for a confidence outside (0, 1); from :meth:`add`, for a position out of range
@@ -112,6 +115,7 @@ class RunSummary:
         *,
         confidence: float = DEFAULT_CONFIDENCE,
         ranges: Mapping[str, tuple[float, float]] | None = None,
+        labels: Sequence[str] | None = None,
     ) -> None:
         """Start empty; a metric's arrays are allocated with its first result."""
         self.confidence = check_confidence(confidence)
@@ -122,7 +126,8 @@ class RunSummary:
         self._metric_index = {key: i for i, key in enumerate(self.metrics)}
         self._judge_index = {jid: i for i, jid in enumerate(self.judge_ids)}
         self._columns: list[_MetricColumns | None] = [None] * len(self.metrics)
-        self._labels: list[str | None] = [None] * n_samples
+        self._given_labels = labels
+        self._labels: list[str | None] = [None] * n_samples if labels is None else []
         self._rules: list[tuple[str, int]] = []
         self.count = 0
         """Results added (a result added twice for one position counts twice)."""
@@ -152,7 +157,7 @@ class RunSummary:
                         latency=_floats(n),
                         cost=_floats(n),
                         has_cost=bytearray(n),
-                        n_repeats=_ints(n),
+                        n_repeats=array("H", bytes(2 * n)),
                     )
                     for _ in self.judge_ids
                 ],
@@ -179,7 +184,8 @@ class RunSummary:
             raise ValueError(f"result of metric {result.metric!r}, which is not one of {', '.join(self.metrics)}")
         columns = self._metric(metric)
         agg = result.aggregate
-        self._labels[position] = result.sample_id
+        if self._given_labels is None:
+            self._labels[position] = result.sample_id
         columns.present[position] = 1
         columns.direction[position] = _DIRECTIONS.index(result.direction)
         columns.rule[position] = self._rule(agg.strategy, agg.quorum)
@@ -231,6 +237,9 @@ class RunSummary:
     def summaries(self) -> list[MetricSummary]:
         """The summaries :func:`ragqa.report.summarize` gives for the same results in dataset order.
 
+        One metric's values are built at a time, as arrays (never a Python object per sample), so
+        the memory they take at the end is a few arrays of one metric.
+
         Returns:
             One summary per metric with at least one result, in first-seen dataset order.
 
@@ -241,37 +250,50 @@ class RunSummary:
         firsts = []
         for index, columns in enumerate(self._columns):
             if columns is not None:
-                rows = [p for p in range(self.n_samples) if columns.present[p]]
-                if rows:
-                    firsts.append((rows[0], index, rows))
-        built = [self._summary(index, rows) for _, index, rows in sorted(firsts)]
-        judgements = sum(
-            judge.n_repeats[p]
-            for _, index, rows in firsts
-            for judge in self._metric(index).judges
-            for p in rows
-            if judge.status[p] != _ABSENT
-        )
-        per_call = calls_per_judgement(sum(summary.usage.calls for summary, _ in built), judgements)
-        return [
-            with_uncertainty(
-                summary,
-                metric_intervals(
-                    *values, confidence=self.confidence, calls=per_call, bounds=self.ranges.get(summary.metric)
-                ),
+                present = np.frombuffer(columns.present, dtype=np.uint8)
+                first = int(present.argmax()) if present.size else 0
+                if present.size and present[first]:
+                    firsts.append((first, index))
+        calls = judgements = 0
+        for _, index in firsts:
+            columns = self._metric(index)
+            rows = self._rows(columns)
+            for judge in columns.judges:
+                judged = np.frombuffer(judge.status, dtype=np.uint8)[rows] != _ABSENT
+                calls += int(np.frombuffer(judge.calls, dtype=np.int64)[rows][judged].sum())
+                judgements += int(np.frombuffer(judge.n_repeats, dtype=np.uint16)[rows][judged].astype(np.int64).sum())
+        per_call = calls_per_judgement(calls, judgements)
+        out = []
+        for _, index in sorted(firsts):
+            summary, values = self._summary(index, self._rows(self._metric(index)))
+            out.append(
+                with_uncertainty(
+                    summary,
+                    metric_intervals(
+                        *values, confidence=self.confidence, calls=per_call, bounds=self.ranges.get(summary.metric)
+                    ),
+                )
             )
-            for summary, values in built
-        ]
+        return out
+
+    @staticmethod
+    def _rows(columns: _MetricColumns) -> NDArray[np.intp]:
+        """The positions with a result of this metric, in dataset order."""
+        return np.flatnonzero(np.frombuffer(columns.present, dtype=np.uint8))
 
     def _summary(
-        self, index: int, rows: list[int]
-    ) -> tuple[MetricSummary, tuple[list[float], list[list[float]], list[list[list[float]]]]]:
+        self, index: int, rows: NDArray[np.intp]
+    ) -> tuple[
+        MetricSummary,
+        tuple[NDArray[np.float64], list[NDArray[np.float64]], NDArray[np.float64] | list[list[list[float]]]],
+    ]:
         from ragqa.agreement import agreement
 
         metric = self.metrics[index]
         columns = self._columns[index]
         assert columns is not None
-        rules = {self._rules[columns.rule[p]] for p in rows}
+        rule_of = np.frombuffer(columns.rule, dtype=np.uint8)[rows]
+        rules = {self._rules[r] for r in np.unique(rule_of).tolist()}
         if len(rules) > 1:
             shown = ", ".join(f"{s} with quorum {q}" for s, q in sorted(rules))
             raise ValueError(f"results of {metric} were aggregated in different ways ({shown}); summarise one run")
@@ -280,64 +302,89 @@ class RunSummary:
         per_judge = []
         total = Usage()
         matrix = np.full((len(self.judge_ids), len(rows)), np.nan)
-        cube: list[list[list[float]]] = [[] for _ in rows]
+        width = max(  # the most repeats of a judge on these rows, as score_cube makes it
+            (int(np.frombuffer(c.n_repeats, dtype=np.uint16)[rows].max()) for c in columns.judges if len(rows)),
+            default=0,
+        )
+        width = width or 1
+        cube = np.full((len(rows), len(self.judge_ids), width), np.nan)
         for j, jid in enumerate(self.judge_ids):
             column = columns.judges[j]
-            scores: list[float] = []
-            n_nan = n_failed = calls = prompt = completion = 0
+            status = np.frombuffer(column.status, dtype=np.uint8)[rows]
+            n_repeats = np.frombuffer(column.n_repeats, dtype=np.uint16)[rows]
+            for k, repeat in enumerate(column.repeats[:width]):
+                values = np.frombuffer(repeat, dtype=np.float64)[rows]
+                cube[:, j, k] = np.where(n_repeats > k, values, np.nan)
+            judged = status != _ABSENT
+            n_nan = int((status == _NAN).sum())
+            n_failed = int((status == _FAILED).sum())
+            calls = int(np.frombuffer(column.calls, dtype=np.int64)[rows][judged].sum())
+            prompt = int(np.frombuffer(column.prompt, dtype=np.int64)[rows][judged].sum())
+            completion = int(np.frombuffer(column.completion, dtype=np.int64)[rows][judged].sum())
             latency = 0.0
             cost: float | None = None
-            for col, p in enumerate(rows):
-                status = column.status[p]
-                cube[col].append([column.repeats[k][p] for k in range(column.n_repeats[p])])
-                if status == _ABSENT:
-                    continue
-                calls += column.calls[p]
-                prompt += column.prompt[p]
-                completion += column.completion[p]
+            for p in rows[judged].tolist() if len(rows) else ():  # in dataset order, as summarize adds them
                 latency = latency + column.latency[p]
                 own = column.cost[p] if column.has_cost[p] else None
                 cost = None if cost is None and own is None else (cost or 0.0) + (own or 0.0)
-                if status == _FAILED:
-                    n_failed += 1
-                elif status == _NAN:
-                    n_nan += 1
-                else:
-                    value = column.score[p]
-                    scores.append(value)
-                    if math.isfinite(value):
-                        matrix[j, col] = value
+            scored = status == _SCORED
+            scores = np.frombuffer(column.score, dtype=np.float64)[rows][scored]
+            matrix[j, scored] = np.where(np.isfinite(scores), scores, np.nan)
             usage = Usage(calls=calls, prompt_tokens=prompt, completion_tokens=completion, latency_s=latency, cost=cost)
             total = total + usage
             per_judge.append(scores)
             judges.append(
                 JudgeSummary(
                     judge_id=jid,
-                    mean=nan_mean(scores),
-                    n_scored=len(scores),
+                    mean=_nan_mean(scores),
+                    n_scored=int(scores.size),
                     n_nan=n_nan,
                     n_failed=n_failed,
                     usage=usage,
                 )
             )
-        aggregates = [columns.value[p] for p in rows]
-        n_scored = sum(1 for a in aggregates if not math.isnan(a))
-        labels = [self._labels[p] or "" for p in rows]
+        aggregates = np.frombuffer(columns.value, dtype=np.float64)[rows]
+        n_scored = int((~np.isnan(aggregates)).sum())
+        labels = _Labels(self._given_labels if self._given_labels is not None else self._labels, rows)
         summary = MetricSummary(
             metric=metric,
-            direction=_DIRECTIONS[columns.direction[rows[0]]],
+            direction=_DIRECTIONS[columns.direction[int(rows[0])]],
             strategy=strategy,
             quorum=quorum,
             judges=judges,
-            aggregate_mean=nan_mean(aggregates),
-            mean_spread=nan_mean([columns.spread[p] for p in rows]),
+            aggregate_mean=_nan_mean(aggregates),
+            mean_spread=_nan_mean(np.frombuffer(columns.spread, dtype=np.float64)[rows]),
             n_samples=len(rows),
             n_scored=n_scored,
             n_nan=len(rows) - n_scored,
-            n_below_quorum=sum(1 for p in rows if not columns.quorum_met[p]),
-            n_all_failed=sum(1 for p in rows if columns.all_failed[p]),
-            n_unscored=sum(1 for p in rows if columns.unscored[p]),
+            n_below_quorum=int((np.frombuffer(columns.quorum_met, dtype=np.uint8)[rows] == 0).sum()),
+            n_all_failed=int(np.frombuffer(columns.all_failed, dtype=np.uint8)[rows].sum()),
+            n_unscored=int(np.frombuffer(columns.unscored, dtype=np.uint8)[rows].sum()),
             usage=total,
             agreement=agreement(labels, self.judge_ids, matrix),
         )
+        if n_scored == 1:  # the aggregate's interval then reads the one sample's repeats as lists (summarize's form)
+            n_of = [np.frombuffer(c.n_repeats, dtype=np.uint16)[rows] for c in columns.judges]
+            listed = [[cube[i, j, : int(n_of[j][i])].tolist() for j in range(len(n_of))] for i in range(len(rows))]
+            return summary, (aggregates, per_judge, listed)
         return summary, (aggregates, per_judge, cube)
+
+
+def _nan_mean(values: NDArray[np.float64]) -> float:
+    """:func:`ragqa._math.nan_mean` of an array, without a Python float per value (``fsum`` is exact: same result)."""
+    finite = values[~np.isnan(values)]
+    return math.fsum(finite) / finite.size if finite.size else math.nan
+
+
+class _Labels(IdView):
+    """The ids of some positions (``rows``) of the run's ids, read when asked (the contested samples)."""
+
+    def __init__(self, labels: Sequence[str | None], rows: NDArray[np.intp]) -> None:
+        self._labels = labels
+        self._rows = rows
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    def _one(self, index: int) -> str:
+        return self._labels[int(self._rows[index])] or ""

@@ -7,6 +7,6 @@ runner before a dataset run, and :class:`~ragqa.evaluation.PanelEvaluator` (thro
 
 from __future__ import annotations
 
-from ragqa.metrics.validation import Limits, Validation, limit_problems, validate_run
+from ragqa.metrics.validation import Limits, Validation, limit_problems, validate_run, validate_sample
 
-__all__ = ["Limits", "Validation", "limit_problems", "validate_run"]
+__all__ = ["Limits", "Validation", "limit_problems", "validate_run", "validate_sample"]

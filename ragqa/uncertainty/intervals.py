@@ -72,7 +72,7 @@ def mean_interval(
     n = int(data.size)
     if n < 2:
         return None
-    estimate = math.fsum(data.tolist()) / n
+    estimate = math.fsum(data) / n  # (not a list: a run's aggregates are not copied as Python floats)
     if np.ptp(data) == 0:
         low = high = estimate
     elif method == "clustered-se":

@@ -10,6 +10,9 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+import numpy as np
+from numpy.typing import NDArray
+
 from ragqa.schema import Decomposition, Interval
 from ragqa.uncertainty.intervals import mean_interval, sample_interval
 from ragqa.uncertainty.variance import decompose, score_cube
@@ -34,9 +37,9 @@ def calls_per_judgement(calls: int, judgements: int) -> float | None:
 
 
 def metric_intervals(
-    aggregates: Sequence[float],
-    judge_scores: Sequence[Sequence[float]],
-    scores: Sequence[Sequence[Sequence[float]]],
+    aggregates: Sequence[float] | NDArray[np.float64],
+    judge_scores: Sequence[Sequence[float] | NDArray[np.float64]],
+    scores: Sequence[Sequence[Sequence[float]]] | NDArray[np.float64],
     *,
     confidence: float,
     calls: float | None,
@@ -79,16 +82,24 @@ def metric_intervals(
 
 
 def _aggregate_interval(
-    aggregates: Sequence[float],
-    scores: Sequence[Sequence[Sequence[float]]],
+    aggregates: Sequence[float] | NDArray[np.float64],
+    scores: Sequence[Sequence[Sequence[float]]] | NDArray[np.float64],
     *,
     confidence: float,
     bounds: tuple[float, float] | None,
 ) -> Interval | None:
     """The aggregate's interval: across samples, or across judges x repeats when one sample has an aggregate."""
-    finite = [i for i, value in enumerate(aggregates) if not math.isnan(value)]
+    finite = np.flatnonzero(~np.isnan(np.asarray(aggregates, dtype=float))).tolist()
     if len(finite) == 1 and finite[0] < len(scores):
-        rows = [list(values) for values in scores[finite[0]] if len(values)]
+        if isinstance(scores, np.ndarray):  # a cube: a judge's row ends at its last value (RunSummary passes lists)
+            cells = [
+                row[: int(np.flatnonzero(~np.isnan(row)).max()) + 1]
+                for row in scores[finite[0]]
+                if (~np.isnan(row)).any()
+            ]
+            rows = [list(map(float, cell)) for cell in cells]
+        else:
+            rows = [list(values) for values in scores[finite[0]] if len(values)]
         width = max((len(row) for row in rows), default=0)
         padded = [row + [math.nan] * (width - len(row)) for row in rows]
         return sample_interval(padded, confidence=confidence, bounds=bounds) if padded else None

@@ -19,7 +19,7 @@ from ragqa.schema import AdviceOption, Decomposition, Lever, VarianceComponents
 __all__ = ["aggregate_variance", "decompose", "halving_advice", "score_cube", "variance_components"]
 
 
-def score_cube(values: Sequence[Sequence[Sequence[float]]]) -> NDArray[np.float64]:
+def score_cube(values: Sequence[Sequence[Sequence[float]]] | NDArray[np.float64]) -> NDArray[np.float64]:
     """One metric's scores as the (samples, judges, repeats) array the estimators take.
 
     Args:
@@ -30,6 +30,8 @@ def score_cube(values: Sequence[Sequence[Sequence[float]]]) -> NDArray[np.float6
         Shape (samples, judges, most repeats), NaN where a judge has fewer values (at least one
         repeat wide, so an empty run gives shape (0, 0, 1)).
     """
+    if isinstance(values, np.ndarray) and values.ndim == 3:  # already the cube (filled, NaN where none)
+        return np.asarray(values, dtype=np.float64)
     judges = max((len(row) for row in values), default=0)
     repeats = max((len(cell) for row in values for cell in row), default=0) or 1
     cube = np.full((len(values), judges, repeats), np.nan)
