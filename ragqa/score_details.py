@@ -5,7 +5,7 @@ file keeps them as they are). What assertions, the pytest plugin and ``ragqa tes
 is declared here, once, as :class:`StatementDetails`, and reached through
 :attr:`ragqa.schema.MetricScore.statement_details` and :attr:`~ragqa.schema.MetricScore.failed_statements`.
 
-The detail keys a metric writes for it (the contract; ``tests/test_score_details.py`` checks that
+The detail keys a metric writes for it (the contract; ``tests/metrics/test_score_details.py`` checks that
 every built-in statement metric keeps it):
 
 - ``statements``: the statements checked, in order (``list[str]``);

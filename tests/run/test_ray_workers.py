@@ -18,7 +18,7 @@ from ragqa.cli import app
 from ragqa.errors import ConfigError
 from ragqa.run.engine import parse_workers
 
-DATASET = str(Path(__file__).resolve().parents[1] / "examples" / "datasets" / "it_helpdesk.jsonl")
+DATASET = str(Path(__file__).resolve().parents[2] / "examples" / "datasets" / "it_helpdesk.jsonl")
 
 
 @pytest.mark.parametrize(

@@ -20,7 +20,7 @@ from ragqa.cli import app
 from ragqa.datasets import PARQUET_MISSING, load_dataset
 from ragqa.errors import DatasetError, MissingExtraError
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 DATASET = ROOT / "examples" / "datasets" / "it_helpdesk.jsonl"
 
 

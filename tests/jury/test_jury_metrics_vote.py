@@ -223,7 +223,7 @@ def test_the_local_judge_recalls_the_same_when_the_split_is_asked_apart() -> Non
     from ragqa.datasets import load_dataset
     from ragqa.judges.local import LocalJudge
 
-    samples = load_dataset(Path(__file__).resolve().parents[1] / "examples" / "datasets" / "it_helpdesk.jsonl")[:12]
+    samples = load_dataset(Path(__file__).resolve().parents[2] / "examples" / "datasets" / "it_helpdesk.jsonl")[:12]
     judge = LocalJudge("local")
     for sample in samples:
         whole = asyncio.run(ContextRecall().score(sample, judge, MetricContext()))

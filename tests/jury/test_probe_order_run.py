@@ -28,7 +28,7 @@ from ragqa.run.runner import Runner
 from ragqa.run.stream import read_results
 from ragqa.schema import JudgeOrderConsistency, OrderConsistency, OrderProbeResult, Usage
 
-DATASET = Path(__file__).resolve().parents[1] / "examples" / "datasets" / "it_helpdesk.jsonl"
+DATASET = Path(__file__).resolve().parents[2] / "examples" / "datasets" / "it_helpdesk.jsonl"
 METRICS = "faithfulness,context_precision"
 
 

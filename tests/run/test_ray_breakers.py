@@ -3,7 +3,7 @@
 No cluster here: the limiter actor (:class:`ClusterLimits`) runs in the test's loop behind a handle
 shaped like Ray's (``handle.method.remote(...)`` returns an awaitable), and each "worker" is its own
 :class:`ClusterLimiters` (with its own board) and its own breakers. Clocks are injected where time
-matters. ``tests/test_ray_shared_limits.py`` checks the same on a loopback cluster with the fake server.
+matters. ``tests/run/test_ray_shared_limits.py`` checks the same on a loopback cluster with the fake server.
 """
 
 from __future__ import annotations

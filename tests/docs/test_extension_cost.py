@@ -32,7 +32,7 @@ from ragqa.prompts.statements import STATEMENTS, StatementsInput
 from ragqa.render import registry as render_registry
 from ragqa.render.registry import RENDERERS, renderer_for, suffix_help
 
-DOC = Path(__file__).resolve().parents[1] / "docs" / "extending.md"
+DOC = Path(__file__).resolve().parents[2] / "docs" / "extending.md"
 SECTION = "## What an extension costs: worked examples"
 PACKAGE_MODULES = (
     "acme_attribution",

@@ -31,7 +31,7 @@ from ragqa.testing.wire import ResponderError
 
 pytestmark = pytest.mark.slow  # each case starts pytest in a subprocess (see tests/conftest.py SLOW_MODULES)
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 JUDGES = ("judge-a", "judge-b", "judge-c")
 STATEMENTS = ["The office opens at nine.", "The office has a kitchen."]
 CONTEXT = "The office opens at nine. It has a kitchen and a garden."

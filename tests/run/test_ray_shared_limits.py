@@ -1,6 +1,6 @@
 """A judge found down, and a 429, seen by one Ray worker slow every worker (loopback cluster, needs the ``ray`` extra).
 
-The servers count what they receive; no test bounds the wall time. ``tests/test_ray_breakers.py``
+The servers count what they receive; no test bounds the wall time. ``tests/run/test_ray_breakers.py``
 checks the breaker's protocol step by step without a cluster.
 """
 

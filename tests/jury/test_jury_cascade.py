@@ -28,7 +28,7 @@ from ragqa.run.stream import read_results
 from ragqa.schema import Sample
 from ragqa.testing import FunctionJudge, make_sample
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 ragqa = partial(run_cli, cwd=ROOT)  # the CLI in process, in the repository root unless told
 IT = ROOT / "examples" / "datasets" / "it_helpdesk.jsonl"
 

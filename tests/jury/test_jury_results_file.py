@@ -11,7 +11,7 @@ from typing import Any
 
 from _cli import run_cli
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 ragqa = partial(run_cli, cwd=ROOT)  # the CLI in process, in the repository root unless told
 IT = ROOT / "examples" / "datasets" / "it_helpdesk.jsonl"
 METRICS = ["-m", "faithfulness,context_precision"]

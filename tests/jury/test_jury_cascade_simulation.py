@@ -18,7 +18,7 @@ from ragqa.jury.cascade import CascadeRule, read_fit
 from ragqa.render.console import report_to_text
 from ragqa.schema import JudgeOutcome, MetricScore, PanelResult
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 ragqa = partial(run_cli, cwd=ROOT)  # the CLI in process, in the repository root unless told
 
 

@@ -14,7 +14,7 @@ from ragqa.judges._failures import register_error_classifier, status_failure, ti
 from ragqa.judges._http import classify_error
 from ragqa.judges.retry import Failure
 
-JUDGES = Path(__file__).resolve().parents[1] / "ragqa" / "judges"
+JUDGES = Path(__file__).resolve().parents[2] / "ragqa" / "judges"
 
 
 def imported_roots(path: Path) -> set[str]:
