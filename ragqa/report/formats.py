@@ -57,8 +57,16 @@ def finite_json(value: Any) -> Any:
     """
     if isinstance(value, float):
         return value if math.isfinite(value) else None
-    if isinstance(value, dict):
-        return {k: finite_json(v) for k, v in value.items()}
+    if isinstance(value, dict):  # the common leaves are kept in place, without a call each
+        return {k: v if type(v) in _KEPT else finite_json(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
-        return [finite_json(v) for v in value]
+        return [v if type(v) in _KEPT else finite_json(v) for v in value]
     return value
+
+
+_KEPT = frozenset({str, int, bool, type(None)})
+"""Leaf types :func:`finite_json` returns unchanged (exact types: a float subclass is still checked).
+
+A result record has about 70 values, most of them strings, integers and ``None``; skipping the
+call for those halves the cost of :func:`ragqa.render.records.result_record`, which every scored
+pair goes through (the results file, and a Ray worker's records)."""
