@@ -395,7 +395,7 @@ class Runner:
             dataset_samples=prepared.dataset_samples if self.plan.shard is not None else None,
             repeats=evaluator.options.repeats,
             confidence=evaluator.options.confidence,
-            cascade=evaluator.cascade_rule.describe() if evaluator.cascade_rule is not None else None,
+            cascade=evaluator.cascade_rule.header() if evaluator.cascade_rule is not None else None,
             extractor=evaluator.judges[evaluator.extractor].id
             if evaluator.options.votes and evaluator.judges
             else None,

@@ -1,0 +1,91 @@
+"""A report rebuilt from a cascade run's results file (``ragqa report``) has the live run's cascade section."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import ragqa as api
+from ragqa.render.console import cascade_texts
+from ragqa.run.replay import report_from_results
+from ragqa.run.stream import read_results
+
+ROOT = Path(__file__).resolve().parents[2]
+IT = ROOT / "examples" / "datasets" / "it_helpdesk.jsonl"
+
+CONFIG = """
+spring:
+  ai:
+    chat-models:
+      list:
+        - {id: cheap-a, provider: local, local: {support-threshold: 0.6}}
+        - {id: cheap-b, provider: local, local: {support-threshold: 0.4, number-check: false}}
+        - {id: dear, provider: local, local: {support-threshold: 0.5}}
+ragqa:
+  cache: {enabled: false}
+  thresholds: {faithfulness: 0.7}
+  jury:
+    extractor: cheap-a
+    cascade: {enabled: true, tier-2: [dear], spread: 0.2, margin: 0.05, split: true}
+"""
+
+
+def _live_and_rebuilt(tmp_path: Path, **options: Any) -> tuple[api.Report, api.Report]:
+    config = tmp_path / "application.yaml"
+    config.write_text(CONFIG, encoding="utf-8")
+    out = tmp_path / "results.jsonl"
+    live = api.evaluate(IT, metrics=["faithfulness", "context_recall"], config=config, out=out, **options)
+    rebuilt, _ = report_from_results(out)
+    return live, rebuilt
+
+
+@pytest.mark.parametrize(
+    "options",
+    [{}, {"cascade_audit": True}, {"aggregation": "claim-vote"}, {"aggregation": "claim-vote", "cascade_audit": True}],
+    ids=["cascade", "audit", "claim-vote", "claim-vote-audit"],
+)
+def test_rebuilt_cascade_section_equals_the_live_runs(tmp_path: Path, options: dict[str, Any]) -> None:
+    live, rebuilt = _live_and_rebuilt(tmp_path, **options)
+    for metric in ("faithfulness", "context_recall"):
+        made, again = live.summary(metric).cascade, rebuilt.summary(metric).cascade
+        assert made is not None and again is not None
+        assert again == made
+        assert cascade_texts(rebuilt.summary(metric)) == cascade_texts(live.summary(metric))
+    c = live.summary("faithfulness").cascade
+    assert c is not None and c.n_items == 60 and c.threshold == 0.7
+    assert c.audit == bool(options.get("cascade_audit"))
+    if c.audit:  # the audit's numbers come back too, not only the counts
+        assert c.n_compared == 60 and 0 < c.tier2_share <= 1
+    else:
+        assert 0 < c.n_escalated < c.n_items
+
+
+def test_the_header_keeps_the_thresholds_and_an_older_file_without_them_still_rebuilds(tmp_path: Path) -> None:
+    live, _ = _live_and_rebuilt(tmp_path)
+    out = tmp_path / "results.jsonl"
+    header, _ = read_results(out)
+    assert header.cascade is not None and header.cascade["thresholds"] == {"faithfulness": 0.7}
+    lines = out.read_text(encoding="utf-8").splitlines()
+    first = json.loads(lines[0])
+    del first["cascade"]["thresholds"]  # as written before the header kept them
+    out.write_text("\n".join([json.dumps(first), *lines[1:]]) + "\n", encoding="utf-8")
+    rebuilt, _ = report_from_results(out)
+    again, made = rebuilt.summary("faithfulness").cascade, live.summary("faithfulness").cascade
+    assert again is not None and made is not None
+    # not an audit run: which samples escalated is read from the records, so the counts stand
+    assert (again.n_items, again.n_escalated, again.tier2_judgements) == (
+        made.n_items,
+        made.n_escalated,
+        made.tier2_judgements,
+    )
+    assert again.threshold is None
+
+
+def test_a_run_without_a_cascade_rebuilds_without_a_cascade_section(tmp_path: Path) -> None:
+    out = tmp_path / "results.jsonl"
+    api.evaluate(IT, metrics=["faithfulness"], profile="local", out=out)
+    rebuilt, _ = report_from_results(out)
+    assert rebuilt.summary("faithfulness").cascade is None
