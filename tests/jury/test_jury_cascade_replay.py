@@ -89,3 +89,29 @@ def test_a_run_without_a_cascade_rebuilds_without_a_cascade_section(tmp_path: Pa
     api.evaluate(IT, metrics=["faithfulness"], profile="local", out=out)
     rebuilt, _ = report_from_results(out)
     assert rebuilt.summary("faithfulness").cascade is None
+
+
+def test_shards_joined_by_merge_rebuild_the_whole_runs_cascade_section(tmp_path: Path) -> None:
+    from ragqa.run.merge import merge_results
+
+    config, parts = tmp_path / "application.yaml", [tmp_path / f"part-{k}.jsonl" for k in (1, 2)]
+    config.write_text(CONFIG, encoding="utf-8")
+    live = api.evaluate(IT, metrics=["faithfulness"], config=config, cascade_audit=True)
+    for k, part in enumerate(parts, 1):
+        api.evaluate(IT, metrics=["faithfulness"], config=config, out=part, cascade_audit=True, shard=f"{k}/2")
+    merged = tmp_path / "all.jsonl"
+    merge_results(parts, merged)
+    header, _ = read_results(merged)
+    assert header.cascade is not None and header.extractor is None  # a mean run has no extractor
+    rebuilt, _ = report_from_results(merged)
+    again, made = rebuilt.summary("faithfulness").cascade, live.summary("faithfulness").cascade
+    assert again is not None and made is not None
+    assert _without_latency(again) == _without_latency(made)  # two runs: only the measured latency differs
+
+
+def _without_latency(summary: Any) -> dict[str, Any]:
+    data: dict[str, Any] = summary.model_dump()
+    for key in ("tier1_usage", "tier2_usage", "full_tier2_usage"):
+        if data[key] is not None:
+            data[key].pop("latency_s")
+    return data
