@@ -14,7 +14,8 @@ The samples are split in two seeded halves: the rule is fitted on half A with th
 with the labels less 0.01) and every row is reported on half B, so the fitted row is out of sample.
 
 Reported per rule on half B: the share of items escalated; the share of the full panel's tier-2
-judgements the cascade makes (the local judges make no provider call, so judgements are the unit);
+calls the cascade makes (the calls the local judges count, statements and verdicts steps, as a
+cascade run's report counts them; they cost nothing here, so the share stands for an LLM's calls);
 how often its pass/fail verdict equals the full panel's; how often it equals the label; and the
 paired difference of that from the full panel's agreement with the labels. 95 % percentile
 intervals from seeded bootstrap resamples of half B's samples (Efron and Tibshirani 1993).
@@ -52,7 +53,7 @@ RULES: tuple[tuple[str, CascadeRule], ...] = (
 
 @dataclass(frozen=True)
 class Columns:
-    """Per item of one rule: escalated, the cascade's verdict, the full panel's, the label, tier-2 judgements."""
+    """Per item of one rule: escalated, the cascade's verdict, the full panel's, the label, tier-2 calls."""
 
     escalated: NDArray[np.bool_]
     verdict: NDArray[np.bool_]
@@ -135,7 +136,7 @@ def table(
     lines = [
         f"#### cascade on {name}: tier 2 {', '.join(tier2)}; threshold {THRESHOLD}; "
         f"{len(half_a)} samples to fit (half A), {len(half_b)} reported (half B)\n",
-        "| rule | escalated | tier-2 judgements, share of the full panel's [95% CI] | verdicts as the full panel's "
+        "| rule | escalated | tier-2 calls, share of the full panel's [95% CI] | verdicts as the full panel's "
         "[95% CI] | verdicts as the labels [95% CI] | difference from the full panel's [95% CI] |",
         "|---|---|---|---|---|---|",
     ]
