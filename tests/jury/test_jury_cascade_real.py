@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import importlib
 import math
-import sys
 from pathlib import Path
 from types import ModuleType
 
 import numpy as np
 import pytest
+from factories import CASCADE_PANEL_YAML, benchmark_module
 
 import ragqa as api
 from ragqa.jury.cascade import CascadeRule
@@ -17,35 +16,16 @@ from ragqa.jury.cascade import CascadeRule
 ROOT = Path(__file__).resolve().parents[2]
 IT = ROOT / "examples" / "datasets" / "it_helpdesk.jsonl"
 
-CONFIG = """
-spring:
-  ai:
-    chat-models:
-      list:
-        - {id: cheap-a, provider: local, local: {support-threshold: 0.6}}
-        - {id: cheap-b, provider: local, local: {support-threshold: 0.4, number-check: false}}
-        - {id: dear, provider: local, local: {support-threshold: 0.5}}
-ragqa:
-  cache: {enabled: false}
-  jury:
-    cascade: {enabled: true, tier-2: [dear], spread: 0.2, margin: 0.05, split: true}
-"""
-
 
 @pytest.fixture(scope="module")
 def study() -> ModuleType:
-    """``benchmarks/_jury_cascade_real.py``, imported from its folder (a sibling module of the benchmarks)."""
-    folder = str(ROOT / "benchmarks")
-    sys.path.insert(0, folder)
-    try:
-        return importlib.import_module("_jury_cascade_real")
-    finally:
-        sys.path.remove(folder)
+    """``benchmarks/_jury_cascade_real.py``."""
+    return benchmark_module(ROOT, "_jury_cascade_real")
 
 
 def test_the_studys_escalations_share_and_agreement_equal_an_audit_runs(study: ModuleType, tmp_path: Path) -> None:
     config = tmp_path / "application.yaml"
-    config.write_text(CONFIG, encoding="utf-8")
+    config.write_text(CASCADE_PANEL_YAML, encoding="utf-8")
     threshold = study.THRESHOLD
     report = api.evaluate(
         IT, metrics=["faithfulness"], config=config, cascade_audit=True, thresholds={"faithfulness": threshold}

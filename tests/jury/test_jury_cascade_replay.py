@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from factories import CASCADE_PANEL_YAML
 
 import ragqa as api
 from ragqa.render.console import cascade_texts
@@ -16,21 +17,7 @@ from ragqa.run.stream import read_results
 ROOT = Path(__file__).resolve().parents[2]
 IT = ROOT / "examples" / "datasets" / "it_helpdesk.jsonl"
 
-CONFIG = """
-spring:
-  ai:
-    chat-models:
-      list:
-        - {id: cheap-a, provider: local, local: {support-threshold: 0.6}}
-        - {id: cheap-b, provider: local, local: {support-threshold: 0.4, number-check: false}}
-        - {id: dear, provider: local, local: {support-threshold: 0.5}}
-ragqa:
-  cache: {enabled: false}
-  thresholds: {faithfulness: 0.7}
-  jury:
-    extractor: cheap-a
-    cascade: {enabled: true, tier-2: [dear], spread: 0.2, margin: 0.05, split: true}
-"""
+CONFIG = CASCADE_PANEL_YAML  # cheap-a, the first judge, extracts in the claim-vote runs
 
 
 def _live_and_rebuilt(tmp_path: Path, **options: Any) -> tuple[api.Report, api.Report]:
