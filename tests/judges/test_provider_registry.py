@@ -103,16 +103,11 @@ def test_a_native_provider_without_a_base_url_is_its_own_rate_limit_group(tmp_pa
 def test_the_built_in_providers_build_what_the_factory_built_before(tmp_path: Path) -> None:
     from ragqa.judges.openai import OpenAIEmbedder, OpenAIJudge
 
-    settings = load(
-        tmp_path,
-        """
-        spring:
-          ai:
-            openai: {base-url: "http://127.0.0.1:9", api-key: none}
-            chat-models: {list: [{id: remote}, {id: offline, provider: local, local: {use-embeddings: true}}]}
-            embedding-models: {list: [{id: e-local, provider: local, method: hashing}, {id: e-remote}]}
-        """,
-    )
+    openai = '{base-url: "http://127.0.0.1:9", api-key: none}'
+    chat = "[{id: remote}, {id: offline, provider: local, local: {use-embeddings: true}}]"
+    embedding = "[{id: e-local, provider: local, method: hashing}, {id: e-remote}]"
+    ai = f"openai: {openai}, chat-models: {{list: {chat}}}, embedding-models: {{list: {embedding}}}"
+    settings = load(tmp_path, f"spring: {{ai: {{{ai}}}}}")
     limiters = make_limiters()
     embedders = build_embedders(settings.embedders(), limiters, Closer())
     assert isinstance(embedders[0], LocalEmbedder) and isinstance(embedders[1], OpenAIEmbedder)
