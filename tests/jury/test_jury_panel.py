@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from test_cli import ragqa
+from _cli import run_cli as ragqa
 
 from ragqa.errors import ConfigError, JudgeOutputError
 from ragqa.evaluation import PanelEvaluator, PanelOptions
