@@ -50,6 +50,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _jury_cascade_real import TIER2
+from _jury_cascade_real import table as cascade_table
 from local_judge_agreement import ROOT, BinaryOnly, YardstickJudge, begin, halueval
 
 from ragqa.evaluation import PanelEvaluator, PanelOptions
@@ -57,7 +59,7 @@ from ragqa.judges.base import Judge
 from ragqa.judges.local import LocalJudge, minilm_available
 from ragqa.judges.local.embedder import LocalEmbedder
 from ragqa.metrics import Faithfulness
-from ragqa.schema import Sample
+from ragqa.schema import PanelResult, Sample
 from ragqa.settings import load_settings
 
 METHODS = ("mean of scores", "claim-vote", "dawid-skene")
@@ -109,8 +111,13 @@ def accuracy(scores: NDArray[np.float64], labels: NDArray[np.bool_]) -> float:
     return float(np.mean((scores >= 0.5) == labels))
 
 
-async def score(samples: Sequence[Sample], judges: list[Judge]) -> dict[str, dict[str, float]]:
-    """Per method and judge, each sample's faithfulness (NaN as 0.0): a ``mean`` run and a ``dawid-skene`` run."""
+async def score(
+    samples: Sequence[Sample], judges: list[Judge]
+) -> tuple[dict[str, dict[str, float]], list[PanelResult]]:
+    """Per method and judge, each sample's faithfulness (NaN as 0.0), and the ``mean`` run's results.
+
+    Two runs: a ``mean`` run (its results are also returned, for the cascade) and a ``dawid-skene`` run.
+    """
     metric = Faithfulness()
     plain = await PanelEvaluator(judges, [metric], options=PanelOptions(max_concurrent_samples=64)).evaluate(samples)
     voting = PanelEvaluator(judges, [metric], options=PanelOptions(strategy="dawid-skene", max_concurrent_samples=64))
@@ -130,7 +137,7 @@ async def score(samples: Sequence[Sample], judges: list[Judge]) -> dict[str, dic
     for result in voted.results:
         out["claim-vote"][result.sample_id] = value(result.aggregate.value)
         out["dawid-skene"][result.sample_id] = value(jury.dawid_skene.get((result.sample_id, result.metric)))
-    return out
+    return out, plain.results
 
 
 def _interval(draws: NDArray[np.float64]) -> str:
@@ -139,11 +146,21 @@ def _interval(draws: NDArray[np.float64]) -> str:
 
 
 def study(
-    name: str, samples: Sequence[Sample], labels: dict[str, bool], judges: list[Judge], *, n_boot: int, seed: int
+    name: str,
+    samples: Sequence[Sample],
+    labels: dict[str, bool],
+    judges: list[Judge],
+    *,
+    n_boot: int,
+    seed: int,
+    tier2: Sequence[str] | None = None,
 ) -> str:
-    """One dataset's table (markdown): each method and judge, AUROC and accuracy with intervals."""
+    """One dataset's table (markdown): each method and judge, AUROC and accuracy with intervals.
+
+    With ``tier2``, the cascade's table follows (``benchmarks/_jury_cascade_real.py``).
+    """
     started = time.perf_counter()
-    scored = asyncio.run(score(samples, judges))
+    scored, results = asyncio.run(score(samples, judges))
     elapsed = time.perf_counter() - started
     ids = [s.id for s in samples if s.id is not None]
     y = np.array([labels[i] for i in ids])
@@ -168,6 +185,8 @@ def study(
         shown = method if method in METHODS else f"judge {method}"
         figures = f"{auroc(s, y):.3f} {_interval(auc)} | {d_auc} | {accuracy(s, y):.3f} {_interval(acc)}"
         lines.append(f"| {shown} | {figures} | {d_acc} |")
+    if tier2 is not None:
+        lines += ["", cascade_table(name, results, labels, tier2, n_boot=n_boot, seed=seed)]
     return "\n".join(lines)
 
 
@@ -196,8 +215,17 @@ def minilm_check(samples: Sequence[Sample], n: int) -> str:
     return f"MiniLM check: local-strict with embeddings scores faithfulness as without on {same} of {n_results} samples"
 
 
-def main(data: Path, *, begin_limit: int, halueval_limit: int | None, n_boot: int, seed: int, minilm: int) -> None:
-    """Print the real-data tables (markdown)."""
+def main(
+    data: Path,
+    *,
+    begin_limit: int,
+    halueval_limit: int | None,
+    n_boot: int,
+    seed: int,
+    minilm: int,
+    cascade: bool = True,
+) -> None:
+    """Print the real-data tables (markdown); ``cascade``: each followed by the cascade's table."""
     if not (data / "halueval_qa").is_dir() or not (data / "begin").is_dir():
         print(f"real-data study skipped: {data} lacks halueval_qa/ or begin/")
         return
@@ -210,7 +238,11 @@ def main(data: Path, *, begin_limit: int, halueval_limit: int | None, n_boot: in
         judges = panel(binary)
         print(f"## {'binary' if binary else 'graded'} panel: {', '.join(j.id for j in judges)}")
         print(f"extractor {judges[0].id}; bootstrap {n_boot} resamples\n")
-        print(study("HaluEval QA", halu_samples, halu_labels, judges, n_boot=n_boot, seed=seed) + "\n")
-        print(study("BEGIN", begin_samples, begin_labels, judges, n_boot=n_boot, seed=seed) + "\n")
+        tier2 = TIER2[binary] if cascade else None
+        for name, samples, labels in (
+            ("HaluEval QA", halu_samples, halu_labels),
+            ("BEGIN", begin_samples, begin_labels),
+        ):
+            print(study(name, samples, labels, judges, n_boot=n_boot, seed=seed, tier2=tier2) + "\n")
     if minilm:
         print(minilm_check(begin_samples, minilm))

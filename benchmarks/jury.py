@@ -114,6 +114,11 @@ def main() -> None:
     parser.add_argument("--begin-limit", type=int, default=1000, help="BEGIN samples drawn, seeded (--real)")
     parser.add_argument("--halueval-limit", type=int, default=None, help="HaluEval samples drawn (--real; all)")
     parser.add_argument("--boot", type=int, default=1000, help="bootstrap resamples (--real)")
+    parser.add_argument(
+        "--no-cascade",
+        action="store_true",
+        help="leave out the cascade's tables (--real; benchmarks/_jury_cascade_real.py)",
+    )
     parser.add_argument("--minilm", type=int, default=200, help="samples of the MiniLM check, 0 for none (--real)")
     args = parser.parse_args()
     if args.real:
@@ -126,6 +131,7 @@ def main() -> None:
             n_boot=args.boot,
             seed=0,
             minilm=args.minilm,
+            cascade=not args.no_cascade,
         )
         return
     print(

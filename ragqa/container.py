@@ -2,7 +2,8 @@
 
 Applications get one with :func:`create_container` and close it with :func:`close_container`;
 tests override providers (``container.judges.override(providers.Object([...]))``). Building
-logic lives in :mod:`ragqa.factory`.
+logic lives in :mod:`ragqa.factory`; every evaluator of ragqa comes from :attr:`Container.evaluator`,
+with call-time keywords where a run or a test needs other parts.
 """
 
 from __future__ import annotations
@@ -62,7 +63,16 @@ class Container(containers.DeclarativeContainer):
         factory.build_metrics, settings.provided.ragqa.metrics, settings.provided.ragqa.metric_options
     )
     panel_options = providers.Singleton(factory.panel_options, settings)
-    evaluator = providers.Factory(PanelEvaluator, judges, metrics, embedders=embedders, options=panel_options)
+    evaluator = providers.Factory(
+        PanelEvaluator, judges=judges, metrics=metrics, embedders=embedders, options=panel_options
+    )
+    """A new panel evaluator per call; every part is a keyword that a call may replace for that call only.
+
+    ``container.evaluator(judges=subset, options=...)`` builds over the given parts and the
+    container's others (a replaced part's provider is not even called); nothing is overridden, so
+    the next call gets the container's parts again. The pytest plugin (a marker's judges, repeats)
+    and the runner (the run's metrics, its ``no_cache`` judges) build their evaluators this way.
+    """
 
 
 def create_container(

@@ -346,8 +346,5 @@ def panel_options(settings: Settings) -> PanelOptions:
         order_probe=OrderProbeOptions(
             share=(order := settings.ragqa.probe.order).share, seed=order.seed, max_change_rate=order.max_change_rate
         ),
-        limits=Limits(
-            max_contexts_per_sample=settings.ragqa.limits.max_contexts_per_sample,
-            max_text_chars=settings.ragqa.limits.max_text_chars,
-        ),
+        limits=Limits.from_settings(settings),
     )

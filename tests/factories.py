@@ -6,16 +6,20 @@ that a test looks for, a client timeout) wraps these in a line or two and says w
 
 from __future__ import annotations
 
+import importlib
 import json
+import sys
 from collections.abc import Sequence
 from datetime import timedelta
+from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 from pydantic import SecretStr
 
 from ragqa.settings import ChatOptions, ResolvedChatModel, RetrySettings
 
-__all__ = ["chat_model", "nli_answer", "office_jsonl", "office_records"]
+__all__ = ["benchmark_module", "chat_model", "nli_answer", "office_jsonl", "office_records"]
 
 
 def nli_answer(*verdicts: float, statements: Sequence[str] | None = None, reason: str = "r") -> dict[str, Any]:
@@ -109,3 +113,32 @@ spring:
 """``application.yaml`` of two HTTP judges (one on function calling) and an embedder on the fake server.
 
 Set ``FAKE_URL`` (the server's ``base_url``) and ``FAKE_API_KEY`` in the environment of the run."""
+
+
+CASCADE_PANEL_YAML = """
+spring:
+  ai:
+    chat-models:
+      list:
+        - {id: cheap-a, provider: local, local: {support-threshold: 0.6}}
+        - {id: cheap-b, provider: local, local: {support-threshold: 0.4, number-check: false}}
+        - {id: dear, provider: local, local: {support-threshold: 0.5}}
+ragqa:
+  cache: {enabled: false}
+  thresholds: {faithfulness: 0.7}
+  jury:
+    cascade: {enabled: true, tier-2: [dear], spread: 0.2, margin: 0.05, split: true}
+"""
+"""``application.yaml`` of a cascade of three local judges: tier 1 ``cheap-a``, ``cheap-b``; tier 2 ``dear``.
+
+Faithfulness's threshold 0.7; the rule spread 0.2, margin 0.05, split on; no cache."""
+
+
+def benchmark_module(root: Path, name: str) -> ModuleType:
+    """Import ``benchmarks/<name>.py`` of the repository at ``root`` (a sibling module of the benchmarks)."""
+    folder = str(root / "benchmarks")
+    sys.path.insert(0, folder)
+    try:
+        return importlib.import_module(name)
+    finally:
+        sys.path.remove(folder)

@@ -153,6 +153,45 @@ class Cascade:
             "audit": self.audit,
         }
 
+    def header(self) -> dict[str, object]:
+        """The cascade as the results file's header keeps it: :meth:`describe` and the ``thresholds``.
+
+        The thresholds are kept so that ``ragqa report`` can rebuild the cascade section
+        (:meth:`from_header`); they are not part of :meth:`describe`, which the run's config
+        fingerprint reads (a resumed run's fingerprint stays that of its start).
+        """
+        return {**self.describe(), "thresholds": dict(self.thresholds)}
+
+    @classmethod
+    def from_header(cls, data: Mapping[str, object]) -> Cascade:
+        """The cascade of a results file's header ``cascade`` (as :meth:`header` writes it).
+
+        Files written before the header kept ``thresholds`` give a cascade without thresholds: its
+        escalations are then recomputed by the ``spread`` check alone (see :func:`escalation`).
+
+        Raises:
+            KeyError, TypeError, ValueError: when a field is missing or of the wrong kind.
+        """
+        spread = data["spread"]
+        thresholds = data.get("thresholds") or {}
+        if not isinstance(thresholds, Mapping):
+            raise TypeError(f"cascade thresholds must be an object, got {thresholds!r}")
+        tier2 = data["tier2"]
+        if not isinstance(tier2, list):
+            raise TypeError(f"cascade tier2 must be a list, got {tier2!r}")
+        return cls(
+            tier2=tuple(str(t) for t in tier2),
+            rule=CascadeRule(
+                spread=None if spread is None else float(str(spread)),
+                margin=float(str(data["margin"])),
+                split=bool(data["split"]),
+                interval=bool(data.get("interval", True)),
+            ),
+            thresholds={str(k): float(str(v)) for k, v in thresholds.items()},
+            audit=bool(data.get("audit", False)),
+            source=str(data.get("source", "settings")),
+        )
+
     def tiers(self, judge_ids: Sequence[str]) -> tuple[list[int], list[int]]:
         """The panel positions of tier 1 and of tier 2, each in panel order."""
         return (

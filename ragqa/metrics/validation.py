@@ -18,10 +18,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from ragqa.errors import InvalidSamples, SampleError
 from ragqa.metrics.base import Metric
 from ragqa.schema import Sample
+
+if TYPE_CHECKING:  # the settings are only read here, never built
+    from ragqa.settings import Settings
 
 __all__ = ["Limits", "Validation", "limit_problems", "validate_run", "validate_sample"]
 
@@ -40,6 +44,17 @@ class Limits:
 
     max_contexts_per_sample: int = 100
     max_text_chars: int = 200_000
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> Limits:
+        """The guards of ``ragqa.limits`` (``max-contexts-per-sample``, ``max-text-chars``).
+
+        The one place they are read: the container's panel options
+        (:func:`ragqa.factory.panel_options`) and the run plan (:func:`ragqa.run.plan.make_plan`)
+        both take them from here, so an assertion and a run refuse the same samples.
+        """
+        limits = settings.ragqa.limits
+        return cls(max_contexts_per_sample=limits.max_contexts_per_sample, max_text_chars=limits.max_text_chars)
 
 
 @dataclass(frozen=True)

@@ -406,7 +406,7 @@ def ragqa_evaluator(request: pytest.FixtureRequest, ragqa_container: Container) 
         else container.evaluator()
     )
     judges = _split(kwargs.get("judges"))
-    return select_judges(evaluator, judges) if judges else evaluator
+    return select_judges(evaluator, judges, container=container) if judges else evaluator
 
 
 @pytest.fixture

@@ -22,6 +22,7 @@ from ragqa.run.loop import LoopThread
 
 if TYPE_CHECKING:
     from ragqa.assertions import MetricVerdict, Policy
+    from ragqa.container import Container
     from ragqa.evaluation import PanelEvaluator
     from ragqa.metrics.base import Metric
     from ragqa.schema import PanelResult, Sample
@@ -30,15 +31,22 @@ if TYPE_CHECKING:
 __all__ = ["RagqaHelper", "attach_to_allure", "results_line", "select_judges"]
 
 
-def select_judges(evaluator: PanelEvaluator, patterns: Sequence[str]) -> PanelEvaluator:
-    """A copy of ``evaluator`` over the judges whose ids match ``patterns`` (ids or shell patterns).
+def select_judges(
+    evaluator: PanelEvaluator, patterns: Sequence[str], *, container: Container | None = None
+) -> PanelEvaluator:
+    """``evaluator`` narrowed to the judges whose ids match ``patterns`` (ids or shell patterns).
 
-    The panel order is kept; metrics, embedders and options are shared.
+    The panel order is kept; metrics, embedders and options are ``evaluator``'s. The container's
+    ``evaluator`` provider builds the narrowed one, with those parts as call-time keywords, so
+    ``container`` is not changed (no provider is overridden). Without ``container``, the provider
+    of a fresh, unconfigured :class:`~ragqa.container.Container` builds it (every part is given,
+    so no settings are read); so does it when the caller replaced ``container.evaluator`` by an
+    object, which ignores call-time keywords.
 
     Raises:
         ValueError: when a pattern matches no judge (the message lists the panel).
     """
-    from ragqa.evaluation import PanelEvaluator
+    from ragqa.container import Container
 
     ids = [j.id for j in evaluator.judges]
     unmatched = [p for p in patterns if not any(fnmatch.fnmatchcase(i, p) for i in ids)]
@@ -48,7 +56,13 @@ def select_judges(evaluator: PanelEvaluator, patterns: Sequence[str]) -> PanelEv
             f"the panel is {', '.join(ids) or '(empty)'}"
         )
     chosen = [j for j in evaluator.judges if any(fnmatch.fnmatchcase(j.id, p) for p in patterns)]
-    return PanelEvaluator(chosen, evaluator.metrics, embedders=evaluator.embedders, options=evaluator.options)
+    parts = {"judges": chosen, "metrics": evaluator.metrics, "embedders": evaluator.embedders}
+    narrowed: PanelEvaluator = (container or Container()).evaluator(**parts, options=evaluator.options)
+    if [j.id for j in narrowed.judges] != [j.id for j in chosen]:
+        # the caller replaced the container's evaluator by an object, which ignores call-time
+        # keywords: the declared provider of a fresh container builds the narrowed panel
+        narrowed = Container().evaluator(**parts, options=evaluator.options)
+    return narrowed
 
 
 class RagqaHelper:

@@ -185,6 +185,8 @@ def merge_results(
         started_at=min(h.started_at for h in headers),
         repeats=first.repeats,  # equal in every part: the configuration fingerprint covers repeats
         confidence=first.confidence,
+        cascade=first.cascade,  # equal in every part: the configuration fingerprint covers the cascade
+        extractor=first.extractor,  # and the voting run's extractor
     )
     if first.confidence is not None:  # the whole run's intervals, as one unsharded run's header has them
         results = [read_result_record(record) for record in ordered]

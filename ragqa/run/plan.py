@@ -390,10 +390,7 @@ def make_plan(
         resume=resume,
         retry_failed=retry_failed,
         outputs=tuple(outputs),
-        limits=Limits(
-            max_contexts_per_sample=settings.ragqa.limits.max_contexts_per_sample,
-            max_text_chars=settings.ragqa.limits.max_text_chars,
-        ),
+        limits=Limits.from_settings(settings),
         dataset=dataset,
         panel=dict(panel or {}),
         no_cache=no_cache,

@@ -7,12 +7,14 @@ Run-layer work: it reads results files (:mod:`ragqa.run.stream`), loads and fing
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from ragqa.aggregate import PANEL_STRATEGIES, PanelStrategy, aggregate
 from ragqa.datasets import load_dataset
 from ragqa.errors import ConfigError, RagqaError
-from ragqa.jury.panel import jury_collector
+from ragqa.jury.cascade import Cascade, CascadeTally
+from ragqa.jury.panel import jury_collector, voted_aggregate
 from ragqa.metrics import Metric, build_metric, value_ranges
 from ragqa.render.paths import check_output_path
 from ragqa.render.records import read_result_record
@@ -20,9 +22,9 @@ from ragqa.render.registry import RenderOptions, renderer_for
 from ragqa.report import MetricSummary, Report, summarize
 from ragqa.run.runner import dataset_fingerprint
 from ragqa.run.stream import ResultsHeader, read_results
-from ragqa.schema import DEFAULT_CONFIDENCE, Language, OrderProbeResult, PanelResult, Sample
+from ragqa.schema import DEFAULT_CONFIDENCE, Aggregate, JudgeOutcome, Language, OrderProbeResult, PanelResult, Sample
 
-__all__ = ["jury_summaries", "report_from_results", "write_report"]
+__all__ = ["cascade_summaries", "jury_summaries", "report_from_results", "write_report"]
 
 
 def report_from_results(path: Path) -> tuple[Report, str | None]:
@@ -31,7 +33,9 @@ def report_from_results(path: Path) -> tuple[Report, str | None]:
     The results are read with :func:`ragqa.run.stream.read_results` and summarised with
     :func:`ragqa.report.summarize` (panel order and the intervals' confidence level from the
     header); a voting run's (``claim-vote``, ``dawid-skene``) reliability section is fitted again
-    from the judges' verdicts in the records (:func:`jury_summaries`). The samples (the
+    from the judges' verdicts in the records (:func:`jury_summaries`), and a cascade run's section
+    (calls per tier, escalations, an audit's agreement) counted again from the records and the
+    header's ``cascade`` (:func:`cascade_summaries`). The samples (the
     drill-down's inputs) are loaded from the header's dataset path when
     that file is readable and still holds the samples that were scored (its
     :func:`ragqa.run.runner.dataset_fingerprint` matches); otherwise ``report.samples`` stays empty
@@ -59,7 +63,7 @@ def report_from_results(path: Path) -> tuple[Report, str | None]:
     summaries = summarize(results, header.judges, confidence=level, ranges=value_ranges(header.metrics))
     report = Report(
         results=results,
-        summaries=jury_summaries(header, results, summaries),
+        summaries=cascade_summaries(header, results, jury_summaries(header, results, summaries)),
         run_id=header.run_id,
         dataset=header.dataset,
         started_at=header.started_at,
@@ -106,6 +110,53 @@ def jury_summaries(
     tie = header.judges.index(header.extractor) if header.extractor in header.judges else 0
     collector = jury_collector(metrics, header.judges, tie_breaker=tie)
     return collector.attach(summaries, [r for r in results if r.metric in voted])
+
+
+def cascade_summaries(
+    header: ResultsHeader, results: list[PanelResult], summaries: list[MetricSummary]
+) -> list[MetricSummary]:
+    """``summaries`` with a cascade run's section, counted again from its records (as the live run counts it).
+
+    The cascade (tier 2, rule, thresholds, ``source``, ``audit``) is the header's ``cascade``
+    (:meth:`ragqa.jury.cascade.Cascade.from_header`); the records are fed to the run's own
+    :class:`ragqa.jury.cascade.CascadeTally`, with tier 1's aggregate recomputed by each metric's
+    recorded strategy and quorum (a voting run's tie-breaking judge: the header's ``extractor``). A
+    file without a cascade, or whose header's ``cascade`` cannot be read, gives the summaries unchanged.
+    Files written before the header kept the thresholds recount an audit's escalations by
+    ``spread`` alone. Calls and cost per tier are the records' usage, so a resumed run's counts
+    include the calls of its first part.
+    """
+    if header.cascade is None:
+        return summaries
+    try:
+        cascade = Cascade.from_header(header.cascade)
+    except (KeyError, TypeError, ValueError):
+        return summaries
+    metrics = [m for key in header.metrics if (m := _metric_of(key)) is not None]
+    recorded = {r.metric: r.aggregate for r in results}
+
+    def combine(metric: Metric, outcomes: Sequence[JudgeOutcome]) -> Aggregate:
+        kept = recorded[metric.key]
+        strategy = _strategy(kept.strategy)
+        if strategy == "claim-vote" or strategy == "dawid-skene":
+            ids = [o.judge_id for o in outcomes]
+            tie = ids.index(header.extractor) if header.extractor in ids else 0
+            return voted_aggregate(metric, outcomes, strategy=strategy, quorum=kept.quorum, tie_breaker=tie)
+        scores = [o.score.value for o in outcomes if o.score is not None]
+        n_failed = sum(1 for o in outcomes if not o.ok)
+        return aggregate(scores, n_failed=n_failed, strategy=strategy, quorum=kept.quorum)
+
+    tally = CascadeTally(cascade, metrics, header.judges, combine)
+    for result in results:
+        tally.add(result)
+    return tally.attach(summaries)
+
+
+def _strategy(name: str) -> PanelStrategy:
+    for strategy in PANEL_STRATEGIES:
+        if strategy == name:
+            return strategy
+    return "mean"
 
 
 def _dataset_samples(dataset: str, fingerprint: str) -> tuple[list[Sample] | None, str | None]:

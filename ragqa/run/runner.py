@@ -269,13 +269,14 @@ class Runner:
     def build(self) -> PanelEvaluator:
         """Build the evaluator once, with the plan's panel overrides; check panel-level problems.
 
+        The container's ``evaluator`` provider builds it, with the run's judges, metrics,
+        embedders and options as call-time keywords (the container is not changed).
+
         Raises:
             ConfigError: settings that cannot build a judge (a missing key), a metric that
                 needs an embedding model none is configured for, or one that needs a judge when
                 the panel has none.
         """
-        from ragqa.evaluation import PanelEvaluator
-
         judges, embedders = self._panel()
         if not judges:  # a panel of no judge runs judge-free metrics only
             check_judge_free(self.plan.metrics)
@@ -290,7 +291,9 @@ class Runner:
                 "no aggregate could exist",
                 key="ragqa.aggregation.quorum",
             )
-        evaluator = PanelEvaluator(judges, self.plan.metrics, embedders=embedders, options=options)
+        evaluator: PanelEvaluator = self.container.evaluator(
+            judges=judges, metrics=self.plan.metrics, embedders=embedders, options=options
+        )
         panel_problems = evaluator.validate([], self.plan.metrics)
         if panel_problems:
             raise ConfigError(str(panel_problems[0]), key="spring.ai.embedding-models.list")
@@ -395,7 +398,7 @@ class Runner:
             dataset_samples=prepared.dataset_samples if self.plan.shard is not None else None,
             repeats=evaluator.options.repeats,
             confidence=evaluator.options.confidence,
-            cascade=evaluator.cascade_rule.describe() if evaluator.cascade_rule is not None else None,
+            cascade=evaluator.cascade_rule.header() if evaluator.cascade_rule is not None else None,
             extractor=evaluator.judges[evaluator.extractor].id
             if evaluator.options.votes and evaluator.judges
             else None,

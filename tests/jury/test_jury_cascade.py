@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 from _cli import run_cli
+from factories import CASCADE_PANEL_YAML
 
 import ragqa as api
 from ragqa.errors import ConfigError
@@ -233,20 +234,7 @@ def test_the_tally_reads_results_back_the_same_as_made(tmp_path: Path) -> None:
 
 # -- settings, header, CLI ----------------------------------------------------------------------------
 
-CONFIG = """
-spring:
-  ai:
-    chat-models:
-      list:
-        - {id: cheap-a, provider: local, local: {support-threshold: 0.6}}
-        - {id: cheap-b, provider: local, local: {support-threshold: 0.4, number-check: false}}
-        - {id: dear, provider: local, local: {support-threshold: 0.5}}
-ragqa:
-  cache: {enabled: false}
-  thresholds: {faithfulness: 0.7}
-  jury:
-    cascade: {enabled: true, tier-2: [dear], spread: 0.2, margin: 0.05, split: true}
-"""
+CONFIG = CASCADE_PANEL_YAML
 
 
 def _config(tmp_path: Path, extra: str = "") -> Path:

@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import importlib
 import json
-import sys
 from functools import partial
 from pathlib import Path
 from types import ModuleType
 
 import pytest
 from _cli import run_cli
+from factories import benchmark_module
 
 from ragqa.aggregate import aggregate
 from ragqa.calibration.cascade import CascadeItem, fit_cascade
@@ -25,12 +24,7 @@ ragqa = partial(run_cli, cwd=ROOT)  # the CLI in process, in the repository root
 @pytest.fixture(scope="module")
 def study() -> ModuleType:
     """``benchmarks/_jury_cascade.py``, imported from its folder (a sibling module of the benchmarks)."""
-    folder = str(ROOT / "benchmarks")
-    sys.path.insert(0, folder)
-    try:
-        return importlib.import_module("_jury_cascade")
-    finally:
-        sys.path.remove(folder)
+    return benchmark_module(ROOT, "_jury_cascade")
 
 
 def test_cascade_saves_tier_two_calls_and_keeps_the_full_panels_verdicts(study: ModuleType) -> None:
