@@ -17,12 +17,13 @@ from typing import TYPE_CHECKING, Any, Protocol
 from ragqa.errors import ConfigError
 from ragqa.evaluation import PanelOptions
 from ragqa.judges.base import Embedder, Embedders, Judge
+from ragqa.judges.providers import ProviderContext
 from ragqa.jury.cascade import cascade_of
 from ragqa.jury.probe import OrderProbeOptions
 from ragqa.metrics import build_metric
 from ragqa.metrics.base import Metric
 from ragqa.metrics.validation import Limits
-from ragqa.settings import CacheSettings, ResolvedChatModel, ResolvedEmbeddingModel, Settings
+from ragqa.settings import CacheSettings, ResolvedChatModel, ResolvedEmbeddingModel, Settings, provider
 
 if TYPE_CHECKING:  # the disk cache (and diskcache) is imported only when ragqa.cache.enabled
     from ragqa.cache import JudgeCache
@@ -135,23 +136,20 @@ def build_embedders(
         http: the circuit breaker and answer-size cap of every HTTP embedder (default: :class:`HttpPolicy`).
 
     Raises:
-        ConfigError: when a provider is unknown.
+        ConfigError: when a provider is unknown or serves no embedding models.
     """
     out: list[Embedder] = []
+    context = ProviderContext(limiters, (http or HttpPolicy()).options())
     for m in models:
-        embedder: Embedder
-        if m.provider == "local":
-            from ragqa.judges.local import LocalEmbedder
-
-            embedder = LocalEmbedder(m.id, m.method)
-        elif m.provider == "openai":
-            from ragqa.judges.openai import OpenAIEmbedder
-
-            embedder = OpenAIEmbedder(
-                m, limiter=limiters.get(m.provider_key, m.limits), **(http or HttpPolicy()).options()
+        source = provider(m.provider, f"embedding model {m.id!r}")
+        make = getattr(source, "embedder", None)
+        if make is None:
+            raise ConfigError(
+                f"embedding model {m.id!r}: provider {m.provider!r} serves no embedding models; "
+                "choose another provider for it",
+                key="spring.ai.embedding-models.list",
             )
-        else:  # pragma: no cover - settings validation restricts providers
-            raise ConfigError(f"unknown embedding provider {m.provider!r} for {m.id!r}", key="embedding-models.list")
+        embedder: Embedder = make(m, context)
         closer.register(embedder)
         if cache is not None:
             from ragqa.cache import CachingEmbedder
@@ -244,24 +242,15 @@ def build_judges(
         cache: when given, every judge answers repeated calls from it.
         http: the circuit breaker and answer-size cap of every HTTP judge (default: :class:`HttpPolicy`).
 
+    Each judge is built by the provider its ``provider:`` names (:mod:`ragqa.judges.providers`).
+
     Raises:
         ConfigError: when a provider is unknown.
     """
     out: list[Judge] = []
+    context = ProviderContext(limiters, (http or HttpPolicy()).options(), [_uncached(e) for e in embedders])
     for m in models:
-        judge: Judge
-        if m.provider == "local":
-            from ragqa.judges.local import LocalEmbedder, LocalJudge
-
-            plain = [_uncached(e) for e in embedders]
-            local_embedder = next((e for e in plain if isinstance(e, LocalEmbedder)), None)
-            judge = LocalJudge(m.id, m.local, embedder=local_embedder if m.local.use_embeddings else None)
-        elif m.provider == "openai":
-            from ragqa.judges.openai import OpenAIJudge
-
-            judge = OpenAIJudge(m, limiter=limiters.get(m.provider_key, m.limits), **(http or HttpPolicy()).options())
-        else:  # pragma: no cover - settings validation restricts providers
-            raise ConfigError(f"unknown judge provider {m.provider!r} for {m.id!r}", key="chat-models.list")
+        judge: Judge = provider(m.provider, f"chat model {m.id!r}").judge(m, context)
         closer.register(judge)
         if cache is not None:
             from ragqa.cache import CachingJudge

@@ -44,6 +44,7 @@ from __future__ import annotations
 
 from ragqa.settings._durations import Duration, PositiveDuration, parse_duration
 from ragqa.settings._masking import MASK, mask_url
+from ragqa.settings._providers import BUILTIN_PROVIDERS, check_provider, known_providers, provider, register_provider
 from ragqa.settings._render import render_model as _render_model  # noqa: F401 - the former private name
 from ragqa.settings._render import render_settings
 from ragqa.settings._schema import (
@@ -90,6 +91,7 @@ from ragqa.settings._settings import PROFILES_ENV, Settings, load_settings
 from ragqa.settings._spring_source import ENV_PREFIX, SpringYamlSource, builtin_base, builtin_profiles
 
 __all__ = [
+    "BUILTIN_PROVIDERS",
     "DEFAULT_CHAT_MODEL",
     "DEFAULT_EMBEDDING_BATCH",
     "DEFAULT_OPENAI_BASE_URL",
@@ -137,8 +139,12 @@ __all__ = [
     "VirtualThreadsSettings",
     "builtin_base",
     "builtin_profiles",
+    "check_provider",
+    "known_providers",
     "load_settings",
     "mask_url",
     "parse_duration",
+    "provider",
+    "register_provider",
     "render_settings",
 ]

@@ -163,8 +163,10 @@ class _Resolver:
 
     def _connection(self, entry: _Entry, client: _Client, user: str) -> tuple[str | None, SecretStr | None]:
         openai = self.ai.openai
-        if entry.provider != "openai":
+        if entry.provider == "local":
             return None, None
+        if entry.provider != "openai":  # a native provider: only what its own entry writes
+            return _require(entry.base_url, user), _require(entry.api_key, user)
         base_url = _require(_first_set(entry.base_url, client.base_url, openai.base_url), user)
         written = _first_set(entry.api_key, client.api_key, openai.api_key)
         api_key = _require(written, user)
@@ -199,7 +201,8 @@ class _Resolver:
     ) -> tuple[str, ProviderLimits]:
         """The provider key, and the first of its ``ragqa.providers`` names that has an entry.
 
-        Key: ``group``; else ``local``; else ``host``, written ``host:port`` when the panel uses
+        Key: ``group``; else ``local``; else ``host`` (a native provider's entry without a
+        ``base-url``: the provider's name), written ``host:port`` when the panel uses
         that host on several ports, followed by ``#<tag>`` when models of that ``host:port`` send
         different credentials. Names looked up in ``ragqa.providers``: the key, ``host:port``, ``host``.
         """
@@ -210,7 +213,7 @@ class _Resolver:
         else:
             server = server_of(base_url) if base_url else None
             if server is None:
-                names = ["default"]
+                names = ["default" if entry.provider == "openai" else entry.provider]
             else:
                 key = server.hostport if len(self.ports.get(server.host, ())) > 1 else server.host
                 tag = credential_tag(base_url or "", api_key)

@@ -19,6 +19,7 @@ from ragqa.repeats import Reducer
 from ragqa.schema import Language
 from ragqa.settings._durations import Duration, PositiveDuration
 from ragqa.settings._masking import mask_url
+from ragqa.settings._providers import check_provider
 
 __all__ = [
     "DEFAULT_CHAT_MODEL",
@@ -70,8 +71,10 @@ DEFAULT_STRUCTURED_OUTPUT: Literal["json_schema"] = "json_schema"
 DEFAULT_EMBEDDING_BATCH = 64
 """Texts per embedding request when ``options.batch-size`` is unset."""
 
-Provider = Literal["openai", "local"]
-"""Who serves a model: ``openai`` (any OpenAI-compatible HTTP server) or ``local`` (ragqa's offline judge)."""
+Provider = str
+"""Who serves a model: a name of the provider registry (:mod:`ragqa.settings._providers`): ``openai``
+(any OpenAI-compatible HTTP server), ``local`` (ragqa's offline judge), or one registered in code or
+by an installed package; entries are validated against the registry when the settings load."""
 EmbeddingMethod = Literal["auto", "minilm", "hashing"]
 """How a local embedder embeds: MiniLM when installed (``auto``), ``minilm``, or a hashing bag-of-words."""
 
@@ -347,6 +350,15 @@ class _Entry(_Model):
     """Rate-limit group (``ragqa.providers`` key); default: the base URL's ``host[:port]``, or ``local``."""
     base_url: BaseUrl = None
     api_key: ApiKey = None
+
+    @model_validator(mode="after")
+    def _known_provider(self) -> _Entry:
+        what = "embedding model" if isinstance(self, EmbeddingModelEntry) else "chat model"
+        try:
+            check_provider(self.provider, f"{what} {self.id!r}")
+        except ConfigError as exc:
+            raise ValueError(str(exc)) from None
+        return self
 
 
 class ChatModelEntry(_Entry):

@@ -5,7 +5,8 @@ heading ends with its count (``(1 file)``, ``(2 files)``), every ``python`` bloc
 with ``# <module>.py``. It writes exactly those modules into a temporary folder, declares the
 section's ``pyproject.toml`` entry points in a ``.dist-info`` beside them (what ``pip install``
 of the package would leave), puts the folder on ``sys.path`` and runs every metric and the output
-format by name through ``ragqa evaluate`` with the offline local judge.
+format by name through ``ragqa evaluate`` with the offline local judge, and the native judge
+provider from the section's ``application.yaml`` against a stand-in of its server on 127.0.0.1.
 """
 
 from __future__ import annotations
@@ -14,9 +15,12 @@ import json
 import math
 import re
 import sys
+import threading
 import tomllib
 from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Any, ClassVar
 
 import pytest
 from typer.testing import CliRunner
@@ -31,6 +35,7 @@ from ragqa.prompts import PROMPTS
 from ragqa.prompts.statements import STATEMENTS, StatementsInput
 from ragqa.render import registry as render_registry
 from ragqa.render.registry import RENDERERS, renderer_for, suffix_help
+from ragqa.settings import _providers as provider_registry
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "extending.md"
 SECTION = "## What an extension costs: worked examples"
@@ -41,6 +46,7 @@ PACKAGE_MODULES = (
     "acme_budget",
     "acme_markdown",
     "acme_german",
+    "acme_provider",
 )
 
 RUSSIAN_DIGESTS = ("1bb0e0166be38807", "713f10ceaca3540f", "0a448928e5b88063")
@@ -82,6 +88,8 @@ def worked_examples(text: str) -> dict[str, tuple[int, dict[str, str]]]:
         tag, source = match.group(1), match.group(2)
         if tag == "toml":
             found["pyproject"] = (0, {"pyproject.toml": source})
+        elif tag == "yaml":
+            found["application"] = (0, {"application.yaml": source})
         elif tag == "python":
             name = re.match(r"^# (\w+\.py)\n", source)
             assert name, f"a python block under {heading!r} does not start with '# <module>.py'"
@@ -113,6 +121,9 @@ def installed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[
     monkeypatch.setattr(languages, "_discovered", False)
     monkeypatch.setattr(languages, "_PACKS", dict(languages._PACKS))
     monkeypatch.setattr(languages, "_broken", {})
+    monkeypatch.setattr(provider_registry, "_PROVIDERS", dict(provider_registry._PROVIDERS))
+    monkeypatch.setattr(provider_registry, "_broken", {})
+    monkeypatch.setattr(provider_registry, "_installed_loaded", False)
     try:
         yield examples
     finally:
@@ -132,6 +143,7 @@ def installed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[
 def test_each_worked_example_has_the_files_its_heading_counts() -> None:
     examples = worked_examples(DOC.read_text(encoding="utf-8"))
     examples.pop("pyproject")
+    examples.pop("application")
     counted = {heading: (count, sorted(files)) for heading, (count, files) in examples.items()}
     assert counted == {
         "A judged metric that reuses a prompt": (1, ["acme_attribution.py"]),
@@ -139,6 +151,7 @@ def test_each_worked_example_has_the_files_its_heading_counts() -> None:
         "A text metric": (1, ["acme_budget.py"]),
         "An output format": (1, ["acme_markdown.py"]),
         "A prompt language": (1, ["acme_german.py"]),
+        "A native judge provider": (1, ["acme_provider.py"]),
     }
     assert all(count == len(files) for count, files in counted.values())
 
@@ -243,3 +256,79 @@ def test_a_broken_installed_format_or_language_stops_only_what_uses_it(monkeypat
     assert check_language("ru") == "ru"
     with pytest.raises(ConfigError, match=r"language pack 'xx' = 'acme_missing:PACK' could not be loaded"):
         check_language("xx")
+
+
+class _AcmeServer(BaseHTTPRequestHandler):
+    """A stand-in of the worked example's native server: ``POST /generate`` -> ``{"text": <JSON answer>}``.
+
+    It answers the politeness prompt (polite when the data block holds "Thank you") and records
+    every request body and its ``Authorization`` header.
+    """
+
+    calls: ClassVar[list[tuple[str, dict[str, Any]]]] = []
+
+    def do_POST(self) -> None:
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        type(self).calls.append((self.headers.get("Authorization", ""), body))
+        polite = int("Thank you" in body["prompt"].rsplit("answer", 1)[-1])
+        text = json.dumps({"reason": "native model", "polite": polite})
+        payload = json.dumps({"text": text}).encode() if self.path == "/generate" else b"{}"
+        self.send_response(200 if self.path == "/generate" else 404)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(payload)))
+        self.end_headers()
+        self.wfile.write(payload)
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+def test_an_installed_native_provider_scores_from_application_yaml(
+    installed: dict[str, tuple[int, dict[str, str]]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _AcmeServer)
+    _AcmeServer.calls = []
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        config = installed["application"][1]["application.yaml"]
+        assert "provider: myprov" in config
+        port = server.server_address[1]
+        (tmp_path / "application.yaml").write_text(
+            config.replace("http://127.0.0.1:8700", f"http://127.0.0.1:{port}"), encoding="utf-8"
+        )
+        data = tmp_path / "data.jsonl"
+        data.write_text("".join(json.dumps(s) + "\n" for s in SAMPLES), encoding="utf-8")
+        records = tmp_path / "results.jsonl"
+        monkeypatch.chdir(tmp_path)
+        args = ["evaluate", str(data), "--metrics", "politeness,word_budget", "--out", str(records)]
+        result = CliRunner().invoke(app, args, env={"ACME_API_KEY": "sk-acme"})
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert result.exit_code == 0, result.output
+
+    scores = {}
+    for line in records.read_text(encoding="utf-8").splitlines()[1:]:
+        record = json.loads(line)
+        scores[(record["sample_id"], record["metric"])] = {j["judge_id"]: j["score"] for j in record["judges"]}
+    assert scores[("polite", "politeness")] == {"acme-large": 1.0}
+    assert scores[("blunt", "politeness")] == {"acme-large": 0.0}
+    assert len(_AcmeServer.calls) == 2  # one politeness call per sample; word_budget asks no judge
+    assert {auth for auth, _ in _AcmeServer.calls} == {"Bearer sk-acme"}
+    assert {body["model"] for _, body in _AcmeServer.calls} == {"acme-large"}
+
+
+def test_an_unknown_provider_in_application_yaml_stops_before_any_judge_call(
+    installed: dict[str, tuple[int, dict[str, str]]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config = installed["application"][1]["application.yaml"].replace("provider: myprov", "provider: myprovv")
+    (tmp_path / "application.yaml").write_text(config, encoding="utf-8")
+    data = tmp_path / "data.jsonl"
+    data.write_text(json.dumps(SAMPLES[0]) + "\n", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(app, ["evaluate", str(data), "--metrics", "word_budget"], env={"ACME_API_KEY": "k"})
+    assert result.exit_code != 0
+    output = " ".join(result.output.split())
+    assert "chat model 'acme-large' has an unknown provider 'myprovv'" in output
+    assert "known providers: local, myprov, openai" in output

@@ -202,10 +202,12 @@ def test_unresolved_placeholder_of_an_unused_model_does_not_disturb_keys(tmp_pat
         load(tmp_path, "spring: {ai: {openai: {api-key: '${MISSING_KEY}'}}}\n").judges()
 
 
-def test_provider_alias_is_the_one_literal() -> None:
-    from typing import get_args
+def test_provider_names_come_from_the_one_registry() -> None:
+    from ragqa.settings import BUILTIN_PROVIDERS, known_providers
 
-    assert get_args(Provider) == ("openai", "local")
+    assert Provider is str
+    assert list(BUILTIN_PROVIDERS) == ["openai", "local"]
+    assert {"openai", "local"} <= set(known_providers())
 
 
 # ------------------------------------------------------------------------------------------ masking
