@@ -42,9 +42,9 @@ def timeout_failure(exc: BaseException, endpoint: str | None, timeout_s: float |
     Some transports report a refused connection as a connect *timeout*: that one is a transport
     failure (``connection refused by host:port``).
     """
-    at = f" {endpoint}" if endpoint else ""
     if _refused(exc):
-        return Failure("transport", detail="connection refused" + (f" by{at}" if at else ""))
+        return transport_failure(exc, endpoint)
+    at = f" {endpoint}" if endpoint else ""
     within = f" within {timeout_s:g}s" if timeout_s is not None else ""
     return Failure("timeout", detail=f"no answer{within}" + (f" from{at}" if at else ""))
 

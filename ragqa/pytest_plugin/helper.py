@@ -154,12 +154,8 @@ class RagqaHelper:
         (:func:`ragqa.assertions.with_judge_thresholds`); an unknown judge id is a ``ConfigError``
         before any call.
         """
-        from ragqa.assertions import with_judge_thresholds
-
         gates = self._judge_thresholds(judge_thresholds)
-        verdict = with_judge_thresholds(await self._verdict(metric, sample, threshold, policy), gates)
-        self._record(verdict)
-        return verdict
+        return self._gate_and_record(await self._verdict(metric, sample, threshold, policy), gates)
 
     async def assert_metric(
         self,
@@ -202,12 +198,8 @@ class RagqaHelper:
             ragqa.assertions.MetricAssertionError: when the assertion fails.
         """
         __tracebackhide__ = True
-        from ragqa.assertions import with_judge_thresholds
-
         gates = self._judge_thresholds(judge_thresholds)
-        verdict = with_judge_thresholds(self._verdict_sync(metric, sample, threshold, policy), gates)
-        self._record(verdict)
-        return self._raise_on_fail(verdict)
+        return self._raise_on_fail(self._gate_and_record(self._verdict_sync(metric, sample, threshold, policy), gates))
 
     @staticmethod
     def _raise_on_fail(verdict: MetricVerdict) -> PanelResult:
@@ -215,6 +207,14 @@ class RagqaHelper:
         from ragqa.assertions import raise_on_fail
 
         return raise_on_fail(verdict)
+
+    def _gate_and_record(self, verdict: MetricVerdict, gates: Mapping[str, float]) -> MetricVerdict:
+        """The verdict with the per-judge ``gates`` applied, recorded (shared by score and check_metric)."""
+        from ragqa.assertions import with_judge_thresholds
+
+        gated = with_judge_thresholds(verdict, gates)
+        self._record(gated)
+        return gated
 
     def _record(self, verdict: MetricVerdict) -> None:
         """Append the verdict's JUnit properties to the test and its line to the results file."""
