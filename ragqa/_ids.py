@@ -138,4 +138,5 @@ class CompactIds(IdView):
         self._table = table
 
     def __repr__(self) -> str:
+        """``CompactIds(N ids)``: the count only (the ids may be hundreds of thousands)."""
         return f"CompactIds({len(self)} ids)"

@@ -529,8 +529,11 @@ class _SeenIds:
 
     def setdefault(self, sample_id: str, unit: str, number: int) -> None:
         """Remember where ``sample_id`` appeared, unless it was seen before."""
-        if self._ids.position(sample_id) is not None:
-            return
+        if self._ids.position(sample_id) is None:
+            self.add(sample_id, unit, number)
+
+    def add(self, sample_id: str, unit: str, number: int) -> None:
+        """Remember where ``sample_id`` appeared; the caller knows it is new (:meth:`get` gave ``None``)."""
         if unit not in self._units:
             self._units.append(unit)
         self._ids.append(sample_id)
@@ -576,8 +579,8 @@ def _iter_samples(
                 problems.append(problem)
             continue
         assert sample.id is not None
-        if seen is not None:
-            seen.setdefault(sample.id, where.unit, where.number)
+        if seen is not None:  # new: _repeated_id looked it up already
+            seen.add(sample.id, where.unit, where.number)
         count += 1
         if not n_problems:
             yield sample

@@ -33,7 +33,7 @@ from ragqa.errors import ConfigError, JudgeError, JudgeTimeout, JudgeUnsupported
 from ragqa.judges.base import Embedder, Embedders, Judge, SharedCallJudge
 from ragqa.judges.offload import all_local, run_inline
 from ragqa.judges.ratelimit import request_priority
-from ragqa.jury.cascade import Cascade, CascadeTally
+from ragqa.jury.cascade import Cascade, CascadeTally, tier_one
 from ragqa.jury.panel import extractor_index, jury_collector, voted_aggregate, voting_judges
 from ragqa.jury.probe import OrderProbe, OrderProbeOptions, parse_probes
 from ragqa.metrics.base import CallPlan, Metric, MetricContext
@@ -466,7 +466,7 @@ class PanelEvaluator:
         if cascade is not None:  # tier 2 only where tier 1 is unsure (ragqa.jury.cascade)
             later = {}
             for metric in judged:
-                tier1 = [o for o in self._outcomes(metric, kept, found) if o.judge_id not in cascade.tier2]
+                tier1 = tier_one(self._outcomes(metric, kept, found), cascade.tier2)
                 reason = cascade.decide(metric.key, metric.direction, tier1, self._combine(metric, tier1).value)
                 later[metric.key] = [i for i in asked[metric.key] if i in tier2] if reason is not None else []
             more, _ = await self._ask(deadline, sample, judged, rounds, later, alone)

@@ -204,7 +204,12 @@ def fit_report(
         target: as :func:`fit_cascade`.
         data: what the labels come from (written into the fit).
 
+    Returns:
+        The :class:`CascadeFit` of :func:`fit_cascade` over the run's (sample, metric) items that have
+        a threshold (the run's, else ``thresholds``'); items of samples without a label are left out.
+
     Raises:
+        ValueError: as :func:`fit_cascade` (no labelled item, or ``target`` outside [0, 1]).
         ConfigError: when the run had no cascade audit (``ragqa.jury.cascade`` not enabled).
     """
     by_metric = {s.metric: s for s in report.summaries}

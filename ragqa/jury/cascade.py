@@ -28,7 +28,7 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Literal, get_args
 
 from ragqa.errors import ConfigError
 from ragqa.metrics.base import Metric
@@ -54,7 +54,8 @@ Reason = Literal["unscored", "split", "spread", "margin", "interval"]
 judges fall on both sides of the threshold; their spread is above the limit; their aggregate lies
 within the margin of the threshold; its confidence interval contains the threshold."""
 
-REASONS: tuple[Reason, ...] = ("unscored", "split", "spread", "margin", "interval")
+REASONS: tuple[Reason, ...] = get_args(Reason)
+"""The reasons in :data:`Reason`'s order (the order the report lists them in)."""
 
 
 @dataclass(frozen=True)

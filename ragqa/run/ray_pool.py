@@ -41,6 +41,11 @@ class ActorPool:
     """
 
     def __init__(self, make: Callable[[], Any], *, min_size: int, max_size: int) -> None:
+        """Start ``min_size`` actors (each counts as ready; its first call waits for it).
+
+        Raises:
+            ValueError: unless ``1 <= min_size <= max_size``.
+        """
         if not 1 <= min_size <= max_size:
             raise ValueError(f"need 1 <= min_size <= max_size, got {min_size} and {max_size}")
         self._make = make

@@ -66,4 +66,5 @@ class JsonlSamples:
         self.digest = FILE_DIGEST_PREFIX + hashed.hexdigest()
 
     def __repr__(self) -> str:
+        """``JsonlSamples('<path>')``: the file only (its samples are read per pass)."""
         return f"JsonlSamples({str(self.path)!r})"
