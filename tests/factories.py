@@ -19,7 +19,7 @@ from pydantic import SecretStr
 
 from ragqa.settings import ChatOptions, ResolvedChatModel, RetrySettings
 
-__all__ = ["benchmark_module", "chat_model", "nli_answer", "office_jsonl", "office_records"]
+__all__ = ["application_yaml", "benchmark_module", "chat_model", "nli_answer", "office_jsonl", "office_records"]
 
 
 def nli_answer(*verdicts: float, statements: Sequence[str] | None = None, reason: str = "r") -> dict[str, Any]:
@@ -142,3 +142,29 @@ def benchmark_module(root: Path, name: str) -> ModuleType:
         return importlib.import_module(name)
     finally:
         sys.path.remove(folder)
+
+
+def application_yaml(
+    judges: Sequence[str],
+    *,
+    base_url: str = "${FAKE_URL}",
+    api_key: str,
+    timeout: str = "10m",
+    backoff: bool = True,
+    ragqa: Sequence[str] = (),
+) -> str:
+    """An ``application.yaml`` (block style) of ``judges`` on one OpenAI-compatible server, scoring faithfulness.
+
+    Retry is one attempt (with a 10 ms backoff when ``backoff``); no embedding models. ``ragqa`` adds
+    lines under ``ragqa:`` after ``metrics``, e.g. ``"default-limits: {rps: 20, max-in-flight: 16}"``.
+    Each judge is one line ``- {id: NAME}``, so a test may ``str.replace`` it to add options.
+    """
+    lines = ["", "spring:", "  ai:", "    retry:", "      max-attempts: 1"]
+    if backoff:
+        lines.append("      backoff: {initial-interval: 10ms, max-interval: 10ms, multiplier: 1}")
+    lines += ["    openai:", f"      base-url: {base_url}", f"      api-key: {api_key}", "    chat-models:"]
+    lines += [f"      default-options: {{temperature: 0.0, timeout: {timeout}}}", "      list:"]
+    lines += [f"        - {{id: {judge}}}" for judge in judges]
+    lines += ["    embedding-models:", "      list: []", "ragqa:", "  metrics: [faithfulness]"]
+    lines += [f"  {line}" for line in ragqa]
+    return "\n".join(lines) + "\n"

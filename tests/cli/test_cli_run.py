@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 from _cli import CliResult, run_cli
 from _records import untimed
-from factories import office_jsonl
+from factories import application_yaml, office_jsonl
 
 from ragqa.testing import ChatRequest, FakeOpenAIServer, Fault, fake_openai_server, ragqa_responder
 
@@ -31,26 +31,9 @@ ROOT = Path(__file__).resolve().parents[2]
 JUDGES = ("judge-a", "judge-b")
 N_SAMPLES = 12
 
-APPLICATION_YAML = """
-spring:
-  ai:
-    retry:
-      max-attempts: 1
-      backoff: {initial-interval: 10ms, max-interval: 10ms, multiplier: 1}
-    openai:
-      base-url: ${FAKE_URL}
-      api-key: sk-test-SECRET
-    chat-models:
-      default-options: {temperature: 0.0, timeout: 10m}
-      list:
-        - {id: judge-a}
-        - {id: judge-b}
-    embedding-models:
-      list: []
-ragqa:
-  metrics: [faithfulness]
-  concurrency: {max-concurrent-samples: 2}
-"""
+APPLICATION_YAML = application_yaml(
+    JUDGES, api_key="sk-test-SECRET", ragqa=["concurrency: {max-concurrent-samples: 2}"]
+)
 
 
 @pytest.fixture(scope="module")

@@ -22,6 +22,7 @@ from typing import Any
 
 import pytest
 import yaml
+from factories import application_yaml
 from typer.testing import CliRunner
 
 from ragqa.cli import app
@@ -37,26 +38,7 @@ STATEMENTS = ["The office opens at nine.", "The office has a kitchen."]
 CONTEXT = "The office opens at nine. It has a kitchen and a garden."
 THRESHOLD = 0.6
 
-APPLICATION_YAML = """
-spring:
-  ai:
-    retry:
-      max-attempts: 1
-      backoff: {initial-interval: 10ms, max-interval: 10ms, multiplier: 1}
-    openai:
-      base-url: ${RAGQA_FAKE_URL}
-      api-key: sk-test
-    chat-models:
-      default-options: {temperature: 0.0, timeout: 30s}
-      list:
-        - {id: judge-a}
-        - {id: judge-b}
-        - {id: judge-c}
-    embedding-models:
-      list: []
-ragqa:
-  metrics: [faithfulness]
-"""
+APPLICATION_YAML = application_yaml(JUDGES, base_url="${RAGQA_FAKE_URL}", api_key="sk-test", timeout="30s")
 
 SUITE = """
 import json

@@ -27,6 +27,7 @@ import httpx  # noqa: E402
 import openai  # noqa: E402
 from _ray_cluster import JUDGE_KEY, office_samples  # noqa: E402
 from _records import untimed  # noqa: E402
+from factories import application_yaml  # noqa: E402
 from typer.testing import CliRunner  # noqa: E402
 
 import ragqa  # noqa: E402
@@ -105,25 +106,12 @@ def test_a_resumed_ray_run_scores_only_the_missing_pairs(cluster: None, tmp_path
     ]
 
 
-LIMITED_YAML = """
-spring:
-  ai:
-    retry:
-      max-attempts: 1
-    openai:
-      base-url: ${FAKE_URL}
-      api-key: ${JUDGE_API_KEY}
-    chat-models:
-      default-options: {temperature: 0.0, timeout: 10m}
-      list:
-        - {id: judge-a}
-        - {id: judge-b}
-    embedding-models:
-      list: []
-ragqa:
-  metrics: [faithfulness]
-  default-limits: {rps: 20, max-in-flight: 16}
-"""
+LIMITED_YAML = application_yaml(
+    ("judge-a", "judge-b"),
+    api_key="${JUDGE_API_KEY}",
+    backoff=False,
+    ragqa=["default-limits: {rps: 20, max-in-flight: 16}"],
+)
 
 
 @pytest.fixture
