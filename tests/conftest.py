@@ -38,6 +38,20 @@ def reset_srv(srv: FakeOpenAIServer) -> None:
     srv.reset()
 
 
+@pytest.fixture
+def cluster() -> None:
+    """The loopback two-CPU Ray cluster (``tests/_ray_cluster.py``), started by the first test that asks.
+
+    It keeps running for the tests that follow and ask too; ``pytest_collection_modifyitems`` puts
+    them one after another at the end, and ``pytest_runtest_teardown`` stops it after the last.
+    Skips where the ``ray`` extra is not installed.
+    """
+    pytest.importorskip("ray", reason="the ray extra is not installed (pip install -c constraints.txt -e '.[ray]')")
+    import _ray_cluster  # imports ray: an optional extra
+
+    _ray_cluster.start_cluster()
+
+
 def find_chromium() -> str | None:
     """A Chromium to drive: ``RAGQA_CHROMIUM``, else Debian's ``chromium`` (or another Chromium on PATH)."""
     explicit = os.environ.get("RAGQA_CHROMIUM")
@@ -87,6 +101,7 @@ SLOW_MODULES = frozenset(
         "test_pytest_plugin_async",
         "test_ray_engine",
         "test_startup_imports",
+        "test_thresholds_pytest",
     }
 )
 """Modules whose tests start processes (the CLI, pytest, a browser) or run whole datasets: each took
@@ -98,15 +113,69 @@ SLOW_TESTS = frozenset(
     {
         "test_progress::test_ragqa_evaluate_shows_progress_on_a_terminal",
         "test_progress::test_ragqa_evaluate_is_silent_off_a_terminal_unless_asked",
+        "test_pytest_plugin_panel::test_the_panel_fixture_and_per_judge_thresholds_in_a_user_project",
+        "test_repeats_entry_points::test_pytest_plugin_marker_and_option",
+        "test_fake_server::test_the_process_runner_serves_ragqa_prompts_from_python_dash_m",
+        "test_fake_server::test_the_module_entry_point_has_a_help_text",
+        "test_local_judge_relevance::test_scores_do_not_depend_on_the_hash_seed",
     }
 )
 """Single tests of otherwise quick modules that start a process (``module::test``, parameters left
-off): the progress bar needs a pseudo-terminal, and a child whose stderr is a real pipe."""
+off): the progress bar needs a pseudo-terminal, and a child whose stderr is a real pipe; ``pytest``
+on a user's project; the fake server as ``python -m``; three interpreters with other hash seeds."""
+
+
+RAY_MODULES = frozenset(
+    {"test_ray_breakers", "test_ray_engine", "test_ray_inputs", "test_ray_shared_limits", "test_ray_workers"}
+)
+"""The Ray engine's modules: under xdist they run on one worker (one ``xdist_group``), so one Ray
+cluster at a time runs on the machine."""
+
+CLUSTER_FIXTURE = "cluster"
+"""The fixture of the loopback Ray cluster (``tests/_ray_cluster.py``); its users run one after another."""
+
+
+def _xdist_group(item: pytest.Item) -> str:
+    """The group of ``item`` under ``--dist loadgroup``: its module, or ``ray`` for the Ray modules.
+
+    A module stays on one worker, so its module-scoped fixtures (the fake server, a browser, the docs
+    sandboxes, a ``pytest`` run of the example suite) are built once, as in a run without xdist.
+    """
+    if item.path.stem in RAY_MODULES:
+        return "ray"
+    return item.nodeid.split("::", 1)[0]
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
+    """Stop the shared Ray cluster after a test that used it when the next test does not."""
+    yield
+    if CLUSTER_FIXTURE in getattr(item, "fixturenames", ()) and (
+        nextitem is None or CLUSTER_FIXTURE not in getattr(nextitem, "fixturenames", ())
+    ):
+        import _ray_cluster  # imports ray: an optional extra
+
+        _ray_cluster.stop_cluster()
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Mark every test of :data:`SLOW_MODULES` and every one of :data:`SLOW_TESTS` ``slow``."""
+    """Mark the slow tests; run the Ray cluster's users last, one after another; group the tests for xdist.
+
+    Every test of :data:`SLOW_MODULES` and every one of :data:`SLOW_TESTS` is marked ``slow``. The
+    tests that use the :data:`CLUSTER_FIXTURE` move to the end, in their order, so one cluster serves
+    them all (``_ray_cluster`` stops it after the last one). Under xdist every test gets an
+    ``xdist_group`` (see :func:`_xdist_group`) and the slow ones come first: ``--dist loadgroup``
+    hands out groups in this order, so the long ones start early and the short ones fill in.
+    """
     for item in items:
         name = getattr(item, "originalname", item.name)
         if item.path.stem in SLOW_MODULES or f"{item.path.stem}::{name}" in SLOW_TESTS:
             item.add_marker(pytest.mark.slow)
+    users = [item for item in items if CLUSTER_FIXTURE in getattr(item, "fixturenames", ())]
+    if users:
+        chosen = set(users)
+        items[:] = [item for item in items if item not in chosen] + users
+    if hasattr(config, "workerinput"):  # an xdist worker: the controller schedules what it collects
+        for item in items:
+            item.add_marker(pytest.mark.xdist_group(_xdist_group(item)))
+        items.sort(key=lambda item: item.get_closest_marker("slow") is None)
