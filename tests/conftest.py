@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -128,22 +129,39 @@ on a user's project; the fake server as ``python -m``; three interpreters with o
 RAY_MODULES = frozenset(
     {"test_ray_breakers", "test_ray_engine", "test_ray_inputs", "test_ray_shared_limits", "test_ray_workers"}
 )
-"""The Ray engine's modules: under xdist they run on one worker (one ``xdist_group``), so one Ray
-cluster at a time runs on the machine."""
+"""The Ray engine's modules: under xdist they run on one worker, so one Ray cluster at a time runs on
+the machine."""
 
 CLUSTER_FIXTURE = "cluster"
 """The fixture of the loopback Ray cluster (``tests/_ray_cluster.py``); its users run one after another."""
 
 
-def _xdist_group(item: pytest.Item) -> str:
-    """The group of ``item`` under ``--dist loadgroup``: its module, or ``ray`` for the Ray modules.
+def xdist_scope(nodeid: str) -> str:
+    """The unit of work an xdist worker gets whole: the test's module, or ``ray`` for the Ray modules.
 
     A module stays on one worker, so its module-scoped fixtures (the fake server, a browser, the docs
     sandboxes, a ``pytest`` run of the example suite) are built once, as in a run without xdist.
     """
-    if item.path.stem in RAY_MODULES:
-        return "ray"
-    return item.nodeid.split("::", 1)[0]
+    module = nodeid.split("::", 1)[0]
+    return "ray" if Path(module).stem in RAY_MODULES else module
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """Under ``--dist loadfile`` (the ``addopts`` default) hand out :func:`xdist_scope` units, in order.
+
+    xdist's own ``loadfile`` splits by file only; its ``loadgroup`` marks do not reach the scheduler
+    under pytest 9.2, so the Ray modules are joined here. Any other ``--dist`` is xdist's own.
+    """
+    if config.getvalue("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling  # only reached under xdist, an optional plugin
+
+    class ModuleScheduling(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return xdist_scope(nodeid)
+
+    return ModuleScheduling(config, log)
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -163,9 +181,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
     Every test of :data:`SLOW_MODULES` and every one of :data:`SLOW_TESTS` is marked ``slow``. The
     tests that use the :data:`CLUSTER_FIXTURE` move to the end, in their order, so one cluster serves
-    them all (``_ray_cluster`` stops it after the last one). Under xdist every test gets an
-    ``xdist_group`` (see :func:`_xdist_group`) and the slow ones come first: ``--dist loadgroup``
-    hands out groups in this order, so the long ones start early and the short ones fill in.
+    them all (``pytest_runtest_teardown`` stops it after the last one). Under xdist the slow ones
+    come first: the scheduler (:func:`pytest_xdist_make_scheduler`) hands out modules in this order,
+    so the long ones start early and the short ones fill in.
     """
     for item in items:
         name = getattr(item, "originalname", item.name)
@@ -175,7 +193,5 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if users:
         chosen = set(users)
         items[:] = [item for item in items if item not in chosen] + users
-    if hasattr(config, "workerinput"):  # an xdist worker: the controller schedules what it collects
-        for item in items:
-            item.add_marker(pytest.mark.xdist_group(_xdist_group(item)))
+    if hasattr(config, "workerinput"):  # an xdist worker: the controller hands out units in this order
         items.sort(key=lambda item: item.get_closest_marker("slow") is None)
