@@ -101,7 +101,7 @@ def evaluate(
         bool,
         typer.Option(
             "--resume",
-            help="Continue the run recorded in the --out file's .partial (or the finished .jsonl): score only "
+            help="Continue the run recorded in the --out file's .partial (or the finished results file): score only "
             "missing pairs.",
         ),
     ] = False,

@@ -7,8 +7,8 @@ byte is written, with what differs and the fix: a missing shard is a gap, a shar
 metric) pair given twice is an overlap, a ``.partial`` file is an unfinished part. The merged file
 is what one unsharded run writes (its header has the whole dataset's sample count, no ``shard``, and
 the whole run's confidence intervals), so ``ragqa report``, ``ragqa compare`` and
-``ragqa evaluate ... --resume`` read it as such. Its records are in dataset order when the dataset is given (checked against the parts' dataset
-fingerprint), else part by part.
+``ragqa evaluate ... --resume`` read it as such. Its records are in dataset order when the dataset
+is given (checked against the parts' dataset fingerprint), else part by part.
 """
 
 from __future__ import annotations
