@@ -283,37 +283,43 @@ def read_parquet_results(path: Path) -> tuple[dict[str, Any] | None, Iterator[di
 
     Raises:
         MissingExtraError: without pyarrow.
-        OSError: when the file cannot be read.
-        ValueError: when a file is not Parquet, a directory has no part, or a row is not a record
-            (``KeyError`` and ``json.JSONDecodeError`` are ``ValueError``/``LookupError``).
+        OSError: when a file cannot be read.
+        ValueError: when a file is not Parquet (pyarrow's ``ArrowInvalid``), a directory has no
+            part, or a cell is not JSON (``json.JSONDecodeError``).
+        KeyError: when a file lacks one of the columns (not a ragqa results file).
     """
     parquet = require_pyarrow(str(path))
     files = part_files(path) if path.is_dir() else [path]
     if not files:
         raise ValueError(f"{path} holds no part ({_PART_PREFIX}00000{_PART_SUFFIX})")
-    readers = [parquet.ParquetFile(str(f)) for f in files]  # opens the footers only
-    metadata = readers[0].schema_arrow.metadata or {}
+    metadata = parquet.read_schema(str(files[0])).metadata or {}  # the footer only
     raw = metadata.get(HEADER_KEY)
     header = json.loads(raw.decode("utf-8")) if raw is not None else None
     if header is not None and not isinstance(header, dict):
         raise ValueError(f"{path}: the {HEADER_KEY.decode()} metadata is not a JSON object")
-    return header, _rows(readers)
+    return header, _rows(parquet, files)
 
 
-def _rows(readers: list[Any]) -> Iterator[dict[str, Any]]:
-    for reader in readers:
-        for batch in reader.iter_batches(batch_size=ROW_GROUP, columns=[*_FIXED, "extra"]):
-            for row in batch.to_pylist():
-                record = {
-                    "sample_id": row["sample_id"],
-                    "metric": row["metric"],
-                    "direction": row["direction"],
-                    "aggregate": json.loads(row["aggregate"]),
-                    "judges": json.loads(row["judges"]),
-                }
-                if row["extra"] is not None:
-                    record.update(json.loads(row["extra"]))
-                yield record
+def _rows(parquet: Any, files: list[Path]) -> Iterator[dict[str, Any]]:
+    """The records of ``files`` in order, one file open at a time, one row group at a time."""
+    for file in files:
+        with parquet.ParquetFile(str(file)) as reader:
+            if not set(_FIXED) <= set(reader.schema_arrow.names):
+                missing = sorted(set(_FIXED) - set(reader.schema_arrow.names))
+                raise KeyError(f"{file} has no column {', '.join(missing)}")
+            columns = [*_FIXED, "extra"] if "extra" in reader.schema_arrow.names else list(_FIXED)
+            for batch in reader.iter_batches(batch_size=ROW_GROUP, columns=columns):
+                for row in batch.to_pylist():
+                    record = {
+                        "sample_id": row["sample_id"],
+                        "metric": row["metric"],
+                        "direction": row["direction"],
+                        "aggregate": json.loads(row["aggregate"]),
+                        "judges": json.loads(row["judges"]),
+                    }
+                    if row.get("extra") is not None:
+                        record.update(json.loads(row["extra"]))
+                    yield record
 
 
 class ParquetRenderer:

@@ -270,3 +270,23 @@ def test_without_pyarrow_parquet_is_a_clear_error_before_any_call(
         read_results(job["parquet"])
     shown = run_cli("report", job["parquet"], "-o", tmp_path / "r.html")
     assert shown.returncode == 2 and "pip install 'ragqa[ray]'" in shown.stderr, shown.stderr
+
+
+def test_parquet_that_is_not_a_results_file_is_refused_by_name(tmp_path: Path) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    dataset = tmp_path / "traces.parquet"  # a dataset, not results: no header
+    pq.write_table(pa.table({"user_input": ["q"], "response": ["a"]}), dataset)
+    with pytest.raises(ConfigError, match=r"traces\.parquet has no ragqa results header"):
+        read_results(dataset)
+    torn = tmp_path / "torn.parquet"  # what a kill during a write would leave without the rename
+    torn.write_bytes(b"PAR1 not a footer")
+    with pytest.raises(ConfigError, match=r"torn\.parquet is damaged"):
+        read_results(torn)
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    with pytest.raises(ConfigError, match="holds no part"):
+        read_results(empty)
+    shown = run_cli("report", dataset, "-o", tmp_path / "r.html")
+    assert shown.returncode == 2 and "has no ragqa results header" in shown.stderr, shown.stderr
