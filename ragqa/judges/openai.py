@@ -2,11 +2,12 @@
 
 This module, :mod:`ragqa.judges._chat_openai` (the judge's ``ChatOpenAI`` subclass) and
 :mod:`ragqa.judges._openai_embedder` (the embedder, re-exported here) are the only modules of
-ragqa that import LangChain model classes. One :class:`OpenAIJudge` per configured chat model and one :class:`OpenAIEmbedder` per embedding model; each owns one
-HTTP client (an aiohttp-backed ``openai.DefaultAioHttpClient``, the cheapest client measured) per
-event loop: the client and its LangChain object are created on first use in a loop and again
-when the running loop changes (a second ``asyncio.run`` on the same container). A client is
-closed when its loop shuts down (``asyncio.run`` finalizes asynchronous generators, and a
+ragqa that import LangChain model classes. One :class:`OpenAIJudge` per configured chat model
+and one :class:`OpenAIEmbedder` per embedding model; each owns one HTTP client (an
+aiohttp-backed ``openai.DefaultAioHttpClient``, the cheapest client measured) per event loop: the
+client and its LangChain object are created on first use in a loop and again when the running
+loop changes (a second ``asyncio.run`` on the same container). A client is closed when its loop
+shuts down (``asyncio.run`` finalizes asynchronous generators, and a
 one-step generator per client closes it) or by ``aclose()`` on the loop that used it.
 
 What one :meth:`OpenAIJudge.ask` does:
