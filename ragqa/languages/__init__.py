@@ -43,6 +43,7 @@ from typing import Any
 
 from ragqa._plugins import load_entry_points
 from ragqa.errors import ConfigError
+from ragqa.languages.lexicon import Lexicon
 
 __all__ = [
     "ENTRY_POINT_GROUP",
@@ -97,13 +98,17 @@ class LanguagePack:
         """Build a pack from its JSON-like form.
 
         Raises:
-            ConfigError: naming ``where`` when a field is unknown or the code is missing.
+            ConfigError: naming ``where`` when a field is unknown or the code is missing, or naming
+                the pack when its ``local_judge`` lists are not valid
+                (:meth:`ragqa.languages.lexicon.Lexicon.from_mapping`).
         """
         known = set(cls.__dataclass_fields__)
         unknown = sorted(set(data) - known)
         if unknown or not isinstance(data.get("code"), str) or not data.get("code"):
             problem = f"unknown field(s) {', '.join(unknown)}" if unknown else "no code"
             raise ConfigError(f"language pack {where}: {problem}; a pack has {', '.join(sorted(known))}")
+        if data.get("local_judge"):
+            Lexicon.from_mapping(data["code"], data["local_judge"])  # a bad list stops at the settings
         return cls(**data)
 
 

@@ -6,7 +6,8 @@ being names, which say what kind of answer a query wants, and how words are stem
 are a language's, so they live with the rest of the language: English, the source language, in
 this module (next to the code, like every English text of ragqa), any other language in the
 ``local_judge`` field of its :class:`~ragqa.languages.LanguagePack` (ragqa's Russian ones in
-``ragqa/languages/ru.json``), with the keys of :data:`PACK_KEYS`.
+``ragqa/languages/ru.json``), with the keys of :data:`PACK_KEYS`, checked when the pack is read
+(:mod:`ragqa.languages.lexicon`).
 
 Which lists a text is read with is decided by its letters
 (:func:`ragqa.judges.local.text.detect_script`): a text is read with the lists of the pack whose
@@ -26,158 +27,29 @@ from __future__ import annotations
 import re
 import threading
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
 
-from ragqa.errors import ConfigError
 from ragqa.languages import SOURCE_LANGUAGE, LanguagePack, builtin_languages, language_pack
+from ragqa.languages.lexicon import PACK_KEYS, Lexicon, fold_words
 
 __all__ = [
     "ENGLISH",
     "PACK_KEYS",
     "Lexicon",
     "Reading",
+    "lexicon_of",
     "read_language",
     "reading",
 ]
 
-PACK_KEYS = frozenset(
-    {
-        "letters",
-        "stemmer",
-        "splitter",
-        "stop_words",
-        "number_words",
-        "ambiguous_number_words",
-        "negations",
-        "first_person",
-        "discourse_openers",
-        "openers",
-        "intent_words",
-    }
-)
-"""The keys of a pack's ``local_judge`` field (each optional but ``letters``; see :class:`Lexicon`)."""
 
-_SNOWBALL = frozenset(
-    {
-        "arabic",
-        "armenian",
-        "basque",
-        "catalan",
-        "danish",
-        "dutch",
-        "english",
-        "finnish",
-        "french",
-        "german",
-        "greek",
-        "hindi",
-        "hungarian",
-        "indonesian",
-        "irish",
-        "italian",
-        "lithuanian",
-        "nepali",
-        "norwegian",
-        "porter",
-        "portuguese",
-        "romanian",
-        "russian",
-        "serbian",
-        "spanish",
-        "swedish",
-        "tamil",
-        "turkish",
-        "yiddish",
-    }
-)
-"""Stemmer names of ``snowballstemmer`` (https://snowballstem.org/algorithms/)."""
+def lexicon_of(pack: LanguagePack) -> Lexicon | None:
+    """The lexicon of a pack's ``local_judge`` field; ``None`` when the pack has none.
 
-
-def _fold(words: Iterable[str]) -> frozenset[str]:
-    """Lower-case with ``ё`` folded into ``е``: the form :func:`ragqa.judges.local.text.tokens` gives."""
-    return frozenset(w.lower().replace("ё", "е") for w in words)
-
-
-@dataclass(frozen=True)
-class Lexicon:
-    """The word lists of one language, as the local judge reads them (all lower-case, ``ё`` folded).
-
-    Attributes:
-        code: the language code (``en``, ``ru``...).
-        letters: a regular-expression character class body naming the language's letters
-            (``а-яёА-ЯЁ``); a text mostly in these letters is read with this lexicon.
-        stemmer: the Snowball stemmer (``english``, ``russian``...; https://snowballstem.org/).
-        splitter: how lines are split into sentences: ``pysbd`` (English rules) or ``razdel``.
-        stop_words: function words, not content.
-        number_words: number words and their digits (``three`` -> ``3``), so a spelt-out number
-            matches a written one.
-        ambiguous_number_words: number words that are not asserted numbers (``one``, ``first``).
-        negations: words that negate a statement.
-        first_person: words by which a text speaks of its speaker.
-        discourse_openers: words that open a sentence only to link it to the text around it.
-        openers: other capitalised words that open sentences without being names (imperatives,
-            words naming the source).
-        intent_words: words that say what kind of answer a query wants (``define``, ``example``).
+    Raises:
+        ConfigError: as :meth:`Lexicon.from_mapping` (a pack built in code is checked here).
     """
-
-    code: str
-    letters: str
-    stemmer: str
-    splitter: str = "pysbd"
-    stop_words: frozenset[str] = frozenset()
-    number_words: Mapping[str, str] = field(default_factory=dict)
-    ambiguous_number_words: frozenset[str] = frozenset()
-    negations: frozenset[str] = frozenset()
-    first_person: frozenset[str] = frozenset()
-    discourse_openers: frozenset[str] = frozenset()
-    openers: frozenset[str] = frozenset()
-    intent_words: frozenset[str] = frozenset()
-
-    @classmethod
-    def from_pack(cls, pack: LanguagePack) -> Lexicon | None:
-        """The lexicon of a pack's ``local_judge`` field; ``None`` when the pack has none.
-
-        Raises:
-            ConfigError: naming the pack when a key is unknown, ``letters`` is missing or not a
-                character class, or the stemmer or splitter is unknown.
-        """
-        data: Mapping[str, Any] = pack.local_judge
-        if not data:
-            return None
-        where = f"language pack {pack.code!r}, field local_judge"
-        unknown = sorted(set(data) - PACK_KEYS)
-        if unknown:
-            raise ConfigError(
-                f"{where}: unknown key(s) {', '.join(unknown)}; the keys are {', '.join(sorted(PACK_KEYS))}"
-            )
-        letters = data.get("letters")
-        if not isinstance(letters, str) or not letters:
-            raise ConfigError(f"{where}: 'letters' is missing; give the language's letters, e.g. 'а-яёА-ЯЁ'")
-        try:
-            re.compile(f"[{letters}]")
-        except re.error as exc:
-            raise ConfigError(f"{where}: 'letters' {letters!r} is not a character class ({exc})") from None
-        stemmer = str(data.get("stemmer", "porter"))
-        if stemmer not in _SNOWBALL:
-            raise ConfigError(f"{where}: unknown stemmer {stemmer!r}; use one of {', '.join(sorted(_SNOWBALL))}")
-        splitter = str(data.get("splitter", "pysbd"))
-        if splitter not in {"pysbd", "razdel"}:
-            raise ConfigError(f"{where}: unknown splitter {splitter!r}; use pysbd or razdel")
-        return cls(
-            code=pack.code,
-            letters=letters,
-            stemmer=stemmer,
-            splitter=splitter,
-            stop_words=_fold(data.get("stop_words", ())),
-            number_words={w.lower().replace("ё", "е"): str(d) for w, d in dict(data.get("number_words", {})).items()},
-            ambiguous_number_words=_fold(data.get("ambiguous_number_words", ())),
-            negations=_fold(data.get("negations", ())),
-            first_person=_fold(data.get("first_person", ())),
-            discourse_openers=_fold(data.get("discourse_openers", ())),
-            openers=_fold(data.get("openers", ())),
-            intent_words=_fold(data.get("intent_words", ())),
-        )
+    return Lexicon.from_mapping(pack.code, pack.local_judge) if pack.local_judge else None
 
 
 _EN_STOP = """
@@ -262,7 +134,7 @@ ENGLISH = Lexicon(
     letters="a-zA-Z",
     stemmer="english",
     splitter="pysbd",
-    stop_words=_fold(_EN_STOP.split()),
+    stop_words=fold_words(_EN_STOP.split()),
     number_words=_EN_NUMBER_WORDS,
     ambiguous_number_words=frozenset({"one", "first", "second"}),
     negations=frozenset(
@@ -272,9 +144,9 @@ ENGLISH = Lexicon(
         {"i", "i'm", "i've", "i'd", "i'll", "me", "my", "mine", "myself", "we", "we're", "we've", "our", "ours"}
         | {"ourselves"}
     ),
-    discourse_openers=_fold(_EN_DISCOURSE.split()),
-    openers=_fold(_EN_OPENERS.split()),
-    intent_words=_fold(_EN_INTENT.split()),
+    discourse_openers=fold_words(_EN_DISCOURSE.split()),
+    openers=fold_words(_EN_OPENERS.split()),
+    intent_words=fold_words(_EN_INTENT.split()),
 )
 """English, the source language: every text the other lexicons do not claim is read with it."""
 
@@ -332,7 +204,7 @@ def _builtin_lexicons() -> list[Lexicon]:
     found = []
     for code in builtin_languages():
         pack = language_pack(code)
-        lexicon = Lexicon.from_pack(pack) if pack is not None else None
+        lexicon = lexicon_of(pack) if pack is not None else None
         if lexicon is not None:
             found.append(lexicon)
     return found
@@ -358,14 +230,14 @@ def read_language(code: str) -> bool:
         for English, a language already read, or a pack without ``local_judge`` lists.
 
     Raises:
-        ConfigError: when the pack's ``local_judge`` field is not valid (:meth:`Lexicon.from_pack`).
+        ConfigError: when the pack's ``local_judge`` field is not valid (:meth:`Lexicon.from_mapping`).
     """
     global _reading
     if code == SOURCE_LANGUAGE or code in _asked:
         return False
     current = reading()
     pack = language_pack(code) if code not in current.lexicons else None
-    lexicon = Lexicon.from_pack(pack) if pack is not None else None
+    lexicon = lexicon_of(pack) if pack is not None else None
     with _LOCK:
         _asked.add(code)
         now = _reading if _reading is not None else current

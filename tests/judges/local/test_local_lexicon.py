@@ -11,7 +11,7 @@ import ragqa
 from ragqa import languages
 from ragqa.errors import ConfigError
 from ragqa.judges.local import lexicon, text
-from ragqa.judges.local.lexicon import ENGLISH, Lexicon
+from ragqa.judges.local.lexicon import ENGLISH
 from ragqa.languages import LanguagePack, language_pack, register_language
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -42,7 +42,7 @@ def test_english_is_read_with_the_lists_in_code_and_russian_with_those_of_its_pa
     reading = lexicon.reading()
     assert reading.lexicons["en"] is ENGLISH
     pack = language_pack("ru")
-    assert pack is not None and reading.lexicons["ru"] == Lexicon.from_pack(pack)
+    assert pack is not None and reading.lexicons["ru"] == lexicon.lexicon_of(pack)
     assert reading.lexicons["ru"].stemmer == "russian" and "который" in reading.lexicons["ru"].stop_words
     assert text.detect_script("Сервер перезапускается ночью") == "ru"
     assert text.detect_script("The server restarts at night") == "en"
@@ -78,6 +78,8 @@ def test_a_pack_without_lists_leaves_the_reading_as_it_was(fresh: None) -> None:
         ({**GREEK, "letters": "ω-α"}, r"'letters' .* is not a character class"),
         ({**GREEK, "stemmer": "klingon"}, r"unknown stemmer 'klingon'"),
         ({**GREEK, "splitter": "nltk"}, r"unknown splitter 'nltk'"),
+        ({**GREEK, "stop_words": "και το"}, r"'stop_words' is not a list of words"),
+        ({**GREEK, "number_words": ["τρία"]}, r"'number_words' is not a mapping of words to digits"),
     ],
 )
 def test_a_bad_list_is_an_error_naming_the_pack_and_the_fix(
@@ -86,3 +88,9 @@ def test_a_bad_list_is_an_error_naming_the_pack_and_the_fix(
     register_language(LanguagePack(code="el", local_judge=lists))
     with pytest.raises(ConfigError, match=r"language pack 'el', field local_judge: " + message):
         text.read_language("el")
+
+
+def test_a_bad_list_of_a_pack_read_from_data_stops_before_any_judge_is_asked() -> None:
+    """Installed and built-in packs are read from mappings: the lists are checked there, at the settings."""
+    with pytest.raises(ConfigError, match=r"language pack 'el', field local_judge: unknown stemmer 'klingon'"):
+        LanguagePack.from_mapping({"code": "el", "local_judge": {**GREEK, "stemmer": "klingon"}}, where="acme:EL")
