@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -26,10 +25,14 @@ def _with_fit(
     path: str | Path | None,
     target: float | None,
 ) -> Calibration:
-    """``result`` with the cascade rule fitted on the run and written to ``path`` (no fit without a path)."""
+    """``result`` with the cascade rule fitted on the run and written to ``path`` (no fit without a path).
+
+    :attr:`Calibration.cascade_fit` is the fit as the file holds it (:func:`fit_body`), taken from the
+    fit in memory rather than read back from ``path``.
+    """
     if path is None:
         return result
-    from ragqa.calibration.cascade import fit_report, write_fit
+    from ragqa.calibration.cascade import fit_body, fit_report, write_fit
 
     source = f"{Path(data).name if isinstance(data, str | Path) else 'labelled samples'} ({result.label_field})"
     fit = fit_report(
@@ -41,7 +44,7 @@ def _with_fit(
         data=source,
     )
     write_fit(fit, path)
-    return result.model_copy(update={"cascade_fit": json.loads(Path(path).read_text(encoding="utf-8"))})
+    return result.model_copy(update={"cascade_fit": fit_body(fit)})
 
 
 def _labelled_samples(
