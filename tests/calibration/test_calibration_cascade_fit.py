@@ -12,6 +12,7 @@ import math
 from pathlib import Path
 
 import pytest
+from factories import CASCADE_PANEL_YAML
 
 from ragqa.aggregate import aggregate
 from ragqa.calibration import calibrate
@@ -87,16 +88,10 @@ def test_the_fit_in_memory_is_the_fit_the_file_holds(tmp_path: Path) -> None:
         assert read_fit(path)[0] == CascadeRule.of(fit_body(fit))
 
 
+@pytest.mark.filterwarnings("ignore::ragqa.thresholds.UndecidedWarning")  # 12 samples: a wide interval
 def test_calibrate_returns_the_fit_it_wrote(tmp_path: Path) -> None:
     config = tmp_path / "application.yaml"
-    config.write_text(
-        "spring: {ai: {chat-models: {list: ["
-        "{id: cheap-a, provider: local, local: {support-threshold: 0.6}},"
-        "{id: cheap-b, provider: local, local: {support-threshold: 0.4, number-check: false}},"
-        "{id: dear, provider: local}]}}}\n"
-        "ragqa: {cache: {enabled: false}, jury: {cascade: {enabled: true, tier-2: [dear]}}}\n",
-        encoding="utf-8",
-    )
+    config.write_text(CASCADE_PANEL_YAML, encoding="utf-8")
     path = tmp_path / "cascade-fit.json"
     data = ROOT / "examples" / "datasets" / "begin_wow_labelled.jsonl"
     result = calibrate(
