@@ -128,7 +128,14 @@ on a user's project; the fake server as ``python -m``; three interpreters with o
 
 
 RAY_MODULES = frozenset(
-    {"test_ray_breakers", "test_ray_engine", "test_ray_inputs", "test_ray_shared_limits", "test_ray_workers"}
+    {
+        "test_ray_breakers",
+        "test_ray_engine",
+        "test_ray_inputs",
+        "test_ray_results_parquet",
+        "test_ray_shared_limits",
+        "test_ray_workers",
+    }
 )
 """The Ray engine's modules: under xdist they run on one worker, so one Ray cluster at a time runs on
 the machine."""
