@@ -15,10 +15,11 @@ a :class:`~ragqa.errors.JudgeTimeout` failure naming the deadline, and the repor
 Cancelling :meth:`PanelEvaluator.evaluate` itself (task cancel, ``asyncio.wait_for``, Ctrl-C)
 cancels every in-flight judge call, shared ones included; no request starts afterwards.
 
-Modules: :mod:`~ragqa.evaluation.options` (:class:`PanelOptions`, :func:`validate_samples`),
-:mod:`~ragqa.evaluation.calls` (one (metric, judge) computation, the deadline, the empty panel's
-stand-in) and :mod:`~ragqa.evaluation.evaluator` (:class:`PanelEvaluator`: streaming, the cascade's
-tiers, the order probe, the jury's sections). Import from ``ragqa.evaluation``.
+Modules: :mod:`~ragqa.evaluation.options` (:class:`PanelOptions`, :func:`validate_samples`, the
+panel's own problems), :mod:`~ragqa.evaluation.calls` (one (metric, judge) computation, the
+deadline, the empty panel's stand-in), :mod:`~ragqa.evaluation.phases` (the cascade's tiers, the
+order probe) and :mod:`~ragqa.evaluation.evaluator` (:class:`PanelEvaluator`: streaming, asking,
+aggregating, the jury's sections). Import from ``ragqa.evaluation``.
 """
 
 from __future__ import annotations

@@ -3,9 +3,10 @@
 :class:`PanelEvaluator` validates, streams samples through a bounded window, asks every judge
 (tier 1 first, then tier 2 where a cascade escalates), aggregates, runs the order probe after the
 scores, and attaches the jury's reliability and cascade sections to the report. One (metric,
-judge) computation is :mod:`ragqa.evaluation.calls`'s; the options are
-:mod:`ragqa.evaluation.options`'s. The package docstring (:mod:`ragqa.evaluation`) describes the
-run's guarantees (failures recorded, deadline, cancellation).
+judge) computation is :mod:`ragqa.evaluation.calls`'s, the cascade's and the probe's steps are
+:mod:`ragqa.evaluation.phases`'s, the options and input checks :mod:`ragqa.evaluation.options`'s.
+The package docstring (:mod:`ragqa.evaluation`) describes the run's guarantees (failures
+recorded, deadline, cancellation).
 """
 
 from __future__ import annotations
@@ -21,11 +22,12 @@ from ragqa._heap import frozen_heap
 from ragqa.aggregate import aggregate
 from ragqa.errors import ConfigError, SampleError
 from ragqa.evaluation.calls import NoJudge, copy_for, gather_or_cancel, require_judges, run_by
-from ragqa.evaluation.options import PanelOptions, ProgressCallback, metric_objects, validate_samples
+from ragqa.evaluation.options import PanelOptions, ProgressCallback, metric_objects, panel_problems, validate_samples
+from ragqa.evaluation.phases import escalated, probe_order, tier_positions
 from ragqa.judges.base import Embedder, Embedders, Judge, SharedCallJudge
 from ragqa.judges.offload import all_local, run_inline
 from ragqa.judges.ratelimit import request_priority
-from ragqa.jury.cascade import Cascade, CascadeTally, tier_one
+from ragqa.jury.cascade import Cascade, CascadeTally
 from ragqa.jury.panel import extractor_index, jury_collector, voted_aggregate, voting_judges
 from ragqa.jury.probe import OrderProbe
 from ragqa.metrics.base import Metric, MetricContext
@@ -117,31 +119,7 @@ class PanelEvaluator:
             (``sample_id`` ``None``), then :func:`validate_samples`'s with the options' size guards.
         """
         chosen = tuple(metrics) if metrics is not None else self.metrics
-        problems = (
-            []
-            if self.embedders
-            else [
-                SampleError(
-                    f"needs an embedding model, but {self._embedders_unavailable}"
-                    if self._embedders_unavailable
-                    else "needs an embedding model; configure spring.ai.embedding-models.list "
-                    "(or use --profile local with the embeddings extra)",
-                    metric=metric.key,
-                )
-                for metric in chosen
-                if metric.needs_embeddings
-            ]
-        )
-        if not self.judges:  # an empty panel scores judge-free metrics only
-            problems += [
-                SampleError(
-                    "needs a judge, but the panel has none; add judges to spring.ai.chat-models.list, "
-                    "or choose judge-free metrics only",
-                    metric=metric.key,
-                )
-                for metric in chosen
-                if metric.needs_judge
-            ]
+        problems = panel_problems(chosen, bool(self.embedders), self._embedders_unavailable, bool(self.judges))
         return problems + validate_samples(samples, chosen, self.options.limits)
 
     async def evaluate(
@@ -181,9 +159,9 @@ class PanelEvaluator:
                 shown = "\n".join(f"  - {p}" for p in problems[:20])
                 more = f"\n  ... and {len(problems) - 20} more" if len(problems) > 20 else ""
                 raise SampleError(f"{len(problems)} invalid sample(s); nothing was scored:\n{shown}{more}")
-            panel_problems = [p for p in problems if p.sample_id is None]
-            if panel_problems:  # not a sample's fault: skipping samples cannot help
-                raise panel_problems[0]
+            of_panel = [p for p in problems if p.sample_id is None]
+            if of_panel:  # not a sample's fault: skipping samples cannot help
+                raise of_panel[0]
             bad = {p.sample_id for p in problems}
             skipped = [
                 SkippedSample(sample_id=p.sample_id or "?", metric=p.metric, field=p.field, message=str(p))
@@ -328,15 +306,12 @@ class PanelEvaluator:
         # the judges asked per metric, by panel position: all, or those without a kept outcome
         asked = {m.key: [i for i, j in enumerate(shared) if j.id not in kept.get(m.key, {})] for m in judged}
         cascade = self._cascade if self._cascade is not None and not self._cascade.audit else None
-        tier2 = set(cascade.tiers([j.id for j in self.judges])[1]) if cascade is not None else set()
-        first = {k: [i for i in v if i not in tier2] for k, v in asked.items()}
+        first, tier2 = tier_positions(cascade, [j.id for j in self.judges], asked)
         found, free = await self._ask(deadline, sample, chosen, rounds, first, alone)
         if cascade is not None:  # tier 2 only where tier 1 is unsure (ragqa.jury.cascade)
-            later = {}
-            for metric in judged:
-                tier1 = tier_one(self._outcomes(metric, kept, found), cascade.tier2)
-                reason = cascade.decide(metric.key, metric.direction, tier1, self._combine(metric, tier1).value)
-                later[metric.key] = [i for i in asked[metric.key] if i in tier2] if reason is not None else []
+            later = escalated(
+                cascade, judged, asked, tier2, lambda metric: self._outcomes(metric, kept, found), self._combine
+            )
             more, _ = await self._ask(deadline, sample, judged, rounds, later, alone)
             for key, by_position in more.items():
                 found[key].update(by_position)
@@ -349,15 +324,8 @@ class PanelEvaluator:
                 got = self._outcomes(metric, kept, found)
             results.append(self._panel(metric, sample, got))
         if self.probe is not None:  # after the scores: the original verdicts come from the shared judges' memory
-            votes = self.options.votes
-            # the judges that scored each metric (under a cascade, tier 2 only where it was asked)
-            present = {r.metric: {o.judge_id for o in r.judges} for r in results}
-
-            def judges_for(metric: Metric) -> list[Judge]:
-                judges = voting_judges(shared, metric, self._extractor) if votes else shared
-                return [j for j in judges if j.id in present[metric.key]]
-
-            await self.probe.probe(sample, chosen, results, judges_for, self._context, deadline)
+            extractor = self._extractor if self.options.votes else None
+            await probe_order(self.probe, sample, chosen, results, shared, extractor, self._context, deadline)
         return results
 
     async def _ask(

@@ -20,7 +20,7 @@ from ragqa.metrics.validation import Limits, validate_run
 from ragqa.repeats import REDUCERS, Reducer
 from ragqa.schema import DEFAULT_CONFIDENCE, Language, PanelResult, Sample, check_confidence
 
-__all__ = ["PanelOptions", "ProgressCallback", "metric_objects", "validate_samples"]
+__all__ = ["PanelOptions", "ProgressCallback", "metric_objects", "panel_problems", "validate_samples"]
 
 ProgressCallback = Callable[[PanelResult], None]
 """Called once per finished (sample, metric) result."""
@@ -117,6 +117,50 @@ def validate_samples(
         samples are valid.
     """
     return list(validate_run(samples, metrics, limits).problems)
+
+
+def panel_problems(
+    metrics: Sequence[Metric], has_embedders: bool, unavailable: str | None, has_judges: bool
+) -> list[SampleError]:
+    """The problems of the panel itself for ``metrics`` (``sample_id`` ``None``); no judge is called.
+
+    Args:
+        metrics: the metrics to score.
+        has_embedders: whether the run has an embedding model.
+        unavailable: why no embedding model could be built (named in the message), or ``None``.
+        has_judges: whether the panel has a judge.
+
+    Returns:
+        One :class:`~ragqa.errors.SampleError` per metric that needs an embedding model when there
+        is none, then one per metric that needs a judge when the panel is empty; each names the
+        metric and the fix (the setting to configure).
+    """
+    problems: list[SampleError] = (
+        []
+        if has_embedders
+        else [
+            SampleError(
+                f"needs an embedding model, but {unavailable}"
+                if unavailable
+                else "needs an embedding model; configure spring.ai.embedding-models.list "
+                "(or use --profile local with the embeddings extra)",
+                metric=metric.key,
+            )
+            for metric in metrics
+            if metric.needs_embeddings
+        ]
+    )
+    if not has_judges:  # an empty panel scores judge-free metrics only
+        problems += [
+            SampleError(
+                "needs a judge, but the panel has none; add judges to spring.ai.chat-models.list, "
+                "or choose judge-free metrics only",
+                metric=metric.key,
+            )
+            for metric in metrics
+            if metric.needs_judge
+        ]
+    return problems
 
 
 def metric_objects(metrics: Sequence[Metric]) -> tuple[Metric, ...]:
