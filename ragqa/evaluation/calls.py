@@ -84,14 +84,7 @@ async def run_by(
         f"{metric.key} finished on sample {sample.label}",
         judge_id=judge.id,
     )
-    failure = JudgeFailure(
-        judge_id=judge.id,
-        metric=metric.key,
-        sample_id=sample.label,
-        error_type=type(error).__name__,
-        message=str(error),
-    )
-    return JudgeOutcome(judge_id=judge.id, failure=failure, latency_s=time.perf_counter() - started)
+    return _failed(error, metric, sample, judge, started)
 
 
 async def run_metric(metric: Metric, sample: Sample, judge: Judge, context: MetricContext) -> JudgeOutcome:
@@ -107,31 +100,41 @@ async def run_metric(metric: Metric, sample: Sample, judge: Judge, context: Metr
             score = await metric.score(sample, judge, context)
             score = metric.check_score(score, judge_id=judge.id)  # the one range check of every score
         except (JudgeError, SampleError) as exc:
-            failure = JudgeFailure(
-                judge_id=judge.id,
-                metric=metric.key,
-                sample_id=sample.label,
-                step=getattr(exc, "step", None),
-                error_type=type(exc).__name__,
-                message=str(exc),
-                raw=getattr(exc, "raw", None),
-            )
-            return JudgeOutcome(
-                judge_id=judge.id, failure=failure, latency_s=time.perf_counter() - started, usage=meter.total
-            )
+            step, raw = getattr(exc, "step", None), getattr(exc, "raw", None)
+            return _failed(exc, metric, sample, judge, started, meter.total, step=step, raw=raw)
         except Exception as exc:  # a bug or an unmapped provider error: record it, keep the run going
             log.exception("unexpected error in %s with judge %s on sample %s", metric.key, judge.id, sample.label)
-            failure = JudgeFailure(
-                judge_id=judge.id,
-                metric=metric.key,
-                sample_id=sample.label,
-                error_type=type(exc).__name__,
-                message=str(exc),
-            )
-            return JudgeOutcome(
-                judge_id=judge.id, failure=failure, latency_s=time.perf_counter() - started, usage=meter.total
-            )
+            return _failed(exc, metric, sample, judge, started, meter.total)
     return JudgeOutcome(judge_id=judge.id, score=score, latency_s=time.perf_counter() - started, usage=meter.total)
+
+
+def _failed(
+    exc: Exception,
+    metric: Metric,
+    sample: Sample,
+    judge: Judge,
+    started: float,
+    usage: Usage | None = None,
+    *,
+    step: str | None = None,
+    raw: str | None = None,
+) -> JudgeOutcome:
+    """``exc`` as ``judge``'s failure on (``sample``, ``metric``), timed from ``started`` (perf-counter seconds)."""
+    failure = JudgeFailure(
+        judge_id=judge.id,
+        metric=metric.key,
+        sample_id=sample.label,
+        step=step,
+        error_type=type(exc).__name__,
+        message=str(exc),
+        raw=raw,
+    )
+    return JudgeOutcome(
+        judge_id=judge.id,
+        failure=failure,
+        latency_s=time.perf_counter() - started,
+        usage=usage if usage is not None else Usage(),
+    )
 
 
 class NoJudge:
