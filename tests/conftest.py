@@ -144,14 +144,22 @@ CLUSTER_FIXTURE = "cluster"
 """The fixture of the loopback Ray cluster (``tests/_ray_cluster.py``); its users run one after another."""
 
 
+MINILM_MODULES = frozenset({"test_local_judge", "test_local_judge_relevance"})
+"""The modules that load the MiniLM model (torch; 5-8 s of CPU the first time in a process, cached after):
+under xdist they run on one worker, so one worker pays for it."""
+
+
 def xdist_scope(nodeid: str) -> str:
-    """The unit of work an xdist worker gets whole: the test's module, or ``ray`` for the Ray modules.
+    """The unit of work an xdist worker gets whole: the test's module, ``ray`` or ``minilm`` for those groups.
 
     A module stays on one worker, so its module-scoped fixtures (the fake server, a browser, the docs
     sandboxes, a ``pytest`` run of the example suite) are built once, as in a run without xdist.
     """
     module = nodeid.split("::", 1)[0]
-    return "ray" if Path(module).stem in RAY_MODULES else module
+    stem = Path(module).stem
+    if stem in RAY_MODULES:
+        return "ray"
+    return "minilm" if stem in MINILM_MODULES else module
 
 
 @pytest.hookimpl(optionalhook=True)
