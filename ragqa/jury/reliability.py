@@ -12,6 +12,12 @@ independently, which judges of one family break: Balasubramanian, Podkopaev and 
 2026), and the metric's mean on the Dawid-Skene verdicts (posterior > 0.5) next to the mean on the
 majority verdicts.
 
+A run that does not vote gets the same model per item (:func:`item_reliability`,
+:func:`attach_item_reliability`): each judge's verdict on a sample is whether its score meets the
+metric's threshold (:func:`gate_verdicts`), read at the end of the run from the scores the run
+keeps for its summaries, so no per-sample object is kept for it. It is reporting only: no score or
+aggregate changes.
+
 Each sample's row is written while the run streams, before the run's fit exists, so a
 ``dawid-skene`` run's per-sample aggregates are the majority vote of :mod:`ragqa.jury.panel`; the
 Dawid-Skene verdicts give the summary's :attr:`~ragqa.report.JuryReliability.voted_mean` and each

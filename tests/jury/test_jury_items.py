@@ -26,6 +26,7 @@ from ragqa.errors import JudgeHTTPError
 from ragqa.jury.reliability import attach_item_reliability, gate_verdicts, item_reliability
 from ragqa.render.console import jury_texts, report_to_text
 from ragqa.report import Report
+from ragqa.run.merge import dataset_ids, merge_results
 from ragqa.run.replay import report_from_results
 from ragqa.testing import FunctionJudge
 
@@ -187,3 +188,29 @@ def test_item_reliability_needs_two_judges_and_an_item_with_a_verdict() -> None:
     assert fit is not None and fit.n_statements == 2  # the item nobody judged is left out
     assert fit.majority_mean == 0.5  # the tie on item 2 goes to the first judge's fail
     assert attach_item_reliability([], ["a"], {}, lambda key: np.zeros((1, 0))) == []
+
+
+def test_parts_merged_and_rebuilt_give_the_unsharded_runs_section(tmp_path: Path) -> None:
+    _, said, down = _simulation()
+    data = tmp_path / "data.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in _records()[:80]), encoding="utf-8")
+
+    def run(out: Path, shard: str | None = None) -> Report:
+        return ragqa.evaluate(
+            data,
+            ["context_relevance"],
+            container=_container(*(_judge(j, said[j], down[j]) for j in ACCURACY)),
+            thresholds={"context_relevance": 0.5},
+            out=out,
+            shard=shard,
+            allow_incomplete=True,
+        )
+
+    one = run(tmp_path / "one.jsonl")
+    parts = [tmp_path / "part-1.jsonl", tmp_path / "part-2.jsonl"]
+    for k, part in enumerate(parts, start=1):
+        run(part, f"{k}/2")
+    merge_results(parts, tmp_path / "all.jsonl", dataset_ids=dataset_ids(data, parts))
+    rebuilt, _ = report_from_results(tmp_path / "all.jsonl")
+    assert one.summaries[0].item_jury is not None and one.summaries[0].item_jury.judges
+    assert rebuilt.summaries[0].item_jury == one.summaries[0].item_jury
