@@ -27,6 +27,7 @@ to the finished results file's records.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal
@@ -353,7 +354,10 @@ def item_reliability(
     takes a missing verdict as missing (it neither counts for nor against the judge). Each rate's
     interval is the percentile interval of a seeded bootstrap resampling items (each sample is its
     own cluster; Efron and Tibshirani 1993, ch. 13), ``n_boot`` replicates of at most 100 EM
-    iterations each, as the per-statement section.
+    iterations each, as the per-statement section. Items with the same verdicts are fitted as one
+    weighted row (at most ``3 ** n_judges`` rows), and a replicate draws how many items of each
+    verdict pattern it holds (multinomial, the same distribution as resampling the items), so the
+    time grows with the items only through one pass over them.
 
     Args:
         scores: ``(n_judges, n_items)`` each judge's score per sample, NaN for no verdict.
@@ -383,14 +387,19 @@ def item_reliability(
     n = int(matrix.shape[0])
     if len(judge_ids) < 2 or n == 0:
         return None
-    fit = fit_dawid_skene(matrix)
+    # items with the same verdicts are one row of the fit, weighted by their count: at most 3 ** judges rows
+    code = (np.where(np.isnan(matrix), 2.0, matrix) * 3.0 ** np.arange(matrix.shape[1])).sum(axis=1)
+    _, first, inverse, counts = np.unique(code, return_index=True, return_inverse=True, return_counts=True)
+    patterns = matrix[first]
+    fit = fit_dawid_skene(patterns, weights=counts)
     rng = np.random.default_rng(seed)
     draws = np.full((n_boot, 3, len(judge_ids)), np.nan)
-    for b in range(n_boot):
-        again = fit_dawid_skene(matrix[rng.integers(0, n, size=n)], max_iterations=100)
+    for b in range(n_boot):  # resampling n items with replacement = a multinomial draw of the pattern counts
+        again = fit_dawid_skene(patterns, weights=rng.multinomial(n, counts / n), max_iterations=100)
         draws[b] = (again.sensitivity, again.specificity, again.accuracy)
-    judges, pairs, warnings = _judges_section(matrix, fit, draws, judge_ids, confidence, n)
-    labels = fit.labels.astype(np.float64)
+    per_item = dataclasses.replace(fit, posterior=fit.posterior[inverse.ravel()])
+    judges, pairs, warnings = _judges_section(matrix, per_item, draws, judge_ids, confidence, n)
+    labels = per_item.labels.astype(np.float64)
     majority = vote_verdicts(matrix, tie_breaker=0)
     return JuryReliability(
         unit="item",

@@ -23,6 +23,7 @@ from dependency_injector import providers
 import ragqa
 from ragqa.container import Container
 from ragqa.errors import JudgeHTTPError
+from ragqa.jury import fit_dawid_skene
 from ragqa.jury.reliability import attach_item_reliability, gate_verdicts, item_reliability
 from ragqa.render.console import jury_texts, report_to_text
 from ragqa.report import Report
@@ -214,3 +215,20 @@ def test_parts_merged_and_rebuilt_give_the_unsharded_runs_section(tmp_path: Path
     rebuilt, _ = report_from_results(tmp_path / "all.jsonl")
     assert one.summaries[0].item_jury is not None and one.summaries[0].item_jury.judges
     assert rebuilt.summaries[0].item_jury == one.summaries[0].item_jury
+
+
+def test_a_weighted_fit_equals_the_fit_on_the_rows_repeated() -> None:
+    patterns = np.array([[1.0, 1.0, 1.0], [1.0, 0.0, 1.0], [0.0, 0.0, 1.0], [0.0, 0.0, 0.0], [math.nan, 1.0, 0.0]])
+    counts = np.array([40, 7, 5, 30, 3])
+    weighted = fit_dawid_skene(patterns, weights=counts)
+    repeated = fit_dawid_skene(np.repeat(patterns, counts, axis=0))
+    for name in ("sensitivity", "specificity", "accuracy"):
+        np.testing.assert_allclose(getattr(weighted, name), getattr(repeated, name), rtol=0, atol=1e-9)
+    assert weighted.prevalence == pytest.approx(repeated.prevalence, abs=1e-9)
+    assert weighted.log_likelihood == pytest.approx(repeated.log_likelihood, rel=1e-9)
+    starts = np.cumsum(counts) - counts  # the first repeated row of each pattern
+    np.testing.assert_allclose(weighted.posterior, repeated.posterior[starts], rtol=0, atol=1e-9)
+    with pytest.raises(ValueError, match="non-negative"):
+        fit_dawid_skene(patterns, weights=[1, 2, 3])
+    with pytest.raises(ValueError, match="non-negative"):
+        fit_dawid_skene(patterns, weights=[1, 2, 3, 4, -1])
