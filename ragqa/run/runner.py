@@ -400,7 +400,7 @@ class Runner:
             repeats=evaluator.options.repeats,
             confidence=evaluator.options.confidence,
             cascade=evaluator.cascade_rule.header() if evaluator.cascade_rule is not None else None,
-            thresholds=dict(self.plan.thresholds) or None,
+            thresholds=self.plan.reliability_thresholds or None,
             extractor=evaluator.judges[evaluator.extractor].id
             if evaluator.options.votes and evaluator.judges
             else None,
@@ -547,7 +547,8 @@ class Runner:
 
         order = [made[k] for k in sorted(made)] if self.keep_results else summary.failed_results()
         summaries = jury.attach(summary.summaries()) if jury is not None else summary.summaries()
-        summaries = attach_item_reliability(summaries, judge_ids, plan.thresholds, summary.scores)  # reporting only
+        # reporting only: the per-item reliability section never changes a score or a figure
+        summaries = attach_item_reliability(summaries, judge_ids, plan.reliability_thresholds, summary.scores)
         report = Report(
             results=order,
             summaries=flaky.mark(tally.attach(summaries) if tally is not None else summaries, prepared.labels),
