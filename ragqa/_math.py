@@ -6,9 +6,9 @@ NaN means "unscored": these functions return ``nan`` where RAGAS does, and never
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
-__all__ = ["average_precision", "cosine", "count_of", "fbeta", "mean_or_nan", "nan_mean", "ratio"]
+__all__ = ["average_precision", "cosine", "count_of", "fbeta", "finite_mean", "mean_or_nan", "nan_mean", "ratio"]
 
 NAN = float("nan")
 
@@ -29,6 +29,18 @@ def nan_mean(values: Sequence[float]) -> float:
     """Mean ignoring NaNs (RAGAS's ``safe_nanmean``); NaN when no finite value remains."""
     finite = [v for v in values if not math.isnan(v)]
     return mean_or_nan(finite)
+
+
+def finite_mean(values: Iterable[float]) -> float:
+    """Mean of the finite values (NaN and infinities left out); NaN when none remains.
+
+    Args:
+        values: numbers, e.g. one judge's scores over its repeats.
+
+    Returns:
+        The mean of the finite values, or NaN.
+    """
+    return mean_or_nan([v for v in values if math.isfinite(v)])
 
 
 def ratio(numerator: float, denominator: float, *, eps: float = 0.0) -> float:
