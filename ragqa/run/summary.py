@@ -358,21 +358,10 @@ class RunSummary:
             default=0,
         )
         width = width or 1
-        cube = np.full((n_rows, len(self.judge_ids), width), np.nan)
-        n_of = []
         for j, jid in enumerate(self.judge_ids):
             column = columns.judges[j]
             status = np.frombuffer(column.status, dtype=np.uint8)[rows]
             scored = status == _SCORED
-            if column.n_repeats is None:  # one value per outcome: its score, NaN unless scored
-                n_repeats = (status != _ABSENT).astype(np.uint32)
-                cube[scored, j, 0] = np.frombuffer(column.score, dtype=np.float64)[rows][scored]
-            else:
-                n_repeats = np.frombuffer(column.n_repeats, dtype=np.uint32)[rows]
-                for k, repeat in enumerate(column.repeats[:width]):
-                    values = np.frombuffer(repeat, dtype=np.float64)[rows]
-                    cube[:, j, k] = np.where(n_repeats > k, values, np.nan)
-            n_of.append(n_repeats)
             scores = np.frombuffer(column.score, dtype=np.float64)[rows][scored]
             matrix[j, scored] = np.where(np.isfinite(scores), scores, np.nan)
             usage = Usage(
@@ -414,6 +403,21 @@ class RunSummary:
             usage=total,
             agreement=agreement(labels, self.judge_ids, matrix),
         )
+        del matrix  # the cube is built once the agreement's arrays are gone
+        cube = np.full((n_rows, len(self.judge_ids), width), np.nan)
+        n_of = []
+        for j, column in enumerate(columns.judges):
+            status = np.frombuffer(column.status, dtype=np.uint8)[rows]
+            if column.n_repeats is None:  # one value per outcome: its score, NaN unless scored
+                scored = status == _SCORED
+                cube[scored, j, 0] = np.frombuffer(column.score, dtype=np.float64)[rows][scored]
+                n_of.append((status != _ABSENT).astype(np.uint32) if n_scored == 1 else np.empty(0, np.uint32))
+                continue
+            n_repeats = np.frombuffer(column.n_repeats, dtype=np.uint32)[rows]
+            for k, repeat in enumerate(column.repeats[:width]):
+                values = np.frombuffer(repeat, dtype=np.float64)[rows]
+                cube[:, j, k] = np.where(n_repeats > k, values, np.nan)
+            n_of.append(n_repeats)
         if n_scored == 1:  # the aggregate's interval then reads the one sample's repeats as lists (summarize's form)
             listed = [[cube[i, j, : int(n_of[j][i])].tolist() for j in range(len(n_of))] for i in range(n_rows)]
             return summary, (aggregates, per_judge, listed)

@@ -118,11 +118,15 @@ def variance_components(scores: ArrayLike) -> VarianceComponents:
     # within-cell sum of squares, shifted by each cell's first finite value so that equal repeats
     # (a deterministic judge) give exactly 0: sum(d^2) - (sum d)^2 / count, d = y - first
     first = np.take_along_axis(filled, np.argmax(finite, axis=2)[..., None], axis=2)
+    del filled  # working arrays go as soon as done: a long run's cube is large
     shifted = np.where(finite, y - first, 0.0)
+    del first
     within = (shifted**2).sum(axis=2) - np.divide(
         shifted.sum(axis=2) ** 2, counts, out=np.zeros(counts.shape), where=has
     )
+    del shifted
     squares = float(np.clip(within, 0.0, None).sum())
+    del within
     df_e = int(np.clip(counts - 1, 0, None).sum())
     repeats = float(squares / df_e) if df_e > 0 else None
 
