@@ -134,7 +134,8 @@ def main() -> None:
                 )
                 row = json.loads(out.stdout)
                 peaks.append((n, row["peak"] * n))
-                print(f"{name:<16} {n:>8,} {row['kept']:>14.1f} {row['peak']:>14.1f} {row['peak_mb']:>8.1f}", flush=True)
+                cells = f"{row['kept']:>14.1f} {row['peak']:>14.1f} {row['peak_mb']:>8.1f}"
+                print(f"{name:<16} {n:>8,} {cells}", flush=True)
             if len(peaks) >= 2:
                 (n0, p0), (n1, p1) = peaks[0], peaks[-1]
                 slopes[name] = (p1 - p0) / (n1 - n0)
