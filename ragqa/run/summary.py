@@ -2,23 +2,28 @@
 
 A run of 100,000 samples cannot keep 100,000 :class:`~ragqa.schema.PanelResult` objects (each
 with its judges' reasons and details) just to summarise them at the end. :class:`RunSummary`
-keeps, per (sample, metric), only the numbers :func:`ragqa.report.summarize` reads, in typed
-arrays indexed by the sample's position in the dataset (about 8 bytes per number):
+keeps, per (sample, metric), only the numbers :func:`ragqa.report.summarize` reads by sample, in
+typed arrays indexed by the sample's position in the dataset, and sums the rest as results arrive:
 
-- per result: the aggregate's value and spread, whether the quorum was met, whether every judge
-  failed, the direction and the aggregation rule;
-- per (result, judge): whether the judge scored, returned NaN or failed, its score, its usage
-  (calls, prompt and completion tokens, latency, cost), and each repeat's value (one array per
-  repeat index, allocated when a result first has that many repeats).
+- per result: the aggregate's value (8 bytes), one byte of flags (present, direction, quorum
+  met, every judge failed, none scored) and one for the aggregation rule;
+- per (result, judge): whether the judge scored, returned NaN or failed (1 byte) and its score
+  (8 bytes, float64); each repeat's value and the repeat count only once some result's values
+  are not its score alone (``repeats > 1``: one float64 array per repeat index, 32-bit counts);
+- summed per (metric, judge): calls and tokens (integers), latency and cost (exact running sums,
+  :class:`ragqa._math.ExactSum`, which end as :func:`math.fsum` of the values whatever their
+  order), the repeat values counted; per metric, the spreads' exact sum.
 
 :meth:`RunSummary.summaries` then computes every figure in dataset order with the same
-functions as :func:`~ragqa.report.summarize` (``nan_mean``, the :class:`~ragqa.schema.Usage`
-sums in the same order, :func:`ragqa.agreement.agreement` on the same judges x samples matrix,
+functions as :func:`~ragqa.report.summarize` (``nan_mean``, :func:`ragqa.report.summary.judge_usage`'s
+exact sums, :func:`ragqa.agreement.agreement` on the same judges x samples matrix,
 :func:`ragqa.uncertainty.metric_intervals` on the same values), so the summaries equal those of a
 report built from all results, bit for bit, whatever order the results arrived in
 (``tests/run/test_run_memory.py`` proves it, resumed runs included). Memory is about
-``samples x metrics x (21 + (58 + 8 x repeats) x judges)`` bytes: 29 MB for 100,000 samples, one
-metric and four judges with one repeat, against several hundred for the results themselves.
+``samples x metrics x (10 + 9 x judges)`` bytes with one repeat (``+ (4 + 8 x repeats) x judges`` with
+more): 4.6 MB for 100,000 samples, one metric and four judges, against several hundred MB for the
+results themselves. A pair (sample, metric) is added once, except one whose result had a judge
+failure: those are kept whole, and a later result (``--retry-failed``) replaces it.
 
 Results that have a judge failure are kept whole (:attr:`RunSummary.failed`): the console lists
 failures and the exit code counts incomplete pairs.
@@ -358,6 +363,7 @@ class RunSummary:
             default=0,
         )
         width = width or 1
+        scores: NDArray[np.float64] = np.empty(0)
         for j, jid in enumerate(self.judge_ids):
             column = columns.judges[j]
             status = np.frombuffer(column.status, dtype=np.uint8)[rows]
@@ -372,7 +378,6 @@ class RunSummary:
                 cost=column.cost.value if column.costed else None,
             )
             total = total + usage
-            per_judge.append(scores)
             judges.append(
                 JudgeSummary(
                     judge_id=jid,
@@ -403,11 +408,12 @@ class RunSummary:
             usage=total,
             agreement=agreement(labels, self.judge_ids, matrix),
         )
-        del matrix  # the cube is built once the agreement's arrays are gone
+        del matrix, scores  # the intervals' arrays are built once the agreement's are gone
         cube = np.full((n_rows, len(self.judge_ids), width), np.nan)
         n_of = []
         for j, column in enumerate(columns.judges):
             status = np.frombuffer(column.status, dtype=np.uint8)[rows]
+            per_judge.append(np.frombuffer(column.score, dtype=np.float64)[rows][status == _SCORED])
             if column.n_repeats is None:  # one value per outcome: its score, NaN unless scored
                 scored = status == _SCORED
                 cube[scored, j, 0] = np.frombuffer(column.score, dtype=np.float64)[rows][scored]
