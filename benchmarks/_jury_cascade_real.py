@@ -28,6 +28,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+from _bootstrap import interval_text  # a sibling of this script
 from numpy.typing import NDArray
 
 from ragqa.calibration.cascade import CascadeItem, fit_cascade
@@ -100,9 +101,7 @@ def _figures(c: Columns, pick: NDArray[np.int64]) -> NDArray[np.float64]:
 
 
 def _ci(point: float, draws: NDArray[np.float64], signed: bool = False) -> str:
-    low, high = np.nanquantile(draws, [0.025, 0.975])
-    fmt = "+.3f" if signed else ".3f"
-    return f"{point:{fmt}} [{low:{fmt}}, {high:{fmt}}]"
+    return interval_text(draws, point, signed=signed, skip_nan=True)
 
 
 def table(

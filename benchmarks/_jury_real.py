@@ -50,6 +50,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _bootstrap import interval_text
 from _jury_cascade_real import TIER2
 from _jury_cascade_real import table as cascade_table
 from local_judge_agreement import ROOT, BinaryOnly, YardstickJudge, begin, halueval
@@ -140,11 +141,6 @@ async def score(
     return out, plain.results
 
 
-def _interval(draws: NDArray[np.float64]) -> str:
-    low, high = np.quantile(draws, [0.025, 0.975])
-    return f"[{low:.3f}, {high:.3f}]"
-
-
 def study(
     name: str,
     samples: Sequence[Sample],
@@ -180,10 +176,10 @@ def study(
         auc = np.array([auroc(s[p], y[p]) for p in picks])
         acc = np.array([accuracy(s[p], y[p]) for p in picks])
         same = method == "mean of scores"
-        d_auc = "" if same else f"{auroc(s, y) - plain_auc:+.3f} {_interval(auc - base_auc)}"
-        d_acc = "" if same else f"{accuracy(s, y) - plain_acc:+.3f} {_interval(acc - base_acc)}"
+        d_auc = "" if same else f"{auroc(s, y) - plain_auc:+.3f} {interval_text(auc - base_auc)}"
+        d_acc = "" if same else f"{accuracy(s, y) - plain_acc:+.3f} {interval_text(acc - base_acc)}"
         shown = method if method in METHODS else f"judge {method}"
-        figures = f"{auroc(s, y):.3f} {_interval(auc)} | {d_auc} | {accuracy(s, y):.3f} {_interval(acc)}"
+        figures = f"{auroc(s, y):.3f} {interval_text(auc)} | {d_auc} | {accuracy(s, y):.3f} {interval_text(acc)}"
         lines.append(f"| {shown} | {figures} | {d_acc} |")
     if tier2 is not None:
         lines += ["", cascade_table(name, results, labels, tier2, n_boot=n_boot, seed=seed)]

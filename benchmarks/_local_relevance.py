@@ -41,6 +41,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from _bootstrap import bootstrap_ci  # a sibling of this module
+
 from ragqa._math import cosine
 from ragqa.evaluation import PanelEvaluator, PanelOptions
 from ragqa.judges.base import Embedder, Judge
@@ -86,15 +88,6 @@ def _spearman(xs: Sequence[float], ys: Sequence[float]) -> float:
     return float(spearmanr(xs, ys).statistic)
 
 
-def _bootstrap_ci(wins: Sequence[float], resamples: int = 10_000, seed: int = 0) -> tuple[float, float]:
-    """Percentile bootstrap 95% interval of the mean of ``wins``."""
-    import numpy as np
-
-    values = np.asarray(wins, dtype=float)
-    means = values[np.random.default_rng(seed).integers(0, len(values), (resamples, len(values)))].mean(axis=1)
-    return float(np.percentile(means, 2.5)), float(np.percentile(means, 97.5))
-
-
 def _pairwise(scores: dict[str, tuple[float, float]]) -> tuple[dict[str, float], int, tuple[float, float]]:
     """Pairwise accuracy by half from ``{query: (relevant, negative)}``, ties and the interval; NaN ranks as 0.0."""
     wins: dict[str, list[float]] = {"dev": [], "test": []}
@@ -105,7 +98,7 @@ def _pairwise(scores: dict[str, tuple[float, float]]) -> tuple[dict[str, float],
         wins[split_of(query)].append(1.0 if good > bad else 0.5 if good == bad else 0.0)
     every = wins["dev"] + wins["test"]
     accuracy = {k: sum(v) / len(v) for k, v in {**wins, "all": every}.items() if v}
-    return accuracy, ties, _bootstrap_ci(every) if every else (math.nan, math.nan)
+    return accuracy, ties, bootstrap_ci(every) if every else (math.nan, math.nan)
 
 
 def load(data: Path) -> tuple[dict[str, tuple[str, str]], list[dict[str, Any]], list[dict[str, Any]]]:

@@ -52,7 +52,8 @@ from ragqa.judges.local.relevance import content_maxsim, lexical_relevance, rele
 from ragqa.judges.local.text import split_sentences, strip_citations
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _local_relevance import load, split_of  # a sibling of this script
+from _bootstrap import bootstrap_ci  # a sibling of this script
+from _local_relevance import load, split_of
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -121,13 +122,6 @@ def answer_type(query: str) -> str | None:
 def pairwise(scores: Sequence[tuple[float, float]]) -> npt.NDArray[np.float64]:
     """Win (1), tie (0.5) or loss (0) of each (relevant, negative) pair."""
     return np.array([1.0 if a > b else 0.5 if a == b else 0.0 for a, b in scores])
-
-
-def bootstrap_ci(wins: npt.NDArray[np.float64], resamples: int = 10_000, seed: int = 0) -> tuple[float, float]:
-    """Percentile bootstrap 95% interval of the mean of ``wins``."""
-    rng = np.random.default_rng(seed)
-    means = wins[rng.integers(0, len(wins), (resamples, len(wins)))].mean(axis=1)
-    return float(np.percentile(means, 2.5)), float(np.percentile(means, 97.5))
 
 
 class _OneVector:

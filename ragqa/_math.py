@@ -6,9 +6,19 @@ NaN means "unscored": these functions return ``nan`` where RAGAS does, and never
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
-__all__ = ["ExactSum", "average_precision", "cosine", "count_of", "fbeta", "mean_or_nan", "nan_mean", "ratio"]
+__all__ = [
+    "ExactSum",
+    "average_precision",
+    "cosine",
+    "count_of",
+    "fbeta",
+    "finite_mean",
+    "mean_or_nan",
+    "nan_mean",
+    "ratio",
+]
 
 NAN = float("nan")
 
@@ -93,6 +103,18 @@ class ExactSum:
         """
         specials = [NAN] * bool(self._nan) + [math.inf] * bool(self._pinf) + [-math.inf] * bool(self._ninf)
         return math.fsum(specials + self._partials)
+
+
+def finite_mean(values: Iterable[float]) -> float:
+    """Mean of the finite values (NaN and infinities left out); NaN when none remains.
+
+    Args:
+        values: numbers, e.g. one judge's scores over its repeats.
+
+    Returns:
+        The mean of the finite values, or NaN.
+    """
+    return mean_or_nan([v for v in values if math.isfinite(v)])
 
 
 def ratio(numerator: float, denominator: float, *, eps: float = 0.0) -> float:

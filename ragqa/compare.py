@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from ragqa.errors import ConfigError
+from ragqa.render.parquet import is_parquet_results
 from ragqa.render.records import read_result_record
 from ragqa.report.bootstrap import (
     BOOTSTRAP_RESAMPLES,
@@ -50,7 +51,7 @@ __all__ = [
 
 def _read(path: Path) -> tuple[tuple[str, ...], dict[tuple[str, str], PanelResult]]:
     """The metric keys and results of a results file; ConfigError naming the file when it is not one."""
-    if not path.is_file():
+    if not path.is_file() and not is_parquet_results(path):  # a directory of Parquet parts is one too
         raise ConfigError(f"{path} does not exist or is not a file; pass a results file of `ragqa evaluate --out`")
     try:
         header, records = read_results(path)

@@ -111,10 +111,8 @@ class MetricVerdict:
             line = f"{r.metric} {undecided_message(a.value, self.interval, self.threshold)}"
             line += f" ({a.strategy} of {a.n_ok} judges), sample {r.sample_id!r}"
         elif self.policy.kind == "aggregate":
-            shown = format_score(a.value)
-            relation = cmp if self.passed else {">=": "<", "<=": ">"}[cmp]
-            line = f"{r.metric} {shown} {relation} {self.threshold:g} ({a.strategy} of {a.n_ok} judges)"
-            line += f", sample {r.sample_id!r}"
+            shown = _versus(format_score(a.value), self.threshold, r.direction, passed=self.passed)
+            line = f"{r.metric} {shown} ({a.strategy} of {a.n_ok} judges), sample {r.sample_id!r}"
         else:
             line = (
                 f"{r.metric}: {len(self.passing_judges)} of {len(r.judges)} judges {cmp} {self.threshold:g} "
@@ -267,10 +265,10 @@ def with_judge_thresholds(verdict: MetricVerdict, judge_thresholds: Mapping[str,
             missed_by_failure = True
             continue
         value = outcome.score.value
-        if passes(value, limit, direction):
-            parts.append(f"{judge_id} {format_score(value, against=limit)} {cmp} {limit:g}")
+        ok = passes(value, limit, direction)
+        parts.append(f"{judge_id} {_versus(format_score(value, against=limit), limit, direction, passed=ok)}")
+        if ok:
             continue
-        parts.append(f"{judge_id} {format_score(value, against=limit)} {'<' if cmp == '>=' else '>'} {limit:g}")
         missed_by_score = True
         if judge_id in passing:
             passing.remove(judge_id)
@@ -287,6 +285,12 @@ def with_judge_thresholds(verdict: MetricVerdict, judge_thresholds: Mapping[str,
         decided=decided,
         gate="fail" if missed_by_score else verdict.gate,
     )
+
+
+def _versus(shown: str, threshold: float, direction: Literal["higher", "lower"], *, passed: bool) -> str:
+    """``shown`` against ``threshold``: ``0.620 < 0.8`` (the comparator when it passed, its negation when not)."""
+    cmp = comparator(direction)
+    return f"{shown} {cmp if passed else {'>=': '<', '<=': '>'}[cmp]} {threshold:g}"
 
 
 def _failures_could_pass(

@@ -80,6 +80,7 @@ SLOW_MODULES = frozenset(
         "test_e2e_all_metrics",
         "test_html_layout",
         "test_html_report",
+        "test_local_language_lists",
         "test_promptfoo",
         "test_promptfoo_example",
         "test_promptfoo_text",

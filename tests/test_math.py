@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from ragqa._math import average_precision, cosine, mean_or_nan
+from ragqa._math import average_precision, cosine, finite_mean, mean_or_nan, nan_mean
 from ragqa.interpretation import band_for, interpret
 from ragqa.metrics.context_entity_recall import entity_recall_score
 from ragqa.metrics.context_precision import context_precision_score
@@ -72,6 +72,15 @@ def test_ratio_metrics_nan_when_nothing_to_count() -> None:
     for fn in (context_recall_score, faithfulness_score, statement_relevancy_score, hallucination_score):
         assert math.isnan(fn([]))
     assert math.isnan(mean_or_nan([]))
+
+
+def test_the_three_means_differ_only_in_what_they_leave_out() -> None:
+    values = [0.2, math.nan, 0.4, math.inf]
+    assert math.isnan(mean_or_nan(values))  # NaN propagates
+    assert nan_mean(values) == math.inf  # NaN left out (RAGAS's safe_nanmean), infinities kept
+    assert finite_mean(values) == pytest.approx(0.3)  # NaN and infinities left out
+    assert math.isnan(finite_mean([math.nan, -math.inf])) and math.isnan(finite_mean(iter([])))
+    assert finite_mean(v for v in (1.0, 2.0)) == 1.5  # any iterable
 
 
 def test_response_relevancy_formula_and_noncommittal_gate() -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -26,10 +25,14 @@ def _with_fit(
     path: str | Path | None,
     target: float | None,
 ) -> Calibration:
-    """``result`` with the cascade rule fitted on the run and written to ``path`` (no fit without a path)."""
+    """``result`` with the cascade rule fitted on the run and written to ``path`` (no fit without a path).
+
+    :attr:`Calibration.cascade_fit` is the fit as the file holds it (:func:`fit_body`), taken from the
+    fit in memory rather than read back from ``path``.
+    """
     if path is None:
         return result
-    from ragqa.calibration.cascade import fit_report, write_fit
+    from ragqa.calibration.cascade import fit_body, fit_report, write_fit
 
     source = f"{Path(data).name if isinstance(data, str | Path) else 'labelled samples'} ({result.label_field})"
     fit = fit_report(
@@ -41,7 +44,7 @@ def _with_fit(
         data=source,
     )
     write_fit(fit, path)
-    return result.model_copy(update={"cascade_fit": json.loads(Path(path).read_text(encoding="utf-8"))})
+    return result.model_copy(update={"cascade_fit": fit_body(fit)})
 
 
 def _labelled_samples(
@@ -56,6 +59,42 @@ def _labelled_samples(
             raise ValueError(f"limit must be at least 1, got {limit}")
         samples = samples[:limit]
     return samples, read_labels(samples, label_field)
+
+
+def _scoring(a: Mapping[str, Any]) -> tuple[list[Sample], dict[str, float], dict[str, Any]]:
+    """From :func:`calibrate`'s parameters by name: the samples, their labels, and the run's options.
+
+    The options are the keyword arguments of :func:`ragqa.evaluate` / :func:`ragqa.aevaluate` (judge
+    failures do not stop the run; a cascade fit asks for an audit run, every tier on every sample).
+    """
+    samples, labels = _labelled_samples(
+        a["data"], column_map=a["column_map"], limit=a["limit"], label_field=a["label_field"]
+    )
+    options = {
+        "config": a["config"],
+        "profile": a["profile"],
+        "out": a["out"],
+        "no_cache": a["no_cache"],
+        "allow_incomplete": True,
+        "container": a["container"],
+        "progress": a["progress"],
+        "cascade_audit": a["fit_cascade"] is not None,
+    }
+    return samples, labels, options
+
+
+def _calibration(a: Mapping[str, Any], report: Report, labels: Mapping[str, float]) -> Calibration:
+    """From :func:`calibrate`'s parameters by name: :func:`calibrate_report` of the run, with the cascade fit."""
+    result = calibrate_report(
+        report,
+        labels,
+        label_field=a["label_field"],
+        pass_label=a["pass_label"],
+        confidence=a["confidence"],
+        n_resamples=a["n_resamples"],
+        seed=a["seed"],
+    )
+    return _with_fit(result, report, labels, a["data"], a["fit_cascade"], a["cascade_target"])
 
 
 async def acalibrate(
@@ -83,31 +122,11 @@ async def acalibrate(
     The async form of :func:`calibrate` (the run goes through :func:`ragqa.aevaluate`); arguments
     and errors are those of :func:`calibrate`.
     """
+    arguments = dict(locals())  # exactly the parameters, as calibrate passes them too
     from ragqa.run.api import aevaluate
 
-    samples, labels = _labelled_samples(data, column_map=column_map, limit=limit, label_field=label_field)
-    report = await aevaluate(
-        samples,
-        metrics,
-        config=config,
-        profile=profile,
-        out=out,
-        no_cache=no_cache,
-        allow_incomplete=True,
-        container=container,
-        progress=progress,
-        cascade_audit=fit_cascade is not None,
-    )
-    result = calibrate_report(
-        report,
-        labels,
-        label_field=label_field,
-        pass_label=pass_label,
-        confidence=confidence,
-        n_resamples=n_resamples,
-        seed=seed,
-    )
-    return _with_fit(result, report, labels, data, fit_cascade, cascade_target)
+    samples, labels, options = _scoring(arguments)
+    return _calibration(arguments, await aevaluate(samples, metrics, **options), labels)
 
 
 def calibrate(
@@ -169,28 +188,8 @@ def calibrate(
         ConfigError, InvalidSamples: as :func:`ragqa.evaluate`.
         ValueError: when ``limit`` is below 1.
     """
+    arguments = dict(locals())  # exactly the parameters, as acalibrate passes them too
     from ragqa.run.api import evaluate
 
-    samples, labels = _labelled_samples(data, column_map=column_map, limit=limit, label_field=label_field)
-    report = evaluate(
-        samples,
-        metrics,
-        config=config,
-        profile=profile,
-        out=out,
-        no_cache=no_cache,
-        allow_incomplete=True,
-        container=container,
-        progress=progress,
-        cascade_audit=fit_cascade is not None,
-    )
-    result = calibrate_report(
-        report,
-        labels,
-        label_field=label_field,
-        pass_label=pass_label,
-        confidence=confidence,
-        n_resamples=n_resamples,
-        seed=seed,
-    )
-    return _with_fit(result, report, labels, data, fit_cascade, cascade_target)
+    samples, labels, options = _scoring(arguments)
+    return _calibration(arguments, evaluate(samples, metrics, **options), labels)

@@ -16,9 +16,12 @@ grid instead of with their fixed-sequence test (so without their finite-sample g
    calls wins (ties: the higher agreement, then the larger margin). When no rule reaches the target,
    the rule that escalates everything is returned (``reached`` False).
 
-The fit assumes the ``mean`` aggregate for tier 1 (the mean of its judges' scores). :func:`write_fit`
-writes it as the file ``ragqa.jury.cascade.fit`` reads (:func:`ragqa.jury.cascade.read_fit`); the
-run's header then names the data it came from.
+Tier 1's aggregate is taken as the run takes it: by the audit run's aggregation strategy and quorum
+(``ragqa.aggregation``, recorded in each result's aggregate; :func:`ragqa.aggregate.aggregate`). A run
+that votes per statement (``claim-vote``, ``dawid-skene``) is refused: its tier-1 aggregate needs the
+metric's statements, which the fit does not rebuild. :func:`write_fit` writes the fit as the file
+``ragqa.jury.cascade.fit`` reads (:func:`ragqa.jury.cascade.read_fit`); the run's header then names the
+data it came from.
 """
 
 from __future__ import annotations
@@ -30,7 +33,9 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, cast
 
+from ragqa.aggregate import STRATEGIES, Strategy, aggregate
 from ragqa.errors import ConfigError
 from ragqa.jury.cascade import FIT_FORMAT, CascadeRule, escalation, tier_one
 from ragqa.render.atomic import replace_text
@@ -38,7 +43,7 @@ from ragqa.report import Report
 from ragqa.schema import PanelResult
 from ragqa.thresholds import Direction, passes
 
-__all__ = ["MARGINS", "SPREADS", "CascadeFit", "CascadeItem", "fit_cascade", "fit_report", "write_fit"]
+__all__ = ["MARGINS", "SPREADS", "CascadeFit", "CascadeItem", "fit_body", "fit_cascade", "fit_report", "write_fit"]
 
 SPREADS: tuple[float | None, ...] = (None, *(round(0.1 * i, 1) for i in range(1, 11)))
 """The spread limits the fit tries (``None``: the spread check off)."""
@@ -52,7 +57,7 @@ class CascadeItem:
 
     Attributes:
         values: per tier-1 judge that scored, its value per repeat.
-        tier1: tier 1's aggregate (mean of its judges' scores; NaN when none scored).
+        tier1: tier 1's aggregate by the run's strategy and quorum (NaN when none scored, or below quorum).
         full: the full panel's aggregate.
         label: the human verdict (pass True), or ``None`` when the sample has no label.
         tier2_calls: tier 2's calls on the item (its provider calls, or its judgements when none).
@@ -72,14 +77,36 @@ class CascadeItem:
     def of(
         cls, result: PanelResult, *, tier2: Sequence[str], label: bool | None, threshold: float | None = None
     ) -> CascadeItem:
-        """The item of one audit-run result (every judge of both tiers present)."""
-        first = [o for o in tier_one(result.judges, tier2) if o.ok]
+        """The item of one audit-run result (every judge of both tiers present).
+
+        Tier 1's aggregate is that of the result's own strategy and quorum
+        (:attr:`ragqa.schema.Aggregate.strategy`), computed over the tier-1 outcomes as the run's
+        evaluator computes it when it decides an escalation.
+
+        Raises:
+            ConfigError: when the result was aggregated by a vote per statement (``claim-vote``,
+                ``dawid-skene``); the message names ``ragqa.aggregation.strategy`` and the fix.
+        """
+        strategy = result.aggregate.strategy
+        if strategy not in STRATEGIES:
+            key = "ragqa.aggregation.strategy"
+            raise ConfigError(
+                f"cannot fit the cascade on {result.metric} of sample {result.sample_id!r}: it was aggregated by "
+                f"{strategy!r}, a vote per statement the fit does not rebuild; set {key} to one of "
+                f"{', '.join(STRATEGIES)} for the audit run (ragqa calibrate --fit-cascade)",
+                key=key,
+            )
+        tier1 = tier_one(result.judges, tier2)
         second = [o for o in result.judges if o.judge_id in tier2]
-        scores = [s for o in first if o.score is not None and math.isfinite(s := o.score.value)]
         calls = sum(o.usage.calls for o in second)
         return cls(
-            values=tuple(tuple(o.repeat_values()) for o in first),
-            tier1=math.fsum(scores) / len(scores) if scores else math.nan,
+            values=tuple(tuple(o.repeat_values()) for o in tier1 if o.ok),
+            tier1=aggregate(
+                [o.score.value for o in tier1 if o.score is not None],
+                n_failed=sum(1 for o in tier1 if not o.ok),
+                strategy=cast(Strategy, strategy),
+                quorum=result.aggregate.quorum,
+            ).value,
             full=result.aggregate.value,
             label=label,
             tier2_calls=calls if calls else len(second),
@@ -233,10 +260,14 @@ def fit_report(
     return fit_cascade(items, target=target, data=data)
 
 
-def write_fit(fit: CascadeFit, path: str | Path) -> Path:
-    """Write ``fit`` as the JSON file ``ragqa.jury.cascade.fit`` reads (format :data:`FIT_FORMAT`), atomically."""
+def fit_body(fit: CascadeFit) -> dict[str, Any]:
+    """``fit`` as the JSON object of its file (format :data:`FIT_FORMAT`), as :func:`write_fit` writes it.
+
+    An infinite margin (the rule that escalates everything) is written as ``1e9``, which JSON can
+    hold; every other value is kept as it is, so the object reads back from the file unchanged.
+    """
     rule = fit.rule
-    body = {
+    return {
         "format": FIT_FORMAT,
         "spread": rule.spread,
         "margin": rule.margin if math.isfinite(rule.margin) else 1e9,
@@ -252,6 +283,14 @@ def write_fit(fit: CascadeFit, path: str | Path) -> Path:
         "escalation_rate": fit.escalation_rate,
         "reached": fit.reached,
     }
+
+
+def write_fit(fit: CascadeFit, path: str | Path) -> Path:
+    """Write :func:`fit_body` of ``fit`` as the JSON file ``ragqa.jury.cascade.fit`` reads, atomically.
+
+    Returns:
+        The path written.
+    """
     target = Path(path)
-    replace_text(target, json.dumps(body, indent=2) + "\n")
+    replace_text(target, json.dumps(fit_body(fit), indent=2) + "\n")
     return target

@@ -21,6 +21,7 @@ from collections.abc import Mapping, Sequence
 
 from pydantic import BaseModel, ConfigDict
 
+from ragqa._math import mean_or_nan
 from ragqa.calibration.stats import Direction
 from ragqa.schema import PanelResult
 
@@ -49,10 +50,6 @@ class LabelFree(BaseModel):
     specificity: float
     measured_sensitivity: float
     measured_specificity: float
-
-
-def _share(values: Sequence[float]) -> float:
-    return math.fsum(values) / len(values) if values else math.nan
 
 
 def label_free_rates(
@@ -105,7 +102,7 @@ def label_free_rates(
             accuracy=float(fit.accuracy[j]),
             sensitivity=float(fit.sensitivity[j]),
             specificity=float(fit.specificity[j]),
-            measured_sensitivity=_share(pos),
-            measured_specificity=_share(neg),
+            measured_sensitivity=mean_or_nan(pos),
+            measured_specificity=mean_or_nan(neg),
         )
     return out

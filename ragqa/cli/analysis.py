@@ -81,7 +81,7 @@ def compare(
 )
 def merge_command(
     parts: Annotated[list[Path], typer.Argument(help="The parts: results files of ragqa evaluate --shard K/N --out.")],
-    out: Annotated[Path, typer.Option("--out", "-o", help="The merged results file (.jsonl).")],
+    out: Annotated[Path, typer.Option("--out", "-o", help="The merged results file (.jsonl or .parquet).")],
     dataset: Annotated[
         Path | None,
         typer.Option("--dataset", help="The dataset the parts were made from, to write the records in its order."),
@@ -106,7 +106,12 @@ def merge_command(
 
 @app.command("report")
 def report_command(
-    results: Annotated[Path, typer.Argument(help="A results file written by ragqa evaluate --out results.jsonl.")],
+    results: Annotated[
+        Path,
+        typer.Argument(
+            help="A results file written by ragqa evaluate --out (results.jsonl, results.parquet or a parts directory)."
+        ),
+    ],
     output: Annotated[
         Path, typer.Option("--output", "-o", help="Where to write the report; .html (or .json, .csv...).")
     ],

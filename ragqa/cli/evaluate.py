@@ -84,14 +84,14 @@ def evaluate(
     ] = None,
     profile: _ProfileOption = None,
     config: _ConfigOption = None,
-    out: Annotated[
-        list[Path] | None,
+    out: Annotated[  # text, not Path: a final "/" (a directory of Parquet parts) must survive
+        list[str] | None,
         typer.Option(
             "--out",
             "-o",
             help=f"Write results here; the suffix picks the format: {suffix_help()}, or one an installed "
-            "package adds (entry-point group ragqa.renderers). Repeatable. Results stream to <file>.partial as "
-            "they are made (resumable).",
+            "package adds (entry-point group ragqa.renderers), or DIR/ (ending in /) for a directory of Parquet "
+            "parts. Repeatable. Results stream to <file>.partial as they are made (resumable).",
         ),
     ] = None,
     junit_xml: Annotated[
@@ -101,7 +101,7 @@ def evaluate(
         bool,
         typer.Option(
             "--resume",
-            help="Continue the run recorded in the --out file's .partial (or the finished .jsonl): score only "
+            help="Continue the run recorded in the --out file's .partial (or the finished results file): score only "
             "missing pairs.",
         ),
     ] = False,

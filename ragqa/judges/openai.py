@@ -1,12 +1,13 @@
 """Judges and embedders over any OpenAI-compatible endpoint (LangChain ``ChatOpenAI`` / ``OpenAIEmbeddings``).
 
-With :mod:`ragqa.judges._chat_openai` (the judge's ``ChatOpenAI`` subclass), this is the only
-module of ragqa that imports LangChain model classes. One :class:`OpenAIJudge`
-per configured chat model and one :class:`OpenAIEmbedder` per embedding model; each owns one
-HTTP client (an aiohttp-backed ``openai.DefaultAioHttpClient``, the cheapest client measured) per
-event loop: the client and its LangChain object are created on first use in a loop and again
-when the running loop changes (a second ``asyncio.run`` on the same container). A client is
-closed when its loop shuts down (``asyncio.run`` finalizes asynchronous generators, and a
+This module, :mod:`ragqa.judges._chat_openai` (the judge's ``ChatOpenAI`` subclass) and
+:mod:`ragqa.judges._openai_embedder` (the embedder, re-exported here) are the only modules of
+ragqa that import LangChain model classes. One :class:`OpenAIJudge` per configured chat model
+and one :class:`OpenAIEmbedder` per embedding model; each owns one HTTP client (an
+aiohttp-backed ``openai.DefaultAioHttpClient``, the cheapest client measured) per event loop: the
+client and its LangChain object are created on first use in a loop and again when the running
+loop changes (a second ``asyncio.run`` on the same container). A client is closed when its loop
+shuts down (``asyncio.run`` finalizes asynchronous generators, and a
 one-step generator per client closes it) or by ``aclose()`` on the loop that used it.
 
 What one :meth:`OpenAIJudge.ask` does:
@@ -42,13 +43,13 @@ import logging
 import random
 import re
 import time
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable
 from typing import Any, TypeVar, cast
 
 from langchain_core.callbacks import AsyncCallbackManager
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from langchain_core.runnables import ensure_config
-from langchain_openai import ChatOpenAI, OpenAIEmbeddings
+from langchain_openai import ChatOpenAI
 from pydantic import BaseModel, SecretStr, ValidationError
 
 from ragqa.errors import JudgeOutputError
@@ -64,6 +65,7 @@ from ragqa.judges._http import (
     openai_base_url,
     usage_cost,
 )
+from ragqa.judges._openai_embedder import OpenAIEmbedder, build_openai_embedders
 from ragqa.judges._openai_wire import openai_http_client
 from ragqa.judges.breaker import (
     DEFAULT_COOL_DOWN_S,
@@ -78,7 +80,6 @@ from ragqa.settings import (
     DEFAULT_EMBEDDING_BATCH,
     DEFAULT_STRUCTURED_OUTPUT,
     ResolvedChatModel,
-    ResolvedEmbeddingModel,
 )
 
 __all__ = [
@@ -375,122 +376,6 @@ def _message_text(message: AIMessage) -> str:
     return "".join(p if isinstance(p, str) else str(p.get("text", "")) for p in content)
 
 
-class OpenAIEmbedder(HttpClientBase):
-    """An embedding model over an OpenAI-compatible ``/v1/embeddings`` endpoint.
-
-    Args:
-        model: the resolved embedding model (``options.dimensions`` is sent when set;
-            ``options.batch_size`` texts per request, default 64; ``options.timeout``, default 60 s).
-        limiter: the provider's shared limiter (default: a private one from ``model.limits``).
-        http_client: an ``httpx.AsyncClient`` to use (left open); default: an own client per loop.
-        breaker, failure_threshold, cool_down_s, max_cool_down_s, max_response_bytes, clock, retry_random, sleep:
-            as for :class:`OpenAIJudge`.
-    """
-
-    def __init__(
-        self,
-        model: ResolvedEmbeddingModel,
-        *,
-        limiter: ProviderLimiter | None = None,
-        http_client: Any | None = None,
-        breaker: CircuitBreaker | None = None,
-        failure_threshold: int = DEFAULT_FAILURE_THRESHOLD,
-        cool_down_s: float = DEFAULT_COOL_DOWN_S,
-        max_cool_down_s: float = DEFAULT_MAX_COOL_DOWN_S,
-        max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
-        clock: Callable[[], float] = time.monotonic,
-        retry_random: Callable[[], float] = random.random,
-        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
-    ) -> None:
-        options = model.options
-        super().__init__(
-            model,
-            limiter,
-            http_client,
-            breaker,
-            failure_threshold=failure_threshold,
-            cool_down_s=cool_down_s,
-            max_cool_down_s=max_cool_down_s,
-            max_response_bytes=max_response_bytes,
-            clock=clock,
-            retry_random=retry_random,
-            sleep=sleep,
-        )
-        self.model = model
-        self.batch_size = max(1, options.batch_size or DEFAULT_EMBEDDING_BATCH)
-        self._params: dict[str, Any] = {"model": model.model}
-        if options.dimensions is not None:
-            self._params["dimensions"] = options.dimensions
-
-    def _new_http_client(self, response_hook: Callable[[Any], Awaitable[None]]) -> Any:
-        """The OpenAI SDK's aiohttp client (:func:`~ragqa.judges._openai_wire.openai_http_client`)."""
-        return openai_http_client(response_hook)
-
-    def _make_model(self, http: Any) -> OpenAIEmbeddings:
-        model, options = self.model, self.model.options
-        return OpenAIEmbeddings(
-            model=model.model,
-            dimensions=options.dimensions,
-            openai_api_base=openai_base_url(model.base_url),
-            openai_api_key=model.api_key or SecretStr(NO_KEY),
-            check_embedding_ctx_length=False,
-            chunk_size=self.batch_size,
-            max_retries=0,
-            request_timeout=self._timeout_s,
-            http_async_client=http,
-        )
-
-    async def embed(self, texts: Sequence[str]) -> list[list[float]]:
-        """Embed ``texts`` in batches of :attr:`batch_size` (batches run concurrently).
-
-        Returns:
-            One vector per text, in order; every vector has ``dimensions`` floats when set.
-
-        Raises:
-            JudgeOutputError: the provider returned a different number of vectors or ragged ones.
-            JudgeHTTPError, JudgeTimeout, JudgeRateLimited: as for judges.
-        """
-        items = list(texts)
-        if not items:
-            return []
-        batches = [items[i : i + self.batch_size] for i in range(0, len(items), self.batch_size)]
-        await self._bind()
-        tasks = [asyncio.ensure_future(self._embed_batch(b)) for b in batches]
-        try:
-            parts = await asyncio.gather(*tasks)
-        except BaseException:
-            for task in tasks:  # a failed or cancelled call stops its other batches
-                task.cancel()
-            raise
-        vectors = [v for part in parts for v in part]
-        dims = {len(v) for v in vectors}
-        if len(dims) > 1:
-            raise JudgeOutputError(f"embedder {self._label}: vectors of mixed sizes {sorted(dims)}", judge_id=self.id)
-        return vectors
-
-    async def _embed_batch(self, batch: list[str]) -> list[list[float]]:
-        client = (await self._bind()).model.async_client
-
-        async def call() -> Any:
-            started = time.perf_counter()
-            response = await client.create(input=batch, **self._params)
-            usage = getattr(response, "usage", None)
-            self._record(int(getattr(usage, "prompt_tokens", 0) or 0), 0, time.perf_counter() - started)
-            return response
-
-        response = await self._send(call, "embed")
-        data = sorted(response.data, key=lambda d: d.index)
-        if len(data) != len(batch):
-            raise JudgeOutputError(
-                f"embedder {self._label}: {len(data)} vectors for {len(batch)} texts", judge_id=self.id, step="embed"
-            )
-        return [list(d.embedding) for d in data]
-
-    def __repr__(self) -> str:
-        url = openai_base_url(self.model.base_url)
-        return f"OpenAIEmbedder(id={self.id!r}, model={self.model.model!r}, base_url={url!r})"
-
-
 def build_openai_judges(
     models: Iterable[ResolvedChatModel],
     limiters: ProviderLimiters | None = None,
@@ -515,30 +400,6 @@ def build_openai_judges(
     registry = limiters if limiters is not None else ProviderLimiters()
     return [
         OpenAIJudge(
-            m,
-            limiter=registry.get(m.provider_key, m.limits),
-            failure_threshold=failure_threshold,
-            cool_down_s=cool_down_s,
-            max_cool_down_s=max_cool_down_s,
-            max_response_bytes=max_response_bytes,
-        )
-        for m in models
-    ]
-
-
-def build_openai_embedders(
-    models: Iterable[ResolvedEmbeddingModel],
-    limiters: ProviderLimiters | None = None,
-    *,
-    failure_threshold: int = DEFAULT_FAILURE_THRESHOLD,
-    cool_down_s: float = DEFAULT_COOL_DOWN_S,
-    max_cool_down_s: float = DEFAULT_MAX_COOL_DOWN_S,
-    max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
-) -> list[OpenAIEmbedder]:
-    """One :class:`OpenAIEmbedder` per model, sharing one limiter per ``provider_key`` (breaker as for judges)."""
-    registry = limiters if limiters is not None else ProviderLimiters()
-    return [
-        OpenAIEmbedder(
             m,
             limiter=registry.get(m.provider_key, m.limits),
             failure_threshold=failure_threshold,

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, get_args
 
+from ragqa._math import finite_mean, mean_or_nan
 from ragqa.errors import ConfigError
 from ragqa.metrics.base import Metric
 from ragqa.report import CascadeSummary, MetricSummary
@@ -90,6 +91,26 @@ class CascadeRule:
             raise ValueError(f"cascade spread must be >= 0 or None, got {self.spread}")
         if not self.margin >= 0:
             raise ValueError(f"cascade margin must be >= 0, got {self.margin}")
+
+    @classmethod
+    def of(cls, data: Mapping[str, object]) -> CascadeRule:
+        """The rule of a JSON object: a fit file (:func:`read_fit`) or a results header (:meth:`Cascade.from_header`).
+
+        Args:
+            data: ``spread`` (a number, or ``None`` for off), ``margin`` (a number), ``split`` and,
+                optionally, ``interval`` (default true); other keys are ignored.
+
+        Raises:
+            KeyError: when ``spread``, ``margin`` or ``split`` is missing.
+            ValueError: when a number is not one, or is negative.
+        """
+        spread = data["spread"]
+        return cls(
+            spread=None if spread is None else float(str(spread)),
+            margin=float(str(data["margin"])),
+            split=bool(data["split"]),
+            interval=bool(data.get("interval", True)),
+        )
 
 
 @dataclass(frozen=True)
@@ -173,7 +194,6 @@ class Cascade:
         Raises:
             KeyError, TypeError, ValueError: when a field is missing or of the wrong kind.
         """
-        spread = data["spread"]
         thresholds = data.get("thresholds") or {}
         if not isinstance(thresholds, Mapping):
             raise TypeError(f"cascade thresholds must be an object, got {thresholds!r}")
@@ -182,12 +202,7 @@ class Cascade:
             raise TypeError(f"cascade tier2 must be a list, got {tier2!r}")
         return cls(
             tier2=tuple(str(t) for t in tier2),
-            rule=CascadeRule(
-                spread=None if spread is None else float(str(spread)),
-                margin=float(str(data["margin"])),
-                split=bool(data["split"]),
-                interval=bool(data.get("interval", True)),
-            ),
+            rule=CascadeRule.of(data),
             thresholds={str(k): float(str(v)) for k, v in thresholds.items()},
             audit=bool(data.get("audit", False)),
             source=str(data.get("source", "settings")),
@@ -234,12 +249,7 @@ def read_fit(path: str | Path) -> tuple[CascadeRule, str]:
         raw = json.loads(Path(path).read_text(encoding="utf-8"))
         if not isinstance(raw, dict) or raw.get("format") != FIT_FORMAT:
             raise ValueError(f"its format is not {FIT_FORMAT}")
-        rule = CascadeRule(
-            spread=None if raw["spread"] is None else float(raw["spread"]),
-            margin=float(raw["margin"]),
-            split=bool(raw["split"]),
-            interval=bool(raw.get("interval", True)),
-        )
+        rule = CascadeRule.of(raw)
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise ConfigError(
             f"{key}: cannot use {path} as a fitted cascade rule ({exc}); write one with ragqa calibrate --fit-cascade",
@@ -311,7 +321,7 @@ def escalation(
     Returns:
         The reason, or ``None`` when tier 1's aggregate stands.
     """
-    scores = [_mean(v) for v in values]
+    scores = [finite_mean(v) for v in values]
     finite = [s for s in scores if math.isfinite(s)]
     if not finite or math.isnan(aggregate):
         return "unscored"
@@ -332,11 +342,6 @@ def escalation(
         if interval is not None and interval.contains(threshold):
             return "interval"
     return None
-
-
-def _mean(values: Sequence[float]) -> float:
-    finite = [v for v in values if math.isfinite(v)]
-    return math.fsum(finite) / len(finite) if finite else math.nan
 
 
 Combine = Callable[[Metric, Sequence[JudgeOutcome]], Aggregate]
@@ -453,7 +458,7 @@ class CascadeTally:
             full_tier2_usage=c.usage2 if self.cascade.audit else None,
             n_compared=c.compared,
             agreement=c.agree / c.compared if c.compared else math.nan,
-            mean_abs_diff=math.fsum(c.abs_diff) / len(c.abs_diff) if c.abs_diff else math.nan,
+            mean_abs_diff=mean_or_nan(c.abs_diff),
             tier2_share=share,
             tier2_share_basis="calls" if by_calls else "judgements",
         )

@@ -58,6 +58,7 @@ __all__ = [
     "PROBES",
     "OrderProbe",
     "OrderProbeOptions",
+    "is_flagged",
     "merge_probe_results",
     "parse_probes",
     "probe_calls",
@@ -333,7 +334,7 @@ class OrderProbe:
                     n_items=items,
                     n_changed=changed,
                     consistency=_consistency(changed, items),
-                    flagged=items > 0 and changed / items > self.options.max_change_rate,
+                    flagged=is_flagged(changed, items, self.options.max_change_rate),
                     metrics=rows,
                     usage=entry.usage,
                 )
@@ -362,6 +363,20 @@ class OrderProbe:
 
 def _consistency(changed: int, items: int) -> float:
     return 1.0 - changed / items if items else math.nan
+
+
+def is_flagged(changed: int, items: int, max_change_rate: float) -> bool:
+    """Whether a judge is flagged: its share of changed verdicts ``changed / items`` exceeds ``max_change_rate``.
+
+    Args:
+        changed: verdicts that changed with the contexts reversed (>= 0).
+        items: verdicts compared (>= 0); a judge with none is never flagged.
+        max_change_rate: the highest share of changed verdicts that passes, in [0, 1).
+
+    Returns:
+        True when ``items > 0`` and ``changed / items > max_change_rate`` (strictly above).
+    """
+    return items > 0 and changed / items > max_change_rate
 
 
 def _verdict_pairs(metric: Metric, original: MetricScore, turned: MetricScore) -> list[tuple[float, float]]:
@@ -411,7 +426,7 @@ def merge_probe_results(parts: Sequence[OrderProbeResult]) -> OrderProbeResult |
         judge.n_items = sum(m.n_items for m in judge.metrics)
         judge.n_changed = sum(m.n_changed for m in judge.metrics)
         judge.consistency = _consistency(judge.n_changed, judge.n_items)
-        judge.flagged = judge.n_items > 0 and judge.n_changed / judge.n_items > first.max_change_rate
+        judge.flagged = is_flagged(judge.n_changed, judge.n_items, first.max_change_rate)
     total = Usage()
     for part in parts:
         total = total + part.usage

@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from ragqa._math import nan_mean
 from ragqa.jury.dawid_skene import fit_dawid_skene, residual_correlation
 from ragqa.jury.tally import Matrices, repeat_units
 from ragqa.jury.vote import vote_verdicts
@@ -64,11 +65,6 @@ def _interval(estimate: float, draws: _Matrix, confidence: float, n: int) -> Int
 Formula = Callable[[Sequence[Sequence[float]]], float]
 
 
-def _mean(values: Sequence[float]) -> float:
-    finite = [v for v in values if not math.isnan(v)]
-    return math.fsum(finite) / len(finite) if finite else float("nan")
-
-
 def _sample_value(units: Sequence[Matrices], labels: _Matrix, formulas: Sequence[Formula]) -> float:
     """The metric on one sample's voted ``labels`` (its rows in stacking order), averaged over its repeats."""
     values, at = [], 0
@@ -79,7 +75,7 @@ def _sample_value(units: Sequence[Matrices], labels: _Matrix, formulas: Sequence
             at += m.shape[0]
             lists.append([float(v) for v in part if not np.isnan(v)])
         values.append(float(formula(lists)))
-    return _mean(values)
+    return nan_mean(values)
 
 
 def estimate_reliability(
@@ -195,8 +191,8 @@ def fit_reliability(
         judges=judges,
         correlations=pairs,
         warnings=warnings,
-        voted_mean=_mean(ds_values),
-        majority_mean=_mean(
+        voted_mean=nan_mean(ds_values),
+        majority_mean=nan_mean(
             [_sample_value([x for x, _ in u], m, [f for _, f in u]) for u, m in zip(structure, majority, strict=True)]
         ),
         n_changed=int(sum(int(np.sum(d != m)) for d, m in zip(ds_labels, majority, strict=True))),

@@ -24,7 +24,6 @@ __all__ = [
     "Unit",
     "repeat_matrices",
     "repeat_units",
-    "verdict_matrix",
     "vote_unit",
     "voted_aggregate",
     "voted_verdicts",
@@ -44,43 +43,6 @@ class Scored(Protocol):
     def score(self) -> MetricScore | None:
         """The score, or ``None``."""
         ...
-
-
-def verdict_matrix(
-    outcomes: Sequence[Scored], statements_key: str, verdicts_key: str
-) -> tuple[list[str], NDArray[np.float64]] | None:
-    """The panel's verdicts on one of a sample's shared statement lists.
-
-    Args:
-        outcomes: the judges' outcomes (or their outcomes of one repeat) of one (sample, metric),
-            in panel order.
-        statements_key: the details key of the statements (``statements``).
-        verdicts_key: the details key of one verdict per statement (``verdicts``).
-
-    Returns:
-        ``(statements, matrix)``: the statements and a ``(n_statements, n_judges)`` array of 0, 1
-        or NaN (a judge that failed, or whose statements differ from the first scoring judge's);
-        ``None`` when no judge scored.
-    """
-    statements: list[str] | None = None
-    columns: list[list[float] | None] = []
-    for outcome in outcomes:
-        details = outcome.score.details if outcome.score is not None else None
-        said = details.get(statements_key) if details else None
-        verdicts = _binary(details.get(verdicts_key)) if details else None
-        if isinstance(said, list) and verdicts is not None and len(verdicts) == len(said):
-            if statements is None:
-                statements = [str(s) for s in said]
-            columns.append(verdicts if said == statements else None)
-        else:
-            columns.append(None)
-    if statements is None:
-        return None
-    matrix = np.full((len(statements), len(outcomes)), np.nan)
-    for j, column in enumerate(columns):
-        if column is not None:
-            matrix[:, j] = column
-    return statements, matrix
 
 
 class _Unscored:

@@ -11,12 +11,25 @@ other language is one :class:`LanguagePack`, selected by the ``language`` settin
 - ``instructions`` and ``examples``: per prompt name, the instruction and the few-shot examples
   (each example an ``{"input": {...}, "output": {...}}`` object of that prompt's models);
 - ``labels``: the report's labels (console, HTML), by the keys of the English ones;
-- ``bands``: the interpretation texts by their English text (:mod:`ragqa.interpretation`).
+- ``bands``: the interpretation texts by their English text (:mod:`ragqa.interpretation`);
+- ``local_judge``: the offline local judge's word lists (stop words, stemmer, negations, number
+  words...; :mod:`ragqa.judges.local.lexicon`), so that it reads texts in this language.
 
 What a pack leaves out falls back to English. ragqa's own packs are the ``<code>.json`` files of
 this package; an installed package adds one with an entry point in the group ``ragqa.languages``
 (``de = "acme_german:PACK"``, a mapping of the fields above), found the first time a code is not
 a built-in one. Prompt texts are part of cache keys, so a pack changes no English text.
+
+Which pack a code names, when several could (the rule, in order):
+
+1. a pack given to :func:`register_language` in code (a later call replaces an earlier one: that
+   is how a program overrides a pack on purpose);
+2. ragqa's built-in pack of that code;
+3. the installed pack of that code.
+
+An installed pack never replaces a built-in one: an entry point with a built-in code is refused
+with a logged warning, whatever was loaded first, and the built-in pack is used; to change a
+built-in pack, register one in code. An installed pack of a code registered in code is not loaded.
 """
 
 from __future__ import annotations
@@ -30,11 +43,13 @@ from typing import Any
 
 from ragqa._plugins import load_entry_points
 from ragqa.errors import ConfigError
+from ragqa.languages.lexicon import Lexicon
 
 __all__ = [
     "ENTRY_POINT_GROUP",
     "SOURCE_LANGUAGE",
     "LanguagePack",
+    "builtin_languages",
     "check_language",
     "known_languages",
     "language_pack",
@@ -63,6 +78,9 @@ class LanguagePack:
         examples: prompt name -> few-shot examples, each ``{"input": {...}, "output": {...}}``.
         labels: report label key -> text.
         bands: English band text -> its text in this language.
+        local_judge: the local judge's word lists, by the keys of
+            :data:`ragqa.judges.local.lexicon.PACK_KEYS`; empty: the local judge reads the
+            language with the English lists.
     """
 
     code: str
@@ -73,19 +91,24 @@ class LanguagePack:
     examples: Mapping[str, Sequence[Mapping[str, Any]]] = field(default_factory=dict)
     labels: Mapping[str, str] = field(default_factory=dict)
     bands: Mapping[str, str] = field(default_factory=dict)
+    local_judge: Mapping[str, Any] = field(default_factory=dict)
 
     @classmethod
     def from_mapping(cls, data: Mapping[str, Any], *, where: str) -> LanguagePack:
         """Build a pack from its JSON-like form.
 
         Raises:
-            ConfigError: naming ``where`` when a field is unknown or the code is missing.
+            ConfigError: naming ``where`` when a field is unknown or the code is missing, or naming
+                the pack when its ``local_judge`` lists are not valid
+                (:meth:`ragqa.languages.lexicon.Lexicon.from_mapping`).
         """
         known = set(cls.__dataclass_fields__)
         unknown = sorted(set(data) - known)
         if unknown or not isinstance(data.get("code"), str) or not data.get("code"):
             problem = f"unknown field(s) {', '.join(unknown)}" if unknown else "no code"
             raise ConfigError(f"language pack {where}: {problem}; a pack has {', '.join(sorted(known))}")
+        if data.get("local_judge"):
+            Lexicon.from_mapping(data["code"], data["local_judge"])  # a bad list stops at the settings
         return cls(**data)
 
 
@@ -107,8 +130,11 @@ def register_language(pack: LanguagePack) -> LanguagePack:
 
 
 @functools.cache
-def _builtin_codes() -> tuple[str, ...]:
-    return tuple(e.name.removesuffix(".json") for e in resources.files(__name__).iterdir() if e.name.endswith(".json"))
+def builtin_languages() -> tuple[str, ...]:
+    """The codes of ragqa's own packs (the ``<code>.json`` files of this package), sorted."""
+    return tuple(
+        sorted(e.name.removesuffix(".json") for e in resources.files(__name__).iterdir() if e.name.endswith(".json"))
+    )
 
 
 def _load_builtin(code: str) -> LanguagePack | None:
@@ -125,17 +151,28 @@ def _discover() -> None:
         return
     _discovered = True
 
+    builtin = set(builtin_languages())
+
     def accept(name: str, loaded: Any) -> None:
+        if name in builtin:
+            raise ConfigError(
+                f"{name!r} is a built-in language pack and an installed pack does not replace it; "
+                "give the pack another code, or register_language() it in code to replace the built-in one"
+            )
         pack = loaded if isinstance(loaded, LanguagePack) else LanguagePack.from_mapping(loaded, where=name)
         if pack.code != name:
             raise ConfigError(f"the pack's code is {pack.code!r}, not {name!r}")
         register_language(pack)
 
-    _broken.update(load_entry_points(ENTRY_POINT_GROUP, accept, what="language pack", skip=_PACKS))
+    registered = {code for code in _PACKS if code not in builtin}  # a built-in code is refused, never skipped
+    _broken.update(load_entry_points(ENTRY_POINT_GROUP, accept, what="language pack", skip=registered))
 
 
 def language_pack(code: str) -> LanguagePack | None:
-    """The pack of ``code``: registered, built in, or installed; ``None`` for English or an unknown code."""
+    """The pack of ``code``: registered, else built in, else installed (the rule of the module docstring).
+
+    Returns ``None`` for English or an unknown code.
+    """
     if code == SOURCE_LANGUAGE:
         return None
     pack = _PACKS.get(code) or _load_builtin(code)
@@ -148,7 +185,7 @@ def language_pack(code: str) -> LanguagePack | None:
 def known_languages() -> list[str]:
     """Every language code ragqa speaks: English, the built-in packs, registered and installed ones."""
     _discover()
-    return sorted({SOURCE_LANGUAGE, *_builtin_codes(), *_PACKS})
+    return sorted({SOURCE_LANGUAGE, *builtin_languages(), *_PACKS})
 
 
 def check_language(code: str) -> str:

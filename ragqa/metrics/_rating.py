@@ -9,8 +9,9 @@ not NaN, or gives NaN when both are NaN.
 
 from __future__ import annotations
 
+import asyncio
 import math
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,9 +21,18 @@ from ragqa.errors import JudgeOutputError
 from ragqa.judges.base import Judge
 from ragqa.prompts.base import Prompt
 from ragqa.prompts.nvidia import Rating
-from ragqa.schema import Language
+from ragqa.schema import Language, MetricScore
 
-__all__ = ["DEFAULT_MAX_RETRIES", "TemplateRating", "ask_rating", "average_ratings", "check_max_retries", "describe"]
+__all__ = [
+    "DEFAULT_MAX_RETRIES",
+    "TemplateRating",
+    "ask_rating",
+    "ask_templates",
+    "average_ratings",
+    "check_max_retries",
+    "describe",
+    "rated_score",
+]
 
 DEFAULT_MAX_RETRIES = 5
 """RAGAS's ``max_retries`` of the NVIDIA metrics: attempts per template, the first included."""
@@ -144,6 +154,63 @@ async def ask_rating(
     return out
 
 
+async def ask_templates(
+    judge: Judge,
+    asks: Sequence[tuple[Prompt[Any, Any], Callable[[int], BaseModel]]],
+    *,
+    allowed: Collection[int],
+    scale: int,
+    max_retries: int,
+    language: Language,
+) -> list[TemplateRating]:
+    """Ask every template at once (they are independent calls), each as :func:`ask_rating` does.
+
+    Args:
+        judge: the judge to ask.
+        asks: ``(template, make_input)`` per template, in the template order.
+        allowed: the valid ratings, as :func:`ask_rating` (the same for every template).
+        scale: the top of the scale, as :func:`ask_rating`.
+        max_retries: attempts per template at most (>= 1).
+        language: the prompt language.
+
+    Returns:
+        One :class:`TemplateRating` per template, in the order of ``asks``.
+
+    Raises:
+        ragqa.errors.JudgeError: as :func:`ask_rating`.
+    """
+    return list(
+        await asyncio.gather(
+            *(
+                ask_rating(
+                    judge,
+                    prompt,
+                    make_input,
+                    allowed=allowed,
+                    scale=scale,
+                    max_retries=max_retries,
+                    language=language,
+                )
+                for prompt, make_input in asks
+            )
+        )
+    )
+
+
+def rated_score(value: float, ratings: Sequence[TemplateRating]) -> MetricScore:
+    """A two-template metric's score: ``value``, :func:`describe` as the reason, and each template's details.
+
+    Returns:
+        The :class:`~ragqa.schema.MetricScore` with ``details`` ``{"template_1": ..., "template_2": ...}``
+        (:meth:`TemplateRating.details`, numbered in the order of ``ratings``).
+    """
+    return MetricScore(
+        value=value,
+        reason=describe(ratings),
+        details={f"template_{i}": r.details() for i, r in enumerate(ratings, start=1)},
+    )
+
+
 def average_ratings(first: float, second: float) -> float:
     """RAGAS's ``_average_scores`` of the two templates' scaled ratings.
 
@@ -162,7 +229,7 @@ def average_ratings(first: float, second: float) -> float:
     return (first + second) / 2.0
 
 
-def describe(ratings: list[TemplateRating]) -> str:
+def describe(ratings: Sequence[TemplateRating]) -> str:
     """A reason listing each template's rating (``template 1 rated 2/2; template 2 gave no valid rating ...``).
 
     A graded rating is shown with two decimals and marked: ``template 1 rated 1.63/2 (graded)``.

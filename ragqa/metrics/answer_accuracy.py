@@ -9,11 +9,10 @@ two differently worded templates; each rating is divided by 4 and the two are av
 
 from __future__ import annotations
 
-import asyncio
 from typing import ClassVar
 
 from ragqa.judges.base import Judge
-from ragqa.metrics._rating import DEFAULT_MAX_RETRIES, ask_rating, average_ratings, check_max_retries, describe
+from ragqa.metrics._rating import DEFAULT_MAX_RETRIES, ask_templates, average_ratings, check_max_retries, rated_score
 from ragqa.metrics.base import Direction, Metric, MetricContext
 from ragqa.prompts.nvidia import ANSWER_ACCURACY_1, ANSWER_ACCURACY_2, AnswerAccuracy2Input, AnswerAccuracyInput
 from ragqa.schema import MetricScore, Sample
@@ -67,34 +66,25 @@ class AnswerAccuracy(Metric):
     async def score(self, sample: Sample, judge: Judge, context: MetricContext) -> MetricScore:
         """Score ``sample`` (see the class docstring)."""
         question, response, reference = sample.user_input or "", sample.response or "", sample.reference or ""
-        # the two templates are independent calls: asked at once
-        first, second = await asyncio.gather(
-            ask_rating(
-                judge,
-                ANSWER_ACCURACY_1,
-                lambda n: AnswerAccuracyInput(
-                    query=question, user_answer=response, reference_answer=reference, attempt=n
+        first, second = await ask_templates(
+            judge,
+            [
+                (
+                    ANSWER_ACCURACY_1,
+                    lambda n: AnswerAccuracyInput(
+                        query=question, user_answer=response, reference_answer=reference, attempt=n
+                    ),
                 ),
-                allowed=ACCURACY_RATINGS,
-                scale=4,
-                max_retries=self.max_retries,
-                language=context.language,
-            ),
-            ask_rating(
-                judge,
-                ANSWER_ACCURACY_2,
-                lambda n: AnswerAccuracy2Input(
-                    query=question, reference_answer=reference, user_answer=response, attempt=n
+                (
+                    ANSWER_ACCURACY_2,
+                    lambda n: AnswerAccuracy2Input(
+                        query=question, reference_answer=reference, user_answer=response, attempt=n
+                    ),
                 ),
-                allowed=ACCURACY_RATINGS,
-                scale=4,
-                max_retries=self.max_retries,
-                language=context.language,
-            ),
+            ],
+            allowed=ACCURACY_RATINGS,
+            scale=4,
+            max_retries=self.max_retries,
+            language=context.language,
         )
-        value = answer_accuracy_score(first.rating, second.rating)
-        return MetricScore(
-            value=value,
-            reason=describe([first, second]),
-            details={"template_1": first.details(), "template_2": second.details()},
-        )
+        return rated_score(answer_accuracy_score(first.rating, second.rating), [first, second])

@@ -29,7 +29,6 @@ from collections.abc import Mapping, Sequence
 from typing import ClassVar, Literal
 
 from ragqa._math import fbeta, mean_or_nan
-from ragqa.errors import JudgeUnsupported
 from ragqa.judges.base import Judge
 from ragqa.metrics._steps import RESPONSE_STATEMENTS, extract_statements
 from ragqa.metrics.base import Direction, Metric, MetricContext
@@ -186,12 +185,9 @@ class AnswerCorrectness(Metric):
     async def score(self, sample: Sample, judge: Judge, context: MetricContext) -> MetricScore:
         """Score ``sample`` (see the class docstring)."""
         embeds = self.weights[1] != 0
-        if embeds and not context.embedders:
-            raise JudgeUnsupported(
-                "answer_correctness needs an embedding model for its similarity part; configure "
-                "spring.ai.embedding-models or set weights: [1, 0]",
-                judge_id=judge.id,
-                step="embed",
+        if embeds:
+            context.require_embedders(
+                self.name, judge.id, part=" for its similarity part", otherwise=" or set weights: [1, 0]"
             )
         question, response, reference = sample.user_input or "", sample.response or "", sample.reference or ""
         lang = context.language

@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
-from ragqa.errors import SampleError, ScoreOutOfRange
+from ragqa.errors import JudgeUnsupported, SampleError, ScoreOutOfRange
 from ragqa.interpretation import STANDARD, Band
 from ragqa.judges.base import Embedder, Judge
 from ragqa.schema import Language, MetricScore, Sample
@@ -75,6 +75,26 @@ class MetricContext:
     embedders: Sequence[Embedder] = field(default_factory=tuple)
     call_plan: CallPlan = "ragas"
     claim_vote: bool = False
+
+    def require_embedders(self, metric: str, judge_id: str, *, part: str = "", otherwise: str = "") -> None:
+        """Refuse, before any call, a metric that embeds when no embedding model is configured.
+
+        Args:
+            metric: the metric's name, first word of the message.
+            judge_id: the judge the metric was scoring with (for the error).
+            part: what needs the embeddings, e.g. ``" for its similarity part"`` (empty: the metric).
+            otherwise: another fix after the first, e.g. ``" or set weights: [1, 0]"``.
+
+        Raises:
+            JudgeUnsupported: ``"<metric> needs an embedding model<part>; configure
+                spring.ai.embedding-models<otherwise>"`` (step ``embed``) when :attr:`embedders` is empty.
+        """
+        if not self.embedders:
+            raise JudgeUnsupported(
+                f"{metric} needs an embedding model{part}; configure spring.ai.embedding-models{otherwise}",
+                judge_id=judge_id,
+                step="embed",
+            )
 
 
 VoteFormula = Callable[[Sequence[Sequence[float]]], float]

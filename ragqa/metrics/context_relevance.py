@@ -11,11 +11,10 @@ equal, or when the joined contexts are contained in the question.
 
 from __future__ import annotations
 
-import asyncio
 from typing import ClassVar
 
 from ragqa.judges.base import Judge
-from ragqa.metrics._rating import DEFAULT_MAX_RETRIES, ask_rating, average_ratings, check_max_retries, describe
+from ragqa.metrics._rating import DEFAULT_MAX_RETRIES, ask_templates, average_ratings, check_max_retries, rated_score
 from ragqa.metrics.base import CallPlan, Direction, Metric, MetricContext
 from ragqa.prompts.nvidia import CONTEXT_RELEVANCE_1, CONTEXT_RELEVANCE_2, ContextRelevanceInput
 from ragqa.schema import MetricScore, Sample
@@ -98,24 +97,17 @@ class ContextRelevance(Metric):
         if shortcut is not None:
             return MetricScore(value=0.0, reason=f"{shortcut}: 0 without a judge call", details={"shortcut": shortcut})
         joined = "\n".join(contexts)
-        # the two templates are independent calls: asked at once
-        ratings = await asyncio.gather(
-            *(
-                ask_rating(
-                    judge,
-                    prompt,
-                    lambda n: ContextRelevanceInput(user_input=question, context=joined, attempt=n),
-                    allowed=RELEVANCE_RATINGS,
-                    scale=2,
-                    max_retries=self.max_retries,
-                    language=context.language,
-                )
-                for prompt in (CONTEXT_RELEVANCE_1, CONTEXT_RELEVANCE_2)
-            )
+
+        def make_input(n: int) -> ContextRelevanceInput:
+            return ContextRelevanceInput(user_input=question, context=joined, attempt=n)
+
+        ratings = await ask_templates(
+            judge,
+            [(CONTEXT_RELEVANCE_1, make_input), (CONTEXT_RELEVANCE_2, make_input)],
+            allowed=RELEVANCE_RATINGS,
+            scale=2,
+            max_retries=self.max_retries,
+            language=context.language,
         )
-        return MetricScore(
-            # context_relevance_score's formula on each template's scaled (graded, if sent) rating
-            value=average_ratings(ratings[0].value, ratings[1].value),
-            reason=describe(ratings),
-            details={"template_1": ratings[0].details(), "template_2": ratings[1].details()},
-        )
+        # context_relevance_score's formula on each template's scaled (graded, if sent) rating
+        return rated_score(average_ratings(ratings[0].value, ratings[1].value), ratings)

@@ -11,11 +11,10 @@ collections rewrite dropped this shortcut).
 
 from __future__ import annotations
 
-import asyncio
 from typing import ClassVar
 
 from ragqa.judges.base import Judge
-from ragqa.metrics._rating import DEFAULT_MAX_RETRIES, ask_rating, average_ratings, check_max_retries, describe
+from ragqa.metrics._rating import DEFAULT_MAX_RETRIES, ask_templates, average_ratings, check_max_retries, rated_score
 from ragqa.metrics.base import CallPlan, Direction, Metric, MetricContext
 from ragqa.metrics.context_relevance import RELEVANCE_RATINGS
 from ragqa.prompts.nvidia import RESPONSE_GROUNDEDNESS_1, RESPONSE_GROUNDEDNESS_2, ResponseGroundednessInput
@@ -95,23 +94,16 @@ class ResponseGroundedness(Metric):
             value, why = shortcut
             return MetricScore(value=value, reason=f"{why}: {value:g} without a judge call", details={"shortcut": why})
         joined = "\n".join(contexts)
-        # the two templates are independent calls: asked at once
-        ratings = await asyncio.gather(
-            *(
-                ask_rating(
-                    judge,
-                    prompt,
-                    lambda n: ResponseGroundednessInput(response=response, context=joined, attempt=n),
-                    allowed=RELEVANCE_RATINGS,
-                    scale=2,
-                    max_retries=self.max_retries,
-                    language=context.language,
-                )
-                for prompt in (RESPONSE_GROUNDEDNESS_1, RESPONSE_GROUNDEDNESS_2)
-            )
+
+        def make_input(n: int) -> ResponseGroundednessInput:
+            return ResponseGroundednessInput(response=response, context=joined, attempt=n)
+
+        ratings = await ask_templates(
+            judge,
+            [(RESPONSE_GROUNDEDNESS_1, make_input), (RESPONSE_GROUNDEDNESS_2, make_input)],
+            allowed=RELEVANCE_RATINGS,
+            scale=2,
+            max_retries=self.max_retries,
+            language=context.language,
         )
-        return MetricScore(
-            value=response_groundedness_score(ratings[0].rating, ratings[1].rating),
-            reason=describe(ratings),
-            details={"template_1": ratings[0].details(), "template_2": ratings[1].details()},
-        )
+        return rated_score(response_groundedness_score(ratings[0].rating, ratings[1].rating), ratings)

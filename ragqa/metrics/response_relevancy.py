@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from typing import ClassVar
 
 from ragqa._math import cosine, mean_or_nan
-from ragqa.errors import JudgeError, JudgeOutputError, JudgeUnsupported
+from ragqa.errors import JudgeError, JudgeOutputError
 from ragqa.judges.base import Embedder, Judge
 from ragqa.metrics._batched import generate_questions
 from ragqa.metrics.base import CallPlan, Direction, Metric, MetricContext
@@ -133,12 +133,7 @@ class ResponseRelevancy(Metric):
 
     async def score(self, sample: Sample, judge: Judge, context: MetricContext) -> MetricScore:
         """Score ``sample`` (see the class docstring)."""
-        if not context.embedders:
-            raise JudgeUnsupported(
-                "response_relevancy needs an embedding model; configure spring.ai.embedding-models",
-                judge_id=judge.id,
-                step="embed",
-            )
+        context.require_embedders(self.name, judge.id)
         generations: Sequence[QuestionGenerationOutput]
         fallback: list[str] = []
         if context.call_plan == "batched":

@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from typing import ClassVar
 
 from ragqa._math import cosine, mean_or_nan
-from ragqa.errors import JudgeOutputError, JudgeUnsupported
+from ragqa.errors import JudgeOutputError
 from ragqa.judges.base import Embedder, Judge
 from ragqa.metrics.base import Direction, Metric, MetricContext
 from ragqa.metrics.response_relevancy import embed_texts
@@ -134,12 +134,7 @@ class SemanticSimilarity(Metric):
 
     async def score(self, sample: Sample, judge: Judge, context: MetricContext) -> MetricScore:
         """Score ``sample`` (see the class docstring); ``judge`` is not asked."""
-        if not context.embedders:
-            raise JudgeUnsupported(
-                "semantic_similarity needs an embedding model; configure spring.ai.embedding-models",
-                judge_id=judge.id,
-                step="embed",
-            )
+        context.require_embedders(self.name, judge.id)
         cosines = await cosine_by_model(context.embedders, sample.response or "", sample.reference or "")
         value = semantic_similarity_score(list(cosines.values()), self.threshold)
         details: dict[str, object] = {

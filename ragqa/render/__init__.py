@@ -12,7 +12,9 @@
   ``--out`` help); :mod:`ragqa.render.files` registers the JSON, JSONL and JUnit renderers,
   :mod:`ragqa.render.csvfile` the CSV one; installed packages add theirs through the entry-point
   group ``ragqa.renderers``;
-- :mod:`ragqa.render.html`: the self-contained HTML report (Jinja2), registered for ``.html``.
+- :mod:`ragqa.render.html`: the self-contained HTML report (Jinja2), registered for ``.html``;
+- :mod:`ragqa.render.parquet`: results as Parquet (a ``.parquet`` file or a directory of parts),
+  registered for ``.parquet``; pyarrow is imported only when one is written or read.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from ragqa.render.console import DIRECTION_LABELS, render_report, report_rendera
 from ragqa.render.csvfile import CsvRenderer, report_to_csv
 from ragqa.render.files import JsonlRenderer, JsonRenderer, JUnitRenderer
 from ragqa.render.html import HtmlRenderer, report_to_html
+from ragqa.render.parquet import ParquetRenderer
 from ragqa.render.records import read_result_record, report_record, report_to_json, result_record
 from ragqa.render.registry import RENDERERS, Renderer, RenderOptions, register, renderer_for, suffix_help
 
@@ -32,6 +35,7 @@ __all__ = [
     "JUnitRenderer",
     "JsonRenderer",
     "JsonlRenderer",
+    "ParquetRenderer",
     "RenderOptions",
     "Renderer",
     "read_result_record",

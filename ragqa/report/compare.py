@@ -34,6 +34,7 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
+from ragqa._math import finite_mean
 from ragqa.errors import ConfigError
 from ragqa.report.bootstrap import BOOTSTRAP_SEED, paired_bootstrap_ci, paired_cluster_bootstrap_ci
 from ragqa.report.formats import finite_json
@@ -257,8 +258,7 @@ def _aggregate_repeats(result: PanelResult) -> list[float]:
     rows = [o.repeat_values() for o in result.judges if o.ok]
     out = []
     for r in range(max((len(row) for row in rows), default=0)):
-        values = [row[r] for row in rows if r < len(row) and math.isfinite(row[r])]
-        out.append(math.fsum(values) / len(values) if values else math.nan)
+        out.append(finite_mean([row[r] for row in rows if r < len(row)]))
     return out
 
 

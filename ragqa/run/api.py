@@ -349,8 +349,10 @@ def evaluate(
         profile: active profiles (``"local"`` is the offline panel built into ragqa).
         thresholds: ``{metric: value}``; each must name a metric of the run (did-you-mean on
             typos). Checked against the aggregate means and written to JUnit outputs.
-        out: one output path or several (``.jsonl``, ``.json``, ``.xml``
-            JUnit, and any format registered in :mod:`ragqa.render.registry`).
+        out: one output path or several (``.jsonl``, ``.parquet``, ``.json``, ``.xml`` JUnit, a
+            ``"dir/"`` ending in ``/`` for a directory of Parquet parts, and any format registered in
+            :mod:`ragqa.render.registry`); the first results file (``.jsonl``, ``.parquet``, parts)
+            gets the run's header.
         column_map: ``{dataset_column: sample_field}`` renames.
         on_invalid: ``raise`` (stop before any call, listing every problem) or ``skip`` the
             invalid (sample, metric) pairs (listed in ``report.skipped``).
@@ -358,8 +360,8 @@ def evaluate(
         max_calls: refuse the run when the estimated judge calls exceed this (default
             ``ragqa.limits.max-calls``).
         resume: continue the run recorded in the first output's ``.partial`` file (results stream
-            there as they are made, whatever the output's format) or in a finished ``.jsonl``
-            output: only missing pairs are scored.
+            there as they are made, whatever the output's format) or in a finished results file
+            (``.jsonl``, ``.parquet``, parts): only missing pairs are scored.
         retry_failed: with ``resume``, also ask again every judge whose kept outcome is a failure
             (a judge that was down or hung); the outcomes that scored are kept exactly.
         no_cache: run without the on-disk judge cache.

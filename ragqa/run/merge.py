@@ -1,14 +1,14 @@
 """``ragqa merge``: join the results files of a sharded run (``--shard K/N``) into one run's file.
 
-The parts must be finished ``.jsonl`` results files of one run split N ways: the same configuration
-(judges and panel options), the same dataset, the same metrics and judges, and shards ``1..N`` each
-exactly once. Anything else is refused before a byte is written, with what differs and the fix: a
-missing shard is a gap, a shard or a (sample, metric) pair given twice is an overlap, a ``.partial``
-file is an unfinished part. The merged file is what one unsharded run writes (its header has the
-whole dataset's sample count, no ``shard``, and the whole run's confidence intervals), so
-``ragqa report``, ``ragqa compare`` and ``ragqa evaluate ... --resume`` read it as such. Its
-records are in dataset order when the dataset is given (checked against the parts' dataset
-fingerprint), else part by part.
+The parts must be finished results files (``.jsonl``, ``.parquet`` or directories of Parquet parts)
+of one run split N ways: the same configuration (judges and panel options), the same dataset, the
+same metrics and judges, and shards ``1..N`` each exactly once. Anything else is refused before a
+byte is written, with what differs and the fix: a missing shard is a gap, a shard or a (sample,
+metric) pair given twice is an overlap, a ``.partial`` file is an unfinished part. The merged file
+is what one unsharded run writes (its header has the whole dataset's sample count, no ``shard``, and
+the whole run's confidence intervals), so ``ragqa report``, ``ragqa compare`` and
+``ragqa evaluate ... --resume`` read it as such. Its records are in dataset order when the dataset
+is given (checked against the parts' dataset fingerprint), else part by part.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from ragqa.errors import ConfigError
 from ragqa.jury.probe import merge_probe_results
 from ragqa.metrics import value_ranges
 from ragqa.render.atomic import replace_text
+from ragqa.render.parquet import write_parquet_results
 from ragqa.render.records import read_result_record
 from ragqa.report import summarize
 from ragqa.run.api import samples_from_data
@@ -63,7 +64,7 @@ def _read_part(path: Path) -> tuple[ResultsHeader, dict[tuple[str, str], dict[st
             "--resume, then merge the finished file",
             key=_KEY,
         )
-    if not path.is_file():
+    if not path.exists():  # a results file, or a directory of Parquet parts
         raise ConfigError(f"merge: {path} does not exist", key=_KEY)
     try:
         header, records = read_results(path)
@@ -109,8 +110,9 @@ def merge_results(
     """Join the finished parts of one sharded run into ``out`` (rules in the module docstring).
 
     Args:
-        parts: the parts' ``.jsonl`` results files, in any order.
-        out: the merged file to write (replaced atomically; never one of ``parts``).
+        parts: the parts' results files (``.jsonl``, ``.parquet``, parts directories), in any order.
+        out: the merged file to write (replaced atomically; never one of ``parts``): ``.parquet``
+            writes Parquet (:mod:`ragqa.render.parquet`), any other name JSON Lines.
         dataset_ids: every sample id of the dataset in dataset order, to write the records in that
             order; ``None`` writes them part by part (shard 1 first), each part in its own order.
 
@@ -196,7 +198,10 @@ def merge_results(
     if probes:  # the order probe's counts of every part, added up (--probe order)
         joined = merge_probe_results(probes)
         merged = dataclasses.replace(merged, probe=joined.model_dump(mode="json") if joined is not None else None)
-    replace_text(target, result_line(merged.to_json()) + "".join(result_line(record) for record in ordered))
+    if target.suffix.lower() == ".parquet":  # the same records and header, in Parquet (ragqa.render.parquet)
+        write_parquet_results(target, merged.to_json(), ordered)
+    else:
+        replace_text(target, result_line(merged.to_json()) + "".join(result_line(record) for record in ordered))
     return MergeResult(target, count, total, len(ordered), dataset_ids is not None)
 
 

@@ -10,6 +10,7 @@ then executed by :class:`ragqa.run.runner.Runner`.
 from __future__ import annotations
 
 import dataclasses
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,6 +20,7 @@ from ragqa.errors import ConfigError
 from ragqa.jury.probe import parse_probes
 from ragqa.languages import check_language
 from ragqa.metrics.base import Metric
+from ragqa.render.parquet import ParquetPartsRenderer, part_files, require_pyarrow
 from ragqa.render.registry import RENDERERS, Renderer, renderer_for
 from ragqa.repeats import REDUCERS
 from ragqa.run.outputs import check_output_path
@@ -69,24 +71,52 @@ class Output:
 
     @property
     def streams(self) -> bool:
-        """True for JSON Lines: written record by record as the run goes, and resumable."""
-        return self.renderer.name == "jsonl"
+        """True for a results file (JSON Lines, Parquet, parts): records and header, streamed and resumable."""
+        return self.renderer.name in RESULTS_FORMATS
+
+
+def _plan_parts(directory: Path, option: str) -> Output:
+    """A parts directory's output, after checking it can hold parts (created when missing)."""
+    if not directory.is_dir():
+        check_output_path(directory, option=option)  # its folder exists and takes files
+    require_pyarrow(f"{option} {directory}")
+    try:
+        directory.mkdir(exist_ok=True)
+    except OSError as exc:
+        raise ConfigError(f"{option} {directory}: cannot create the folder ({exc.strerror})", key=option) from None
+    check_output_path(directory / "part-00000.parquet", option=option)  # the folder takes files
+    return Output(directory, ParquetPartsRenderer(), option)
+
+
+RESULTS_FORMATS = frozenset({"jsonl", "parquet", ParquetPartsRenderer.name})
+"""Renderer names of the results files: records and header, written by :class:`ragqa.run.stream.ResultStream`."""
 
 
 def plan_output(path: str | Path, *, option: str = "--out", fmt: str | None = None) -> Output:
     """Check an output path and pick its renderer, before any judge call.
 
+    A path ending in ``/`` (created here when missing), or a directory that already holds
+    parts, is a directory of Parquet parts (:mod:`ragqa.render.parquet`); another existing
+    directory is refused, so ``--out .`` never fills a folder with parts by mistake. A Parquet
+    output needs pyarrow, checked here.
+
     Args:
-        path: the file the user asked for.
+        path: the file (or parts directory) the user asked for.
         option: the option that named it, for messages.
         fmt: a renderer name to use whatever the suffix (``junit`` for ``--junit-xml``).
 
     Raises:
-        ConfigError: when the path is a directory, its folder is missing or not writable, or no
-            renderer writes its suffix (never a silent JSONL).
+        ConfigError: when the path is a directory without parts and without a final ``/``, its
+            folder is missing or not writable, or no renderer writes its suffix (never a silent JSONL).
+        MissingExtraError: a Parquet output without pyarrow (names ``pip install 'ragqa[ray]'``).
     """
+    text = str(path)
+    if fmt is None and (text.endswith(("/", os.sep)) or part_files(Path(text))):
+        return _plan_parts(Path(text), option)
     checked = check_output_path(path, option=option)
     renderer = RENDERERS[fmt] if fmt is not None else renderer_for(checked, option=option)
+    if renderer.name == "parquet":
+        require_pyarrow(f"{option} {checked}")
     return Output(checked, renderer, option)
 
 
@@ -166,7 +196,16 @@ class RunPlan:
         if journal is None:
             return []
         sources = [partial_path(journal.path)] + ([journal.path] if journal.streams else [])
-        return [source for source in sources if complete_lines(source) > 0]
+        return [source for source in sources if _holds_results(source)]
+
+
+def _holds_results(source: Path) -> bool:
+    """Whether ``source`` may hold results: JSON Lines with a complete line, a Parquet file, a directory of parts."""
+    if source.is_dir():
+        return bool(part_files(source))
+    if source.suffix.lower() == ".parquet":
+        return source.is_file()
+    return complete_lines(source) > 0
 
 
 def build_metrics(metrics: Sequence[MetricLike] | str, defaults: Mapping[str, Mapping[str, Any]]) -> list[Metric]:

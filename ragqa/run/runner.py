@@ -266,7 +266,7 @@ class Runner:
 
     def _read_resume(self) -> tuple[ResultsHeader | None, dict[Pair, dict[str, Any]]]:
         for source in self.plan.resume_sources():
-            if source.is_file():
+            if source.exists():  # a file, or a directory of Parquet parts
                 header, records = read_results(source)
                 self.resumed_from = source
                 keys = tuple(m.key for m in self.plan.metrics)

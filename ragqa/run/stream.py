@@ -17,7 +17,13 @@ Lines end with a line feed only; the line and paragraph separators U+2028, U+202
 legal inside a JSON string, are written as JSON escapes, and :func:`read_results` splits on line
 feeds only, so any text a judge returns reads back as it was written.
 
-A run whose outputs are not JSON Lines (``--out report.html``) streams the same records to
+A ``.parquet`` target, or a directory of parts (``--out results/``), streams to the same JSON
+Lines ``.partial`` file (a Parquet file is unreadable until its footer is written, so the partial
+file is what survives a kill and what ``--resume`` reads); at the end the records are written in
+the same order, a row group at a time, as :mod:`ragqa.render.parquet` lays them out, the header
+in the file's metadata.
+
+A run whose outputs are not results files (``--out report.html``) streams the same records to
 ``<output>.partial`` all the same (``final=False``): the file keeps what was paid for until the
 outputs are written, and ``--resume`` continues from it.
 
@@ -40,6 +46,13 @@ from typing import IO, Any
 
 from ragqa.errors import ConfigError, OutputError
 from ragqa.render.atomic import os_reason, replace_file, temporary_path
+from ragqa.render.parquet import (
+    is_parquet_results,
+    read_parquet_results,
+    remove_parts,
+    write_parquet_parts,
+    write_parquet_results,
+)
 from ragqa.render.records import result_record
 from ragqa.report import MetricSummary, finite_json
 from ragqa.schema import PanelResult
@@ -207,12 +220,16 @@ def read_results(path: Path) -> tuple[ResultsHeader, dict[Pair, dict[str, Any]]]
 
     Lines are split on line feeds only (a U+2028 inside a judge's text is not a line end). A last
     line cut short (the process was killed while writing it) is ignored; every other line must be
-    a JSON object.
+    a JSON object. A ``.parquet`` file or a directory of parts (:mod:`ragqa.render.parquet`) is read
+    one row group at a time, its header from the file's metadata.
 
     Raises:
         ConfigError: when the file cannot be read, has no ragqa header, or a line (other than
             the last) is not a result record (key ``--resume``).
+        MissingExtraError: for Parquet results without pyarrow.
     """
+    if is_parquet_results(path):
+        return _read_parquet(path)
     try:
         lines = path.read_text(encoding="utf-8").split("\n")
     except OSError as exc:
@@ -235,24 +252,45 @@ def read_results(path: Path) -> tuple[ResultsHeader, dict[Pair, dict[str, Any]]]
         if not isinstance(obj, dict):
             raise ConfigError(f"--resume: {path} line {number} is not a JSON object", key="--resume")
         parsed.append(obj)
-    if not parsed or "ragqa_results" not in parsed[0]:
+    header = _checked_header(path, parsed[0] if parsed else None)
+    try:
+        records = {(str(r["sample_id"]), str(r["metric"])): r for r in parsed[1:]}
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ConfigError(f"--resume: {path} is damaged ({exc!r}); run without --resume", key="--resume") from None
+    return header, records
+
+
+def _read_parquet(path: Path) -> tuple[ResultsHeader, dict[Pair, dict[str, Any]]]:
+    """:func:`read_results` of a ``.parquet`` file or a parts directory."""
+    try:
+        data, rows = read_parquet_results(path)
+        header = _checked_header(path, data)
+        records = {(str(r["sample_id"]), str(r["metric"])): r for r in rows}
+    except OSError as exc:
+        raise ConfigError(f"--resume: cannot read {path} ({os_reason(exc)})", key="--resume") from None
+    except (KeyError, TypeError, ValueError) as exc:  # pyarrow's ArrowInvalid is a ValueError
+        raise ConfigError(f"--resume: {path} is damaged ({exc}); run without --resume", key="--resume") from None
+    return header, records
+
+
+def _checked_header(path: Path, data: Mapping[str, Any] | None) -> ResultsHeader:
+    """The header of a results file from its JSON object, after checking it is one of this format."""
+    if not data or "ragqa_results" not in data:
         raise ConfigError(
             f"--resume: {path} has no ragqa results header (written by an older ragqa or another tool); "
             "run without --resume",
             key="--resume",
         )
-    if parsed[0]["ragqa_results"] != FORMAT_VERSION:
+    if data["ragqa_results"] != FORMAT_VERSION:
         raise ConfigError(
-            f"--resume: {path} has results format {parsed[0]['ragqa_results']}, this ragqa writes "
+            f"--resume: {path} has results format {data['ragqa_results']}, this ragqa writes "
             f"{FORMAT_VERSION}; run without --resume",
             key="--resume",
         )
     try:
-        header = ResultsHeader.from_json(parsed[0])
-        records = {(str(r["sample_id"]), str(r["metric"])): r for r in parsed[1:]}
+        return ResultsHeader.from_json(data)
     except (KeyError, TypeError, ValueError) as exc:
         raise ConfigError(f"--resume: {path} is damaged ({exc!r}); run without --resume", key="--resume") from None
-    return header, records
 
 
 class _Offsets:
@@ -377,7 +415,10 @@ class ResultStream:
                     self._append(file, pair, record)
             temporary.replace(self.partial)
             self._file = self.partial.open("ab")
-            self.path.unlink(missing_ok=True)
+            if self.path.is_dir():  # a parts directory: only its parts go
+                remove_parts(self.path)
+            else:
+                self.path.unlink(missing_ok=True)
         except OSError as exc:
             temporary.unlink(missing_ok=True)
             self._offsets.clear()
@@ -468,6 +509,9 @@ class ResultStream:
     ) -> int:
         """Write the final file in ``order`` (dataset order) atomically and remove the partial file.
 
+        A ``.parquet`` target or a parts directory gets the same records and header in Parquet
+        (:func:`ragqa.render.parquet.write_parquet_results`, :func:`~ragqa.render.parquet.write_parquet_parts`).
+
         With ``final=False`` nothing is written: the partial file is removed (call this after the
         run's other outputs are written).
 
@@ -506,8 +550,24 @@ class ResultStream:
                     target.write(line)
                     written += 1
 
+        def records() -> Iterator[dict[str, Any]]:  # the same records, for a Parquet target
+            nonlocal written
+            with self.partial.open("rb") as source:
+                for pair, offset in self._order(order, pairs=bool(amend)):
+                    source.seek(offset)
+                    record = json.loads(source.readline())
+                    extra = (amend or {}).get(pair) if pair is not None else None
+                    written += 1
+                    yield {**record, **extra} if extra else record
+
+        final = (header or self.header).to_json()  # a Parquet file's header is its metadata
         try:
-            replace_file(self.path, copy)
+            if self.path.is_dir():
+                write_parquet_parts(self.path, final, records())
+            elif is_parquet_results(self.path):
+                write_parquet_results(self.path, final, records())
+            else:
+                replace_file(self.path, copy)
         except OSError as exc:
             raise self.kept_error(exc, self.path, what="every result was made") from exc
         self.partial.unlink(missing_ok=True)

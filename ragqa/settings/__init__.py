@@ -45,6 +45,16 @@ from __future__ import annotations
 from ragqa.settings._durations import Duration, PositiveDuration, parse_duration
 from ragqa.settings._masking import MASK, mask_url
 from ragqa.settings._providers import BUILTIN_PROVIDERS, check_provider, known_providers, provider, register_provider
+from ragqa.settings._ragqa_schema import (
+    AggregationSettings,
+    CacheSettings,
+    CascadeSettings,
+    CircuitBreakerSettings,
+    ConcurrencySettings,
+    LimitsSettings,
+    RagqaSettings,
+    RunSettings,
+)
 from ragqa.settings._render import render_model as _render_model  # noqa: F401 - the former private name
 from ragqa.settings._render import render_settings
 from ragqa.settings._schema import (
@@ -53,21 +63,15 @@ from ragqa.settings._schema import (
     DEFAULT_OPENAI_BASE_URL,
     DEFAULT_STRUCTURED_OUTPUT,
     DEFAULT_TIMEOUT,
-    AggregationSettings,
     ApiKey,
     BackoffSettings,
     BaseUrl,
-    CacheSettings,
-    CascadeSettings,
     ChatModelEntry,
     ChatModelsSettings,
     ChatOptions,
-    CircuitBreakerSettings,
-    ConcurrencySettings,
     EmbeddingModelEntry,
     EmbeddingModelsSettings,
     EmbeddingOptions,
-    LimitsSettings,
     LocalJudgeSettings,
     OpenAIChatSettings,
     OpenAIEmbeddingSettings,
@@ -75,11 +79,9 @@ from ragqa.settings._schema import (
     Price,
     Provider,
     ProviderLimits,
-    RagqaSettings,
     ResolvedChatModel,
     ResolvedEmbeddingModel,
     RetrySettings,
-    RunSettings,
     SpringAISettings,
     SpringSettings,
     StructuredOutput,

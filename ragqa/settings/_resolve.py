@@ -16,6 +16,7 @@ from urllib.parse import urlsplit
 from pydantic import SecretStr
 
 from ragqa.errors import ConfigError
+from ragqa.settings._ragqa_schema import RagqaSettings
 from ragqa.settings._schema import (
     DEFAULT_CHAT_MODEL,
     ChatModelEntry,
@@ -25,7 +26,6 @@ from ragqa.settings._schema import (
     OpenAIChatSettings,
     OpenAIEmbeddingSettings,
     ProviderLimits,
-    RagqaSettings,
     ResolvedChatModel,
     ResolvedCommon,
     ResolvedEmbeddingModel,

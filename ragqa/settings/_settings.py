@@ -13,8 +13,9 @@ from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, Settings
 
 from ragqa.settings._errors import config_error
 from ragqa.settings._notes import log_notes
+from ragqa.settings._ragqa_schema import RagqaSettings
 from ragqa.settings._resolve import HOSTED_KEY_VARIABLES, resolve_embedders, resolve_judges
-from ragqa.settings._schema import RagqaSettings, ResolvedChatModel, ResolvedEmbeddingModel, SpringSettings
+from ragqa.settings._schema import ResolvedChatModel, ResolvedEmbeddingModel, SpringSettings
 from ragqa.settings._spring_source import SpringYamlSource
 
 __all__ = ["PROFILES_ENV", "Settings", "load_settings"]

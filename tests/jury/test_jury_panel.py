@@ -16,7 +16,7 @@ from _cli import run_cli as ragqa
 from ragqa.errors import ConfigError, JudgeOutputError
 from ragqa.evaluation import PanelEvaluator, PanelOptions
 from ragqa.jury.reliability import estimate_reliability
-from ragqa.jury.tally import verdict_matrix
+from ragqa.jury.tally import vote_unit
 from ragqa.metrics.base import MetricContext
 from ragqa.metrics.factual_correctness import FactualCorrectness, claim_counts, factual_correctness_score
 from ragqa.metrics.faithfulness import Faithfulness, faithfulness_score
@@ -193,8 +193,11 @@ def test_dawid_skene_run_reports_reliability_next_to_the_voted_aggregate() -> No
     assert jury is not None and [j.judge_id for j in jury.judges] == ids
     assert jury.n_statements == 120
     assert jury.majority_mean == pytest.approx(report.summaries[0].aggregate_mean)
-    found = verdict_matrix(report.results[0].judges, "statements", "verdicts")
-    assert found is not None and found[0] == statements
+    first = report.results[0].judges
+    assert all(o.score is not None and o.score.details["statements"] == statements for o in first)
+    unit = vote_unit(first, Faithfulness().claim_vote)  # the (statements x judges) verdicts the vote read
+    assert unit is not None and len(unit[0]) == 1
+    assert unit[0][0].tolist() == blocks[0].tolist()
     text = report_to_text(report)
     assert "reliability (Dawid-Skene, no labels, 120 statements of 30 samples" in text
     assert "j3: accuracy" in text and "Dawid-Skene aggregate" in text

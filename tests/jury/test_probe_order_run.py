@@ -20,7 +20,7 @@ import ragqa
 from ragqa.cli import app
 from ragqa.container import create_container
 from ragqa.errors import ConfigError
-from ragqa.jury.probe import merge_probe_results
+from ragqa.jury.probe import is_flagged, merge_probe_results
 from ragqa.run.merge import dataset_ids, merge_results
 from ragqa.run.plan import make_plan
 from ragqa.run.replay import report_from_results
@@ -117,6 +117,18 @@ def test_merge_recomputes_consistency_and_flags_from_the_sums() -> None:
     assert judge.usage.calls == 2 and joined.n_samples == 2
     assert merge_probe_results([]) is None
     assert OrderConsistency.model_validate({"metric": "m", "consistency": None}).consistency != 0.0  # NaN
+
+
+def test_a_judge_is_flagged_strictly_above_the_rate_in_a_run_and_in_a_merge_alike() -> None:
+    assert not is_flagged(1, 10, 0.1) and is_flagged(2, 10, 0.1)  # exactly the rate is not flagged
+    assert not is_flagged(0, 0, 0.0)  # nothing compared: never flagged
+    row = OrderConsistency(metric="faithfulness", n_samples=1, n_items=10, n_changed=1)
+    judge = JudgeOrderConsistency(judge_id="j", n_items=10, n_changed=1, metrics=[row])
+    part = OrderProbeResult(share=1.0, seed=0, max_change_rate=0.1, metrics=["faithfulness"], judges=[judge])
+    joined = merge_probe_results([part, part])
+    assert joined is not None and not joined.judges[0].flagged  # 2 of 20 = the rate
+    strict = merge_probe_results([part.model_copy(update={"max_change_rate": 0.05}), part])
+    assert strict is not None and strict.judges[0].flagged  # the first part's rate applies
 
 
 def test_the_ray_engine_refuses_the_probe_before_any_call() -> None:

@@ -91,6 +91,25 @@ async def test_no_embedder_is_unsupported_and_rejected_by_the_panel_before_scori
     assert [p.metric for p in problems] == ["semantic_similarity"]
 
 
+@pytest.mark.parametrize(
+    ("metric", "message"),
+    [
+        ("semantic_similarity", "semantic_similarity needs an embedding model; configure spring.ai.embedding-models"),
+        ("response_relevancy", "response_relevancy needs an embedding model; configure spring.ai.embedding-models"),
+        (
+            "answer_correctness",
+            "answer_correctness needs an embedding model for its similarity part; configure "
+            "spring.ai.embedding-models or set weights: [1, 0]",
+        ),
+    ],
+)
+async def test_each_embedding_metric_names_itself_and_the_fix_without_an_embedder(metric: str, message: str) -> None:
+    sample = make_sample(user_input="When?", response=RESPONSE, reference=REFERENCE)
+    with pytest.raises(JudgeUnsupported) as caught:
+        await build_metric(metric).score(sample, ScriptedJudge("j1", {}), MetricContext())
+    assert str(caught.value).startswith(message) and caught.value.step == "embed" and caught.value.judge_id == "j1"
+
+
 async def test_every_judge_row_of_the_panel_holds_the_same_value() -> None:
     embedder = _embedder("e", *VECTORS[0])
     judges = [ScriptedJudge("j1", {}), ScriptedJudge("j2", {})]

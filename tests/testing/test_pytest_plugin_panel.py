@@ -95,6 +95,16 @@ def test_a_judge_below_its_own_threshold_fails_a_passing_panel() -> None:
     assert with_judge_thresholds(base, {"b": 0.8}).passed
 
 
+def test_a_lower_is_better_metric_words_both_sides_of_its_thresholds_the_other_way() -> None:
+    result = _result({"a": 0.6, "b": 0.1}).model_copy(update={"direction": "lower"})
+    base = verdict_for(result, threshold=0.5)  # the mean 0.35 <= 0.5 passes
+    assert base.passed and base.headline() == "faithfulness 0.350 <= 0.5 (mean of 2 judges), sample 's'"
+    gated = with_judge_thresholds(base, {"a": 0.5, "b": 0.5})
+    assert gated.why.endswith("judge thresholds: a 0.600 > 0.5, b 0.100 <= 0.5")
+    failed = verdict_for(result, threshold=0.2)
+    assert failed.headline() == "faithfulness 0.350 > 0.2 (mean of 2 judges), sample 's'"
+
+
 def test_a_named_judge_that_failed_leaves_the_verdict_undecided() -> None:
     base = verdict_for(_result({"a": None, "b": 0.9}), threshold=0.5)
     assert base.passed

@@ -50,6 +50,7 @@ from ragqa.judges.local.graded import (
 from ragqa.judges.local.questions import generated_question, is_noncommittal
 from ragqa.judges.local.relevance import relevance_detail, relevance_many
 from ragqa.judges.local.support import SupportConfig, SupportResult, support
+from ragqa.judges.local.text import read_language
 from ragqa.judges.local.worker import run_in_worker
 from ragqa.prompts.attribution import ATTRIBUTION, AttributionInput, AttributionOutput
 from ragqa.prompts.base import Prompt
@@ -209,6 +210,7 @@ class LocalJudge:
                 judge_id=self._id,
                 step=prompt.name,
             )
+        read_language(language)  # the word lists of the language's pack, when it has some
         started = time.perf_counter()
         try:
             result = await handler(self, data, language)

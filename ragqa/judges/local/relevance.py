@@ -37,14 +37,24 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
 from ragqa._math import cosine
 from ragqa.judges.base import Embedder
 from ragqa.judges.local.embedder import TokenEmbedder, TokenEmbedding
-from ragqa.judges.local.text import STOP_WORDS, Script, detect_script, features, split_sentences, stem, strip_citations
+from ragqa.judges.local.lexicon import reading
+from ragqa.judges.local.text import (
+    STOP_WORDS,
+    Script,
+    clear_on_new_language,
+    detect_script,
+    features,
+    split_sentences,
+    stem,
+    strip_citations,
+)
 from ragqa.judges.local.worker import run_in_worker
 
 __all__ = [
@@ -59,22 +69,28 @@ __all__ = [
     "relevance_many",
 ]
 
-_INTENT_EN = """
-define defined defines definition definitions meaning meanings mean means meant called call calls name named
-refer refers referred describe described description explain explained explanation example examples list
-type types used use uses include includes included including purpose consist consists consisting contain
-contains role kind kinds sort sorts form forms
-"""
-_INTENT_RU = """
-определение определения определить значение значит означает означают называется называют называются называть
-пример примеры описание описать объясните объяснить используется используют использовать включает включают
-включать относится тип типы вид виды
-"""
 
-INTENT_WORDS: dict[Script, frozenset[str]] = {
-    "en": frozenset(stem(w, "en") for w in _INTENT_EN.split()),
-    "ru": frozenset(stem(w.replace("ё", "е"), "ru") for w in _INTENT_RU.split()),
-}
+class _IntentWords(Mapping[str, frozenset[str]]):
+    """Stems of each language's intent words (:attr:`ragqa.judges.local.lexicon.Lexicon.intent_words`), cached."""
+
+    def __getitem__(self, code: str) -> frozenset[str]:
+        return _intent_stems(code)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(reading().lexicons)
+
+    def __len__(self) -> int:
+        return len(reading().lexicons)
+
+
+@lru_cache(maxsize=64)
+def _intent_stems(code: str) -> frozenset[str]:
+    return frozenset(stem(w, code) for w in reading().lexicons[code].intent_words)
+
+
+clear_on_new_language(_intent_stems.cache_clear)
+
+INTENT_WORDS: Mapping[str, frozenset[str]] = _IntentWords()
 """Stems of the words that say what kind of answer a query wants, not what it is about."""
 
 
@@ -203,7 +219,7 @@ def content_maxsim(query: TokenEmbedding, passage: TokenEmbedding) -> float:
     ColBERT's MaxSim (Khattab & Zaharia 2020, "ColBERT: Efficient and Effective Passage Search via
     Contextualized Late Interaction over BERT", eq. 3), averaged instead of summed so that it is a
     cosine: for every word-initial query wordpiece that is alphanumeric and not a stop word
-    (:data:`ragqa.judges.local.text.STOP_WORDS`, English and Russian), the largest cosine of its
+    (:data:`ragqa.judges.local.text.STOP_WORDS` of every language read), the largest cosine of its
     vector with any passage piece; the mean over those pieces, clipped to [0, 1]. Pieces that
     continue a word (``##...``) are left out so that each query word counts once. When no piece
     qualifies, every query piece is used.
@@ -217,7 +233,7 @@ def content_maxsim(query: TokenEmbedding, passage: TokenEmbedding) -> float:
     """
     if not query.pieces or not passage.pieces:
         return 0.0
-    stop = STOP_WORDS["en"] | STOP_WORDS["ru"]
+    stop = frozenset().union(*STOP_WORDS.values())
     keep = [i for i, piece in enumerate(query.pieces) if piece.isalnum() and piece not in stop]
     rows = query.vectors[keep] if keep else query.vectors
     best = (rows @ passage.vectors.T).max(axis=1)

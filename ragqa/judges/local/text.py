@@ -3,22 +3,28 @@
 Everything here is deterministic, offline and pure Python: sentence splitting is routed by script
 (``pysbd`` for Latin text, ``razdel`` for Cyrillic-dominant text, as measured in the project's
 research notes), words are lower-cased, ``ё`` is folded into ``е`` and stemmed with the Snowball
-stemmers (``snowballstemmer``). The stop word lists are written here so that behaviour does not
-depend on a downloaded corpus.
+stemmers (``snowballstemmer``). The word lists (stop words, negations, number words...) are each
+language's, read from :mod:`ragqa.judges.local.lexicon` (English) and the language packs, so
+that behaviour does not depend on a downloaded corpus; a text is read with the lists of the
+language its letters say (:func:`detect_script`).
 """
 
 from __future__ import annotations
 
 import re
 import threading
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, Literal
+from typing import Any
 
 import pysbd
 import pysbd.lang.english
 import snowballstemmer  # type: ignore[import-untyped]
 from pysbd.utils import TextSpan
+
+from ragqa.judges.local import lexicon
+from ragqa.languages import SOURCE_LANGUAGE
 
 __all__ = [
     "STOP_WORDS",
@@ -28,15 +34,16 @@ __all__ = [
     "features",
     "is_common_opener",
     "normalise_number",
+    "read_language",
     "split_sentences",
     "stem",
     "strip_citations",
     "tokens",
 ]
 
-Script = Literal["en", "ru"]
+Script = str
+"""The code of the language a text is read in: ``en`` or a pack's (``ru``; :mod:`ragqa.judges.local.lexicon`)."""
 
-_CYRILLIC = re.compile(r"[а-яёА-ЯЁ]")
 _LATIN = re.compile(r"[a-zA-Z]")
 _CITATION = re.compile(
     r"\s*(?:\[\d+(?:\s*[-,–]\s*\d+)*\]|\[(?:citation needed|source|ref)\]|【[^】]*】)", re.IGNORECASE
@@ -51,98 +58,25 @@ _WORD = re.compile(
 )
 _NUMBER = re.compile(r"^\d+(?:[.,]\d+)*")
 
-_EN_STOP = """
-a about above after again against all almost also although am among an and any are aren't around as at be
-became because become been before being below between both but by can cannot could couldn't did didn't do does
-doesn't doing don't done down during each either else even ever every few for from further get gets got had
-hadn't has hasn't have haven't having he he'd he'll he's her here here's hers herself him himself his how how's
-however i i'd i'll i'm i've if in into is isn't it it's its itself just least less let's like likely made make
-many may maybe me might more most much must mustn't my myself neither no nor not now of off often on once one
-only or other others otherwise ought our ours ourselves out over own per perhaps quite rather really same shall
-shan't she she'd she'll she's should shouldn't since so some such than that that's the their theirs them
-themselves then there there's therefore these they they'd they'll they're they've this those though through
-thus to too toward towards under until up upon us very via was wasn't we we'd we'll we're we've well were
-weren't what what's whatever when when's where where's whether which while who who's whom whose why why's will
-with within without won't would wouldn't yes yet you you'd you'll you're you've your yours yourself yourselves
-s t d ll m re ve oh ok okay yeah um uh hmm wow lol haha hey hi hello thanks thank please sure actually
-basically especially definitely probably certainly indeed already still anyway anything something everything
-nothing someone anyone everyone thing things lot lots kind sort way know think guess mean say said says
-n't 'm 're 've 'll 'd never none nobody
-"""
 
-_RU_STOP = """
-а без более бы был была были было быть в вам вас весь во вот все всего всех всё вы где да даже для до его ее
-её ей ему если есть еще ещё же за здесь и из или им их к как какая какие какой когда кто ли либо между меня мне
-много может можно мой моя мы на над надо наш не него нее неё нет ни них но ну о об однако он она они оно от
-очень по под после при про с со так также такой там те тем то того тоже только том ты у уже хотя чего чей чем
-что чтобы чье чья эта эти это этого этой этом этот я себя себе свой своя свои своё свое сам сама сами само
-который которая которые которое которого которой котором которых будет будут был была бы нам нами вами ими
-ним ней нём нем им ими сейчас тут тогда потом теперь всегда иногда ведь вообще просто именно лишь пока
-ага угу ладно спасибо пожалуйста привет здравствуйте да нет конечно наверное кажется думаю знаю
-"""
+class _StopWords(Mapping[str, frozenset[str]]):
+    """Stop words per language read (:func:`ragqa.judges.local.lexicon.reading`), lower-case, ``ё`` folded."""
 
-STOP_WORDS: dict[Script, frozenset[str]] = {
-    "en": frozenset(_EN_STOP.split()),
-    "ru": frozenset(_RU_STOP.replace("ё", "е").split()),
-}
-"""Function words per language, lower-case (Russian with ``ё`` folded into ``е``)."""
+    def __getitem__(self, code: str) -> frozenset[str]:
+        return lexicon.reading().lexicons[code].stop_words
 
-_NUMBER_WORDS: dict[str, str] = {
-    "zero": "0",
-    "one": "1",
-    "two": "2",
-    "three": "3",
-    "four": "4",
-    "five": "5",
-    "six": "6",
-    "seven": "7",
-    "eight": "8",
-    "nine": "9",
-    "ten": "10",
-    "eleven": "11",
-    "twelve": "12",
-    "thirteen": "13",
-    "fourteen": "14",
-    "fifteen": "15",
-    "sixteen": "16",
-    "seventeen": "17",
-    "eighteen": "18",
-    "nineteen": "19",
-    "twenty": "20",
-    "thirty": "30",
-    "forty": "40",
-    "fifty": "50",
-    "hundred": "100",
-    "thousand": "1000",
-    "million": "1000000",
-    "billion": "1000000000",
-    "first": "1",
-    "second": "2",
-    "third": "3",
-    "fourth": "4",
-    "fifth": "5",
-    "ноль": "0",
-    "один": "1",
-    "одна": "1",
-    "одно": "1",
-    "два": "2",
-    "две": "2",
-    "три": "3",
-    "четыре": "4",
-    "пять": "5",
-    "шесть": "6",
-    "семь": "7",
-    "восемь": "8",
-    "девять": "9",
-    "десять": "10",
-    "двадцать": "20",
-    "сто": "100",
-    "тысяча": "1000",
-    "миллион": "1000000",
-}
-"""Number words mapped to digits, so ``three`` in a statement matches ``3`` in a context."""
+    def __iter__(self) -> Iterator[str]:
+        return iter(lexicon.reading().lexicons)
 
-_STEMMERS = {"en": snowballstemmer.stemmer("english"), "ru": snowballstemmer.stemmer("russian")}
+    def __len__(self) -> int:
+        return len(lexicon.reading().lexicons)
+
+
+STOP_WORDS: Mapping[str, frozenset[str]] = _StopWords()
+"""Function words per language read, lower-case (Russian with ``ё`` folded into ``е``)."""
+
+_STEMMERS: dict[str, Any] = {}
+"""Snowball stemmers by language code, made on first use (under :data:`_STATEFUL_LOCK`)."""
 
 
 class _Segmenter(pysbd.Segmenter):  # type: ignore[misc]
@@ -181,10 +115,44 @@ _STATEFUL_LOCK = threading.Lock()  # segment() keeps the text on the instance; t
 
 
 def detect_script(text: str) -> Script:
-    """``ru`` when Cyrillic letters outnumber Latin letters in ``text``, else ``en``."""
-    if _CYRILLIC.search(text) is None:  # the common case, without listing every letter
-        return "en"
-    return "ru" if len(_CYRILLIC.findall(text)) > len(_LATIN.findall(text)) else "en"
+    """The language ``text`` is read in: by its letters (:mod:`ragqa.judges.local.lexicon`).
+
+    The language read whose letters are most numerous in ``text``, when they outnumber its Latin
+    letters (on a tie, the one read first); else ``en``. With ragqa's own packs: ``ru`` when
+    Cyrillic letters outnumber Latin letters, else ``en``.
+    """
+    best, most = SOURCE_LANGUAGE, 0
+    for code, letters in lexicon.reading().scripts:
+        if letters.search(text) is None:  # the common case, without listing every letter
+            continue
+        count = len(letters.findall(text))
+        if count > most:
+            best, most = code, count
+    return best if most and most > len(_LATIN.findall(text)) else SOURCE_LANGUAGE
+
+
+_CLEARED_ON_NEW_LANGUAGE: list[Callable[[], None]] = []
+"""``cache_clear`` of every cache whose answers depend on the languages read."""
+
+
+def clear_on_new_language(cache_clear: Callable[[], None]) -> None:
+    """Have ``cache_clear`` called when :func:`read_language` adds a language (a cache of readings)."""
+    _CLEARED_ON_NEW_LANGUAGE.append(cache_clear)
+
+
+def read_language(code: str) -> None:
+    """Read texts in ``code``'s letters with its language pack's word lists from now on.
+
+    The local judge calls it with the ``language`` it is asked in; English, a language already
+    read and a pack without ``local_judge`` lists change nothing (see
+    :func:`ragqa.judges.local.lexicon.read_language`).
+
+    Raises:
+        ConfigError: when the pack's ``local_judge`` field is not valid.
+    """
+    if lexicon.read_language(code):
+        for cache_clear in _CLEARED_ON_NEW_LANGUAGE:
+            cache_clear()
 
 
 def strip_citations(text: str) -> str:
@@ -242,7 +210,7 @@ def _plain_split(line: str) -> tuple[str, ...] | None:
 @lru_cache(maxsize=16384)
 def _split_line(line: str) -> tuple[str, ...]:
     """Sentences of one stripped, non-empty line (cached: retrieved chunks repeat across samples)."""
-    if detect_script(line) == "ru":
+    if lexicon.reading().lexicons[detect_script(line)].splitter == "razdel":
         import razdel  # imported on the first Cyrillic line: English-only runs never need it
 
         return tuple(p for p in (s.text.strip() for s in razdel.sentenize(line)) if p)
@@ -322,45 +290,14 @@ def stem(word: str, script: Script) -> str:
     """The Snowball stem of a lower-case ``word`` (numbers are canonicalised instead)."""
     if word[:1].isdigit():
         return normalise_number(word)
-    if word in _NUMBER_WORDS:
-        return _NUMBER_WORDS[word]
+    number_words = lexicon.reading().number_words
+    if word in number_words:
+        return number_words[word]
     with _STATEFUL_LOCK:
-        return str(_STEMMERS[script].stemWord(word))
-
-
-_NEGATIONS = frozenset(
-    {"not", "no", "never", "none", "nobody", "nothing", "neither", "nor", "cannot", "without", "n't"}
-    | {"не", "нет", "ни", "никогда", "ничего", "никто", "нельзя"}
-)
-_FIRST_PERSON = frozenset(
-    {"i", "i'm", "i've", "i'd", "i'll", "me", "my", "mine", "myself", "we", "we're", "we've", "our", "ours"}
-    | {"я", "меня", "мне", "мной", "мой", "моя", "мое", "мои", "моих", "моим", "мы", "нас", "нам", "наш", "наша"}
-    | {"наши", "ourselves"}
-)
-_AMBIGUOUS_NUMBER_WORDS = frozenset({"one", "first", "second", "один", "одна", "одно"})
-
-
-_DISCOURSE_TEXT = """
-according additionally afterwards besides briefly consequently finally firstly fortunately furthermore
-generally hence however ideally importantly initially instead lastly likewise meanwhile moreover namely
-notably nowadays otherwise overall secondly similarly specifically subsequently thirdly typically
-unfortunately usually
-согласно однако далее затем итак кроме например поэтому сначала потом наконец во-первых во-вторых обычно
-"""
-_OPENERS_TEXT = """
-again based currently first following further here later next note passage please regarding second still
-third though today unlike using while yes no context answer question document documents text source sources
-step steps click open select go use make check contact visit follow ensure navigate enter type choose log
-sign install download ask submit create find see refer reach call email send set add remove update try run
-press read review keep start stop save restart reboot request
-также сегодня сейчас пожалуйста нажмите откройте выберите перейдите используйте проверьте
-"""
-
-_DISCOURSE_OPENERS = frozenset(_DISCOURSE_TEXT.split())
-"""Sentence openers that only link a sentence to the text around it; no content when they open it."""
-
-_COMMON_OPENERS = _DISCOURSE_OPENERS | frozenset(_OPENERS_TEXT.split())
-"""Capitalised words that open sentences without being names (discourse openers, imperatives, source words)."""
+        stemmer = _STEMMERS.get(script)
+        if stemmer is None:
+            stemmer = _STEMMERS[script] = snowballstemmer.stemmer(lexicon.reading().lexicons[script].stemmer)
+        return str(stemmer.stemWord(word))
 
 
 def is_common_opener(word: str) -> bool:
@@ -378,7 +315,9 @@ def is_common_opener(word: str) -> bool:
         True when the word is a common opener (not to be checked as a name).
     """
     low = word.lower().replace("ё", "е")
-    return low in _COMMON_OPENERS or (len(low) > 4 and low.endswith("ly") and low.isalpha() and word[1:].islower())
+    return low in lexicon.reading().common_openers or (
+        len(low) > 4 and low.endswith("ly") and low.isalpha() and word[1:].islower()
+    )
 
 
 @dataclass(frozen=True)
@@ -422,16 +361,17 @@ def _token(raw: str, lang: Script, first: bool) -> _Token:
     if raw[:1].isdigit():
         number = normalise_number(raw)
         return number, number, number, False, False, None
-    negated = low in _NEGATIONS or low.endswith("n't")
-    first_person = low in _FIRST_PERSON
+    reading = lexicon.reading()
+    negated = low in reading.negations or low.endswith("n't")
+    first_person = low in reading.first_person
     mention = asserted = None
-    if low in _NUMBER_WORDS:
-        mention = _NUMBER_WORDS[low]
-        if low not in _AMBIGUOUS_NUMBER_WORDS:
+    if low in reading.number_words:
+        mention = reading.number_words[low]
+        if low not in reading.ambiguous_number_words:
             asserted = mention
-    stop = STOP_WORDS[lang]
+    stop = reading.lexicons[lang].stop_words
     capitalised = raw[:1].isupper() and not first and low != "i"
-    if (low in stop and not capitalised) or len(low) < 2 or (first and low in _DISCOURSE_OPENERS):
+    if (low in stop and not capitalised) or len(low) < 2 or (first and low in reading.discourse_openers):
         return None, asserted, mention, negated, first_person, None
     st = stem(low, lang)
     entity = raw[:1].isupper() and low not in stop and (not first or not is_common_opener(raw))
@@ -530,3 +470,7 @@ def claims(text: str) -> list[str]:
             continue
         out.append(claim)
     return out
+
+
+for _cache in (stem, _token, features, _split_line, split_sentences):
+    clear_on_new_language(_cache.cache_clear)

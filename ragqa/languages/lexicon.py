@@ -1,0 +1,170 @@
+"""The shape of the local judge's word lists of a language (a pack's ``local_judge`` field), checked.
+
+A :class:`~ragqa.languages.LanguagePack` may carry the offline local judge's word lists for its
+language; this module checks them when the pack is read, so a bad list stops a run at the
+settings (the ``language`` setting), before any judge call. How the local judge reads with them
+is :mod:`ragqa.judges.local.lexicon` (which also holds the English lists).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ragqa.errors import ConfigError
+
+__all__ = ["PACK_KEYS", "Lexicon", "fold_words"]
+
+PACK_KEYS = frozenset(
+    {
+        "letters",
+        "stemmer",
+        "splitter",
+        "stop_words",
+        "number_words",
+        "ambiguous_number_words",
+        "negations",
+        "first_person",
+        "discourse_openers",
+        "openers",
+        "intent_words",
+    }
+)
+"""The keys of a pack's ``local_judge`` field (each optional but ``letters``; see :class:`Lexicon`)."""
+
+_SNOWBALL = frozenset(
+    {
+        "arabic",
+        "armenian",
+        "basque",
+        "catalan",
+        "danish",
+        "dutch",
+        "english",
+        "finnish",
+        "french",
+        "german",
+        "greek",
+        "hindi",
+        "hungarian",
+        "indonesian",
+        "irish",
+        "italian",
+        "lithuanian",
+        "nepali",
+        "norwegian",
+        "porter",
+        "portuguese",
+        "romanian",
+        "russian",
+        "serbian",
+        "spanish",
+        "swedish",
+        "tamil",
+        "turkish",
+        "yiddish",
+    }
+)
+"""Stemmer names of ``snowballstemmer`` (https://snowballstem.org/algorithms/)."""
+
+
+def fold_words(words: Iterable[str]) -> frozenset[str]:
+    """Lower-case with ``ё`` folded into ``е``: the form :func:`ragqa.judges.local.text.tokens` gives."""
+    return frozenset(w.lower().replace("ё", "е") for w in words)
+
+
+@dataclass(frozen=True)
+class Lexicon:
+    """The word lists of one language, as the local judge reads them (all lower-case, ``ё`` folded).
+
+    Attributes:
+        code: the language code (``en``, ``ru``...).
+        letters: a regular-expression character class body naming the language's letters
+            (``а-яёА-ЯЁ``); a text mostly in these letters is read with this lexicon.
+        stemmer: the Snowball stemmer (``english``, ``russian``...; https://snowballstem.org/).
+        splitter: how lines are split into sentences: ``pysbd`` (English rules) or ``razdel``.
+        stop_words: function words, not content.
+        number_words: number words and their digits (``three`` -> ``3``), so a spelt-out number
+            matches a written one.
+        ambiguous_number_words: number words that are not asserted numbers (``one``, ``first``).
+        negations: words that negate a statement.
+        first_person: words by which a text speaks of its speaker.
+        discourse_openers: words that open a sentence only to link it to the text around it.
+        openers: other capitalised words that open sentences without being names (imperatives,
+            words naming the source).
+        intent_words: words that say what kind of answer a query wants (``define``, ``example``).
+    """
+
+    code: str
+    letters: str
+    stemmer: str
+    splitter: str = "pysbd"
+    stop_words: frozenset[str] = frozenset()
+    number_words: Mapping[str, str] = field(default_factory=dict)
+    ambiguous_number_words: frozenset[str] = frozenset()
+    negations: frozenset[str] = frozenset()
+    first_person: frozenset[str] = frozenset()
+    discourse_openers: frozenset[str] = frozenset()
+    openers: frozenset[str] = frozenset()
+    intent_words: frozenset[str] = frozenset()
+
+    @classmethod
+    def from_mapping(cls, code: str, data: Mapping[str, Any]) -> Lexicon:
+        """The lexicon of language ``code`` from a pack's ``local_judge`` field (keys of :data:`PACK_KEYS`).
+
+        Raises:
+            ConfigError: naming the pack when a key is unknown, ``letters`` is missing or not a
+                character class, the stemmer or splitter is unknown, or a list is not a list of
+                words (``number_words``: not a mapping of words to digits).
+        """
+        where = f"language pack {code!r}, field local_judge"
+        if not isinstance(data, Mapping):
+            raise ConfigError(f"{where}: expected a mapping of word lists, got {type(data).__name__}")
+        unknown = sorted(set(data) - PACK_KEYS)
+        if unknown:
+            raise ConfigError(
+                f"{where}: unknown key(s) {', '.join(unknown)}; the keys are {', '.join(sorted(PACK_KEYS))}"
+            )
+        letters = data.get("letters")
+        if not isinstance(letters, str) or not letters:
+            raise ConfigError(f"{where}: 'letters' is missing; give the language's letters, e.g. 'а-яёА-ЯЁ'")
+        try:
+            re.compile(f"[{letters}]")
+        except re.error as exc:
+            raise ConfigError(f"{where}: 'letters' {letters!r} is not a character class ({exc})") from None
+        stemmer = str(data.get("stemmer", "porter"))
+        if stemmer not in _SNOWBALL:
+            raise ConfigError(f"{where}: unknown stemmer {stemmer!r}; use one of {', '.join(sorted(_SNOWBALL))}")
+        splitter = str(data.get("splitter", "pysbd"))
+        if splitter not in {"pysbd", "razdel"}:
+            raise ConfigError(f"{where}: unknown splitter {splitter!r}; use pysbd or razdel")
+        number_words = data.get("number_words", {})
+        if not isinstance(number_words, Mapping) or not all(
+            isinstance(w, str) and isinstance(d, str | int) for w, d in number_words.items()
+        ):
+            raise ConfigError(f"{where}: 'number_words' is not a mapping of words to digits, e.g. {{'три': '3'}}")
+
+        def words(key: str) -> frozenset[str]:
+            value = data.get(key, ())
+            if isinstance(value, str) or not isinstance(value, list | tuple | set | frozenset):
+                raise ConfigError(f'{where}: {key!r} is not a list of words; write e.g. ["и", "в"]')
+            if not all(isinstance(w, str) for w in value):
+                raise ConfigError(f"{where}: {key!r} holds something other than words")
+            return fold_words(value)
+
+        return cls(
+            code=code,
+            letters=letters,
+            stemmer=stemmer,
+            splitter=splitter,
+            stop_words=words("stop_words"),
+            number_words={w.lower().replace("ё", "е"): str(d) for w, d in number_words.items()},
+            ambiguous_number_words=words("ambiguous_number_words"),
+            negations=words("negations"),
+            first_person=words("first_person"),
+            discourse_openers=words("discourse_openers"),
+            openers=words("openers"),
+            intent_words=words("intent_words"),
+        )

@@ -1,0 +1,112 @@
+"""The cascade fit reads tier 1 as the run aggregated it, and hands back the fit it wrote.
+
+Tier 1's aggregate in a fit item must be the one the cascade will see at run time: the run's
+strategy and quorum (``ragqa.aggregation``), not a mean assumed whatever the run did. A voting run
+(``claim-vote``, ``dawid-skene``) cannot be rebuilt from the results and is refused by name.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+from factories import CASCADE_PANEL_YAML
+
+from ragqa.aggregate import aggregate
+from ragqa.calibration import calibrate
+from ragqa.calibration.cascade import CascadeItem, fit_body, fit_cascade, write_fit
+from ragqa.errors import ConfigError
+from ragqa.jury.cascade import Cascade, CascadeRule, escalation, read_fit
+from ragqa.schema import JudgeFailure, JudgeOutcome, MetricScore, PanelResult
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _result(tier1: list[float | None], tier2: float, *, strategy: str = "mean", quorum: int = 1) -> PanelResult:
+    """A result of judge ``dear`` (tier 2) and ``t0``, ``t1``... (tier 1; ``None``: that judge failed)."""
+    outcomes = [JudgeOutcome(judge_id="dear", score=MetricScore(value=tier2))]
+    for i, v in enumerate(tier1):
+        failure = JudgeFailure(judge_id=f"t{i}", metric="faithfulness", sample_id="s", error_type="X", message="x")
+        outcomes.append(
+            JudgeOutcome(judge_id=f"t{i}", failure=failure)
+            if v is None
+            else JudgeOutcome(judge_id=f"t{i}", score=MetricScore(value=v))
+        )
+    scores = [tier2, *(v for v in tier1 if v is not None)]
+    full = aggregate(scores, n_failed=tier1.count(None), strategy="mean", quorum=quorum)
+    full = full.model_copy(update={"strategy": strategy})
+    return PanelResult(sample_id="s", metric="faithfulness", direction="higher", judges=outcomes, aggregate=full)
+
+
+@pytest.mark.parametrize(
+    ("strategy", "expected"),
+    [("mean", (0.2 + 0.9 + 0.95) / 3), ("median", 0.9), ("min", 0.2), ("max", 0.95), ("majority", 1.0)],
+)
+def test_tier_one_is_aggregated_by_the_runs_strategy(strategy: str, expected: float) -> None:
+    item = CascadeItem.of(_result([0.2, 0.9, 0.95], 0.1, strategy=strategy), tier2=["dear"], label=True)
+    assert item.tier1 == pytest.approx(expected)
+    assert item.values == ((0.2,), (0.9,), (0.95,)) and item.full == pytest.approx(0.5375)
+
+
+def test_tier_one_below_the_runs_quorum_has_no_aggregate_and_a_failed_judge_is_left_out() -> None:
+    short = CascadeItem.of(_result([0.8, None], 0.9, quorum=2), tier2=["dear"], label=True)
+    assert math.isnan(short.tier1)  # one tier-1 judge scored, the run needs two: the cascade escalates it
+    met = CascadeItem.of(_result([0.8, None, 0.6], 0.9, quorum=2), tier2=["dear"], label=True)
+    assert met.tier1 == pytest.approx(0.7) and met.values == ((0.8,), (0.6,))
+
+
+@pytest.mark.parametrize("strategy", ["claim-vote", "dawid-skene"])
+def test_a_voting_run_is_refused_naming_the_setting_and_the_fix(strategy: str) -> None:
+    with pytest.raises(ConfigError, match=r"ragqa\.aggregation\.strategy to one of mean, median") as info:
+        CascadeItem.of(_result([0.2, 0.9], 0.1, strategy=strategy), tier2=["dear"], label=True)
+    assert info.value.key == "ragqa.aggregation.strategy"
+    assert strategy in str(info.value) and "sample 's'" in str(info.value)
+
+
+def test_the_median_fit_differs_from_the_mean_fit_where_the_strategies_disagree() -> None:
+    # tier 1 has an outlier: its mean sits near the threshold, its median far above it
+    rows = [_result([0.1, 0.9, 0.95], 0.9, strategy=s) for s in ("mean", "median")]
+    mean, median = (CascadeItem.of(r, tier2=["dear"], label=True, threshold=0.5) for r in rows)
+    rule = CascadeRule(spread=None, margin=0.2, split=False, interval=False)
+    assert (mean.tier1, median.tier1) == (pytest.approx(0.65), 0.9)
+    assert escalation(mean.values, mean.tier1, 0.5, "higher", rule) == "margin"  # 0.65 is within 0.2 of 0.5
+    assert escalation(median.values, median.tier1, 0.5, "higher", rule) is None  # 0.9 is not
+
+
+def test_the_fit_in_memory_is_the_fit_the_file_holds(tmp_path: Path) -> None:
+    right = [CascadeItem.of(_result([0.9, 0.95], 0.9), tier2=["dear"], label=True) for _ in range(8)]
+    near = [CascadeItem.of(_result([0.55, 0.56], 0.0), tier2=["dear"], label=False) for _ in range(2)]
+    reached = fit_cascade(right + near, threshold=0.5, target=1.0, data="d.jsonl (label)")
+    wrong = [CascadeItem.of(_result([0.1, 0.2], 0.0), tier2=["dear"], label=True)]  # both tiers fail a pass
+    unreached = fit_cascade(wrong, threshold=0.5, target=1.0)  # no rule reaches it: escalate everything
+    assert reached.reached and not unreached.reached and math.isinf(unreached.rule.margin)
+    for fit in (reached, unreached):
+        path = write_fit(fit, tmp_path / "fit.json")
+        assert fit_body(fit) == json.loads(path.read_text(encoding="utf-8"))
+        assert read_fit(path)[0] == CascadeRule.of(fit_body(fit))
+
+
+@pytest.mark.filterwarnings("ignore::ragqa.thresholds.UndecidedWarning")  # 12 samples: a wide interval
+def test_calibrate_returns_the_fit_it_wrote(tmp_path: Path) -> None:
+    config = tmp_path / "application.yaml"
+    config.write_text(CASCADE_PANEL_YAML, encoding="utf-8")
+    path = tmp_path / "cascade-fit.json"
+    data = ROOT / "examples" / "datasets" / "begin_wow_labelled.jsonl"
+    result = calibrate(
+        data, ["faithfulness"], config=config, limit=12, n_resamples=20, progress=False, fit_cascade=path
+    )
+    assert result.cascade_fit is not None and result.cascade_fit["format"] == "ragqa-cascade-fit/1"
+    assert result.cascade_fit == json.loads(path.read_text(encoding="utf-8"))
+
+
+def test_a_fit_file_and_a_results_header_give_the_same_rule() -> None:
+    body = {"spread": 0.2, "margin": 0.05, "split": False, "interval": False}
+    header = Cascade.from_header({"tier2": ["dear"], **body, "thresholds": {"faithfulness": 0.7}})
+    assert header.rule == CascadeRule.of(body) == CascadeRule(spread=0.2, margin=0.05, split=False, interval=False)
+    assert CascadeRule.of({"spread": None, "margin": 0, "split": True}) == CascadeRule(spread=None, margin=0.0)
+    with pytest.raises(ValueError, match="margin must be >= 0"):
+        CascadeRule.of({"spread": None, "margin": -1, "split": True})
+    with pytest.raises(KeyError):
+        CascadeRule.of({"spread": None, "split": True})

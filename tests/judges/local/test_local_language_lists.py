@@ -1,0 +1,79 @@
+"""The local judge's word lists come from the language packs: its answers are the ones it gave
+when the lists were written in its modules.
+
+Every score, with its details (statements, verdicts, reasons), of the offline local judges on the
+shipped English and Russian datasets is pinned to a digest taken before the lists moved (English
+in :mod:`ragqa.judges.local.lexicon`, Russian in ``ragqa/languages/ru.json``), with the default
+``language`` and with ``ru``. A change that moves one is a change of the local judge's answers.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import pytest
+
+import ragqa
+from ragqa.report import Report
+
+ROOT = Path(__file__).resolve().parents[3]
+DATASETS = ROOT / "examples" / "datasets"
+
+LLM_METRICS = [
+    "answer_accuracy",
+    "answer_correctness",
+    "aspect_critic",
+    "context_entity_recall",
+    "context_precision",
+    "context_recall",
+    "context_relevance",
+    "factual_correctness",
+    "faithfulness",
+    "hallucination",
+    "noise_sensitivity",
+    "response_groundedness",
+    "response_relevancy",
+    "response_relevancy_llm",
+    "rubrics_score",
+    "semantic_similarity",
+    "simple_criteria_score",
+]
+AGENT_METRICS = ["agent_goal_accuracy", "topic_adherence"]
+
+DIGESTS = {
+    ("ru_support.jsonl", "en"): "49655e429d65ddbbce7642fd48ced5a90e7cdfdb7156bd2292d484ed545d70ab",
+    ("ru_support.jsonl", "ru"): "15b6abb9049f7a65d909bfe249f33f3e633422e78aff36a1d3f7bff30b3ece52",
+    ("it_helpdesk.jsonl", "en"): "017e5afef6d7325e6a5754004dc11d322b31e22cdd60cb4e580caf2aa1a7c7c4",
+    ("agent_conversations.jsonl", "en"): "091d60ac2f37531e739c1d4c653c6d5576b035a5412b99045e70d47407711eb8",
+}
+
+COUNTS = {"ru_support.jsonl": 136, "it_helpdesk.jsonl": 2040, "agent_conversations.jsonl": 56}
+"""Scores per run (samples x metrics x the two local judges, less the metrics a sample cannot have)."""
+
+
+def _digest(report: Report) -> tuple[int, str]:
+    lines = sorted(
+        f"{r.sample_id}|{r.metric}|{o.judge_id}|{o.score.value!r}|{json.dumps(o.score.details, sort_keys=True)}"
+        for r in report.results
+        for o in r.judges
+        if o.score is not None
+    )
+    return len(lines), hashlib.sha256("\n".join(lines).encode()).hexdigest()
+
+
+@pytest.mark.parametrize(("dataset", "language"), sorted(DIGESTS))
+def test_the_local_judge_answers_as_before_the_lists_moved(dataset: str, language: str) -> None:
+    metrics = AGENT_METRICS if dataset.startswith("agent") else LLM_METRICS
+    report = ragqa.evaluate(
+        DATASETS / dataset,
+        metrics=metrics,
+        config=ROOT / "application.yaml",
+        profile="local",
+        language=language,
+        progress=False,
+    )
+    count, digest = _digest(report)
+    assert count == COUNTS[dataset]
+    assert digest == DIGESTS[(dataset, language)], f"{dataset} {language}: {digest}"

@@ -1,0 +1,46 @@
+"""``--engine ray --out results.parquet``: the driver writes the workers' records as Parquet, as one process does.
+
+A separate module from ``test_ray_engine`` so that its two-CPU loopback cluster (10-20 s to start)
+is paid only where the ``ray`` extra is installed and slow tests run.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+ray = pytest.importorskip("ray", reason="the ray extra is not installed (pip install -c constraints.txt -e '.[ray]')")
+
+import _ray_cluster  # noqa: E402
+from _cli import run_cli  # noqa: E402
+from _records import untimed  # noqa: E402
+
+from ragqa.render.parquet import part_files  # noqa: E402
+from ragqa.run.stream import read_results  # noqa: E402
+
+pytestmark = pytest.mark.slow
+
+ROOT = Path(__file__).resolve().parents[2]
+JOB = ("evaluate", ROOT / "examples" / "datasets" / "it_helpdesk.jsonl", "--profile", "local", "--no-progress")
+cluster = _ray_cluster.cluster  # the module's two-CPU loopback cluster
+
+
+def test_a_ray_run_writes_parquet_and_parts_with_the_records_of_one_process(cluster: None, tmp_path: Path) -> None:
+    ray_run = ("--engine", "ray", "--workers", "2", "--batch-size", "16")
+    local = run_cli(*JOB, "--out", tmp_path / "local.jsonl")
+    single = run_cli(*JOB, *ray_run, "--out", tmp_path / "ray.parquet")
+    parts = run_cli(*JOB, *ray_run, "--out", f"{tmp_path / 'parts'}/")
+    for result in (local, single, parts):
+        assert result.returncode == 0, result.stderr
+    assert len(part_files(tmp_path / "parts")) == 1
+    local_header, expected = read_results(tmp_path / "local.jsonl")
+    for written in (tmp_path / "ray.parquet", tmp_path / "parts"):
+        header, records = read_results(written)
+        assert list(records) == list(expected)  # every pair once, in dataset order
+        assert untimed(list(records.values())) == untimed(list(expected.values()))
+        assert (header.config_fingerprint, header.dataset_fingerprint, header.intervals) == (
+            local_header.config_fingerprint,
+            local_header.dataset_fingerprint,
+            local_header.intervals,
+        )
