@@ -29,8 +29,9 @@ import subprocess
 import sys
 import tempfile
 import tracemalloc
-from collections.abc import Iterator
 from pathlib import Path
+
+from one_pass import worktree  # a sibling of this script: the temporary worktree of --base
 
 REPO = Path(__file__).resolve().parents[1]
 JUDGES = ("local-strict", "local-lenient")
@@ -93,19 +94,6 @@ def measure(n: int) -> dict[str, float]:
         _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
     return {"kept": kept / n, "peak": peak / n, "peak_mb": peak / 1e6}
-
-
-@contextlib.contextmanager
-def worktree(ref: str, folder: Path) -> Iterator[Path]:
-    """A temporary detached ``git worktree`` of ``ref`` under ``folder``, removed afterwards."""
-    path = folder / "base-tree"
-    subprocess.run(
-        ["git", "-C", str(REPO), "worktree", "add", "--detach", str(path), ref], check=True, capture_output=True
-    )
-    try:
-        yield path
-    finally:
-        subprocess.run(["git", "-C", str(REPO), "worktree", "remove", "--force", str(path)], check=False)
 
 
 def main() -> None:
