@@ -51,7 +51,7 @@ async def test_inline_and_worker_thread_give_identical_answers(monkeypatch: Any)
     inline = await PanelEvaluator(judges, metrics).evaluate(samples)
     assert threads == {threading.current_thread().name}  # all local: computed in place
     threads.clear()
-    monkeypatch.setattr("ragqa.evaluation.all_local", lambda judges: False)  # as with an HTTP judge beside
+    monkeypatch.setattr("ragqa.evaluation.evaluator.all_local", lambda judges: False)  # as with an HTTP judge beside
     threaded = await PanelEvaluator(judges, metrics).evaluate(samples)
     assert threads and all(name.startswith(worker_module.worker_thread_name) for name in threads)
     assert _outcomes(inline) == _outcomes(threaded)

@@ -1,19 +1,12 @@
 """The panel evaluator: every metric, on every sample, with every judge, concurrently.
 
-For each sample, each judge gets one :class:`~ragqa.judges.base.SharedCallJudge` (identical
-steps across metrics are made once), and every (metric, judge) pair runs as its own task. A judge
-that fails is recorded as a :class:`~ragqa.schema.JudgeFailure` and excluded from the aggregate;
-it never stops the run. Samples are validated against every metric before the first judge call.
-Provider concurrency and rate limits are enforced by the judges themselves (per provider), so
-this module only bounds how many samples are in flight: :meth:`PanelEvaluator.score_stream` takes a
-sample from its input only when one of ``max_concurrent_samples`` slots is free, so no coroutine
-exists for a sample that is not being scored and memory does not grow with the dataset.
-
-A run may have a deadline (:attr:`PanelOptions.deadline_s`): when it passes, every (metric,
-judge) computation not yet finished is cancelled (its in-flight requests with it) and recorded as
-a :class:`~ragqa.errors.JudgeTimeout` failure naming the deadline, and the report is returned.
-Cancelling :meth:`PanelEvaluator.evaluate` itself (task cancel, ``asyncio.wait_for``, Ctrl-C)
-cancels every in-flight judge call, shared ones included; no request starts afterwards.
+:class:`PanelEvaluator` validates, streams samples through a bounded window, asks every judge
+(tier 1 first, then tier 2 where a cascade escalates), aggregates, runs the order probe after the
+scores, and attaches the jury's reliability and cascade sections to the report. One (metric,
+judge) computation is :mod:`ragqa.evaluation.calls`'s, the cascade's and the probe's steps are
+:mod:`ragqa.evaluation.phases`'s, the options and input checks :mod:`ragqa.evaluation.options`'s.
+The package docstring (:mod:`ragqa.evaluation`) describes the run's guarantees (failures
+recorded, deadline, cancellation).
 """
 
 from __future__ import annotations
@@ -21,154 +14,31 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import itertools
-import logging
 import time
 from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from ragqa._heap import frozen_heap
-from ragqa.aggregate import PanelStrategy, aggregate
-from ragqa.errors import ConfigError, JudgeError, JudgeTimeout, JudgeUnsupported, SampleError
+from ragqa.aggregate import aggregate
+from ragqa.errors import ConfigError, SampleError
+from ragqa.evaluation.calls import NoJudge, copy_for, gather_or_cancel, require_judges, run_by
+from ragqa.evaluation.options import PanelOptions, ProgressCallback, metric_objects, panel_problems, validate_samples
+from ragqa.evaluation.phases import escalated, probe_order, tier_positions
 from ragqa.judges.base import Embedder, Embedders, Judge, SharedCallJudge
 from ragqa.judges.offload import all_local, run_inline
 from ragqa.judges.ratelimit import request_priority
-from ragqa.jury.cascade import Cascade, CascadeTally, tier_one
+from ragqa.jury.cascade import Cascade, CascadeTally
 from ragqa.jury.panel import extractor_index, jury_collector, voted_aggregate, voting_judges
-from ragqa.jury.probe import OrderProbe, OrderProbeOptions, parse_probes
-from ragqa.metrics.base import CallPlan, Metric, MetricContext
-from ragqa.metrics.validation import Limits, validate_run
-from ragqa.repeats import REDUCERS, Reducer, combine_repeats, repeat_index
+from ragqa.jury.probe import OrderProbe
+from ragqa.metrics.base import Metric, MetricContext
+from ragqa.repeats import combine_repeats
 from ragqa.report import MetricSummary, Report, SkippedSample, summarize
-from ragqa.schema import (
-    DEFAULT_CONFIDENCE,
-    Aggregate,
-    JudgeFailure,
-    JudgeOutcome,
-    Language,
-    PanelResult,
-    Sample,
-    Usage,
-    check_confidence,
-)
-from ragqa.usage import usage_scope
+from ragqa.schema import Aggregate, JudgeOutcome, PanelResult, Sample
 
 if TYPE_CHECKING:
     from ragqa.jury.reliability import JuryCollector
 
-__all__ = ["PanelEvaluator", "PanelOptions", "ProgressCallback", "validate_samples"]
-
-log = logging.getLogger(__name__)
-
-T = TypeVar("T")
-
-ProgressCallback = Callable[[PanelResult], None]
-"""Called once per finished (sample, metric) result."""
-
-
-@dataclass(frozen=True)
-class PanelOptions:
-    """How the panel combines and runs.
-
-    Attributes:
-        strategy: aggregation strategy (see :mod:`ragqa.aggregate`); ``claim-vote`` and
-            ``dawid-skene`` vote per statement (:mod:`ragqa.jury.panel`).
-        quorum: minimum number of judges with a finite score for an aggregate to exist.
-        language: prompt and explanation language.
-        max_concurrent_samples: samples in flight at once (judge calls are further bounded per
-            provider by the judges).
-        on_invalid: ``raise`` a :class:`~ragqa.errors.SampleError` listing every invalid sample
-            before any judge call, or ``skip`` them and list them in the report.
-        deadline_s: the longest a run (:meth:`PanelEvaluator.evaluate`, or one
-            :meth:`~PanelEvaluator.score_sample`) may take, seconds from its start; when it passes,
-            unfinished (metric, judge) computations end as ``JudgeTimeout`` failures naming the
-            deadline and the report is returned. ``None``: no deadline.
-        call_plan: how metrics ask the judges (:data:`~ragqa.metrics.base.CallPlan`): ``batched``
-            (one call per step for all items) or ``ragas`` (RAGAS's calls, one per item).
-        repeats: how many times every judge scores every (sample, metric), with independent
-            calls (>= 1; :mod:`ragqa.repeats`). Metrics that need no judge are scored once.
-        reducer: how a judge's repeats become its score: ``mean``, ``median`` or ``mode``
-            (:func:`ragqa.repeats.reduce_scores`); unused with one repeat.
-        confidence: level of the report's confidence intervals, in (0, 1) (:mod:`ragqa.uncertainty`).
-        extractor: the judge id that extracts the statements for the whole panel under
-            ``claim-vote``/``dawid-skene`` (``ragqa.jury.extractor``); ``None``: the first judge.
-        cascade: tier 2's judges and the rule that escalates an item to them
-            (:class:`ragqa.jury.cascade.Cascade`, ``ragqa.jury.cascade``); ``None``: every judge scores
-            every item.
-        cascade_audit: every tier scores every item (the full panel's scores and aggregates), and the
-            report compares the cascade's verdicts with the full panel's (``--cascade-audit``).
-        probes: the bias probes the run makes (``("order",)`` or empty; ``--probe``,
-            ``ragqa.probe.enabled``): extra calls on a share of the samples, reported beside the
-            scores, never changing them (:mod:`ragqa.jury.probe`).
-        order_probe: the order probe's sample share, seed and flag rate (``ragqa.probe.order``).
-        limits: the input-size guards every sample is checked against (``ragqa.limits``;
-            :func:`ragqa.metrics.validation.validate_run`), as a dataset run checks them.
-    """
-
-    strategy: PanelStrategy = "mean"
-    quorum: int = 1
-    language: Language = "en"
-    max_concurrent_samples: int = 16
-    on_invalid: Literal["raise", "skip"] = "raise"
-    deadline_s: float | None = None
-    call_plan: CallPlan = "batched"
-    repeats: int = 1
-    reducer: Reducer = "mean"
-    confidence: float = DEFAULT_CONFIDENCE
-    extractor: str | None = None
-    cascade: Cascade | None = None
-    cascade_audit: bool = False
-    probes: tuple[str, ...] = ()
-    order_probe: OrderProbeOptions = field(default_factory=OrderProbeOptions)
-    limits: Limits = field(default_factory=Limits)
-
-    @property
-    def votes(self) -> bool:
-        """Whether the panel votes per statement (``claim-vote`` or ``dawid-skene``)."""
-        return self.strategy in ("claim-vote", "dawid-skene")
-
-    def __post_init__(self) -> None:
-        """Reject a non-positive deadline, fewer than one repeat, an unknown reducer, a confidence outside (0, 1)."""
-        if self.deadline_s is not None and not self.deadline_s > 0:
-            raise ValueError(f"deadline_s must be > 0 seconds or None, got {self.deadline_s}")
-        if isinstance(self.repeats, bool) or not isinstance(self.repeats, int) or self.repeats < 1:
-            raise ValueError(f"repeats must be an integer >= 1, got {self.repeats!r}")
-        if self.reducer not in REDUCERS:
-            raise ValueError(f"reducer must be one of {', '.join(REDUCERS)}, got {self.reducer!r}")
-        check_confidence(self.confidence)
-        object.__setattr__(self, "probes", parse_probes(self.probes))
-
-
-def validate_samples(
-    samples: Sequence[Sample], metrics: Sequence[Metric], limits: Limits | None = None
-) -> list[SampleError]:
-    """Check every sample against every metric's required fields and the size guards; no judge is involved.
-
-    The same check as a dataset run's (:func:`ragqa.metrics.validation.validate_run`).
-
-    Args:
-        samples: the samples, in dataset order.
-        metrics: the metrics they will be scored with.
-        limits: the size guards (default: :class:`~ragqa.metrics.validation.Limits`'s defaults,
-            those of ``ragqa.limits``).
-
-    Returns:
-        Every problem (sample, field, metric, fix), in sample then metric order; empty when all
-        samples are valid.
-    """
-    return list(validate_run(samples, metrics, limits).problems)
-
-
-def _metric_objects(metrics: Sequence[Metric]) -> tuple[Metric, ...]:
-    """``metrics`` as a tuple, refusing names and other non-metrics with a clear TypeError."""
-    bad = [m for m in metrics if not isinstance(m, Metric)]
-    if isinstance(metrics, str) or bad:
-        shown = metrics if isinstance(metrics, str) else bad[0]
-        raise TypeError(
-            f"metrics must be Metric objects, got {shown!r}; build them with ragqa.build_metric(name), "
-            "or call ragqa.evaluate(data, metrics=[...]), which takes names"
-        )
-    return tuple(metrics)
+__all__ = ["PanelEvaluator"]
 
 
 class PanelEvaluator:
@@ -249,31 +119,7 @@ class PanelEvaluator:
             (``sample_id`` ``None``), then :func:`validate_samples`'s with the options' size guards.
         """
         chosen = tuple(metrics) if metrics is not None else self.metrics
-        problems = (
-            []
-            if self.embedders
-            else [
-                SampleError(
-                    f"needs an embedding model, but {self._embedders_unavailable}"
-                    if self._embedders_unavailable
-                    else "needs an embedding model; configure spring.ai.embedding-models.list "
-                    "(or use --profile local with the embeddings extra)",
-                    metric=metric.key,
-                )
-                for metric in chosen
-                if metric.needs_embeddings
-            ]
-        )
-        if not self.judges:  # an empty panel scores judge-free metrics only
-            problems += [
-                SampleError(
-                    "needs a judge, but the panel has none; add judges to spring.ai.chat-models.list, "
-                    "or choose judge-free metrics only",
-                    metric=metric.key,
-                )
-                for metric in chosen
-                if metric.needs_judge
-            ]
+        problems = panel_problems(chosen, bool(self.embedders), self._embedders_unavailable, bool(self.judges))
         return problems + validate_samples(samples, chosen, self.options.limits)
 
     async def evaluate(
@@ -303,8 +149,8 @@ class PanelEvaluator:
             TypeError: when ``metrics`` holds something other than metric objects (e.g. names).
             ConfigError: when the panel is empty and a metric needs a judge, before any work.
         """
-        chosen = _metric_objects(metrics) if metrics is not None else self.metrics
-        _require_judges(self.judges, chosen)
+        chosen = metric_objects(metrics) if metrics is not None else self.metrics
+        require_judges(self.judges, chosen)
         samples = [s if s.id is not None else s.model_copy(update={"id": str(i)}) for i, s in enumerate(samples, 1)]
         problems = [] if validated else self.validate(samples, chosen)
         skipped: list[SkippedSample] = []
@@ -313,9 +159,9 @@ class PanelEvaluator:
                 shown = "\n".join(f"  - {p}" for p in problems[:20])
                 more = f"\n  ... and {len(problems) - 20} more" if len(problems) > 20 else ""
                 raise SampleError(f"{len(problems)} invalid sample(s); nothing was scored:\n{shown}{more}")
-            panel_problems = [p for p in problems if p.sample_id is None]
-            if panel_problems:  # not a sample's fault: skipping samples cannot help
-                raise panel_problems[0]
+            of_panel = [p for p in problems if p.sample_id is None]
+            if of_panel:  # not a sample's fault: skipping samples cannot help
+                raise of_panel[0]
             bad = {p.sample_id for p in problems}
             skipped = [
                 SkippedSample(sample_id=p.sample_id or "?", metric=p.metric, field=p.field, message=str(p))
@@ -447,28 +293,25 @@ class PanelEvaluator:
         deadline: float | None,
         reuse: Callable[[str, str], Mapping[str, JudgeOutcome]] | None = None,
     ) -> list[PanelResult]:
-        _require_judges(self.judges, chosen)
+        require_judges(self.judges, chosen)
         n = self.options.repeats
         # one SharedCallJudge per judge and repeat: shared steps are shared within a repeat, never across
         rounds: list[list[Judge]] = [[SharedCallJudge(j) for j in self.judges] for _ in range(n)]
         shared = rounds[0]
         # a metric that needs no judge (text similarity, tool calls, embeddings only) is scored once
         # and its outcome shown for every judge: the same score, its usage counted once
-        alone = shared[:1] or [_NoJudge()]  # an empty panel still scores judge-free metrics
+        alone = shared[:1] or [NoJudge()]  # an empty panel still scores judge-free metrics
         kept = {m.key: reuse(sample.label, m.key) for m in chosen if m.needs_judge} if reuse is not None else {}
         judged = [m for m in chosen if m.needs_judge]
         # the judges asked per metric, by panel position: all, or those without a kept outcome
         asked = {m.key: [i for i, j in enumerate(shared) if j.id not in kept.get(m.key, {})] for m in judged}
         cascade = self._cascade if self._cascade is not None and not self._cascade.audit else None
-        tier2 = set(cascade.tiers([j.id for j in self.judges])[1]) if cascade is not None else set()
-        first = {k: [i for i in v if i not in tier2] for k, v in asked.items()}
+        first, tier2 = tier_positions(cascade, [j.id for j in self.judges], asked)
         found, free = await self._ask(deadline, sample, chosen, rounds, first, alone)
         if cascade is not None:  # tier 2 only where tier 1 is unsure (ragqa.jury.cascade)
-            later = {}
-            for metric in judged:
-                tier1 = tier_one(self._outcomes(metric, kept, found), cascade.tier2)
-                reason = cascade.decide(metric.key, metric.direction, tier1, self._combine(metric, tier1).value)
-                later[metric.key] = [i for i in asked[metric.key] if i in tier2] if reason is not None else []
+            later = escalated(
+                cascade, judged, asked, tier2, lambda metric: self._outcomes(metric, kept, found), self._combine
+            )
             more, _ = await self._ask(deadline, sample, judged, rounds, later, alone)
             for key, by_position in more.items():
                 found[key].update(by_position)
@@ -476,20 +319,13 @@ class PanelEvaluator:
         for metric in chosen:
             if not metric.needs_judge:
                 got = free[metric.key]
-                got += [_copy_for(got[0], judge.id) for judge in shared[1:]]
+                got += [copy_for(got[0], judge.id) for judge in shared[1:]]
             else:
                 got = self._outcomes(metric, kept, found)
             results.append(self._panel(metric, sample, got))
         if self.probe is not None:  # after the scores: the original verdicts come from the shared judges' memory
-            votes = self.options.votes
-            # the judges that scored each metric (under a cascade, tier 2 only where it was asked)
-            present = {r.metric: {o.judge_id for o in r.judges} for r in results}
-
-            def judges_for(metric: Metric) -> list[Judge]:
-                judges = voting_judges(shared, metric, self._extractor) if votes else shared
-                return [j for j in judges if j.id in present[metric.key]]
-
-            await self.probe.probe(sample, chosen, results, judges_for, self._context, deadline)
+            extractor = self._extractor if self.options.votes else None
+            await probe_order(self.probe, sample, chosen, results, shared, extractor, self._context, deadline)
         return results
 
     async def _ask(
@@ -515,7 +351,7 @@ class PanelEvaluator:
                 # claim-vote: within a repeat, the extractor's statements for every judge
                 voters = voting_judges(judges, metric, self._extractor) if self.options.votes else judges
                 calls.extend(self._run_by(deadline, metric, sample, voters[i], index) for i in positions[metric.key])
-        outcomes = iter(await _gather_or_cancel(calls) if calls else [])
+        outcomes = iter(await gather_or_cancel(calls) if calls else [])
         found: dict[str, dict[int, JudgeOutcome]] = {}
         free: dict[str, list[JudgeOutcome]] = {}
         for metric in metrics:
@@ -622,115 +458,10 @@ class PanelEvaluator:
             summaries = tally.attach(summaries)
         return summaries
 
-    async def _run_by(
+    def _run_by(
         self, deadline: float | None, metric: Metric, sample: Sample, judge: Judge, repeat: int = 0
-    ) -> JudgeOutcome:
-        """:meth:`_run`, ended as a ``JudgeTimeout`` failure when the run's deadline passes.
-
-        ``repeat`` (0-based) is set as :data:`ragqa.repeats.repeat_index` for the computation's
-        judge calls (it runs in a task of its own) so that repeats are distinct calls.
-        """
-        if repeat:
-            repeat_index.set(repeat)
-        if deadline is None:
-            return await self._run(metric, sample, judge)
-        started = time.perf_counter()
-        if asyncio.get_running_loop().time() < deadline:
-            try:
-                async with asyncio.timeout_at(deadline):
-                    return await self._run(metric, sample, judge)
-            except TimeoutError:
-                pass
-        error = JudgeTimeout(
-            f"judge {judge.id!r}: the run deadline of {self.options.deadline_s:g}s passed before "
-            f"{metric.key} finished on sample {sample.label}",
-            judge_id=judge.id,
+    ) -> Coroutine[Any, Any, JudgeOutcome]:
+        """:func:`~ragqa.evaluation.calls.run_by` with this run's metric context and deadline."""
+        return run_by(
+            deadline, metric, sample, judge, repeat, context=self._context, deadline_s=self.options.deadline_s
         )
-        failure = JudgeFailure(
-            judge_id=judge.id,
-            metric=metric.key,
-            sample_id=sample.label,
-            error_type=type(error).__name__,
-            message=str(error),
-        )
-        return JudgeOutcome(judge_id=judge.id, failure=failure, latency_s=time.perf_counter() - started)
-
-    async def _run(self, metric: Metric, sample: Sample, judge: Judge) -> JudgeOutcome:
-        started = time.perf_counter()
-        with usage_scope() as meter:
-            try:
-                score = await metric.score(sample, judge, self._context)
-                score = metric.check_score(score, judge_id=judge.id)  # the one range check of every score
-            except (JudgeError, SampleError) as exc:
-                failure = JudgeFailure(
-                    judge_id=judge.id,
-                    metric=metric.key,
-                    sample_id=sample.label,
-                    step=getattr(exc, "step", None),
-                    error_type=type(exc).__name__,
-                    message=str(exc),
-                    raw=getattr(exc, "raw", None),
-                )
-                return JudgeOutcome(
-                    judge_id=judge.id, failure=failure, latency_s=time.perf_counter() - started, usage=meter.total
-                )
-            except Exception as exc:  # a bug or an unmapped provider error: record it, keep the run going
-                log.exception("unexpected error in %s with judge %s on sample %s", metric.key, judge.id, sample.label)
-                failure = JudgeFailure(
-                    judge_id=judge.id,
-                    metric=metric.key,
-                    sample_id=sample.label,
-                    error_type=type(exc).__name__,
-                    message=str(exc),
-                )
-                return JudgeOutcome(
-                    judge_id=judge.id, failure=failure, latency_s=time.perf_counter() - started, usage=meter.total
-                )
-        return JudgeOutcome(judge_id=judge.id, score=score, latency_s=time.perf_counter() - started, usage=meter.total)
-
-
-NO_JUDGE = "(no judge)"
-"""The judge id of judge-free outcomes in a run whose panel is empty."""
-
-
-class _NoJudge:
-    """Stands in for an empty panel so judge-free metrics are scored; it answers no prompt."""
-
-    id = NO_JUDGE
-    fingerprint = "no-judge"
-
-    async def ask(self, prompt: Any, data: Any, *, language: Language = "en") -> Any:
-        raise JudgeUnsupported(f"the panel has no judge to answer {prompt.name!r}", judge_id=NO_JUDGE)
-
-
-def _require_judges(judges: Sequence[Judge], metrics: Sequence[Metric]) -> None:
-    """Raise ConfigError when the panel is empty and a metric needs a judge (every score would be missing)."""
-    judged = [m.key for m in metrics if m.needs_judge] if not judges else []
-    if judged:
-        raise ConfigError(
-            f"{', '.join(judged)} {'needs' if len(judged) == 1 else 'need'} a judge, but the panel has none; "
-            "add judges (spring.ai.chat-models.list) or choose judge-free metrics only",
-            key="spring.ai.chat-models.list",
-        )
-
-
-def _copy_for(outcome: JudgeOutcome, judge_id: str) -> JudgeOutcome:
-    """``outcome`` of a judge-free metric shown under ``judge_id``: same score or failure, no usage."""
-    failure = outcome.failure.model_copy(update={"judge_id": judge_id}) if outcome.failure is not None else None
-    return outcome.model_copy(update={"judge_id": judge_id, "failure": failure, "usage": Usage(), "latency_s": 0.0})
-
-
-async def _gather_or_cancel(coroutines: Sequence[Coroutine[Any, Any, T]]) -> list[T]:
-    """Run ``coroutines`` concurrently; results in order.
-
-    If the caller is cancelled (or one of them raises), every other one is cancelled and awaited
-    before this returns, so no judge call outlives the run and nothing is left unretrieved.
-    """
-    tasks = [asyncio.ensure_future(c) for c in coroutines]
-    try:
-        return list(await asyncio.gather(*tasks))
-    except BaseException:
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
-        raise
