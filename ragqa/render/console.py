@@ -28,8 +28,9 @@ from ragqa.metrics.base import Direction
 from ragqa.render.labels import labels
 from ragqa.render.probe import probe_lines
 from ragqa.render.terminal import printable
-from ragqa.report import MetricSummary, Report
+from ragqa.report import JuryReliability, MetricSummary, Report
 from ragqa.schema import AdviceOption, Interval, JudgeFailure, Language, Usage
+from ragqa.thresholds import comparator
 
 __all__ = [
     "DIRECTION_LABELS",
@@ -237,24 +238,37 @@ def agreement_line(summary: MetricSummary, *, language: Language = "en") -> Text
 
 
 def jury_texts(summary: MetricSummary, *, language: Language = "en") -> list[tuple[str, str]]:
-    """The reliability section of a voting run's metric (:attr:`MetricSummary.jury`) as ``(text, kind)`` lines.
+    """The metric's reliability sections (:attr:`MetricSummary.jury`, ``item_jury``) as ``(text, kind)`` lines.
 
-    ``kind`` is ``title``, ``judge``, ``aggregate``, ``correlation`` or ``warning``. One line on the
-    fit (statements, samples), one per judge with its estimated accuracy, sensitivity and
-    specificity, each ``E [LOW, HIGH]`` (cluster-bootstrap 95 % intervals), the Dawid-Skene
-    aggregate next to the majority vote's, the judges' residual correlations, and each warning
-    (judges that err together). Two decimals; the JSON report has every figure. Empty when the
-    summary has no reliability section.
+    ``kind`` is ``title``, ``note``, ``judge``, ``aggregate``, ``correlation`` or ``warning``. One line on the
+    fit (statements and samples; per item, the threshold and the items), one per judge with its
+    estimated accuracy, sensitivity and specificity, each ``E [LOW, HIGH]`` (cluster-bootstrap 95 %
+    intervals), the Dawid-Skene aggregate next to the majority vote's (per item, the pass rates),
+    the judges' residual correlations, and each warning (judges that err together). Two decimals;
+    the JSON report has every figure. A per-item section without a threshold is one ``note`` line
+    saying so. Empty when the summary has no reliability section.
     """
-    jury = summary.jury
-    if jury is None:
-        return []
+    out = _reliability_texts(summary.jury, summary, language) if summary.jury is not None else []
+    if summary.item_jury is not None:
+        out += _reliability_texts(summary.item_jury, summary, language)
+    return out
+
+
+def _reliability_texts(jury: JuryReliability, summary: MetricSummary, language: Language) -> list[tuple[str, str]]:
     t = labels(language)
 
     def span(interval: Interval) -> str:
         return f"{_two(interval.estimate)} [{_two(interval.low)}, {_two(interval.high)}]"
 
-    out = [(t["console_reliability"].format(n=jury.n_statements, samples=jury.n_samples), "title")]
+    per_item = jury.unit == "item"
+    if per_item and jury.threshold is None:
+        return [(t["console_item_reliability_none"].format(metric=summary.metric), "note")]
+    if per_item:
+        cmp = comparator(summary.direction)
+        title = t["console_item_reliability"].format(gate=f"{cmp} {jury.threshold:g}", n=jury.n_statements)
+    else:
+        title = t["console_reliability"].format(n=jury.n_statements, samples=jury.n_samples)
+    out = [(title, "title")]
     out += [
         (
             t["console_reliability_judge"].format(
@@ -264,7 +278,7 @@ def jury_texts(summary: MetricSummary, *, language: Language = "en") -> list[tup
         )
         for j in jury.judges
     ]
-    voted = t["console_ds_aggregate"].format(
+    voted = t["console_ds_pass_rate" if per_item else "console_ds_aggregate"].format(
         voted=_two(jury.voted_mean), majority=_two(jury.majority_mean), n=jury.n_changed
     )
     out.append((voted, "aggregate"))
@@ -274,7 +288,7 @@ def jury_texts(summary: MetricSummary, *, language: Language = "en") -> list[tup
     return out
 
 
-_JURY_STYLE = {"title": ("", "bold"), "correlation": ("  ", "dim"), "warning": ("  ! ", "yellow")}
+_JURY_STYLE = {"title": ("", "bold"), "note": ("", "dim"), "correlation": ("  ", "dim"), "warning": ("  ! ", "yellow")}
 
 
 def jury_lines(summary: MetricSummary, *, language: Language = "en") -> list[Text]:

@@ -79,15 +79,17 @@ class JudgeSummary(BaseModel):
 
 
 class JudgeReliability(BaseModel):
-    """One judge's reliability on one metric's statements, estimated without labels (Dawid-Skene).
+    """One judge's reliability on one metric's verdicts, estimated without labels (Dawid-Skene).
 
     Each interval is a seeded cluster bootstrap over samples (a sample's statements resampled
-    together); see :mod:`ragqa.jury.reliability`.
+    together; per item, each sample is its own cluster); see :mod:`ragqa.jury.reliability`.
 
     Attributes:
         judge_id: the judge.
-        sensitivity: P(judge says "supported" | the statement is), in [0, 1].
-        specificity: P(judge says "not supported" | it is not), in [0, 1].
+        sensitivity: P(judge says "supported" | the statement is), in [0, 1]; per item,
+            P(judge passes the sample | it truly passes).
+        specificity: P(judge says "not supported" | it is not), in [0, 1]; per item,
+            P(judge fails the sample | it truly fails).
         accuracy: the judge's expected share of right verdicts, in [0, 1].
     """
 
@@ -103,27 +105,40 @@ class JuryReliability(BaseModel):
     """The panel as a jury on one metric: each judge's estimated reliability and how they err together.
 
     Computed by :func:`ragqa.jury.reliability.estimate_reliability` over the run's per-statement
-    verdicts (the shared statements of a ``claim-vote`` or ``dawid-skene`` run).
+    verdicts (the shared statements of a ``claim-vote`` or ``dawid-skene`` run; ``unit`` is
+    ``statement``), or by :func:`ragqa.jury.reliability.item_reliability` over each judge's
+    pass/fail gate verdict per sample (its score against the metric's threshold, in a run whose
+    aggregate is not a vote; ``unit`` is ``item``).
 
     Attributes:
         method: ``dawid-skene`` (Dawid and Skene 1979, binary, EM).
-        n_statements: statements with at least one verdict.
-        n_samples: samples those statements come from (the bootstrap's clusters).
-        prevalence: estimated share of supported statements, in [0, 1].
+        unit: what one verdict is about: ``statement`` (a judge's "supported" on one statement) or
+            ``item`` (a judge's pass on one sample: its score meets ``threshold``).
+        threshold: per item, the metric's threshold the verdicts were taken at (``>=`` for
+            higher-is-better metrics, ``<=`` for lower-is-better ones); ``None`` per statement, and
+            per item when the metric has no threshold in the run: then nothing is estimated (no
+            judges, no verdicts) and the report says so in one line.
+        n_statements: verdict units with at least one verdict: statements, or per item samples.
+        n_samples: samples those units come from (the bootstrap's clusters).
+        prevalence: estimated share of supported statements (per item: of passing samples), in [0, 1].
         converged: whether EM converged within its iteration limit.
         judges: one entry per judge, in panel order.
         correlations: pairwise residual correlations, ``[judge_a, judge_b, r]`` in panel order
             (r in [-1, 1], NaN when undefined); a high value breaks the model's independence.
         warnings: plain-language warnings (judges that err together, EM not converged).
         voted_mean: mean over samples of the metric on the Dawid-Skene voted verdicts
-            (posterior > 0.5), NaN when no sample has statements.
-        majority_mean: the same on the per-statement majority (the per-sample aggregates).
-        n_changed: statements whose Dawid-Skene verdict differs from the majority's.
+            (posterior > 0.5), NaN when no sample has statements; per item, the share of samples
+            the Dawid-Skene verdicts pass.
+        majority_mean: the same on the per-statement majority (the per-sample aggregates); per
+            item, the share of samples the judges' majority passes (a tie: the first judge's verdict).
+        n_changed: statements (per item: samples) whose Dawid-Skene verdict differs from the majority's.
     """
 
     model_config = ConfigDict(extra="forbid")
 
     method: str = "dawid-skene"
+    unit: Literal["statement", "item"] = "statement"
+    threshold: float | None = None
     n_statements: int
     n_samples: int
     prevalence: float
@@ -251,6 +266,11 @@ class MetricSummary(BaseModel):
     jury: JuryReliability | None = None
     """The judges' reliability estimated without labels, in a ``claim-vote`` or ``dawid-skene`` run
     of a statement-based metric with two or more judges; ``None`` otherwise."""
+    item_jury: JuryReliability | None = None
+    """The judges' reliability per item (``unit`` ``item``): Dawid-Skene on each judge's pass/fail
+    verdict per sample at the metric's threshold, in a run of two or more judges whose aggregate of
+    this metric is not a vote (:func:`ragqa.jury.reliability.item_reliability`); with
+    ``threshold`` ``None`` when the metric has no threshold in the run; ``None`` otherwise."""
     cascade: CascadeSummary | None = None
     """The cascade's calls per tier, escalation rate and (audit) agreement with the full panel, in a run
     with ``ragqa.jury.cascade`` enabled; ``None`` otherwise."""

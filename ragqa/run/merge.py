@@ -189,6 +189,8 @@ def merge_results(
         confidence=first.confidence,
         cascade=first.cascade,  # equal in every part: the configuration fingerprint covers the cascade
         extractor=first.extractor,  # and the voting run's extractor
+        # thresholds are not in the fingerprint: kept when every part had the same ones
+        thresholds=first.thresholds if all(h.thresholds == first.thresholds for h in headers) else None,
     )
     if first.confidence is not None:  # the whole run's intervals, as one unsharded run's header has them
         results = [read_result_record(record) for record in ordered]

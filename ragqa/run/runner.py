@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from ragqa.errors import ConfigError, SampleError
 from ragqa.factory import uncached_embedder, uncached_judge
 from ragqa.judges.base import Embedders, Judge
+from ragqa.jury.reliability import attach_item_reliability
 from ragqa.render.registry import RenderOptions
 from ragqa.report import CacheStats, Report, SkippedSample
 from ragqa.run.estimate import EstimateTally, RunEstimate, sends_prompts
@@ -408,6 +409,7 @@ class Runner:
             repeats=evaluator.options.repeats,
             confidence=evaluator.options.confidence,
             cascade=evaluator.cascade_rule.header() if evaluator.cascade_rule is not None else None,
+            thresholds=dict(self.plan.thresholds) or None,
             extractor=evaluator.judges[evaluator.extractor].id
             if evaluator.options.votes and evaluator.judges
             else None,
@@ -554,6 +556,7 @@ class Runner:
 
         order = [made[k] for k in sorted(made)] if self.keep_results else summary.failed_results()
         summaries = jury.attach(summary.summaries()) if jury is not None else summary.summaries()
+        summaries = attach_item_reliability(summaries, judge_ids, plan.thresholds, summary.scores)  # reporting only
         report = Report(
             results=order,
             summaries=flaky.mark(tally.attach(summaries) if tally is not None else summaries, prepared.labels),

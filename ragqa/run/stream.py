@@ -106,6 +106,9 @@ class ResultsHeader:
         cascade: the run's cascade (``ragqa.jury.cascade``): tier 2, the escalation rule, ``source``
             (``settings``, or the labelled data a fitted rule came from) and ``audit``; ``None``
             without one (not written).
+        thresholds: the run's resolved thresholds, ``{metric key: threshold}``, which the report
+            rebuilt from the file needs for its per-item reliability section; ``None`` (not
+            written) when the run has none.
         probe: the order probe's figures (:class:`~ragqa.schema.OrderProbeResult`'s fields) of a
             finished run made with ``--probe order``; ``None`` (not written) otherwise.
     """
@@ -127,6 +130,7 @@ class ResultsHeader:
     cascade: Mapping[str, Any] | None = None
     probe: Mapping[str, Any] | None = None
     extractor: str | None = None
+    thresholds: Mapping[str, float] | None = None
 
     def to_json(self) -> dict[str, Any]:
         """The header line's object (``ragqa_results`` first; shard fields only when sharded, ``repeats`` when > 1)."""
@@ -134,7 +138,8 @@ class ResultsHeader:
         data["metrics"], data["judges"] = list(self.metrics), list(self.judges)
         data["intervals"] = finite_json(dict(self.intervals)) if self.intervals is not None else None
         data["probe"] = finite_json(dict(self.probe)) if self.probe is not None else None
-        for key in ("shard", "dataset_samples", "probe", "cascade", "extractor"):
+        data["thresholds"] = dict(self.thresholds) if self.thresholds is not None else None
+        for key in ("shard", "dataset_samples", "probe", "cascade", "extractor", "thresholds"):
             if data[key] is None:
                 del data[key]
         if self.repeats == 1:
@@ -166,6 +171,9 @@ class ResultsHeader:
             cascade=data.get("cascade"),
             probe=data.get("probe"),
             extractor=str(data["extractor"]) if data.get("extractor") is not None else None,
+            thresholds={str(k): float(v) for k, v in data["thresholds"].items()}
+            if data.get("thresholds") is not None
+            else None,
         )
 
 

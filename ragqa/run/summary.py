@@ -322,6 +322,32 @@ class RunSummary:
             )
         return out
 
+    def scores(self, metric: str) -> NDArray[np.float64]:
+        """Each judge's score on ``metric`` per sample, as :meth:`summaries` builds it for agreement.
+
+        Args:
+            metric: a metric key of the run.
+
+        Returns:
+            ``(n_judges, n_samples_with_a_result)`` float64, judges in panel order and samples in
+            dataset order; NaN where the judge failed, returned NaN or was not asked. Empty (0
+            columns) for a metric without results.
+
+        Raises:
+            KeyError: for a metric not of the run.
+        """
+        columns = self._columns[self._metric_index[metric]]
+        if columns is None:
+            return np.full((len(self.judge_ids), 0), np.nan)
+        rows = self._rows(columns)
+        n_rows = self.n_samples if isinstance(rows, slice) else len(rows)
+        matrix = np.full((len(self.judge_ids), n_rows), np.nan)
+        for j, column in enumerate(columns.judges):
+            scored = np.frombuffer(column.status, dtype=np.uint8)[rows] == _SCORED
+            values = np.frombuffer(column.score, dtype=np.float64)[rows][scored]
+            matrix[j, scored] = np.where(np.isfinite(values), values, np.nan)
+        return matrix
+
     @staticmethod
     def _rows(columns: _MetricColumns) -> NDArray[np.intp] | slice:
         """The positions with a result of this metric, in dataset order (every position: a slice, no copy)."""
