@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 import ragqa
+from ragqa.render.console import report_to_text
 from ragqa.report import MetricSummary, Report
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -62,8 +63,9 @@ def test_every_score_and_verdict_of_the_job_is_unchanged(report: Report) -> None
 
 @pytest.mark.filterwarnings("ignore::ragqa.thresholds.UndecidedWarning")  # 0.6 and 0.4 lie inside the intervals
 def test_the_per_item_reliability_section_is_reporting_only(report: Report) -> None:
-    # without thresholds the job's section says it is not estimated; with them it is fitted
-    assert all(s.item_jury is not None and s.item_jury.threshold is None for s in report.summaries)
+    # without thresholds the job's section cuts at each metric's default (faithfulness 0.8,
+    # hallucination 0.2); with the run's thresholds at those: neither changes a score or a figure
+    assert [s.item_jury.threshold for s in report.summaries if s.item_jury is not None] == [0.8, 0.2]
     gated = ragqa.evaluate(
         ROOT / "examples" / "datasets" / "it_helpdesk.jsonl",
         config=ROOT / "application.yaml",
@@ -85,3 +87,13 @@ def _figures(summary: MetricSummary) -> Any:
         return [untimed(v) for v in value] if isinstance(value, list) else value
 
     return untimed(summary.model_dump(mode="json", exclude={"item_jury", "flaky_samples"}))
+
+
+def test_the_readme_shows_the_jobs_console_report(report: Report) -> None:
+    # "What you get": every line of the README's block is the console report's, in order
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    block = readme.split("## What you get", 1)[1].split("```text\n", 1)[1].split("```", 1)[0]
+    shown = [line.rstrip() for line in block.splitlines() if line.strip()]
+    printed = [line.rstrip() for line in report_to_text(report, width=200).splitlines() if line.strip()]
+    printed = [line for line in printed if not line.startswith(("calls ", "wall"))]
+    assert shown == printed[: len(shown)]

@@ -166,6 +166,21 @@ class RunPlan:
     shard: Shard | None = None
 
     @property
+    def reliability_thresholds(self) -> dict[str, float]:
+        """``{metric key: threshold}`` of the per-item reliability section (:mod:`ragqa.jury.reliability`).
+
+        The run's threshold of each metric, else the metric's own ``default_threshold`` (faithfulness
+        0.8, hallucination 0.2, ...); a metric with neither is left out (its section says so). Only
+        the reliability section reads these: the run's gate and exit code use :attr:`thresholds`.
+        """
+        out: dict[str, float] = {}
+        for metric in self.metrics:
+            value = self.thresholds.get(metric.key, metric.default_threshold)
+            if value is not None:
+                out[metric.key] = float(value)
+        return out
+
+    @property
     def specs(self) -> tuple[MetricSpec, ...]:
         """The metrics as specs (name and the options that change the score), in order."""
         return tuple(spec_of(m) for m in self.metrics)

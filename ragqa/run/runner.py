@@ -30,12 +30,12 @@ import hashlib
 import json
 import time
 import uuid
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ragqa.errors import ConfigError, SampleError
+from ragqa.errors import ConfigError, RagqaError, SampleError
 from ragqa.factory import uncached_embedder, uncached_judge
 from ragqa.judges.base import Embedders, Judge
 from ragqa.jury.reliability import attach_item_reliability
@@ -385,12 +385,40 @@ class Runner:
                 "retry without --engine ray",
                 key="--retry-failed",
             )
-        prepared = self.prepare(samples)
-        evaluator = self.build()
-        if prepared.header is not None:
-            self._check_resumed(prepared, evaluator)
-        estimate = self.estimate(prepared, evaluator)
-        return await self.execute(prepared, evaluator, estimate)
+        early, stop = await self._start_engine()
+        try:
+            prepared = self.prepare(samples)
+            evaluator = early or self.build()
+            if prepared.header is not None:
+                self._check_resumed(prepared, evaluator)
+            estimate = self.estimate(prepared, evaluator)
+            return await self.execute(prepared, evaluator, estimate)
+        finally:
+            if stop is not None:  # a run stopped before scoring; after scoring there is nothing left to stop
+                await stop()
+
+    async def _start_engine(self) -> tuple[PanelEvaluator | None, Callable[[], Awaitable[None]] | None]:
+        """Start an engine's workers before the checking pass, so they get ready meanwhile.
+
+        Only for an engine with ``start(runner, evaluator)`` and ``stop()``
+        (:class:`~ragqa.run.ray_engine.RayEngine`), and only when the panel builds and the engine
+        accepts it: otherwise the same error is raised again after the checks, which come first,
+        as in one process.
+
+        Returns:
+            The evaluator built for the engine (the run uses it) and the engine's ``stop``, or
+            ``(None, None)`` when nothing was started.
+        """
+        start = getattr(self.engine, "start", None)
+        stop = getattr(self.engine, "stop", None)
+        if start is None or stop is None:
+            return None, None
+        try:
+            evaluator = self.build()
+            await start(self, evaluator)
+        except RagqaError:
+            return None, None
+        return evaluator, stop
 
     def _header(self, prepared: Prepared, evaluator: PanelEvaluator) -> ResultsHeader:
         old = prepared.header
@@ -409,7 +437,7 @@ class Runner:
             repeats=evaluator.options.repeats,
             confidence=evaluator.options.confidence,
             cascade=evaluator.cascade_rule.header() if evaluator.cascade_rule is not None else None,
-            thresholds=dict(self.plan.thresholds) or None,
+            thresholds=self.plan.reliability_thresholds or None,
             extractor=evaluator.judges[evaluator.extractor].id
             if evaluator.options.votes and evaluator.judges
             else None,
@@ -556,7 +584,8 @@ class Runner:
 
         order = [made[k] for k in sorted(made)] if self.keep_results else summary.failed_results()
         summaries = jury.attach(summary.summaries()) if jury is not None else summary.summaries()
-        summaries = attach_item_reliability(summaries, judge_ids, plan.thresholds, summary.scores)  # reporting only
+        # reporting only: the per-item reliability section never changes a score or a figure
+        summaries = attach_item_reliability(summaries, judge_ids, plan.reliability_thresholds, summary.scores)
         report = Report(
             results=order,
             summaries=flaky.mark(tally.attach(summaries) if tally is not None else summaries, prepared.labels),

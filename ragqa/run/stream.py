@@ -106,9 +106,10 @@ class ResultsHeader:
         cascade: the run's cascade (``ragqa.jury.cascade``): tier 2, the escalation rule, ``source``
             (``settings``, or the labelled data a fitted rule came from) and ``audit``; ``None``
             without one (not written).
-        thresholds: the run's resolved thresholds, ``{metric key: threshold}``, which the report
-            rebuilt from the file needs for its per-item reliability section; ``None`` (not
-            written) when the run has none.
+        thresholds: ``{metric key: threshold}`` of the per-item reliability section: the run's
+            resolved thresholds, else each metric's default
+            (:attr:`ragqa.run.plan.RunPlan.reliability_thresholds`), which the report rebuilt from
+            the file needs; ``None`` (not written) when no metric has one. Never a gate.
         probe: the order probe's figures (:class:`~ragqa.schema.OrderProbeResult`'s fields) of a
             finished run made with ``--probe order``; ``None`` (not written) otherwise.
     """

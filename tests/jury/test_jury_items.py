@@ -25,6 +25,7 @@ from ragqa.container import Container
 from ragqa.errors import JudgeHTTPError
 from ragqa.jury import fit_dawid_skene
 from ragqa.jury.reliability import attach_item_reliability, gate_verdicts, item_reliability
+from ragqa.metrics.context_relevance import ContextRelevance
 from ragqa.render.console import jury_texts, report_to_text
 from ragqa.report import Report
 from ragqa.run.merge import dataset_ids, merge_results
@@ -142,22 +143,45 @@ def test_the_console_json_html_and_rebuilt_report_show_the_same_section(
     assert report_to_text(rebuilt, width=200).count(lines[1]) == 1
 
 
-def test_a_metric_without_a_threshold_says_so_in_one_line(tmp_path: Path) -> None:
+class _NoDefault(ContextRelevance):
+    """Context relevance without a default threshold: a metric the section cannot cut."""
+
+    default_threshold = None
+
+
+def test_a_metric_without_a_threshold_or_default_says_so_in_one_line(tmp_path: Path) -> None:
     _, said, down = _simulation()
     container = _container(_judge("a", said["j95"], down["j95"]), _judge("b", said["j85"], down["j85"]))
-    report = ragqa.evaluate(_records()[:20], ["context_relevance"], container=container, out=tmp_path / "r.jsonl")
+    report = ragqa.evaluate(_records()[:20], [_NoDefault()], container=container, out=tmp_path / "r.jsonl")
     [summary] = report.summaries
     assert summary.item_jury is not None and summary.item_jury.threshold is None and not summary.item_jury.judges
     assert jury_texts(summary) == [
         (
             "reliability per item: not estimated, context_relevance has no threshold in this run "
-            "(set one with --threshold or ragqa.thresholds)",
+            "and no default one (set one with --threshold or ragqa.thresholds)",
             "note",
         )
     ]
     rebuilt, _ = report_from_results(tmp_path / "r.jsonl")
     assert rebuilt.summaries[0].item_jury == summary.item_jury
     assert "thresholds" not in json.loads((tmp_path / "r.jsonl").read_text().splitlines()[0])
+
+
+def test_without_a_run_threshold_the_section_cuts_at_the_metrics_default(tmp_path: Path) -> None:
+    _, said, down = _simulation()
+    container = _container(_judge("a", said["j95"], down["j95"]), _judge("b", said["j85"], down["j85"]))
+    plain = ragqa.evaluate(_records()[:20], ["context_relevance"], container=container, out=tmp_path / "r.jsonl")
+    gated = ragqa.evaluate(
+        _records()[:20], ["context_relevance"], container=container, thresholds={"context_relevance": 0.5}
+    )
+    [summary] = plain.summaries
+    assert ContextRelevance.default_threshold == 0.5
+    assert summary.item_jury is not None and summary.item_jury.threshold == 0.5 and summary.item_jury.judges
+    assert summary.item_jury == gated.summaries[0].item_jury  # the default cuts where the same gate would
+    header = json.loads((tmp_path / "r.jsonl").read_text().splitlines()[0])
+    assert header["thresholds"] == {"context_relevance": 0.5}
+    rebuilt, _ = report_from_results(tmp_path / "r.jsonl")
+    assert rebuilt.summaries[0].item_jury == summary.item_jury
 
 
 def test_a_mean_run_with_one_judge_has_no_section(tmp_path: Path) -> None:
