@@ -25,6 +25,7 @@ from functools import cache
 from itertools import groupby
 
 from ragqa.judges.base import Judge
+from ragqa.jury.probe import OrderProbeOptions, probe_calls
 from ragqa.metrics.base import CallPlan, Metric
 from ragqa.schema import Sample
 
@@ -134,12 +135,19 @@ class EstimateTally:
     Args:
         plan: the run's call plan.
         claim_vote: the panel votes per statement (see :func:`estimate_pairs`).
+        probe: the order probe's options when the run probes (``--probe order``): its calls per
+            judge are counted too (:attr:`probed`, :func:`ragqa.jury.probe.probe_calls`).
     """
 
-    def __init__(self, *, plan: CallPlan = "ragas", claim_vote: bool = False) -> None:
+    def __init__(
+        self, *, plan: CallPlan = "ragas", claim_vote: bool = False, probe: OrderProbeOptions | None = None
+    ) -> None:
         """Start with no pair."""
         self.plan: CallPlan = plan
         self.claim_vote = claim_vote
+        self.probe = probe
+        self.probed = 0
+        """The order probe's calls per judge on the pairs added (0 without ``probe``)."""
         self.pairs = 0
         self._calls = 0  # sum of each sample's calls per judge, shared steps counted once
         self._shared = 0  # of which made once for the panel (claim-vote extraction)
@@ -152,6 +160,8 @@ class EstimateTally:
         if not metrics:
             return
         plan, claim_vote = self.plan, self.claim_vote
+        if self.probe is not None:
+            self.probed += probe_calls(sample, metrics, plan, self.probe)
         shared = 0
         if not claim_vote:
             every = [step for metric in metrics for step in metric.shared_steps(sample)]

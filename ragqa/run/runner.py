@@ -38,7 +38,6 @@ from typing import TYPE_CHECKING, Any, Protocol
 from ragqa.errors import ConfigError, RagqaError, SampleError
 from ragqa.factory import uncached_embedder, uncached_judge
 from ragqa.judges.base import Embedders, Judge
-from ragqa.jury.probe import probe_calls
 from ragqa.jury.reliability import attach_item_reliability
 from ragqa.render.registry import RenderOptions
 from ragqa.report import CacheStats, Report, SkippedSample
@@ -217,9 +216,27 @@ class Runner:
         if isinstance(samples, Sequence):
             samples = [s if s.id is not None else s.model_copy(update={"id": str(i)}) for i, s in enumerate(samples, 1)]
         options = self._options()
+        # the results file is read first, so that the one pass over the samples leaves its pairs out
+        # of the estimate; its errors are raised after the samples' own, in the order of the steps
+        header: ResultsHeader | None = None
+        kept: dict[Pair, dict[str, Any]] = {}
+        unread: Exception | None = None
+        if plan.resume:
+            try:
+                header, kept = self._read_resume()
+            except Exception as exc:  # raised below, after the checks of the samples
+                unread = exc
+        retry: dict[Pair, dict[str, Any]] = {}
+        if plan.retry_failed:  # records with a failed judge are scored again, asking only that judge
+            retry = {pair: r for pair, r in kept.items() if any(j.get("failure") for j in r.get("judges", []))}
+            kept = {pair: r for pair, r in kept.items() if pair not in retry}
         tally = (
-            EstimateTally(plan=options.call_plan, claim_vote=options.votes)
-            if options is not None and not plan.resume
+            EstimateTally(
+                plan=options.call_plan,
+                claim_vote=options.votes,
+                probe=options.order_probe if "order" in options.probes else None,
+            )
+            if options is not None
             else None
         )
         prepared = check_samples(
@@ -229,14 +246,12 @@ class Runner:
             shard=plan.shard,
             tally=tally,
             defer_fingerprint=not plan.resume,  # a resumed run compares fingerprints before scoring
+            kept=kept,
         )
         if plan.on_invalid == "raise":
             prepared.validation.raise_if_any(hint="fix them, or pass --on-invalid skip to score only the valid pairs")
-        header, kept = self._read_resume() if plan.resume else (None, {})
-        retry: dict[Pair, dict[str, Any]] = {}
-        if plan.retry_failed:  # records with a failed judge are scored again, asking only that judge
-            retry = {pair: r for pair, r in kept.items() if any(j.get("failure") for j in r.get("judges", []))}
-            kept = {pair: r for pair, r in kept.items() if pair not in retry}
+        if unread is not None:
+            raise unread
         self.prepared = dataclasses.replace(prepared, kept=kept, header=header, retry=retry)
         return self.prepared
 
@@ -325,21 +340,15 @@ class Runner:
         options = evaluator.options
         prompting = sum(1 for judge in evaluator.judges if sends_prompts(judge))
         probe = evaluator.probe
-        probed = 0  # the order probe's calls per judge, counted in the same pass over the samples
+        wanted = (options.call_plan, options.votes, probe.options if probe is not None else None)
         tally = prepared.tally
-        if (
-            tally is None
-            or (tally.plan, tally.claim_vote) != (options.call_plan, options.votes)
-            or prepared.kept
-            or probe is not None
-        ):
-            # the checking pass could not count (a resumed run, an order probe): go over the samples to score
-            tally = EstimateTally(plan=options.call_plan, claim_vote=options.votes)
+        if tally is None or (tally.plan, tally.claim_vote, tally.probe) != wanted:
+            # the checking pass could not count (panel options that did not build then): go over the samples
+            tally = EstimateTally(plan=options.call_plan, claim_vote=options.votes, probe=wanted[2])
             for _, sample, metrics in prepared.todo(self.plan.metrics):
-                if probe is not None:
-                    probed += probe_calls(sample, metrics, probe.call_plan, probe.options)
                 tally.add(sample, metrics)
         estimate = tally.estimate(judges, repeats=options.repeats, token_judges=prompting)
+        probed = tally.probed  # the order probe's calls per judge, counted in the same pass over the samples
         if probed:  # the probe's tokens at the run's mean per call
             extra = probed * judges
             per_call = estimate.tokens / estimate.calls if estimate.calls else 0.0

@@ -302,13 +302,35 @@ def _checked_header(path: Path, data: Mapping[str, Any] | None) -> ResultsHeader
         raise ConfigError(f"--resume: {path} is damaged ({exc!r}); run without --resume", key="--resume") from None
 
 
+class _Offsets:
+    """Byte offsets by slot, -1 where none: 4 bytes a slot while every offset fits 32 bits, then 8.
+
+    The array holds ``offset + 1`` (0: no record); the first offset past 4 GiB widens it once.
+    """
+
+    __slots__ = ("_array",)
+
+    def __init__(self, n: int) -> None:
+        """``n`` slots, none holding an offset."""
+        self._array: array[int] = array("I", bytes(array("I").itemsize * n))
+
+    def __getitem__(self, slot: int) -> int:
+        return self._array[slot] - 1
+
+    def __setitem__(self, slot: int, offset: int) -> None:
+        if offset + 1 >= 1 << (8 * self._array.itemsize):
+            self._array = array("Q", self._array)
+        self._array[slot] = offset + 1
+
+
 class ResultStream:
     """Writes one run's results to ``<path>.partial`` as they are made (see the module docstring).
 
     Only the byte offset of each record in the partial file is kept in memory (not the record),
     so a run's memory does not grow with its results; :meth:`finish` copies the lines from the
     partial file in dataset order. With a ``layout`` the offsets of the records written with a
-    ``position`` are kept in one typed array (8 bytes per (sample, metric)), not a dictionary.
+    ``position`` are kept in one typed array (4 bytes per (sample, metric) while the partial file is
+    under 4 GiB, then 8: :class:`_Offsets`), not a dictionary.
 
     Args:
         path: the target file (already checked with :func:`ragqa.run.outputs.check_output_path`);
@@ -344,7 +366,7 @@ class ResultStream:
         self._file: IO[bytes] | None = None
         self._layout = layout
         self._metric_index = {key: i for i, key in enumerate(layout[1])} if layout is not None else {}
-        self._slots = array("q", [-1]) * (len(layout[0]) * len(layout[1])) if layout is not None else array("q")
+        self._slots = _Offsets(len(layout[0]) * len(layout[1]) if layout is not None else 0)
         self._in_slots = 0  # records whose offset is in a slot and whose pair has none in _offsets
 
     @property
