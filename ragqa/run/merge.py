@@ -28,9 +28,9 @@ from ragqa.render.parquet import write_parquet_results
 from ragqa.render.records import read_result_record
 from ragqa.report import summarize
 from ragqa.run.api import samples_from_data
+from ragqa.run.results_file import ResultsHeader, header_intervals, read_results, result_line
 from ragqa.run.runner import dataset_fingerprint
 from ragqa.run.shard import parse_shard
-from ragqa.run.stream import ResultsHeader, header_intervals, read_results, result_line
 from ragqa.schema import OrderProbeResult
 
 __all__ = ["MergeResult", "dataset_ids", "merge_results"]

@@ -24,9 +24,9 @@ from ragqa.render.parquet import ParquetPartsRenderer, part_files, require_pyarr
 from ragqa.render.registry import RENDERERS, Renderer, renderer_for
 from ragqa.repeats import REDUCERS
 from ragqa.run.outputs import check_output_path
+from ragqa.run.results_file import complete_lines, partial_path
 from ragqa.run.shard import Shard, parse_shard
 from ragqa.run.spec import MetricSpec, parse_metric_specs, resolve_thresholds, spec_of
-from ragqa.run.stream import complete_lines, partial_path
 from ragqa.run.validate import Limits
 from ragqa.thresholds import OnUndecided, parse_on_undecided
 

@@ -22,9 +22,9 @@ from typing import TYPE_CHECKING, Any
 from ragqa._ids import CompactIds
 from ragqa.errors import DatasetError, SampleError
 from ragqa.run.estimate import EstimateTally
+from ragqa.run.results_file import Pair, ResultsHeader
 from ragqa.run.shard import Shard, ShardedSamples
 from ragqa.run.source import JsonlSamples
-from ragqa.run.stream import Pair, ResultsHeader
 from ragqa.run.validate import Limits, Validation, validate_sample
 from ragqa.schema import Sample
 

@@ -69,12 +69,13 @@ from pydantic import BaseModel, SecretStr
 from ragqa.container import create_container
 from ragqa.errors import ConfigError, RagqaError
 from ragqa.factory import uncached_embedder, uncached_judge
+from ragqa.run.identity import config_fingerprint
 from ragqa.run.loop import run_sync
 from ragqa.run.plan import make_plan
 from ragqa.run.ray_breakers import share_breakers
 from ragqa.run.ray_limits import ClusterLimiters, start_limits
 from ragqa.run.ray_pool import ActorPool
-from ragqa.run.runner import Runner, cache_counts, config_fingerprint
+from ragqa.run.runner import Runner, cache_counts
 from ragqa.schema import PanelResult, Sample
 from ragqa.settings import load_settings
 

@@ -1,6 +1,6 @@
 """Rebuilding a run's report from its results file, and writing a report where the user asked (``ragqa report``).
 
-Run-layer work: it reads results files (:mod:`ragqa.run.stream`), loads and fingerprints the dataset
+Run-layer work: it reads results files (:mod:`ragqa.run.results_file`), loads and fingerprints the dataset
 (:mod:`ragqa.run.runner`) and resolves thresholds, then hands the report to a renderer.
 """
 
@@ -25,8 +25,8 @@ from ragqa.render.paths import check_output_path
 from ragqa.render.records import read_result_record
 from ragqa.render.registry import RenderOptions, renderer_for
 from ragqa.report import MetricSummary, Report, summarize
+from ragqa.run.results_file import ResultsHeader, read_results
 from ragqa.run.runner import dataset_fingerprint
-from ragqa.run.stream import ResultsHeader, read_results
 from ragqa.schema import DEFAULT_CONFIDENCE, Aggregate, JudgeOutcome, Language, OrderProbeResult, PanelResult, Sample
 
 __all__ = ["cascade_summaries", "item_summaries", "jury_summaries", "report_from_results", "write_report"]
@@ -35,7 +35,7 @@ __all__ = ["cascade_summaries", "item_summaries", "jury_summaries", "report_from
 def report_from_results(path: Path) -> tuple[Report, str | None]:
     """Rebuild the :class:`~ragqa.report.Report` of a finished (or partial) run from its results file.
 
-    The results are read with :func:`ragqa.run.stream.read_results` and summarised with
+    The results are read with :func:`ragqa.run.results_file.read_results` and summarised with
     :func:`ragqa.report.summarize` (panel order and the intervals' confidence level from the
     header); a voting run's (``claim-vote``, ``dawid-skene``) reliability section is fitted again
     from the judges' verdicts in the records (:func:`jury_summaries`), any other multi-judge run's
