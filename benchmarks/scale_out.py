@@ -13,10 +13,15 @@ each Ray run's wall time includes starting its workers (importing ragqa, buildin
 shards are two ``ragqa evaluate --shard K/2`` processes started together (their wall includes
 Python's start-up and imports), then ``ragqa merge``. Every way must give the same aggregate means.
 Prints wall time, samples/s, requests/s (server case), the server's peak in flight and busiest
-one-second window, and the cluster limiter's peak against the configured limits.
+one-second window, and the cluster limiter's peak against the configured limits. Under each
+in-process way, the CPU seconds it took (``_cpu.py``: this process and every process it started,
+sampled from ``/proc``, Linux only): the driver's, the Ray workers' and Ray's own processes'
+(raylet, GCS, agents), with the total against one process's. On a shared machine the CPU ratio is
+the steadier number; the wall ratio needs free cores.
 
     python benchmarks/scale_out.py --samples 2000                # needs pip install -c constraints.txt -e '.[ray]'
     python benchmarks/scale_out.py --case server --samples 200 --latency 0.2 --rps 100 --max-in-flight 32
+    python benchmarks/scale_out.py --samples 20000 --no-shards --workers 2   # the issue's target run
 """
 
 from __future__ import annotations
@@ -33,6 +38,7 @@ import time
 from pathlib import Path
 
 import ray
+from _cpu import TreeCPU
 from ray_limits import YAML, most_in_one_second, office_samples
 
 from ragqa.container import close_container, create_container
@@ -70,15 +76,18 @@ class Case:
             self.profiles = []
             self.metrics = ["faithfulness"]
 
-    def run(self, engine: RayEngine | None) -> tuple[float, list[float]]:
+    def run(self, engine: RayEngine | None) -> tuple[float, list[float], dict[str, float]]:
         container = create_container(self.config, self.profiles)
         plan = make_plan(container.settings(), metrics=self.metrics, dataset="bench", no_cache=True)
+        cpu = TreeCPU()
+        cpu.start()
         began = time.perf_counter()
         try:
             result = run_sync(Runner(plan, container, engine=engine, keep_results=False).arun(self.samples))
         finally:
             run_sync(close_container(container))
-        return time.perf_counter() - began, [s.aggregate_mean for s in result.report.summaries]
+        wall = time.perf_counter() - began
+        return wall, [s.aggregate_mean for s in result.report.summaries], cpu.stop()
 
     def shards(self, tmp: Path) -> tuple[float, list[float]]:
         base = [sys.executable, "-m", "ragqa", "evaluate", str(self.data), "--metrics", ",".join(self.metrics)]
@@ -114,6 +123,14 @@ def line(name: str, wall: float, case: Case, base: float | None, requests: int |
     print(f"{name:<18} {wall:7.1f} s  {len(case.samples) / wall:8.1f} samples/s{rate}{times}  {same}")
 
 
+def cpu_line(cpu: dict[str, float], base: dict[str, float] | None) -> None:
+    times = f"  {cpu['total'] / base['total']:5.2f} x one process" if base else ""
+    print(
+        f"{'':<18} CPU {cpu['total']:6.1f} s{times}: driver {cpu['driver']:.1f} s, "
+        f"workers {cpu['workers']:.1f} s, Ray's own processes {cpu['ray']:.1f} s"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--case", choices=["local", "server"], default="local")
@@ -124,6 +141,7 @@ def main() -> None:
     parser.add_argument("--rps", type=float, default=100.0)
     parser.add_argument("--max-in-flight", type=int, default=32)
     parser.add_argument("--no-shards", action="store_true", help="skip the two shards")
+    parser.add_argument("--workers", type=int, nargs="+", default=[1, 2], help="the Ray runs' worker counts")
     args = parser.parse_args()
     print(f"load: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f}, {os.cpu_count()} CPUs")
     with tempfile.TemporaryDirectory() as folder, fake_openai_server(latency_s=args.latency) as server:
@@ -150,8 +168,9 @@ def main() -> None:
                 f"busiest 1 s {most_in_one_second(seen)} (rps {args.rps:g})"
             )
 
-        wall, means = case.run(None)
+        wall, means, cpu = case.run(None)
         line("one process", wall, case, None, counted(), limits())
+        cpu_line(cpu, None)
         if not args.no_shards:
             shard_wall, shard_means = case.shards(tmp)
             same = "same means" if _close(shard_means, means) else f"OTHER MEANS {shard_means} vs {means}"
@@ -162,11 +181,12 @@ def main() -> None:
             f"ray start-up       {time.perf_counter() - started:7.1f} s  (local cluster, {args.cpus} CPUs, 127.0.0.1)"
         )
         try:
-            for workers in (1, 2):
+            for workers in args.workers:
                 engine = RayEngine(workers=workers, batch_size=args.batch_size)
-                ray_wall, ray_means = case.run(engine)
+                ray_wall, ray_means, ray_cpu = case.run(engine)
                 same = "same means" if ray_means == means else f"OTHER MEANS {ray_means} vs {means}"
                 line(f"ray, {workers} worker(s)", ray_wall, case, wall, counted(), same + limits() + _peaks(engine))
+                cpu_line(ray_cpu, cpu)
         finally:
             ray.shutdown()
 

@@ -8,7 +8,17 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 
-__all__ = ["average_precision", "cosine", "count_of", "fbeta", "finite_mean", "mean_or_nan", "nan_mean", "ratio"]
+__all__ = [
+    "ExactSum",
+    "average_precision",
+    "cosine",
+    "count_of",
+    "fbeta",
+    "finite_mean",
+    "mean_or_nan",
+    "nan_mean",
+    "ratio",
+]
 
 NAN = float("nan")
 
@@ -29,6 +39,70 @@ def nan_mean(values: Sequence[float]) -> float:
     """Mean ignoring NaNs (RAGAS's ``safe_nanmean``); NaN when no finite value remains."""
     finite = [v for v in values if not math.isnan(v)]
     return mean_or_nan(finite)
+
+
+class ExactSum:
+    """A running sum that ends as :func:`math.fsum` of every value added, whatever their order, in O(1) memory.
+
+    It keeps Shewchuk's non-overlapping partials (J. R. Shewchuk, "Adaptive Precision
+    Floating-Point Arithmetic and Fast Robust Geometric Predicates", Discrete & Computational
+    Geometry 18, 1997; the algorithm behind :func:`math.fsum`): their exact sum is the exact sum of
+    the values, so :attr:`value`, the correctly rounded sum of the partials, equals ``math.fsum``
+    of the values, bit for bit. A handful of partials at most for values of one magnitude range.
+    :meth:`remove` takes a value out again exactly. Non-finite values are counted apart and give
+    what ``math.fsum`` gives (NaN, ``inf``, or :class:`ValueError` for ``inf`` and ``-inf``
+    together); a sum whose partials overflow is not supported (``math.fsum`` raises then).
+    """
+
+    __slots__ = ("_nan", "_ninf", "_partials", "_pinf")
+
+    def __init__(self) -> None:
+        """Start at 0.0."""
+        self._partials: list[float] = []
+        self._nan = self._pinf = self._ninf = 0
+
+    def add(self, x: float) -> None:
+        """Add ``x``."""
+        if not math.isfinite(x):
+            self._special(x, 1)
+            return
+        partials = self._partials
+        i = 0
+        for y in partials:
+            if abs(x) < abs(y):
+                x, y = y, x
+            hi = x + y
+            lo = y - (hi - x)
+            if lo:
+                partials[i] = lo
+                i += 1
+            x = hi
+        partials[i:] = [x]
+
+    def remove(self, x: float) -> None:
+        """Take out an ``x`` added before (exactly: the sum is as if it was never added)."""
+        if math.isfinite(x):
+            self.add(-x)
+        else:
+            self._special(x, -1)
+
+    def _special(self, x: float, step: int) -> None:
+        if math.isnan(x):
+            self._nan += step
+        elif x > 0:
+            self._pinf += step
+        else:
+            self._ninf += step
+
+    @property
+    def value(self) -> float:
+        """``math.fsum`` of the values added (and not removed); 0.0 when none.
+
+        Raises:
+            ValueError: when both ``inf`` and ``-inf`` were added (as ``math.fsum``).
+        """
+        specials = [NAN] * bool(self._nan) + [math.inf] * bool(self._pinf) + [-math.inf] * bool(self._ninf)
+        return math.fsum(specials + self._partials)
 
 
 def finite_mean(values: Iterable[float]) -> float:

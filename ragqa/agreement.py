@@ -90,9 +90,10 @@ def krippendorff_alpha(matrix: _Matrix) -> float:
         Alpha (at most 1; 1 = perfect agreement, 0 = chance), or NaN when it is undefined: no
         pairable sample, or one distinct value among the pairable ones (expected disagreement 0).
     """
-    pairable = matrix[:, np.sum(~np.isnan(matrix), axis=0) >= 2]
+    pairable = _pairable(matrix, np.sum(~np.isnan(matrix), axis=0) >= 2)
     values = pairable[~np.isnan(pairable)]
     n_distinct = np.unique(values).size
+    del values
     if n_distinct < 2:
         return math.nan
     if pairable.shape[1] * n_distinct**2 > PACKAGE_CELLS:
@@ -100,6 +101,13 @@ def krippendorff_alpha(matrix: _Matrix) -> float:
     import krippendorff
 
     return float(krippendorff.alpha(reliability_data=pairable, level_of_measurement="interval"))
+
+
+def _pairable(matrix: _Matrix, keep: npt.NDArray[np.bool_]) -> _Matrix:
+    """``matrix[:, keep]``: the matrix itself (no copy) when every column is kept and it is C-ordered."""
+    if keep.all() and matrix.flags.c_contiguous:
+        return matrix
+    return matrix[:, keep]
 
 
 def interval_alpha(matrix: _Matrix) -> float:
@@ -119,13 +127,14 @@ def interval_alpha(matrix: _Matrix) -> float:
         Alpha, or NaN when no sample is pairable or ``D_e`` is 0 (a single distinct value).
     """
     m = np.sum(~np.isnan(matrix), axis=0)
-    pairable = matrix[:, m >= 2]
+    pairable = _pairable(matrix, m >= 2)
     m = m[m >= 2]
     values = pairable[~np.isnan(pairable)]
     n = values.size
     if n == 0:
         return math.nan
     ss_total = float(np.sum((values - values.mean()) ** 2))
+    del values
     if ss_total == 0:
         return math.nan
     ss_units = np.nansum((pairable - np.nanmean(pairable, axis=0)) ** 2, axis=0)
@@ -177,6 +186,8 @@ def agreement(
         raise ValueError(f"score matrix has shape {matrix.shape}, expected ({len(judge_ids)}, {len(sample_ids)})")
     if len(judge_ids) < 2:
         return None
+    # each figure's working arrays are freed before the next (a run of 100,000s of samples ends here)
+    alpha = krippendorff_alpha(matrix)
     finite = ~np.isnan(matrix)
     counts = finite.sum(axis=0)
     pairable = counts >= 2
@@ -195,6 +206,7 @@ def agreement(
                     mean_abs_diff=float(np.mean(np.abs(a - b))) if a.size else math.nan,
                 )
             )
+            del both, a, b
 
     bias = []
     sums = np.where(finite, matrix, 0.0).sum(axis=0)
@@ -203,6 +215,8 @@ def agreement(
         others_mean = (sums[mask] - matrix[i, mask]) / (counts[mask] - 1)
         diffs = matrix[i, mask] - others_mean
         bias.append(JudgeBias(judge_id=jid, n=int(mask.sum()), bias=float(np.mean(diffs)) if diffs.size else math.nan))
+        del mask, others_mean, diffs
+    del sums, finite, counts
 
     contested = []
     if pairable.any():
@@ -215,7 +229,7 @@ def agreement(
                 contested.append(ContestedSample(sample_id=sample_ids[int(cols[k])], spread=float(spreads[k])))
 
     return Agreement(
-        alpha=krippendorff_alpha(matrix),
+        alpha=alpha,
         n_samples=int(pairable.sum()),
         pairs=pairs,
         bias=bias,

@@ -1,6 +1,6 @@
 """Compare two runs' results files (``ragqa compare A.jsonl B.jsonl``): read them, then compare (pure).
 
-The files are read with :func:`ragqa.run.stream.read_results`; the comparison itself, its models
+The files are read with :func:`ragqa.run.results_file.read_results`; the comparison itself, its models
 and its bootstrap intervals are data and pure functions of :mod:`ragqa.report.compare` and
 :mod:`ragqa.report.bootstrap`, re-exported here (the public path of ``ragqa.compare``). The
 console view is :func:`ragqa.render.comparison.comparison_renderable`.
@@ -29,8 +29,8 @@ from ragqa.report.compare import (
     compare_results,
     exit_code,
 )
+from ragqa.run.results_file import read_results
 from ragqa.run.spec import MetricSpec, resolve_thresholds
-from ragqa.run.stream import read_results
 from ragqa.schema import PanelResult
 
 __all__ = [

@@ -13,11 +13,13 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 import ragqa
-from ragqa.report import Report
+from ragqa.render.console import report_to_text
+from ragqa.report import MetricSummary, Report
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -44,12 +46,54 @@ def test_the_job_scores_what_the_readme_shows(report: Report) -> None:
         assert all(j.n_scored == 60 and j.n_failed == 0 for j in summary.judges)
 
 
-def test_every_score_and_verdict_of_the_job_is_unchanged(report: Report) -> None:
-    lines = sorted(
+def _scores(report: Report) -> list[str]:
+    return sorted(
         f"{r.sample_id}|{r.metric}|{o.judge_id}|{o.score.value!r}|{json.dumps(o.score.details, sort_keys=True)}"
         for r in report.results
         for o in r.judges
         if o.score is not None
     )
+
+
+def test_every_score_and_verdict_of_the_job_is_unchanged(report: Report) -> None:
+    lines = _scores(report)
     assert len(lines) == 240
     assert hashlib.sha256("\n".join(lines).encode()).hexdigest() == SCORES_DIGEST
+
+
+@pytest.mark.filterwarnings("ignore::ragqa.thresholds.UndecidedWarning")  # 0.6 and 0.4 lie inside the intervals
+def test_the_per_item_reliability_section_is_reporting_only(report: Report) -> None:
+    # without thresholds the job's section cuts at each metric's default (faithfulness 0.8,
+    # hallucination 0.2); with the run's thresholds at those: neither changes a score or a figure
+    assert [s.item_jury.threshold for s in report.summaries if s.item_jury is not None] == [0.8, 0.2]
+    gated = ragqa.evaluate(
+        ROOT / "examples" / "datasets" / "it_helpdesk.jsonl",
+        config=ROOT / "application.yaml",
+        profile="local",
+        thresholds={"faithfulness": 0.6, "hallucination": 0.4},
+    )
+    assert all(s.item_jury is not None and len(s.item_jury.judges) == 2 for s in gated.summaries)
+    assert hashlib.sha256("\n".join(_scores(gated)).encode()).hexdigest() == SCORES_DIGEST
+    assert [r.aggregate for r in gated.results] == [r.aggregate for r in report.results]
+    assert [_figures(s) for s in gated.summaries] == [_figures(s) for s in report.summaries]
+
+
+def _figures(summary: MetricSummary) -> Any:
+    """Every figure of a summary but the section itself, the threshold's flaky samples and timings."""
+
+    def untimed(value: Any) -> Any:
+        if isinstance(value, dict):
+            return {k: untimed(v) for k, v in value.items() if k != "latency_s"}
+        return [untimed(v) for v in value] if isinstance(value, list) else value
+
+    return untimed(summary.model_dump(mode="json", exclude={"item_jury", "flaky_samples"}))
+
+
+def test_the_readme_shows_the_jobs_console_report(report: Report) -> None:
+    # "What you get": every line of the README's block is the console report's, in order
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    block = readme.split("## What you get", 1)[1].split("```text\n", 1)[1].split("```", 1)[0]
+    shown = [line.rstrip() for line in block.splitlines() if line.strip()]
+    printed = [line.rstrip() for line in report_to_text(report, width=200).splitlines() if line.strip()]
+    printed = [line for line in printed if not line.startswith(("calls ", "wall"))]
+    assert shown == printed[: len(shown)]

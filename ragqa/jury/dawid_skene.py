@@ -96,24 +96,33 @@ def majority_posterior(verdicts: ArrayLike) -> _FloatArray:
 
 
 def _m_step(
-    matrix: _FloatArray, seen: NDArray[np.bool_], posterior: _FloatArray, smoothing: float
+    matrix: _FloatArray,
+    seen: NDArray[np.bool_],
+    posterior: _FloatArray,
+    smoothing: float,
+    weights: _FloatArray | None = None,
 ) -> tuple[_FloatArray, _FloatArray, float]:
     ones = np.where(seen, matrix, 0.0)
     zeros = np.where(seen, 1.0 - matrix, 0.0)
-    weight_1 = posterior[:, None] * seen
-    weight_0 = (1.0 - posterior)[:, None] * seen
-    sensitivity = ((posterior[:, None] * ones).sum(axis=0) + smoothing) / (weight_1.sum(axis=0) + 2 * smoothing)
-    specificity = (((1.0 - posterior)[:, None] * zeros).sum(axis=0) + smoothing) / (
-        weight_0.sum(axis=0) + 2 * smoothing
-    )
-    n = posterior.size
-    prevalence = float((posterior.sum() + smoothing) / (n + 2 * smoothing)) if n else 0.5
+    p1 = posterior if weights is None else weights * posterior  # an item of weight w counts w times
+    p0 = 1.0 - posterior if weights is None else weights * (1.0 - posterior)
+    weight_1 = p1[:, None] * seen
+    weight_0 = p0[:, None] * seen
+    sensitivity = ((p1[:, None] * ones).sum(axis=0) + smoothing) / (weight_1.sum(axis=0) + 2 * smoothing)
+    specificity = ((p0[:, None] * zeros).sum(axis=0) + smoothing) / (weight_0.sum(axis=0) + 2 * smoothing)
+    n = posterior.size if weights is None else float(weights.sum())
+    prevalence = float((p1.sum() + smoothing) / (n + 2 * smoothing)) if n else 0.5
     eps = 1e-9
     return np.clip(sensitivity, eps, 1 - eps), np.clip(specificity, eps, 1 - eps), min(max(prevalence, eps), 1 - eps)
 
 
 def _e_step(
-    matrix: _FloatArray, seen: NDArray[np.bool_], sens: _FloatArray, spec: _FloatArray, prevalence: float
+    matrix: _FloatArray,
+    seen: NDArray[np.bool_],
+    sens: _FloatArray,
+    spec: _FloatArray,
+    prevalence: float,
+    weights: _FloatArray | None = None,
 ) -> tuple[_FloatArray, float]:
     ones = np.where(seen, matrix, 0.0)
     zeros = np.where(seen, 1.0 - matrix, 0.0)
@@ -121,11 +130,16 @@ def _e_step(
     log_0 = math.log(1.0 - prevalence) + ones @ np.log(1.0 - spec) + zeros @ np.log(spec)
     top = np.maximum(log_1, log_0)
     norm = top + np.log(np.exp(log_1 - top) + np.exp(log_0 - top))
-    return np.exp(log_1 - norm), float(norm.sum())
+    return np.exp(log_1 - norm), float(norm.sum() if weights is None else (weights * norm).sum())
 
 
 def fit_dawid_skene(
-    verdicts: ArrayLike, *, max_iterations: int = 200, tolerance: float = 1e-6, smoothing: float = 1.0
+    verdicts: ArrayLike,
+    *,
+    max_iterations: int = 200,
+    tolerance: float = 1e-6,
+    smoothing: float = 1.0,
+    weights: ArrayLike | None = None,
 ) -> DawidSkeneFit:
     """Fit the binary Dawid-Skene model by EM from the majority vote (Dawid and Skene 1979).
 
@@ -137,32 +151,40 @@ def fit_dawid_skene(
         max_iterations: EM iterations at most (>= 1).
         tolerance: stop when no rate or the prevalence moves by more than this between iterations.
         smoothing: pseudo-count of the symmetric Beta prior on every rate (>= 0).
+        weights: ``(n_items,)`` non-negative counts, each row standing for that many items with the
+            same verdicts (e.g. the distinct verdict patterns of many items and how often each
+            occurs: the same fit as on the rows repeated, up to rounding, in time independent of
+            the number of items); ``None``: every row once.
 
     Returns:
-        The :class:`DawidSkeneFit`. With no items, the rates are 0.5 and nothing is fitted.
+        The :class:`DawidSkeneFit` (``posterior`` per row). With no items, the rates are 0.5 and
+        nothing is fitted.
 
     Raises:
-        ValueError: for a bad array (see :func:`majority_posterior`), ``max_iterations < 1`` or a
-            negative ``smoothing``.
+        ValueError: for a bad array (see :func:`majority_posterior`), ``max_iterations < 1``, a
+            negative ``smoothing``, or weights of the wrong shape or negative.
     """
     if max_iterations < 1:
         raise ValueError(f"max_iterations must be >= 1, got {max_iterations}")
     if smoothing < 0:
         raise ValueError(f"smoothing must be >= 0, got {smoothing}")
     matrix = _as_verdicts(verdicts)
+    w = None if weights is None else np.asarray(weights, dtype=np.float64)
+    if w is not None and (w.shape != (matrix.shape[0],) or np.any(~(w >= 0))):
+        raise ValueError(f"weights must be {matrix.shape[0]} non-negative numbers, one per row")
     seen = ~np.isnan(matrix)
     n_judges = matrix.shape[1]
     if matrix.shape[0] == 0:
         half = np.full(n_judges, 0.5)
         return DawidSkeneFit(np.empty(0), half, half.copy(), 0.5, 0, True, 0.0)
     posterior = majority_posterior(matrix)
-    sens, spec, prevalence = _m_step(matrix, seen, posterior, smoothing)
+    sens, spec, prevalence = _m_step(matrix, seen, posterior, smoothing, w)
     converged = False
     iterations = 0
     log_likelihood = 0.0
     for iterations in range(1, max_iterations + 1):  # noqa: B007 - the count is reported
-        posterior, log_likelihood = _e_step(matrix, seen, sens, spec, prevalence)
-        new_sens, new_spec, new_prev = _m_step(matrix, seen, posterior, smoothing)
+        posterior, log_likelihood = _e_step(matrix, seen, sens, spec, prevalence, w)
+        new_sens, new_spec, new_prev = _m_step(matrix, seen, posterior, smoothing, w)
         change = max(
             float(np.max(np.abs(new_sens - sens), initial=0.0)),
             float(np.max(np.abs(new_spec - spec), initial=0.0)),
@@ -172,7 +194,7 @@ def fit_dawid_skene(
         if change < tolerance:
             converged = True
             break
-    posterior, log_likelihood = _e_step(matrix, seen, sens, spec, prevalence)
+    posterior, log_likelihood = _e_step(matrix, seen, sens, spec, prevalence, w)
     return DawidSkeneFit(posterior, sens, spec, prevalence, iterations, converged, log_likelihood)
 
 

@@ -12,6 +12,12 @@ independently, which judges of one family break: Balasubramanian, Podkopaev and 
 2026), and the metric's mean on the Dawid-Skene verdicts (posterior > 0.5) next to the mean on the
 majority verdicts.
 
+A run that does not vote gets the same model per item (:func:`item_reliability`,
+:func:`attach_item_reliability`): each judge's verdict on a sample is whether its score meets the
+metric's threshold (:func:`gate_verdicts`), read at the end of the run from the scores the run
+keeps for its summaries, so no per-sample object is kept for it. It is reporting only: no score or
+aggregate changes.
+
 Each sample's row is written while the run streams, before the run's fit exists, so a
 ``dawid-skene`` run's per-sample aggregates are the majority vote of :mod:`ragqa.jury.panel`; the
 Dawid-Skene verdicts give the summary's :attr:`~ragqa.report.JuryReliability.voted_mean` and each
@@ -21,22 +27,32 @@ to the finished results file's records.
 
 from __future__ import annotations
 
+import dataclasses
 import math
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Literal
 
 import numpy as np
-from numpy.typing import NDArray
+from numpy.typing import ArrayLike, NDArray
 
 from ragqa._math import nan_mean
-from ragqa.jury.dawid_skene import fit_dawid_skene, residual_correlation
+from ragqa.jury.dawid_skene import DawidSkeneFit, fit_dawid_skene, residual_correlation
 from ragqa.jury.tally import Matrices, repeat_units
 from ragqa.jury.vote import vote_verdicts
 from ragqa.metrics.base import ClaimVote, Metric
 from ragqa.report import JudgeReliability, JuryReliability, MetricSummary
 from ragqa.schema import Interval, JudgeOutcome, PanelResult
 
-__all__ = ["HIGH_CORRELATION", "JuryCollector", "estimate_reliability", "fit_reliability"]
+__all__ = [
+    "HIGH_CORRELATION",
+    "VOTING",
+    "JuryCollector",
+    "attach_item_reliability",
+    "estimate_reliability",
+    "fit_reliability",
+    "gate_verdicts",
+    "item_reliability",
+]
 
 HIGH_CORRELATION = 0.3
 """Residual correlation above which a pair of judges is reported as erring together."""
@@ -76,6 +92,44 @@ def _sample_value(units: Sequence[Matrices], labels: _Matrix, formulas: Sequence
             lists.append([float(v) for v in part if not np.isnan(v)])
         values.append(float(formula(lists)))
     return nan_mean(values)
+
+
+def _judges_section(
+    matrix: _Matrix,
+    fit: DawidSkeneFit,
+    draws: NDArray[np.float64],
+    judge_ids: Sequence[str],
+    confidence: float,
+    n_clusters: int,
+) -> tuple[list[JudgeReliability], list[tuple[str, str, float]], list[str]]:
+    """Each judge's rates with intervals, the pairwise residual correlations and the warnings of one fit.
+
+    ``draws`` is ``(n_boot, 3, n_judges)``: sensitivity, specificity and accuracy per replicate.
+    """
+    judges = [
+        JudgeReliability(
+            judge_id=judge,
+            sensitivity=_interval(float(fit.sensitivity[j]), draws[:, 0, j], confidence, n_clusters),
+            specificity=_interval(float(fit.specificity[j]), draws[:, 1, j], confidence, n_clusters),
+            accuracy=_interval(float(fit.accuracy[j]), draws[:, 2, j], confidence, n_clusters),
+        )
+        for j, judge in enumerate(judge_ids)
+    ]
+    corr = residual_correlation(matrix, fit)
+    pairs = [
+        (judge_ids[a], judge_ids[b], float(corr[a, b]))
+        for a in range(len(judge_ids))
+        for b in range(a + 1, len(judge_ids))
+    ]
+    warnings = [
+        f"{a} and {b} err together (residual correlation {r:.2f} > {HIGH_CORRELATION}): Dawid-Skene assumes "
+        "independent judges, so their reliability is overstated (Balasubramanian, Podkopaev and Kasiviswanathan 2026)"
+        for a, b, r in pairs
+        if not math.isnan(r) and r > HIGH_CORRELATION
+    ]
+    if not fit.converged:
+        warnings.append(f"Dawid-Skene did not converge in {fit.iterations} EM iterations; read its rates with care")
+    return judges, pairs, warnings
 
 
 def estimate_reliability(
@@ -150,29 +204,7 @@ def fit_reliability(
         chosen = rng.integers(0, len(kept), size=len(kept))
         again = fit_dawid_skene(np.vstack([kept[i] for i in chosen]), max_iterations=100)
         draws[b] = (again.sensitivity, again.specificity, again.accuracy)
-    judges = [
-        JudgeReliability(
-            judge_id=judge,
-            sensitivity=_interval(float(fit.sensitivity[j]), draws[:, 0, j], confidence, len(kept)),
-            specificity=_interval(float(fit.specificity[j]), draws[:, 1, j], confidence, len(kept)),
-            accuracy=_interval(float(fit.accuracy[j]), draws[:, 2, j], confidence, len(kept)),
-        )
-        for j, judge in enumerate(judge_ids)
-    ]
-    corr = residual_correlation(matrix, fit)
-    pairs = [
-        (judge_ids[a], judge_ids[b], float(corr[a, b]))
-        for a in range(len(judge_ids))
-        for b in range(a + 1, len(judge_ids))
-    ]
-    warnings = [
-        f"{a} and {b} err together (residual correlation {r:.2f} > {HIGH_CORRELATION}): Dawid-Skene assumes "
-        "independent judges, so their reliability is overstated (Balasubramanian, Podkopaev and Kasiviswanathan 2026)"
-        for a, b, r in pairs
-        if not math.isnan(r) and r > HIGH_CORRELATION
-    ]
-    if not fit.converged:
-        warnings.append(f"Dawid-Skene did not converge in {fit.iterations} EM iterations; read its rates with care")
+    judges, pairs, warnings = _judges_section(matrix, fit, draws, judge_ids, confidence, len(kept))
     ends = np.cumsum([0] + [b.shape[0] for b in kept])
     ds_labels = [fit.labels[ends[i] : ends[i + 1]].astype(np.float64) for i in range(len(kept))]
     majority = [vote_verdicts(b, tie_breaker=tie_breaker) for b in kept]
@@ -270,3 +302,154 @@ class JuryCollector:
                     self.dawid_skene[(sample_id, summary.metric)] = value
             out.append(summary.model_copy(update={"jury": fitted}) if fitted is not None else summary)
         return out
+
+
+VOTING = ("claim-vote", "dawid-skene")
+"""Aggregations whose metrics have the per-statement section; every other one gets the per-item section."""
+
+
+def gate_verdicts(scores: ArrayLike, threshold: float, direction: Literal["higher", "lower"]) -> _Matrix:
+    """Each judge's pass/fail verdict per item: its score against the metric's threshold.
+
+    Args:
+        scores: ``(n_judges, n_items)`` scores in the metric's units; NaN where the judge failed,
+            returned NaN or was not asked (no verdict).
+        threshold: the metric's threshold, in the metric's units.
+        direction: ``higher`` passes when ``score >= threshold``, ``lower`` when ``score <= threshold``
+            (:func:`ragqa.thresholds.passes`).
+
+    Returns:
+        ``(n_items, n_judges)`` of 1.0 (pass), 0.0 (fail) or NaN (no verdict), the layout of
+        :func:`~ragqa.jury.dawid_skene.fit_dawid_skene`.
+
+    Raises:
+        ValueError: for a ``scores`` array that is not 2-D.
+    """
+    matrix = np.asarray(scores, dtype=np.float64)
+    if matrix.ndim != 2:
+        raise ValueError(f"scores must be a 2-D array (judges x items), got shape {matrix.shape}")
+    with np.errstate(invalid="ignore"):
+        passed = matrix >= threshold if direction == "higher" else matrix <= threshold
+    return np.where(np.isnan(matrix), np.nan, passed.astype(np.float64)).T
+
+
+def item_reliability(
+    scores: ArrayLike,
+    judge_ids: Sequence[str],
+    threshold: float,
+    direction: Literal["higher", "lower"],
+    *,
+    n_boot: int = 200,
+    seed: int = 0,
+    confidence: float = 0.95,
+) -> JuryReliability | None:
+    """Fit Dawid-Skene on each judge's pass/fail verdict per item (sample) and bootstrap its rates.
+
+    The verdicts are :func:`gate_verdicts`; items no judge gave a verdict on are left out. The fit
+    is the binary Dawid-Skene model by EM (Dawid and Skene 1979, :func:`fit_dawid_skene`), which
+    takes a missing verdict as missing (it neither counts for nor against the judge). Each rate's
+    interval is the percentile interval of a seeded bootstrap resampling items (each sample is its
+    own cluster; Efron and Tibshirani 1993, ch. 13), ``n_boot`` replicates of at most 100 EM
+    iterations each, as the per-statement section. Items with the same verdicts are fitted as one
+    weighted row (at most ``3 ** n_judges`` rows), and a replicate draws how many items of each
+    verdict pattern it holds (multinomial, the same distribution as resampling the items), so the
+    time grows with the items only through one pass over them.
+
+    Args:
+        scores: ``(n_judges, n_items)`` each judge's score per sample, NaN for no verdict.
+        judge_ids: the panel's judge ids, one per row of ``scores``.
+        threshold: the metric's threshold.
+        direction: the metric's direction (``higher`` or ``lower`` is better).
+        n_boot: bootstrap replicates (>= 1).
+        seed: the bootstrap's seed (the same scores give the same intervals).
+        confidence: the intervals' nominal coverage in (0, 1).
+
+    Returns:
+        The :class:`~ragqa.report.JuryReliability` with ``unit`` ``item`` and ``threshold`` set:
+        ``voted_mean`` is the share of items the Dawid-Skene verdicts (posterior > 0.5) pass,
+        ``majority_mean`` the share the judges' majority passes (a tie: the first judge's verdict,
+        fail when it gave none), ``n_changed`` the items they disagree on; ``None`` with fewer than
+        two judges or no item with a verdict.
+
+    Raises:
+        ValueError: for ``scores`` whose rows are not one per judge, or ``n_boot < 1``.
+    """
+    if n_boot < 1:
+        raise ValueError(f"n_boot must be >= 1, got {n_boot}")
+    verdicts = gate_verdicts(scores, threshold, direction)
+    if verdicts.shape[1] != len(judge_ids):
+        raise ValueError(f"scores has {verdicts.shape[1]} rows, one per judge of {len(judge_ids)} needed")
+    matrix = verdicts[~np.isnan(verdicts).all(axis=1)]
+    n = int(matrix.shape[0])
+    if len(judge_ids) < 2 or n == 0:
+        return None
+    # items with the same verdicts are one row of the fit, weighted by their count: at most 3 ** judges rows
+    code = (np.where(np.isnan(matrix), 2.0, matrix) * 3.0 ** np.arange(matrix.shape[1])).sum(axis=1)
+    _, first, inverse, counts = np.unique(code, return_index=True, return_inverse=True, return_counts=True)
+    patterns = matrix[first]
+    fit = fit_dawid_skene(patterns, weights=counts)
+    rng = np.random.default_rng(seed)
+    draws = np.full((n_boot, 3, len(judge_ids)), np.nan)
+    for b in range(n_boot):  # resampling n items with replacement = a multinomial draw of the pattern counts
+        again = fit_dawid_skene(patterns, weights=rng.multinomial(n, counts / n), max_iterations=100)
+        draws[b] = (again.sensitivity, again.specificity, again.accuracy)
+    per_item = dataclasses.replace(fit, posterior=fit.posterior[inverse.ravel()])
+    judges, pairs, warnings = _judges_section(matrix, per_item, draws, judge_ids, confidence, n)
+    labels = per_item.labels.astype(np.float64)
+    majority = vote_verdicts(matrix, tie_breaker=0)
+    return JuryReliability(
+        unit="item",
+        threshold=threshold,
+        n_statements=n,
+        n_samples=n,
+        prevalence=fit.prevalence,
+        converged=fit.converged,
+        judges=judges,
+        correlations=pairs,
+        warnings=warnings,
+        voted_mean=float(labels.mean()),
+        majority_mean=float(majority.mean()),
+        n_changed=int(np.sum(labels != majority)),
+    )
+
+
+def attach_item_reliability(
+    summaries: Sequence[MetricSummary],
+    judge_ids: Sequence[str],
+    thresholds: Mapping[str, float],
+    scores: Callable[[str], ArrayLike],
+    *,
+    seed: int = 0,
+) -> list[MetricSummary]:
+    """``summaries`` with :attr:`~ragqa.report.MetricSummary.item_jury` set where the section applies.
+
+    It applies to every metric aggregated otherwise than by a vote (:data:`VOTING`) in a panel of
+    two or more judges: with a threshold in ``thresholds``, the :func:`item_reliability` fit (a
+    metric whose judges scored no item keeps ``None``); without one, a section with ``threshold``
+    ``None`` and nothing estimated, so the report says why there is none. Reporting only: no
+    score, aggregate or other figure of a summary changes.
+
+    Args:
+        summaries: the run's per-metric summaries.
+        judge_ids: the panel, in order (the rows of ``scores``).
+        thresholds: ``{metric key: threshold}``, the run's resolved thresholds.
+        scores: a metric key's ``(n_judges, n_items)`` scores (NaN: no verdict), asked only for
+            metrics with a threshold (e.g. :meth:`ragqa.run.summary.RunSummary.scores`).
+        seed: the bootstrap's seed.
+    """
+    if len(judge_ids) < 2:
+        return list(summaries)
+    out = []
+    for summary in summaries:
+        if summary.strategy in VOTING:
+            out.append(summary)
+            continue
+        threshold = thresholds.get(summary.metric)
+        if threshold is None:
+            section: JuryReliability | None = JuryReliability(
+                unit="item", n_statements=0, n_samples=0, prevalence=math.nan, converged=False
+            )
+        else:
+            section = item_reliability(scores(summary.metric), judge_ids, threshold, summary.direction, seed=seed)
+        out.append(summary.model_copy(update={"item_jury": section}) if section is not None else summary)
+    return out

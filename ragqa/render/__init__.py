@@ -1,6 +1,8 @@
 """Renderers: a finished (or streaming) run shown or written in one format each.
 
-- :mod:`ragqa.render.console`: the per-metric tables of ``ragqa evaluate`` (rich) and their plain text;
+- :mod:`ragqa.render.console`: the per-metric tables of ``ragqa evaluate`` (rich) and their plain text,
+  with :mod:`ragqa.render.console_jury` (the reliability and cascade sections) and
+  :mod:`ragqa.render.numbers` (how every view writes a score, a ``±``, tokens and costs);
 - :mod:`ragqa.render.junit`: JUnit XML, one writer for ``ragqa evaluate``, ``ragqa test`` and
   the pytest plugin's properties;
 - :mod:`ragqa.render.records`: the one JSON shape of a panel result (and its JSON Schema), and

@@ -9,13 +9,14 @@ band of the aggregate. Then the judge failures (judge, metric, sample, step, cau
 few, then a count), samples skipped by validation, and a usage line (calls, tokens, cost, wall
 time). Under each metric's table, with two or more judges, one agreement line
 (:func:`agreement_line`), and one line on where the aggregate's variance comes from and what would
-halve its interval (:func:`uncertainty_line`).
+halve its interval (:func:`uncertainty_line`); then the jury sections, the judges' reliability
+and the cascade (:mod:`ragqa.render.console_jury`, whose functions this module re-exports, as it
+does the number formats of :mod:`ragqa.render.numbers`).
 """
 
 from __future__ import annotations
 
 import io
-import math
 from collections.abc import Callable, Mapping, Sequence
 
 from rich import box
@@ -25,11 +26,13 @@ from rich.text import Text
 
 from ragqa._math import nan_mean
 from ragqa.metrics.base import Direction
+from ragqa.render.console_jury import cascade_lines, cascade_texts, jury_lines, jury_texts
 from ragqa.render.labels import labels
+from ragqa.render.numbers import fmt_cost, fmt_mean, fmt_score, fmt_tokens, fmt_two, plus_minus
 from ragqa.render.probe import probe_lines
 from ragqa.render.terminal import printable
 from ragqa.report import MetricSummary, Report
-from ragqa.schema import AdviceOption, Interval, JudgeFailure, Language, Usage
+from ragqa.schema import AdviceOption, JudgeFailure, Language
 
 __all__ = [
     "DIRECTION_LABELS",
@@ -37,7 +40,10 @@ __all__ = [
     "cascade_lines",
     "cascade_texts",
     "direction_label",
+    "fmt_cost",
     "fmt_mean",
+    "fmt_score",
+    "fmt_tokens",
     "jury_lines",
     "jury_texts",
     "no_aggregate_caption",
@@ -67,41 +73,6 @@ def _interpreter() -> _Interpret | None:
     except ImportError:  # pragma: no cover - the module ships with ragqa; kept optional for partial installs
         return None
     return interpret
-
-
-def fmt_score(value: float) -> str:
-    """A score with 3 decimals; NaN as ``n/a``."""
-    return "n/a" if math.isnan(value) else f"{value:.3f}"
-
-
-def plus_minus(interval: Interval) -> float:
-    """The ``±`` shown for ``interval``: the larger distance from its estimate to a bound.
-
-    It is the half-width of a symmetric interval, and stays so when one bound was clamped to the
-    metric's range (the other side keeps the full half-width); the bounds themselves are in the
-    JSON report and the CSV.
-    """
-    return max(interval.estimate - interval.low, interval.high - interval.estimate)
-
-
-def fmt_mean(value: float, interval: Interval | None) -> str:
-    """A mean with 3 decimals and its interval's ``±`` (:func:`plus_minus`): ``0.645 ± 0.038``.
-
-    ``n/a`` for NaN; the mean alone when there is no interval (fewer than two samples).
-    """
-    if interval is None or math.isnan(value):
-        return fmt_score(value)
-    return f"{fmt_score(value)} ± {plus_minus(interval):.3f}"
-
-
-def fmt_cost(cost: float | None) -> str:
-    """A cost with 4 decimals in the price table's currency; ``-`` when no price is configured."""
-    return "-" if cost is None else f"{cost:.4f}"
-
-
-def fmt_tokens(usage: Usage) -> str:
-    """Total tokens with thousands separators; ``-`` when no call reported usage (e.g. cached or local)."""
-    return "-" if usage.calls == 0 and usage.total_tokens == 0 else f"{usage.total_tokens:,}"
 
 
 def metric_title(summary: MetricSummary, *, language: Language = "en") -> Text:
@@ -224,138 +195,16 @@ def agreement_line(summary: MetricSummary, *, language: Language = "en") -> Text
     spearman = nan_mean([p.spearman for p in agreement.pairs])
     diff = nan_mean([p.mean_abs_diff for p in agreement.pairs])
     parts = [
-        f"{t['console_alpha']} {_two(agreement.alpha)}",
-        f"{t['console_spearman']} {_two(spearman)}",
-        f"|diff| {_two(diff)}",
+        f"{t['console_alpha']} {fmt_two(agreement.alpha)}",
+        f"{t['console_spearman']} {fmt_two(spearman)}",
+        f"|diff| {fmt_two(diff)}",
     ]
     if len(agreement.pairs) > 1:
         parts[-1] += f" ({t['console_pairs_mean'].format(n=len(agreement.pairs))})"
     if agreement.contested:
         top = agreement.contested[0]
-        parts.append(f"{t['console_most_contested']} {printable(top.sample_id)} ({_two(top.spread)})")
+        parts.append(f"{t['console_most_contested']} {printable(top.sample_id)} ({fmt_two(top.spread)})")
     return Text(f"{t['console_agreement']}: " + " · ".join(parts), style="dim")
-
-
-def jury_texts(summary: MetricSummary, *, language: Language = "en") -> list[tuple[str, str]]:
-    """The reliability section of a voting run's metric (:attr:`MetricSummary.jury`) as ``(text, kind)`` lines.
-
-    ``kind`` is ``title``, ``judge``, ``aggregate``, ``correlation`` or ``warning``. One line on the
-    fit (statements, samples), one per judge with its estimated accuracy, sensitivity and
-    specificity, each ``E [LOW, HIGH]`` (cluster-bootstrap 95 % intervals), the Dawid-Skene
-    aggregate next to the majority vote's, the judges' residual correlations, and each warning
-    (judges that err together). Two decimals; the JSON report has every figure. Empty when the
-    summary has no reliability section.
-    """
-    jury = summary.jury
-    if jury is None:
-        return []
-    t = labels(language)
-
-    def span(interval: Interval) -> str:
-        return f"{_two(interval.estimate)} [{_two(interval.low)}, {_two(interval.high)}]"
-
-    out = [(t["console_reliability"].format(n=jury.n_statements, samples=jury.n_samples), "title")]
-    out += [
-        (
-            t["console_reliability_judge"].format(
-                judge=j.judge_id, acc=span(j.accuracy), sens=span(j.sensitivity), spec=span(j.specificity)
-            ),
-            "judge",
-        )
-        for j in jury.judges
-    ]
-    voted = t["console_ds_aggregate"].format(
-        voted=_two(jury.voted_mean), majority=_two(jury.majority_mean), n=jury.n_changed
-    )
-    out.append((voted, "aggregate"))
-    pairs = " · ".join(f"{a}/{b} {_two(r)}" for a, b, r in jury.correlations)
-    out.append((f"{t['console_residual']}: {pairs}", "correlation"))
-    out += [(w, "warning") for w in jury.warnings]
-    return out
-
-
-_JURY_STYLE = {"title": ("", "bold"), "correlation": ("  ", "dim"), "warning": ("  ! ", "yellow")}
-
-
-def jury_lines(summary: MetricSummary, *, language: Language = "en") -> list[Text]:
-    """:func:`jury_texts` as console lines: the title bold, the rest indented, warnings in yellow."""
-    return [
-        Text(_JURY_STYLE.get(kind, ("  ", ""))[0] + text, style=_JURY_STYLE.get(kind, ("  ", ""))[1])
-        for text, kind in jury_texts(summary, language=language)
-    ]
-
-
-def cascade_texts(summary: MetricSummary, *, language: Language = "en") -> list[tuple[str, str]]:
-    """The cascade section of a metric (:attr:`MetricSummary.cascade`) as ``(text, kind)`` lines.
-
-    ``kind`` is ``title`` (tiers, samples, escalation rate and reasons), ``rule``, ``calls`` (calls and
-    cost per tier), ``absent`` (samples where tier 2 was not asked, so its scores are absent, not
-    failed) or ``audit`` (agreement of the cascade's verdicts with the full panel's and the share of
-    tier-2 calls it would have made). Empty without a cascade.
-    """
-    c = summary.cascade
-    if c is None:
-        return []
-    t = labels(language)
-    reasons = ": " + ", ".join(f"{k} {v}" for k, v in c.reasons.items()) if c.reasons else ""
-    out = [
-        (
-            t["console_cascade"].format(
-                source=c.source,
-                tier1=", ".join(c.tier1),
-                tier2=", ".join(c.tier2),
-                n=c.n_items,
-                escalated=c.n_escalated,
-                rate=_pct(c.escalation_rate),
-                reasons=reasons,
-            ),
-            "title",
-        ),
-        (
-            t["console_cascade_rule"].format(
-                split="on" if c.split else "off",
-                spread="-" if c.spread is None else f"{c.spread:g}",
-                margin=f"{c.margin:g}",
-                threshold="-" if c.threshold is None else f"{c.threshold:g}",
-            ),
-            "rule",
-        ),
-        (
-            t["console_cascade_calls"].format(
-                j1=c.tier1_judgements,
-                j2=c.tier2_judgements,
-                calls1=c.tier1_usage.calls,
-                cost1=fmt_cost(c.tier1_usage.cost),
-                calls2=c.tier2_usage.calls,
-                cost2=fmt_cost(c.tier2_usage.cost),
-            ),
-            "calls",
-        ),
-    ]
-    if not c.audit and c.n_items > c.n_escalated:
-        out.append((t["console_cascade_absent"].format(n=c.n_items - c.n_escalated), "absent"))
-    if c.audit:
-        share, basis = _pct(c.tier2_share), c.tier2_share_basis
-        if c.n_compared:
-            text = t["console_cascade_audit"].format(
-                agreement=_pct(c.agreement), n=c.n_compared, share=share, basis=basis
-            )
-        else:
-            text = t["console_cascade_no_threshold"].format(diff=_two(c.mean_abs_diff), share=share, basis=basis)
-        out.append((text, "audit"))
-    return out
-
-
-def _pct(value: float) -> str:
-    return "-" if math.isnan(value) else f"{100 * value:.1f} %"
-
-
-def cascade_lines(summary: MetricSummary, *, language: Language = "en") -> list[Text]:
-    """:func:`cascade_texts` as console lines: the title bold, the rest indented."""
-    return [
-        Text(("" if kind == "title" else "  ") + text, style="bold" if kind == "title" else "")
-        for text, kind in cascade_texts(summary, language=language)
-    ]
 
 
 def uncertainty_line(summary: MetricSummary, *, language: Language = "en") -> Text | None:
@@ -407,10 +256,6 @@ def _advice(option: AdviceOption, t: Mapping[str, str]) -> str:
     else:
         extra = t["console_halve_judgements"].format(n=f"{option.extra_judgements or 0:,}")
     return t[f"console_halve_{option.lever}"].format(n=f"{option.target:,}", extra=extra)
-
-
-def _two(value: float) -> str:
-    return "n/a" if math.isnan(value) else f"{value:.2f}"
 
 
 def failures_table(failures: Sequence[JudgeFailure], *, limit: int = 5, language: Language = "en") -> RenderableType:

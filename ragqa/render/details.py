@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from ragqa.render.console import fmt_score
+from ragqa.render.numbers import fmt_score
 from ragqa.report import finite_json
 
 __all__ = ["TABLES", "DetailsTable", "DetailsView", "detail_text", "details_view"]

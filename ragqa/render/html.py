@@ -29,9 +29,10 @@ from typing import TYPE_CHECKING, Any
 from ragqa.interpretation import interpret
 from ragqa.messages import Message
 from ragqa.render.atomic import replace_text
-from ragqa.render.console import cascade_texts, fmt_cost, fmt_score, jury_texts
+from ragqa.render.console_jury import cascade_texts, jury_texts
 from ragqa.render.details import details_view
 from ragqa.render.labels import LABELS, labels
+from ragqa.render.numbers import fmt_cost, fmt_score
 from ragqa.render.probe import probe_texts
 from ragqa.render.registry import RenderOptions, register
 from ragqa.report import Agreement, MetricSummary, Report, finite_json

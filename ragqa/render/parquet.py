@@ -13,7 +13,7 @@ the JSON Lines one, one row per (sample, metric), in the same order. Columns:
 - ``value``: the aggregate's value as a float64 column (null when the aggregate is ``null``), for
   queries (``SELECT avg(value) ... GROUP BY metric``); derived from ``aggregate``, never read back.
 
-The run header (:class:`ragqa.run.stream.ResultsHeader`, the JSON Lines file's first line) is the
+The run header (:class:`ragqa.run.results_file.ResultsHeader`, the JSON Lines file's first line) is the
 JSON text of the file's key-value metadata under ``ragqa_results``. Rows are written
 ``row_group`` at a time (one row group each), so writing holds one row group in memory, and
 reading (:func:`read_parquet_results`) goes one row group at a time.

@@ -1,6 +1,7 @@
 """The results of a run as data: the report, its summaries, run comparisons and the writer registry.
 
-- :mod:`ragqa.report.model`: :class:`Report` and the per-metric summary shapes (pydantic);
+- :mod:`ragqa.report.model`: :class:`Report` and the per-metric summary shapes (pydantic), with
+  :mod:`ragqa.report.jury_model` (its reliability and cascade shapes, re-exported);
 - :mod:`ragqa.report.summary`: :func:`summarize`, the summaries of a list of panel results (pure);
 - :mod:`ragqa.report.formats`: the writers behind ``Report.to_jsonl/to_csv/to_pandas``, which the
   renderers register (so this package imports no renderer), and :func:`finite_json`;

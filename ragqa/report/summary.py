@@ -15,7 +15,7 @@ from ragqa._math import nan_mean
 from ragqa.report.model import JudgeSummary, MetricSummary, with_uncertainty
 from ragqa.schema import DEFAULT_CONFIDENCE, PanelResult, Usage
 
-__all__ = ["summarize"]
+__all__ = ["judge_usage", "summarize"]
 
 
 def summarize(
@@ -72,12 +72,12 @@ def summarize(
         for j, jid in enumerate(judge_ids):
             scores: list[float] = []
             n_nan = n_failed = 0
-            usage = Usage()
+            usages: list[Usage] = []
             for i, row in enumerate(rows):
                 for o in row.judges:
                     if o.judge_id != jid:
                         continue
-                    usage = usage + o.usage
+                    usages.append(o.usage)
                     cube[i][j] = o.repeat_values()
                     judgements += len(cube[i][j])
                     if o.failure is not None or o.score is None:
@@ -86,6 +86,7 @@ def summarize(
                         n_nan += 1
                     else:
                         scores.append(o.score.value)
+            usage = judge_usage(usages)
             total = total + usage
             per_judge.append(scores)
             judges.append(
@@ -135,6 +136,23 @@ def summarize(
         )
         for summary, (aggregates, per_judge, cube) in zip(summaries, cubes, strict=True)
     ]
+
+
+def judge_usage(usages: Sequence[Usage]) -> Usage:
+    """One judge's usage on one metric: calls and tokens summed, latency and cost with :func:`math.fsum`.
+
+    The float sums are exact, then rounded once, so they do not depend on the order of the
+    results (a streaming run adds them as they arrive: :class:`ragqa._math.ExactSum`). The cost
+    is ``None`` when no outcome has one; outcomes without a cost add nothing to it.
+    """
+    costs = [u.cost for u in usages if u.cost is not None]
+    return Usage(
+        calls=sum(u.calls for u in usages),
+        prompt_tokens=sum(u.prompt_tokens for u in usages),
+        completion_tokens=sum(u.completion_tokens for u in usages),
+        latency_s=math.fsum(u.latency_s for u in usages),
+        cost=math.fsum(costs) if costs else None,
+    )
 
 
 def _all_failed(result: PanelResult) -> bool:

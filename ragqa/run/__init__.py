@@ -8,7 +8,9 @@
 - :mod:`ragqa.run.validate`: samples validated once per run, with the size limits of ``ragqa.limits``
   (the one validator, :mod:`ragqa.metrics.validation`, re-exported);
 - :mod:`ragqa.run.estimate`: judge calls and tokens estimated before the first call;
-- :mod:`ragqa.run.stream`: the streamed, resumable JSON Lines results file;
+- :mod:`ragqa.run.results_file`: the results file's header and lines, and reading it back;
+- :mod:`ragqa.run.stream`: the results file streamed while a run goes, resumable after;
+- :mod:`ragqa.run.identity`: a run's configuration fingerprint and header, and the checks of ``resume``;
 - :mod:`ragqa.run.runner`: the one runner of a dataset run (the CLI, ``ragqa.evaluate``);
 - :mod:`ragqa.run.check`: the same steps one sample at a time (assertions, the pytest plugin,
   ``ragqa test``): plan, validate, score, verdict, exit code;
@@ -30,11 +32,12 @@ from ragqa.run.spec import MetricSpec, parse_metric_specs, resolve_thresholds, s
 
 if TYPE_CHECKING:
     from ragqa.run.api import aevaluate, evaluate
-    from ragqa.run.estimate import RunEstimate, estimate_pairs
+    from ragqa.run.estimate import RunEstimate, TooManyCalls, estimate_pairs
     from ragqa.run.outcome import RunResult, ThresholdVerdict, exit_code_for, threshold_verdicts
     from ragqa.run.plan import Output, RunPlan, make_plan, plan_output
-    from ragqa.run.runner import Runner, TooManyCalls
-    from ragqa.run.stream import ResultsHeader, ResultStream, read_results
+    from ragqa.run.results_file import ResultsHeader, read_results
+    from ragqa.run.runner import Runner
+    from ragqa.run.stream import ResultStream
     from ragqa.run.validate import Limits, Validation, validate_run
 
 _LAZY = {
@@ -51,10 +54,10 @@ _LAZY = {
     "make_plan": "plan",
     "plan_output": "plan",
     "Runner": "runner",
-    "TooManyCalls": "runner",
+    "TooManyCalls": "estimate",
     "ResultStream": "stream",
-    "ResultsHeader": "stream",
-    "read_results": "stream",
+    "ResultsHeader": "results_file",
+    "read_results": "results_file",
     "Limits": "validate",
     "Validation": "validate",
     "validate_run": "validate",

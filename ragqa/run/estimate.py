@@ -20,19 +20,27 @@ import json
 import math
 import sys
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 from itertools import groupby
+from typing import TYPE_CHECKING
 
+from ragqa.errors import ConfigError
 from ragqa.judges.base import Judge
+from ragqa.jury.probe import OrderProbeOptions, probe_calls
 from ragqa.metrics.base import CallPlan, Metric
 from ragqa.schema import Sample
+
+if TYPE_CHECKING:
+    from ragqa.evaluation import PanelEvaluator
 
 __all__ = [
     "CHARS_PER_TOKEN",
     "EstimateTally",
     "RunEstimate",
+    "TooManyCalls",
     "estimate_pairs",
+    "panel_estimate",
     "prompt_overhead_chars",
     "sends_prompts",
 ]
@@ -134,12 +142,19 @@ class EstimateTally:
     Args:
         plan: the run's call plan.
         claim_vote: the panel votes per statement (see :func:`estimate_pairs`).
+        probe: the order probe's options when the run probes (``--probe order``): its calls per
+            judge are counted too (:attr:`probed`, :func:`ragqa.jury.probe.probe_calls`).
     """
 
-    def __init__(self, *, plan: CallPlan = "ragas", claim_vote: bool = False) -> None:
+    def __init__(
+        self, *, plan: CallPlan = "ragas", claim_vote: bool = False, probe: OrderProbeOptions | None = None
+    ) -> None:
         """Start with no pair."""
         self.plan: CallPlan = plan
         self.claim_vote = claim_vote
+        self.probe = probe
+        self.probed = 0
+        """The order probe's calls per judge on the pairs added (0 without ``probe``)."""
         self.pairs = 0
         self._calls = 0  # sum of each sample's calls per judge, shared steps counted once
         self._shared = 0  # of which made once for the panel (claim-vote extraction)
@@ -152,6 +167,8 @@ class EstimateTally:
         if not metrics:
             return
         plan, claim_vote = self.plan, self.claim_vote
+        if self.probe is not None:
+            self.probed += probe_calls(sample, metrics, plan, self.probe)
         shared = 0
         if not claim_vote:
             every = [step for metric in metrics for step in metric.shared_steps(sample)]
@@ -224,3 +241,64 @@ def estimate_pairs(
         items = list(group)
         tally.add(items[0][0], [metric for _, metric in items])
     return tally.estimate(judges, repeats=repeats, token_judges=token_judges)
+
+
+def panel_estimate(
+    evaluator: PanelEvaluator,
+    tally: EstimateTally | None,
+    todo: Iterable[tuple[int, Sample, Sequence[Metric]]],
+) -> RunEstimate:
+    """The estimate of a run's missing pairs with ``evaluator``'s panel, the order probe's calls included.
+
+    Args:
+        evaluator: the run's panel: its judges (those that send prompts count tokens,
+            :func:`sends_prompts`), its options (call plan, votes, repeats) and its order probe.
+        tally: the counts of the run's checking pass (:attr:`ragqa.run.prepared.Prepared.tally`);
+            ``None``, or counts made for other panel options than ``evaluator``'s, are made again
+            from ``todo``.
+        todo: ``(position, sample, metrics still to score)`` of the run
+            (:meth:`ragqa.run.prepared.Prepared.todo`), read only when ``tally`` cannot be used.
+
+    Returns:
+        The estimate; the order probe's calls (``probe_calls``) are added at the run's mean tokens per call.
+    """
+    judges = len(evaluator.judges)
+    options = evaluator.options
+    prompting = sum(1 for judge in evaluator.judges if sends_prompts(judge))
+    probe = evaluator.probe
+    wanted = (options.call_plan, options.votes, probe.options if probe is not None else None)
+    if tally is None or (tally.plan, tally.claim_vote, tally.probe) != wanted:
+        # the checking pass could not count (panel options that did not build then): go over the samples
+        tally = EstimateTally(plan=options.call_plan, claim_vote=options.votes, probe=wanted[2])
+        for _, sample, metrics in todo:
+            tally.add(sample, metrics)
+    estimate = tally.estimate(judges, repeats=options.repeats, token_judges=prompting)
+    probed = tally.probed  # the order probe's calls per judge, counted in the same pass over the samples
+    if probed:  # the probe's tokens at the run's mean per call
+        extra = probed * judges
+        per_call = estimate.tokens / estimate.calls if estimate.calls else 0.0
+        estimate = replace(
+            estimate,
+            calls=estimate.calls + extra,
+            tokens=round(estimate.tokens + per_call * extra),
+            probe_calls=extra,
+        )
+    return estimate
+
+
+class TooManyCalls(ConfigError):
+    """The estimated judge calls exceed ``max_calls`` (``--max-calls``, ``ragqa.limits.max-calls``).
+
+    Attributes:
+        estimate: the estimate that was refused.
+        max_calls: the cap.
+    """
+
+    def __init__(self, estimate: RunEstimate, max_calls: int) -> None:
+        super().__init__(
+            f"{estimate}; more than the cap of {max_calls:,} (--max-calls / ragqa.limits.max-calls). "
+            "Nothing was called: score fewer samples or metrics, or raise the cap",
+            key="ragqa.limits.max-calls",
+        )
+        self.estimate = estimate
+        self.max_calls = max_calls

@@ -28,9 +28,9 @@ from ragqa.render.parquet import write_parquet_results
 from ragqa.render.records import read_result_record
 from ragqa.report import summarize
 from ragqa.run.api import samples_from_data
+from ragqa.run.results_file import ResultsHeader, header_intervals, read_results, result_line
 from ragqa.run.runner import dataset_fingerprint
 from ragqa.run.shard import parse_shard
-from ragqa.run.stream import ResultsHeader, header_intervals, read_results, result_line
 from ragqa.schema import OrderProbeResult
 
 __all__ = ["MergeResult", "dataset_ids", "merge_results"]
@@ -189,6 +189,8 @@ def merge_results(
         confidence=first.confidence,
         cascade=first.cascade,  # equal in every part: the configuration fingerprint covers the cascade
         extractor=first.extractor,  # and the voting run's extractor
+        # thresholds are not in the fingerprint: kept when every part had the same ones
+        thresholds=first.thresholds if all(h.thresholds == first.thresholds for h in headers) else None,
     )
     if first.confidence is not None:  # the whole run's intervals, as one unsharded run's header has them
         results = [read_result_record(record) for record in ordered]

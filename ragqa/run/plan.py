@@ -24,9 +24,9 @@ from ragqa.render.parquet import ParquetPartsRenderer, part_files, require_pyarr
 from ragqa.render.registry import RENDERERS, Renderer, renderer_for
 from ragqa.repeats import REDUCERS
 from ragqa.run.outputs import check_output_path
+from ragqa.run.results_file import complete_lines, partial_path
 from ragqa.run.shard import Shard, parse_shard
 from ragqa.run.spec import MetricSpec, parse_metric_specs, resolve_thresholds, spec_of
-from ragqa.run.stream import complete_lines, partial_path
 from ragqa.run.validate import Limits
 from ragqa.thresholds import OnUndecided, parse_on_undecided
 
@@ -164,6 +164,21 @@ class RunPlan:
     no_cache: bool = False
     on_undecided: OnUndecided = "fail"
     shard: Shard | None = None
+
+    @property
+    def reliability_thresholds(self) -> dict[str, float]:
+        """``{metric key: threshold}`` of the per-item reliability section (:mod:`ragqa.jury.reliability`).
+
+        The run's threshold of each metric, else the metric's own ``default_threshold`` (faithfulness
+        0.8, hallucination 0.2, ...); a metric with neither is left out (its section says so). Only
+        the reliability section reads these: the run's gate and exit code use :attr:`thresholds`.
+        """
+        out: dict[str, float] = {}
+        for metric in self.metrics:
+            value = self.thresholds.get(metric.key, metric.default_threshold)
+            if value is not None:
+                out[metric.key] = float(value)
+        return out
 
     @property
     def specs(self) -> tuple[MetricSpec, ...]:

@@ -16,15 +16,15 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ragqa._ids import CompactIds
 from ragqa.errors import DatasetError, SampleError
 from ragqa.run.estimate import EstimateTally
+from ragqa.run.results_file import Pair, ResultsHeader
 from ragqa.run.shard import Shard, ShardedSamples
 from ragqa.run.source import JsonlSamples
-from ragqa.run.stream import Pair, ResultsHeader
 from ragqa.run.validate import Limits, Validation, validate_sample
 from ragqa.schema import Sample
 
@@ -187,6 +187,7 @@ def check_samples(
     shard: Shard | None = None,
     tally: EstimateTally | None = None,
     defer_fingerprint: bool = True,
+    kept: Mapping[Pair, object] | None = None,
 ) -> Prepared:
     """Go over ``samples`` once: loading checks, validation, ids, count, estimate sums, fingerprint.
 
@@ -198,6 +199,8 @@ def check_samples(
         tally: where to add every valid pair of the run (the estimate's sums), when given.
         defer_fingerprint: for a :class:`~ragqa.run.source.JsonlSamples`, leave the samples'
             fingerprint to the scoring pass (see :attr:`Prepared.pending`).
+        kept: pairs a resumed run already has, by (sample id, metric key): left out of ``tally``
+            (they are not scored again). The returned :class:`Prepared` has none kept yet.
 
     Returns:
         The run's samples with their problems; no resume state yet (``kept`` empty).
@@ -221,7 +224,7 @@ def check_samples(
         valid = validate_sample(sample, metrics, limits, problems, invalid)
         labels.append(sample.label)
         if tally is not None:
-            tally.add(sample, valid)
+            tally.add(sample, [m for m in valid if (sample.label, m.key) not in kept] if kept else valid)
     scored: Iterable[Sample] = samples
     if shard is not None:
         scored = (

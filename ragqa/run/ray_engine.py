@@ -12,9 +12,13 @@ batches, and writes what they return as it comes.
   through :meth:`Runner.build <ragqa.run.runner.Runner.build>`, refuses to start when its
   configuration fingerprint differs from the driver's, and scores each batch with
   :meth:`PanelEvaluator.score_stream <ragqa.evaluation.PanelEvaluator.score_stream>` on its own
-  event loop (:func:`ragqa.run.loop.run_sync`). It returns the result records of
-  :func:`ragqa.render.records.result_record`; the driver turns them back into results
-  (:func:`~ragqa.render.records.read_result_record`) and streams them.
+  event loop (:func:`ragqa.run.loop.run_sync`).
+- **Batches travel pickled.** The driver sends each batch as one :mod:`pickle` of its validated
+  :class:`~ragqa.schema.Sample` objects, and a worker returns one pickle of the
+  :class:`~ragqa.schema.PanelResult` objects it made: the driver streams the very objects one
+  process would have made (scores, reasons and details unchanged, nothing converted), and neither
+  side spends a per-sample JSON conversion or validation (on the local judge those cost about a
+  third of the scoring's own CPU). Ray's object store carries one ``bytes`` value per batch.
 - **Secrets stay out of the object store.** The worker's settings are shipped as the config path,
   the profiles and the variables the settings read, minus every variable whose value is a secret
   of the resolved settings (an API key) or whose name says it is one (``KEY``, ``SECRET``,
@@ -23,6 +27,12 @@ batches, and writes what they return as it comes.
   cluster's secrets, or ``runtime_env``).
 - **Provider limits across the cluster**: :mod:`ragqa.run.ray_limits`, one limiter actor per run;
   it also holds each judge's circuit breaker for the whole cluster (:mod:`ragqa.run.ray_breakers`).
+  A panel with no provider (only local judges: nothing to limit, no HTTP breaker) starts no
+  limiter actor: one process less to start, import ragqa in and keep.
+- **Workers start early.** :meth:`RayEngine.start` starts the cluster and the workers before the
+  driver's checking pass (the runner calls it once the panel builds), so the workers import ragqa
+  and build their panels while the driver validates the dataset and prints the estimate; a run
+  stopped by a bad sample or the estimate stops them again (:meth:`RayEngine.stop`).
 - **Batches.** At most two batches per worker are in flight; the next is read from the dataset only
   when one comes back, so the driver never holds the dataset. ``--workers MIN:MAX`` starts ``MIN``
   workers and adds more up to ``MAX`` while batches wait (:mod:`ragqa.run.ray_pool`). A worker
@@ -45,6 +55,7 @@ import asyncio
 import dataclasses
 import logging
 import os
+import pickle
 import re
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -58,13 +69,13 @@ from pydantic import BaseModel, SecretStr
 from ragqa.container import create_container
 from ragqa.errors import ConfigError, RagqaError
 from ragqa.factory import uncached_embedder, uncached_judge
-from ragqa.render.records import read_result_record, result_record
+from ragqa.run.identity import config_fingerprint
 from ragqa.run.loop import run_sync
 from ragqa.run.plan import make_plan
 from ragqa.run.ray_breakers import share_breakers
 from ragqa.run.ray_limits import ClusterLimiters, start_limits
 from ragqa.run.ray_pool import ActorPool
-from ragqa.run.runner import Runner, cache_counts, config_fingerprint
+from ragqa.run.runner import Runner, cache_counts
 from ragqa.schema import PanelResult, Sample
 from ragqa.settings import load_settings
 
@@ -83,8 +94,10 @@ LOOPBACK = "127.0.0.1"
 _SECRET_NAME = re.compile(r"KEY|SECRET|TOKEN|PASSWORD|CREDENTIAL", re.IGNORECASE)
 
 Todo = Iterable[tuple[int, Sample, Sequence["Metric"]]]
-Item = tuple[int, dict[str, Any], list[str]]
-"""One sample of a batch: ``(position, sample as JSON, metric keys to score)``."""
+Item = tuple[int, Sample, list[str]]
+"""One sample of a batch: ``(position, sample, metric keys to score)``; a batch travels as one pickle."""
+Scored = tuple[list[tuple[int, list[PanelResult]]], dict[str, int]]
+"""What a worker returns for a batch, as one pickle: ``(position, results)`` per sample, and cache lookups."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -184,36 +197,40 @@ class PanelWorker:
     Args:
         settings: what to build (:class:`WorkerSettings`).
         limits: the name of the run's :class:`~ragqa.run.ray_limits.ClusterLimits` actor (a name, not
-            a handle: the constructor's arguments stay small and inline, so a restart can rebuild it).
+            a handle: the constructor's arguments stay small and inline, so a restart can rebuild it),
+            or ``None`` when the panel has no provider to limit (the worker keeps its own registry).
 
     A :class:`~ragqa.errors.ConfigError` of the build (a variable missing from the worker's
     environment, another configuration: the fingerprints differ) is raised by :meth:`score`, so the
     driver receives it as it was raised (Ray hands back a failed constructor's error as text only).
     """
 
-    def __init__(self, settings: WorkerSettings, limits: str) -> None:
+    def __init__(self, settings: WorkerSettings, limits: str | None) -> None:
         self._failed: RagqaError | None = None
         try:
             self._build(settings, limits)
         except RagqaError as exc:  # raised by the first batch (see the class docstring)
             self._failed = exc
 
-    def _build(self, settings: WorkerSettings, limits: str) -> None:
+    def _build(self, settings: WorkerSettings, limits: str | None) -> None:
         environ = {**os.environ, **settings.environ}
         self.container = create_container(settings.config, settings.profiles, environ=environ)
         if settings.config is None:  # the default lookup, in the driver's directory
             self.container.config.directory.from_value(settings.directory)
-        handle = ray.get_actor(limits)
-        holder = ray.get_runtime_context().get_actor_id() or ""  # the same after a restart
-        ray.get(handle.forget.remote(holder))  # what this worker held before it died comes back
-        limiters = ClusterLimiters(handle, holder)
-        self.container.limiters.override(providers.Object(limiters))
+        limiters: ClusterLimiters | None = None
+        if limits is not None:
+            handle = ray.get_actor(limits)
+            holder = ray.get_runtime_context().get_actor_id() or ""  # the same after a restart
+            ray.get(handle.forget.remote(holder))  # what this worker held before it died comes back
+            limiters = ClusterLimiters(handle, holder)
+            self.container.limiters.override(providers.Object(limiters))
         plan = make_plan(
             self.container.settings(), metrics=list(settings.metrics), panel=settings.panel, no_cache=settings.no_cache
         )
         self.evaluator = Runner(plan, self.container).build()
-        clients = [*map(uncached_judge, self.evaluator.judges), *map(uncached_embedder, self.evaluator.embedders)]
-        share_breakers(clients, handle, holder, limiters.board)  # one breaker per judge across the cluster
+        if limiters is not None:  # one breaker per judge across the cluster
+            clients = [*map(uncached_judge, self.evaluator.judges), *map(uncached_embedder, self.evaluator.embedders)]
+            share_breakers(clients, limiters.handle, limiters.holder, limiters.board)
         self.metrics = {m.key: m for m in self.evaluator.metrics}
         if tuple(self.metrics) != settings.metrics or config_fingerprint(self.evaluator) != settings.fingerprint:
             raise ConfigError(
@@ -228,15 +245,15 @@ class PanelWorker:
         """True once the worker is built (the pool hands it batches from then on)."""
         return True
 
-    def score(self, batch: list[Item]) -> tuple[list[tuple[int, list[dict[str, Any]]]], dict[str, int]]:
+    def score(self, batch: bytes) -> bytes:
         """Score one batch on this worker's loop.
 
         Args:
-            batch: ``(position, sample as JSON, metric keys)`` per sample.
+            batch: the pickle of a list of :data:`Item` (``(position, sample, metric keys)`` per sample).
 
         Returns:
-            ``(position, result records)`` per sample, in the order they finished, and the cache's
-            lookups during the batch (:class:`~ragqa.report.CacheStats` fields).
+            The pickle of a :data:`Scored`: ``(position, results)`` per sample, in the order they
+            finished, and the cache's lookups during the batch (:class:`~ragqa.report.CacheStats` fields).
 
         Raises:
             RagqaError: the worker could not build the run's panel (see the class docstring).
@@ -244,17 +261,13 @@ class PanelWorker:
         if self._failed is not None:
             raise self._failed
         before = cache_counts(self._cache)
-        todo = [
-            (position, Sample.model_validate(data), [self.metrics[k] for k in keys]) for position, data, keys in batch
-        ]
-        done: list[tuple[int, list[dict[str, Any]]]] = []
-
-        def on_rows(position: int, rows: list[PanelResult]) -> None:
-            done.append((position, [result_record(r) for r in rows]))
-
-        run_sync(self.evaluator.score_stream(todo, on_rows))
+        items: list[Item] = pickle.loads(batch)  # the driver's own batch, through Ray
+        todo = [(position, sample, [self.metrics[k] for k in keys]) for position, sample, keys in items]
+        done: list[tuple[int, list[PanelResult]]] = []
+        run_sync(self.evaluator.score_stream(todo, lambda position, rows: done.append((position, rows))))
         after = cache_counts(self._cache)
-        return done, {name: after[name] - before[name] for name in after}
+        scored: Scored = (done, {name: after[name] - before[name] for name in after})
+        return pickle.dumps(scored, protocol=pickle.HIGHEST_PROTOCOL)
 
 
 def connect(address: str | None, *, num_cpus: int | None = None) -> bool:
@@ -338,6 +351,12 @@ class RayEngine:
         """Per provider key, what the limiter actor counted (:meth:`ClusterLimits.stats`), after a run."""
         self.breaker_stats: dict[str, float] = {}
         """What the shared circuit breakers did and cost (:meth:`ClusterLimits.breaker_stats`), after a run."""
+        self._started: tuple[bool, Any, ActorPool] | None = None  # (shut Ray down after?, limiter, pool)
+
+    @property
+    def running_workers(self) -> int:
+        """Worker actors started by :meth:`start` and not stopped yet (0 before a run and after it)."""
+        return len(self._started[2].actors) if self._started is not None else 0
 
     def worker_settings(self, runner: Runner, evaluator: PanelEvaluator) -> WorkerSettings:
         """What the workers of ``runner``'s run build (no secret; see :class:`WorkerSettings`).
@@ -387,41 +406,69 @@ class RayEngine:
             RagqaError: what a worker raised while scoring.
             asyncio.CancelledError: when cancelled; the batches in flight are cancelled.
         """
-        settings = self.worker_settings(runner, evaluator)
-        started = await asyncio.to_thread(connect, self.address, num_cpus=None if self.address else self.workers)
-        name = f"ragqa-limits-{uuid.uuid4().hex}"
-        limits = start_limits(name)
-        worker = ray.remote(PanelWorker).options(num_cpus=1, max_restarts=2, max_task_retries=2)
-        pool = ActorPool(lambda: worker.remote(settings, name), min_size=self.min_workers, max_size=self.workers)
+        if self._started is None:
+            await self.start(runner, evaluator)
+        assert self._started is not None
+        _, limits, pool = self._started
+        self.limits_stats, self.breaker_stats = {}, {}
         cache: dict[str, int] = {}
 
-        def on_batch(returned: tuple[list[tuple[int, list[dict[str, Any]]]], dict[str, int]]) -> None:
-            rows, counts = returned
+        def on_batch(returned: bytes) -> None:
+            scored: Scored = pickle.loads(returned)  # our own worker's batch, through Ray
+            rows, counts = scored
             for key, count in counts.items():
                 cache[key] = cache.get(key, 0) + count
-            for position, records in rows:
-                on_rows(position, [read_result_record(r) for r in records])
+            for position, results in rows:
+                on_rows(position, results)
 
         try:
             await pool.run(self._batches(todo), on_batch)
             self.peak_workers = pool.peak
-            self.limits_stats = await limits.stats.remote()
-            self.breaker_stats = await limits.breaker_stats.remote()
+            if limits is not None:
+                self.limits_stats = await limits.stats.remote()
+                self.breaker_stats = await limits.breaker_stats.remote()
             for key, stats in self.limits_stats.items():
                 log.info("cluster limiter, provider %s: %s", key, stats)
         finally:
-            for actor in [*pool.actors, limits]:
-                ray.kill(actor)
-            if started:
-                await asyncio.to_thread(ray.shutdown)
+            await self.stop()
         return cache
 
-    def _batches(self, todo: Todo) -> Iterator[list[Item]]:
+    async def start(self, runner: Runner, evaluator: PanelEvaluator) -> None:
+        """Start (or join) the cluster, the limiter actor and the first workers; return without waiting for them.
+
+        The runner calls it before its checking pass, so the workers build their panels meanwhile;
+        :meth:`score` calls it when nobody did. A panel without providers (local judges only) has
+        nothing to limit and no HTTP breaker: no limiter actor is started.
+
+        Raises:
+            ConfigError: from :meth:`worker_settings`.
+        """
+        settings = self.worker_settings(runner, evaluator)
+        shutdown = await asyncio.to_thread(connect, self.address, num_cpus=None if self.address else self.workers)
+        name = f"ragqa-limits-{uuid.uuid4().hex}" if len(runner.container.limiters()) else None
+        limits = start_limits(name) if name is not None else None
+        worker = ray.remote(PanelWorker).options(num_cpus=1, max_restarts=2, max_task_retries=2)
+        pool = ActorPool(lambda: worker.remote(settings, name), min_size=self.min_workers, max_size=self.workers)
+        self._started = (shutdown, limits, pool)
+
+    async def stop(self) -> None:
+        """Kill what :meth:`start` started and shut Ray down if it started it; nothing when nothing runs."""
+        if self._started is None:
+            return
+        shutdown, limits, pool = self._started
+        self._started = None
+        for actor in [*pool.actors, *([limits] if limits is not None else [])]:
+            ray.kill(actor)
+        if shutdown:
+            await asyncio.to_thread(ray.shutdown)
+
+    def _batches(self, todo: Todo) -> Iterator[bytes]:
+        """The batches of ``todo``, each the pickle of a list of :data:`Item`, read lazily."""
         batch: list[Item] = []
         for position, sample, metrics in todo:
-            batch.append((position, sample.model_dump(mode="json"), [m.key for m in metrics]))
+            batch.append((position, sample, [m.key for m in metrics]))
             if len(batch) >= self.batch_size:
-                yield batch
+                yield pickle.dumps(batch, protocol=pickle.HIGHEST_PROTOCOL)
                 batch = []
         if batch:
-            yield batch
+            yield pickle.dumps(batch, protocol=pickle.HIGHEST_PROTOCOL)

@@ -462,12 +462,14 @@ class ClusterLimiters(ProviderLimiters):
 
     def __init__(self, handle: Any, holder: str = "") -> None:
         super().__init__()
-        self._handle = handle
-        self._holder = holder
+        self.handle = handle
+        """The run's :class:`ClusterLimits` actor."""
+        self.holder = holder
+        """This worker's name."""
         self.board = Board()
         """This worker's view of the cluster's breakers and 429 holds (:mod:`ragqa.run.ray_breakers`)."""
 
     def _new(self, provider_key: str, limits: ProviderLimits) -> ProviderLimiter:
         return ClusterLimiter(
-            provider_key, limits, self._handle, holder=self._holder, clock=self._clock, board=self.board
+            provider_key, limits, self.handle, holder=self.holder, clock=self._clock, board=self.board
         )

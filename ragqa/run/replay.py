@@ -1,39 +1,46 @@
 """Rebuilding a run's report from its results file, and writing a report where the user asked (``ragqa report``).
 
-Run-layer work: it reads results files (:mod:`ragqa.run.stream`), loads and fingerprints the dataset
+Run-layer work: it reads results files (:mod:`ragqa.run.results_file`), loads and fingerprints the dataset
 (:mod:`ragqa.run.runner`) and resolves thresholds, then hands the report to a renderer.
 """
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+
+import numpy as np
+from numpy.typing import NDArray
 
 from ragqa.aggregate import PANEL_STRATEGIES, PanelStrategy, aggregate
 from ragqa.datasets import load_dataset
 from ragqa.errors import ConfigError, RagqaError
 from ragqa.jury.cascade import Cascade, CascadeTally
 from ragqa.jury.panel import jury_collector, voted_aggregate
+from ragqa.jury.reliability import attach_item_reliability
 from ragqa.metrics import Metric, build_metric, value_ranges
 from ragqa.render.paths import check_output_path
 from ragqa.render.records import read_result_record
 from ragqa.render.registry import RenderOptions, renderer_for
 from ragqa.report import MetricSummary, Report, summarize
+from ragqa.run.results_file import ResultsHeader, read_results
 from ragqa.run.runner import dataset_fingerprint
-from ragqa.run.stream import ResultsHeader, read_results
 from ragqa.schema import DEFAULT_CONFIDENCE, Aggregate, JudgeOutcome, Language, OrderProbeResult, PanelResult, Sample
 
-__all__ = ["cascade_summaries", "jury_summaries", "report_from_results", "write_report"]
+__all__ = ["cascade_summaries", "item_summaries", "jury_summaries", "report_from_results", "write_report"]
 
 
 def report_from_results(path: Path) -> tuple[Report, str | None]:
     """Rebuild the :class:`~ragqa.report.Report` of a finished (or partial) run from its results file.
 
-    The results are read with :func:`ragqa.run.stream.read_results` and summarised with
+    The results are read with :func:`ragqa.run.results_file.read_results` and summarised with
     :func:`ragqa.report.summarize` (panel order and the intervals' confidence level from the
     header); a voting run's (``claim-vote``, ``dawid-skene``) reliability section is fitted again
-    from the judges' verdicts in the records (:func:`jury_summaries`), and a cascade run's section
+    from the judges' verdicts in the records (:func:`jury_summaries`), any other multi-judge run's
+    per-item section fitted again from the judges' scores and the header's thresholds
+    (:func:`item_summaries`), and a cascade run's section
     (calls per tier, escalations, an audit's agreement) counted again from the records and the
     header's ``cascade`` (:func:`cascade_summaries`). The samples (the
     drill-down's inputs) are loaded from the header's dataset path when
@@ -63,7 +70,9 @@ def report_from_results(path: Path) -> tuple[Report, str | None]:
     summaries = summarize(results, header.judges, confidence=level, ranges=value_ranges(header.metrics))
     report = Report(
         results=results,
-        summaries=cascade_summaries(header, results, jury_summaries(header, results, summaries)),
+        summaries=cascade_summaries(
+            header, results, item_summaries(header, results, jury_summaries(header, results, summaries))
+        ),
         run_id=header.run_id,
         dataset=header.dataset,
         started_at=header.started_at,
@@ -110,6 +119,31 @@ def jury_summaries(
     tie = header.judges.index(header.extractor) if header.extractor in header.judges else 0
     collector = jury_collector(metrics, header.judges, tie_breaker=tie)
     return collector.attach(summaries, [r for r in results if r.metric in voted])
+
+
+def item_summaries(
+    header: ResultsHeader, results: Sequence[PanelResult], summaries: list[MetricSummary]
+) -> list[MetricSummary]:
+    """``summaries`` with the per-item reliability section, fitted from the records' scores as the run fits it.
+
+    The same fit as the run's own (:func:`ragqa.jury.reliability.attach_item_reliability`, same
+    seed) on each judge's score per record, in the file's order (dataset order), at the header's
+    ``thresholds``; a file written before headers kept them has none, so its metrics get the
+    "no threshold" line.
+    """
+    judges = {judge: j for j, judge in enumerate(header.judges)}
+
+    def scores(metric: str) -> NDArray[np.float64]:
+        rows = [r for r in results if r.metric == metric]
+        matrix = np.full((len(header.judges), len(rows)), np.nan)
+        for i, result in enumerate(rows):
+            for outcome in result.judges:
+                j = judges.get(outcome.judge_id)
+                if j is not None and outcome.ok and outcome.score is not None and math.isfinite(outcome.score.value):
+                    matrix[j, i] = outcome.score.value
+        return matrix
+
+    return attach_item_reliability(summaries, header.judges, header.thresholds or {}, scores)
 
 
 def cascade_summaries(

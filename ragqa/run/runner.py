@@ -26,27 +26,24 @@ already made stays in ``<out>.partial``, from which ``resume`` continues.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
-import json
 import time
-import uuid
-from collections.abc import Callable, Iterable, Sequence
-from datetime import UTC, datetime
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ragqa.errors import ConfigError, SampleError
+from ragqa.errors import ConfigError, RagqaError, SampleError
 from ragqa.factory import uncached_embedder, uncached_judge
 from ragqa.judges.base import Embedders, Judge
-from ragqa.jury.probe import probe_calls
+from ragqa.jury.reliability import attach_item_reliability
 from ragqa.render.registry import RenderOptions
 from ragqa.report import CacheStats, Report, SkippedSample
-from ragqa.run.estimate import EstimateTally, RunEstimate, sends_prompts
+from ragqa.run.estimate import EstimateTally, RunEstimate, TooManyCalls, panel_estimate
+from ragqa.run.identity import check_resumed, config_fingerprint, run_header
 from ragqa.run.outcome import FlakySamples, RunResult, exit_code_for, incomplete_results, threshold_verdicts
 from ragqa.run.plan import RunPlan, check_judge_free
 from ragqa.run.prepared import DatasetFingerprint, Prepared, check_samples, dataset_fingerprint
-from ragqa.run.source import FILE_DIGEST_PREFIX
-from ragqa.run.stream import Pair, ResultsHeader, ResultStream, header_intervals, read_results
+from ragqa.run.results_file import Pair, ResultsHeader, header_intervals, read_results
+from ragqa.run.stream import ResultStream
 from ragqa.run.summary import RunSummary
 from ragqa.schema import JudgeOutcome, PanelResult, Sample
 
@@ -90,67 +87,6 @@ class Engine(Protocol):
             The cache lookups made while scoring (:class:`~ragqa.report.CacheStats` fields).
         """
         ...
-
-
-class TooManyCalls(ConfigError):
-    """The estimated judge calls exceed ``max_calls`` (``--max-calls``, ``ragqa.limits.max-calls``).
-
-    Attributes:
-        estimate: the estimate that was refused.
-        max_calls: the cap.
-    """
-
-    def __init__(self, estimate: RunEstimate, max_calls: int) -> None:
-        super().__init__(
-            f"{estimate}; more than the cap of {max_calls:,} (--max-calls / ragqa.limits.max-calls). "
-            "Nothing was called: score fewer samples or metrics, or raise the cap",
-            key="ragqa.limits.max-calls",
-        )
-        self.estimate = estimate
-        self.max_calls = max_calls
-
-
-def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("ragqa")
-    except PackageNotFoundError:  # pragma: no cover - a source tree without install
-        return "unknown"
-
-
-def _sha256(data: Any) -> str:
-    text = json.dumps(data, sort_keys=True, ensure_ascii=False, default=str)
-    return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
-def config_fingerprint(evaluator: PanelEvaluator) -> str:
-    """``sha256:<hex>`` of what decides the scores: each judge's id and identity, the embedders, the panel options.
-
-    The panel options include the call plan: a resumed run refuses results made with the other plan.
-    With repeats (``repeats > 1``) they include the repeats and the reducer too, so a resumed run
-    refuses results made with another number of repeats; a single-repeat run leaves both out, so
-    its fingerprint is the one ragqa wrote before repeats existed.
-
-    A judge's identity (:attr:`ragqa.judges.base.Judge.fingerprint`) is its provider, endpoint,
-    model and decoding options, never its key or headers, so no secret enters the hash.
-    """
-    options = evaluator.options
-    decides: dict[str, Any] = {
-        "judges": [[j.id, j.fingerprint] for j in evaluator.judges],
-        "embedders": [e.id for e in evaluator.embedders],
-        "strategy": options.strategy,
-        "quorum": options.quorum,
-        "language": options.language,
-        "call_plan": options.call_plan,
-    }
-    if options.repeats > 1:
-        decides.update(repeats=options.repeats, reducer=options.reducer)
-    if options.votes and evaluator.judges:  # who extracts the statements decides the voted scores
-        decides.update(extractor=evaluator.judges[evaluator.extractor].id)
-    if evaluator.cascade_rule is not None:  # which judges score an item, and so its aggregate
-        decides.update(cascade=evaluator.cascade_rule.describe())
-    return _sha256(decides)
 
 
 class Runner:
@@ -216,9 +152,27 @@ class Runner:
         if isinstance(samples, Sequence):
             samples = [s if s.id is not None else s.model_copy(update={"id": str(i)}) for i, s in enumerate(samples, 1)]
         options = self._options()
+        # the results file is read first, so that the one pass over the samples leaves its pairs out
+        # of the estimate; its errors are raised after the samples' own, in the order of the steps
+        header: ResultsHeader | None = None
+        kept: dict[Pair, dict[str, Any]] = {}
+        unread: Exception | None = None
+        if plan.resume:
+            try:
+                header, kept = self._read_resume()
+            except Exception as exc:  # raised below, after the checks of the samples
+                unread = exc
+        retry: dict[Pair, dict[str, Any]] = {}
+        if plan.retry_failed:  # records with a failed judge are scored again, asking only that judge
+            retry = {pair: r for pair, r in kept.items() if any(j.get("failure") for j in r.get("judges", []))}
+            kept = {pair: r for pair, r in kept.items() if pair not in retry}
         tally = (
-            EstimateTally(plan=options.call_plan, claim_vote=options.votes)
-            if options is not None and not plan.resume
+            EstimateTally(
+                plan=options.call_plan,
+                claim_vote=options.votes,
+                probe=options.order_probe if "order" in options.probes else None,
+            )
+            if options is not None
             else None
         )
         prepared = check_samples(
@@ -228,14 +182,12 @@ class Runner:
             shard=plan.shard,
             tally=tally,
             defer_fingerprint=not plan.resume,  # a resumed run compares fingerprints before scoring
+            kept=kept,
         )
         if plan.on_invalid == "raise":
             prepared.validation.raise_if_any(hint="fix them, or pass --on-invalid skip to score only the valid pairs")
-        header, kept = self._read_resume() if plan.resume else (None, {})
-        retry: dict[Pair, dict[str, Any]] = {}
-        if plan.retry_failed:  # records with a failed judge are scored again, asking only that judge
-            retry = {pair: r for pair, r in kept.items() if any(j.get("failure") for j in r.get("judges", []))}
-            kept = {pair: r for pair, r in kept.items() if pair not in retry}
+        if unread is not None:
+            raise unread
         self.prepared = dataclasses.replace(prepared, kept=kept, header=header, retry=retry)
         return self.prepared
 
@@ -320,34 +272,7 @@ class Runner:
         Raises:
             TooManyCalls: when the estimated calls exceed ``plan.max_calls``.
         """
-        judges = len(evaluator.judges)
-        options = evaluator.options
-        prompting = sum(1 for judge in evaluator.judges if sends_prompts(judge))
-        probe = evaluator.probe
-        probed = 0  # the order probe's calls per judge, counted in the same pass over the samples
-        tally = prepared.tally
-        if (
-            tally is None
-            or (tally.plan, tally.claim_vote) != (options.call_plan, options.votes)
-            or prepared.kept
-            or probe is not None
-        ):
-            # the checking pass could not count (a resumed run, an order probe): go over the samples to score
-            tally = EstimateTally(plan=options.call_plan, claim_vote=options.votes)
-            for _, sample, metrics in prepared.todo(self.plan.metrics):
-                if probe is not None:
-                    probed += probe_calls(sample, metrics, probe.call_plan, probe.options)
-                tally.add(sample, metrics)
-        estimate = tally.estimate(judges, repeats=options.repeats, token_judges=prompting)
-        if probed:  # the probe's tokens at the run's mean per call
-            extra = probed * judges
-            per_call = estimate.tokens / estimate.calls if estimate.calls else 0.0
-            estimate = dataclasses.replace(
-                estimate,
-                calls=estimate.calls + extra,
-                tokens=round(estimate.tokens + per_call * extra),
-                probe_calls=extra,
-            )
+        estimate = panel_estimate(evaluator, prepared.tally, prepared.todo(self.plan.metrics))
         if self.on_estimate is not None:
             self.on_estimate(estimate)
         if self.plan.max_calls is not None and estimate.calls > self.plan.max_calls:
@@ -375,34 +300,40 @@ class Runner:
                 "retry without --engine ray",
                 key="--retry-failed",
             )
-        prepared = self.prepare(samples)
-        evaluator = self.build()
-        if prepared.header is not None:
-            self._check_resumed(prepared, evaluator)
-        estimate = self.estimate(prepared, evaluator)
-        return await self.execute(prepared, evaluator, estimate)
+        early, stop = await self._start_engine()
+        try:
+            prepared = self.prepare(samples)
+            evaluator = early or self.build()
+            if prepared.header is not None:
+                check_resumed(self.plan, prepared, evaluator)
+            estimate = self.estimate(prepared, evaluator)
+            return await self.execute(prepared, evaluator, estimate)
+        finally:
+            if stop is not None:  # a run stopped before scoring; after scoring there is nothing left to stop
+                await stop()
 
-    def _header(self, prepared: Prepared, evaluator: PanelEvaluator) -> ResultsHeader:
-        old = prepared.header
-        return ResultsHeader(
-            run_id=old.run_id if old is not None else uuid.uuid4().hex,
-            ragqa_version=old.ragqa_version if old is not None else _version(),
-            config_fingerprint=config_fingerprint(evaluator),
-            dataset=self.plan.dataset,
-            dataset_fingerprint=prepared.fingerprint,
-            samples=prepared.n_samples,
-            metrics=tuple(m.key for m in self.plan.metrics),
-            judges=tuple(j.id for j in evaluator.judges),
-            started_at=old.started_at if old is not None else datetime.now(UTC).isoformat(timespec="seconds"),
-            shard=str(self.plan.shard) if self.plan.shard is not None else None,
-            dataset_samples=prepared.dataset_samples if self.plan.shard is not None else None,
-            repeats=evaluator.options.repeats,
-            confidence=evaluator.options.confidence,
-            cascade=evaluator.cascade_rule.header() if evaluator.cascade_rule is not None else None,
-            extractor=evaluator.judges[evaluator.extractor].id
-            if evaluator.options.votes and evaluator.judges
-            else None,
-        )
+    async def _start_engine(self) -> tuple[PanelEvaluator | None, Callable[[], Awaitable[None]] | None]:
+        """Start an engine's workers before the checking pass, so they get ready meanwhile.
+
+        Only for an engine with ``start(runner, evaluator)`` and ``stop()``
+        (:class:`~ragqa.run.ray_engine.RayEngine`), and only when the panel builds and the engine
+        accepts it: otherwise the same error is raised again after the checks, which come first,
+        as in one process.
+
+        Returns:
+            The evaluator built for the engine (the run uses it) and the engine's ``stop``, or
+            ``(None, None)`` when nothing was started.
+        """
+        start = getattr(self.engine, "start", None)
+        stop = getattr(self.engine, "stop", None)
+        if start is None or stop is None:
+            return None, None
+        try:
+            evaluator = self.build()
+            await start(self, evaluator)
+        except RagqaError:
+            return None, None
+        return evaluator, stop
 
     def _write_outputs(self, report: Report, options: RenderOptions) -> None:
         """Render every output but the streamed ``.jsonl`` (the stream writes that one).
@@ -420,41 +351,6 @@ class Runner:
                 output.renderer.write(report, output.path, options)
             except OSError as exc:
                 raise stream.kept_error(exc, output.path, what="every result was made") from exc
-
-    def _check_resumed(self, prepared: Prepared, evaluator: PanelEvaluator) -> None:
-        old, new = prepared.header, self._header(prepared, evaluator)
-        assert old is not None
-        if old.shard != new.shard:
-            raise ConfigError(
-                f"--resume: the results are of shard {old.shard or '(none)'}, this run is shard "
-                f"{new.shard or '(none)'}; use the same --shard, or run without --resume",
-                key="--resume",
-            )
-        if old.repeats != new.repeats:
-            raise ConfigError(
-                f"--resume: the results were made with {old.repeats} repeat(s) per judge, this run asks for "
-                f"{new.repeats}; use the same --repeats (ragqa.repeats), or run without --resume",
-                key="--resume",
-            )
-        if old.config_fingerprint != new.config_fingerprint:
-            raise ConfigError(
-                f"--resume: the results were made with another configuration (judges {', '.join(old.judges)}; "
-                f"fingerprint {old.config_fingerprint[:19]}..., now {new.config_fingerprint[:19]}...). Use the same "
-                "settings, profile and --aggregation/--quorum/--language/--call-plan/--reducer, "
-                "or run without --resume",
-                key="--resume",
-            )
-        same = (
-            old.dataset_fingerprint == prepared.digest  # a run stopped before its samples' fingerprint was taken
-            if old.dataset_fingerprint.startswith(FILE_DIGEST_PREFIX)
-            else old.dataset_fingerprint == new.dataset_fingerprint
-        )
-        if not same:
-            raise ConfigError(
-                f"--resume: the results were made on other samples ({old.dataset}, {old.samples} sample(s)); "
-                "use the same dataset, or run without --resume",
-                key="--resume",
-            )
 
     async def execute(self, prepared: Prepared, evaluator: PanelEvaluator, estimate: RunEstimate) -> RunResult:
         """Score the missing pairs, streaming each result, then write the outputs and decide the exit code.
@@ -500,7 +396,7 @@ class Runner:
                 if label in position_of and key in metric_of:
                     keep(position_of[label], read_result_record(old))
         resumed = summary.count
-        header = self._header(prepared, evaluator)
+        header = run_header(self.plan, prepared, evaluator)
         journal = plan.journal
         if journal is not None:
             # the records being retried stay in the partial file until their new record follows
@@ -545,6 +441,8 @@ class Runner:
 
         order = [made[k] for k in sorted(made)] if self.keep_results else summary.failed_results()
         summaries = jury.attach(summary.summaries()) if jury is not None else summary.summaries()
+        # reporting only: the per-item reliability section never changes a score or a figure
+        summaries = attach_item_reliability(summaries, judge_ids, plan.reliability_thresholds, summary.scores)
         report = Report(
             results=order,
             summaries=flaky.mark(tally.attach(summaries) if tally is not None else summaries, prepared.labels),

@@ -2,23 +2,28 @@
 
 A run of 100,000 samples cannot keep 100,000 :class:`~ragqa.schema.PanelResult` objects (each
 with its judges' reasons and details) just to summarise them at the end. :class:`RunSummary`
-keeps, per (sample, metric), only the numbers :func:`ragqa.report.summarize` reads, in typed
-arrays indexed by the sample's position in the dataset (about 8 bytes per number):
+keeps, per (sample, metric), only the numbers :func:`ragqa.report.summarize` reads by sample, in
+typed arrays indexed by the sample's position in the dataset, and sums the rest as results arrive:
 
-- per result: the aggregate's value and spread, whether the quorum was met, whether every judge
-  failed, the direction and the aggregation rule;
-- per (result, judge): whether the judge scored, returned NaN or failed, its score, its usage
-  (calls, prompt and completion tokens, latency, cost), and each repeat's value (one array per
-  repeat index, allocated when a result first has that many repeats).
+- per result: the aggregate's value (8 bytes), one byte of flags (present, direction, quorum
+  met, every judge failed, none scored) and one for the aggregation rule;
+- per (result, judge): whether the judge scored, returned NaN or failed (1 byte) and its score
+  (8 bytes, float64); each repeat's value and the repeat count only once some result's values
+  are not its score alone (``repeats > 1``: one float64 array per repeat index, 32-bit counts);
+- summed per (metric, judge): calls and tokens (integers), latency and cost (exact running sums,
+  :class:`ragqa._math.ExactSum`, which end as :func:`math.fsum` of the values whatever their
+  order), the repeat values counted; per metric, the spreads' exact sum.
 
 :meth:`RunSummary.summaries` then computes every figure in dataset order with the same
-functions as :func:`~ragqa.report.summarize` (``nan_mean``, the :class:`~ragqa.schema.Usage`
-sums in the same order, :func:`ragqa.agreement.agreement` on the same judges x samples matrix,
+functions as :func:`~ragqa.report.summarize` (``nan_mean``, :func:`ragqa.report.summary.judge_usage`'s
+exact sums, :func:`ragqa.agreement.agreement` on the same judges x samples matrix,
 :func:`ragqa.uncertainty.metric_intervals` on the same values), so the summaries equal those of a
 report built from all results, bit for bit, whatever order the results arrived in
 (``tests/run/test_run_memory.py`` proves it, resumed runs included). Memory is about
-``samples x metrics x (21 + (58 + 8 x repeats) x judges)`` bytes: 29 MB for 100,000 samples, one
-metric and four judges with one repeat, against several hundred for the results themselves.
+``samples x metrics x (10 + 9 x judges)`` bytes with one repeat (``+ (4 + 8 x repeats) x judges`` with
+more): 4.6 MB for 100,000 samples, one metric and four judges, against several hundred MB for the
+results themselves. A pair (sample, metric) is added once, except one whose result had a judge
+failure: those are kept whole, and a later result (``--retry-failed``) replaces it.
 
 Results that have a judge failure are kept whole (:attr:`RunSummary.failed`): the console lists
 failures and the exit code counts incomplete pairs.
@@ -36,44 +41,48 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ragqa._ids import IdView
+from ragqa._math import ExactSum
 from ragqa.report import JudgeSummary, MetricSummary, with_uncertainty
-from ragqa.schema import DEFAULT_CONFIDENCE, PanelResult, Usage, check_confidence
+from ragqa.schema import DEFAULT_CONFIDENCE, JudgeOutcome, PanelResult, Usage, check_confidence
 from ragqa.uncertainty import calls_per_judgement, metric_intervals
 
 __all__ = ["RunSummary"]
 
 _ABSENT, _FAILED, _NAN, _SCORED = 0, 1, 2, 3
 _DIRECTIONS: tuple[Literal["higher"], Literal["lower"]] = ("higher", "lower")
+# one byte of flags per (sample, metric)
+_PRESENT, _LOWER, _QUORUM_MET, _ALL_FAILED, _UNSCORED = 1, 2, 4, 8, 16
+_MAX_REPEATS = 2**32 - 1  # the repeat counts' array holds unsigned 32-bit numbers
 
 
 @dataclass
 class _JudgeColumns:
-    """One judge's numbers on one metric, by sample position."""
+    """One judge's numbers on one metric: by sample position, or summed over the samples it judged."""
 
     status: bytearray
-    score: array[float]
-    calls: array[int]
-    prompt: array[int]
-    completion: array[int]
-    latency: array[float]
-    cost: array[float]
-    has_cost: bytearray
-    n_repeats: array[int]  # unsigned 16-bit: at most 65,535 repeats
+    score: array[float]  # float64, the score where the status is _SCORED (0.0 elsewhere)
+    calls: int = 0
+    prompt: int = 0
+    completion: int = 0
+    latency: ExactSum = field(default_factory=ExactSum)
+    cost: ExactSum = field(default_factory=ExactSum)
+    costed: int = 0  # outcomes with a cost
+    judgements: int = 0  # repeat values, as summarize counts them
+    # allocated with the first outcome whose repeat values are not its score alone (repeats > 1,
+    # or a failed outcome that kept a score); until then each outcome's values are [score] or [nan]
+    n_repeats: array[int] | None = None  # unsigned 32-bit
     repeats: list[array[float]] = field(default_factory=list)
 
 
 @dataclass
 class _MetricColumns:
-    """One metric's numbers, by sample position."""
+    """One metric's numbers: by sample position, and the spreads' exact sum."""
 
-    present: bytearray
-    direction: bytearray
+    flags: bytearray
     rule: bytearray
     value: array[float]
-    spread: array[float]
-    quorum_met: bytearray
-    all_failed: bytearray
-    unscored: bytearray
+    spread: ExactSum = field(default_factory=ExactSum)
+    n_spread: int = 0  # spreads that are not NaN
     judges: list[_JudgeColumns] = field(default_factory=list)
 
 
@@ -81,12 +90,17 @@ def _floats(n: int) -> array[float]:
     return array("d", bytes(8 * n))
 
 
-def _ints(n: int) -> array[int]:
-    return array("q", bytes(8 * n))
-
-
 def _nans(n: int) -> array[float]:
     return array("d", [math.nan]) * n
+
+
+def _implied(value: float, outcome_status: int, values: list[float]) -> bool:
+    """Whether ``values`` are what the status and score alone give: ``[score]`` scored, ``[nan]`` otherwise."""
+    if len(values) != 1:
+        return False
+    if outcome_status == _SCORED:
+        return values[0] == value
+    return math.isnan(values[0])
 
 
 class RunSummary:
@@ -103,8 +117,9 @@ class RunSummary:
             so the summary keeps none of its own; ``None``: each result's ``sample_id`` is kept.
 
     Raises:
-        ValueError: for a confidence outside (0, 1); from :meth:`add`, for a position out of range
-            or a metric not of the run.
+        ValueError: for a confidence outside (0, 1); from :meth:`add`, for a position out of range,
+            a metric not of the run, a pair added again that had no judge failure, or more than
+            4,294,967,295 repeats.
     """
 
     def __init__(
@@ -139,28 +154,10 @@ class RunSummary:
         if columns is None:
             n = self.n_samples
             columns = _MetricColumns(
-                present=bytearray(n),
-                direction=bytearray(n),
+                flags=bytearray(n),
                 rule=bytearray(n),
                 value=_floats(n),
-                spread=_floats(n),
-                quorum_met=bytearray(n),
-                all_failed=bytearray(n),
-                unscored=bytearray(n),
-                judges=[
-                    _JudgeColumns(
-                        status=bytearray(n),
-                        score=_floats(n),
-                        calls=_ints(n),
-                        prompt=_ints(n),
-                        completion=_ints(n),
-                        latency=_floats(n),
-                        cost=_floats(n),
-                        has_cost=bytearray(n),
-                        n_repeats=array("H", bytes(2 * n)),
-                    )
-                    for _ in self.judge_ids
-                ],
+                judges=[_JudgeColumns(status=bytearray(n), score=_floats(n)) for _ in self.judge_ids],
             )
             self._columns[index] = columns
         return columns
@@ -172,10 +169,15 @@ class RunSummary:
         return self._rules.index(rule)
 
     def add(self, position: int, result: PanelResult) -> None:
-        """Record ``result`` of the sample at ``position`` (0-based dataset order); a later add replaces it.
+        """Record ``result`` of the sample at ``position`` (0-based dataset order).
+
+        A pair (position, metric) is added once, except one whose result had a judge failure
+        (:attr:`failed`, e.g. a pair scored again with ``--retry-failed``): a later add replaces it.
 
         Raises:
-            ValueError: when ``position`` is out of range or the metric is not one of the run's.
+            ValueError: when ``position`` is out of range, the metric is not one of the run's, the
+                pair was added before with no judge failure (its numbers are summed, not kept), or
+                an outcome has more than 4,294,967,295 repeats.
         """
         if not 0 <= position < self.n_samples:
             raise ValueError(f"position {position} is outside the dataset of {self.n_samples} sample(s)")
@@ -183,52 +185,99 @@ class RunSummary:
         if metric is None:
             raise ValueError(f"result of metric {result.metric!r}, which is not one of {', '.join(self.metrics)}")
         columns = self._metric(metric)
+        if columns.flags[position] & _PRESENT:
+            old = self.failed.get((position, metric))
+            if old is None:
+                raise ValueError(
+                    f"sample at position {position} already has a result of {result.metric} without a judge "
+                    "failure; a run adds each (sample, metric) once"
+                )
+            self._retract(columns, old)
+        values_per_judge = [(outcome, outcome.repeat_values()) for outcome in result.judges]
+        for outcome, values in values_per_judge:  # checked first: a refused result changes nothing
+            if len(values) > _MAX_REPEATS:
+                raise ValueError(
+                    f"sample {result.sample_id!r}, metric {result.metric}, judge {outcome.judge_id}: "
+                    f"{len(values):,} repeats, more than the {_MAX_REPEATS:,} a run summary counts; use fewer repeats"
+                )
         agg = result.aggregate
         if self._given_labels is None:
             self._labels[position] = result.sample_id
-        columns.present[position] = 1
-        columns.direction[position] = _DIRECTIONS.index(result.direction)
+        columns.flags[position] = (
+            _PRESENT
+            | (_LOWER if _DIRECTIONS.index(result.direction) else 0)
+            | (_QUORUM_MET if agg.quorum_met else 0)
+            | (_ALL_FAILED if agg.n_failed > 0 and agg.n_ok + agg.n_nan == 0 else 0)
+            | (_UNSCORED if agg.n_ok == 0 else 0)
+        )
         columns.rule[position] = self._rule(agg.strategy, agg.quorum)
         columns.value[position] = agg.value
-        columns.spread[position] = agg.spread
-        columns.quorum_met[position] = agg.quorum_met
-        columns.all_failed[position] = agg.n_failed > 0 and agg.n_ok + agg.n_nan == 0
-        columns.unscored[position] = agg.n_ok == 0
+        if not math.isnan(agg.spread):
+            columns.spread.add(agg.spread)
+            columns.n_spread += 1
         for judge in columns.judges:
             judge.status[position] = _ABSENT
-            judge.n_repeats[position] = 0
+            if judge.n_repeats is not None:
+                judge.n_repeats[position] = 0
         failed = False
-        for outcome in result.judges:
+        for outcome, values in values_per_judge:
             j = self._judge_index.get(outcome.judge_id)
             failed = failed or outcome.failure is not None
             if j is None:
                 continue
             judge = columns.judges[j]
             if outcome.failure is not None or outcome.score is None:
-                judge.status[position] = _FAILED
+                status = _FAILED
             elif math.isnan(outcome.score.value):
-                judge.status[position] = _NAN
+                status = _NAN
             else:
-                judge.status[position] = _SCORED
+                status = _SCORED
                 judge.score[position] = outcome.score.value
-            values = outcome.repeat_values()
-            while len(judge.repeats) < len(values):
-                judge.repeats.append(_nans(self.n_samples))
-            for k, value in enumerate(values):
-                judge.repeats[k][position] = value
-            judge.n_repeats[position] = len(values)
-            usage = outcome.usage
-            judge.calls[position] = usage.calls
-            judge.prompt[position] = usage.prompt_tokens
-            judge.completion[position] = usage.completion_tokens
-            judge.latency[position] = usage.latency_s
-            judge.has_cost[position] = usage.cost is not None
-            judge.cost[position] = usage.cost if usage.cost is not None else 0.0
+            judge.status[position] = status
+            if judge.n_repeats is None and not _implied(judge.score[position], status, values):
+                self._explicit(judge)
+            if judge.n_repeats is not None:
+                while len(judge.repeats) < len(values):
+                    judge.repeats.append(_nans(self.n_samples))
+                for k, value in enumerate(values):
+                    judge.repeats[k][position] = value
+                judge.n_repeats[position] = len(values)
+            self._count(judge, outcome, len(values), 1)
         if failed:
             self.failed[(position, metric)] = result
         else:
             self.failed.pop((position, metric), None)
         self.count += 1
+
+    def _explicit(self, judge: _JudgeColumns) -> None:
+        """Keep the judge's repeat values by position from now on, starting from those its statuses imply."""
+        status = np.frombuffer(judge.status, dtype=np.uint8)
+        first = np.where(status == _SCORED, np.frombuffer(judge.score, dtype=np.float64), np.nan)
+        judge.repeats = [array("d", first.tobytes()), *judge.repeats[1:]]
+        judge.n_repeats = array("I", (status != _ABSENT).astype(np.uint32).tobytes())
+
+    @staticmethod
+    def _count(judge: _JudgeColumns, outcome: JudgeOutcome, n_values: int, sign: int) -> None:
+        """Add (``sign`` 1) or take out (-1) an outcome's usage and repeat count from the judge's sums."""
+        usage = outcome.usage
+        judge.calls += sign * usage.calls
+        judge.prompt += sign * usage.prompt_tokens
+        judge.completion += sign * usage.completion_tokens
+        judge.judgements += sign * n_values
+        (judge.latency.add if sign > 0 else judge.latency.remove)(usage.latency_s)
+        if usage.cost is not None:
+            (judge.cost.add if sign > 0 else judge.cost.remove)(usage.cost)
+            judge.costed += sign
+
+    def _retract(self, columns: _MetricColumns, old: PanelResult) -> None:
+        """Take a replaced result's sums out (its by-position numbers are overwritten)."""
+        if not math.isnan(old.aggregate.spread):
+            columns.spread.remove(old.aggregate.spread)
+            columns.n_spread -= 1
+        for outcome in old.judges:
+            j = self._judge_index.get(outcome.judge_id)
+            if j is not None:
+                self._count(columns.judges[j], outcome, len(outcome.repeat_values()), -1)
 
     def failed_results(self) -> list[PanelResult]:
         """The results with a judge failure, in dataset order (sample, then metric)."""
@@ -250,18 +299,15 @@ class RunSummary:
         firsts = []
         for index, columns in enumerate(self._columns):
             if columns is not None:
-                present = np.frombuffer(columns.present, dtype=np.uint8)
+                present = np.frombuffer(columns.flags, dtype=np.uint8) & _PRESENT
                 first = int(present.argmax()) if present.size else 0
                 if present.size and present[first]:
                     firsts.append((first, index))
         calls = judgements = 0
         for _, index in firsts:
-            columns = self._metric(index)
-            rows = self._rows(columns)
-            for judge in columns.judges:
-                judged = np.frombuffer(judge.status, dtype=np.uint8)[rows] != _ABSENT
-                calls += int(np.frombuffer(judge.calls, dtype=np.int64)[rows][judged].sum())
-                judgements += int(np.frombuffer(judge.n_repeats, dtype=np.uint16)[rows][judged].astype(np.int64).sum())
+            for judge in self._metric(index).judges:
+                calls += judge.calls
+                judgements += judge.judgements
         per_call = calls_per_judgement(calls, judgements)
         out = []
         for _, index in sorted(firsts):
@@ -276,13 +322,42 @@ class RunSummary:
             )
         return out
 
+    def scores(self, metric: str) -> NDArray[np.float64]:
+        """Each judge's score on ``metric`` per sample, as :meth:`summaries` builds it for agreement.
+
+        Args:
+            metric: a metric key of the run.
+
+        Returns:
+            ``(n_judges, n_samples_with_a_result)`` float64, judges in panel order and samples in
+            dataset order; NaN where the judge failed, returned NaN or was not asked. Empty (0
+            columns) for a metric without results.
+
+        Raises:
+            KeyError: for a metric not of the run.
+        """
+        columns = self._columns[self._metric_index[metric]]
+        if columns is None:
+            return np.full((len(self.judge_ids), 0), np.nan)
+        rows = self._rows(columns)
+        n_rows = self.n_samples if isinstance(rows, slice) else len(rows)
+        matrix = np.full((len(self.judge_ids), n_rows), np.nan)
+        for j, column in enumerate(columns.judges):
+            scored = np.frombuffer(column.status, dtype=np.uint8)[rows] == _SCORED
+            values = np.frombuffer(column.score, dtype=np.float64)[rows][scored]
+            matrix[j, scored] = np.where(np.isfinite(values), values, np.nan)
+        return matrix
+
     @staticmethod
-    def _rows(columns: _MetricColumns) -> NDArray[np.intp]:
-        """The positions with a result of this metric, in dataset order."""
-        return np.flatnonzero(np.frombuffer(columns.present, dtype=np.uint8))
+    def _rows(columns: _MetricColumns) -> NDArray[np.intp] | slice:
+        """The positions with a result of this metric, in dataset order (every position: a slice, no copy)."""
+        present = np.frombuffer(columns.flags, dtype=np.uint8) & _PRESENT
+        if present.all():
+            return slice(None)
+        return np.flatnonzero(present)
 
     def _summary(
-        self, index: int, rows: NDArray[np.intp]
+        self, index: int, rows: NDArray[np.intp] | slice
     ) -> tuple[
         MetricSummary,
         tuple[NDArray[np.float64], list[NDArray[np.float64]], NDArray[np.float64] | list[list[list[float]]]],
@@ -292,8 +367,9 @@ class RunSummary:
         metric = self.metrics[index]
         columns = self._columns[index]
         assert columns is not None
-        rule_of = np.frombuffer(columns.rule, dtype=np.uint8)[rows]
-        rules = {self._rules[r] for r in np.unique(rule_of).tolist()}
+        flags = np.frombuffer(columns.flags, dtype=np.uint8)[rows]
+        n_rows = len(flags)
+        rules = {self._rules[r] for r in np.unique(np.frombuffer(columns.rule, dtype=np.uint8)[rows]).tolist()}
         if len(rules) > 1:
             shown = ", ".join(f"{s} with quorum {q}" for s, q in sorted(rules))
             raise ValueError(f"results of {metric} were aggregated in different ways ({shown}); summarise one run")
@@ -301,71 +377,81 @@ class RunSummary:
         judges = []
         per_judge = []
         total = Usage()
-        matrix = np.full((len(self.judge_ids), len(rows)), np.nan)
+        matrix = np.full((len(self.judge_ids), n_rows), np.nan)
         width = max(  # the most repeats of a judge on these rows, as score_cube makes it
-            (int(np.frombuffer(c.n_repeats, dtype=np.uint16)[rows].max()) for c in columns.judges if len(rows)),
+            (
+                int(np.frombuffer(c.n_repeats, dtype=np.uint32)[rows].max())
+                if c.n_repeats is not None
+                else int((np.frombuffer(c.status, dtype=np.uint8)[rows] != _ABSENT).any())
+                for c in columns.judges
+                if n_rows
+            ),
             default=0,
         )
         width = width or 1
-        cube = np.full((len(rows), len(self.judge_ids), width), np.nan)
+        scores: NDArray[np.float64] = np.empty(0)
         for j, jid in enumerate(self.judge_ids):
             column = columns.judges[j]
             status = np.frombuffer(column.status, dtype=np.uint8)[rows]
-            n_repeats = np.frombuffer(column.n_repeats, dtype=np.uint16)[rows]
-            for k, repeat in enumerate(column.repeats[:width]):
-                values = np.frombuffer(repeat, dtype=np.float64)[rows]
-                cube[:, j, k] = np.where(n_repeats > k, values, np.nan)
-            judged = status != _ABSENT
-            n_nan = int((status == _NAN).sum())
-            n_failed = int((status == _FAILED).sum())
-            calls = int(np.frombuffer(column.calls, dtype=np.int64)[rows][judged].sum())
-            prompt = int(np.frombuffer(column.prompt, dtype=np.int64)[rows][judged].sum())
-            completion = int(np.frombuffer(column.completion, dtype=np.int64)[rows][judged].sum())
-            latency = 0.0
-            cost: float | None = None
-            for p in rows[judged].tolist() if len(rows) else ():  # in dataset order, as summarize adds them
-                latency = latency + column.latency[p]
-                own = column.cost[p] if column.has_cost[p] else None
-                cost = None if cost is None and own is None else (cost or 0.0) + (own or 0.0)
             scored = status == _SCORED
             scores = np.frombuffer(column.score, dtype=np.float64)[rows][scored]
             matrix[j, scored] = np.where(np.isfinite(scores), scores, np.nan)
-            usage = Usage(calls=calls, prompt_tokens=prompt, completion_tokens=completion, latency_s=latency, cost=cost)
+            usage = Usage(
+                calls=column.calls,
+                prompt_tokens=column.prompt,
+                completion_tokens=column.completion,
+                latency_s=column.latency.value,
+                cost=column.cost.value if column.costed else None,
+            )
             total = total + usage
-            per_judge.append(scores)
             judges.append(
                 JudgeSummary(
                     judge_id=jid,
                     mean=_nan_mean(scores),
                     n_scored=int(scores.size),
-                    n_nan=n_nan,
-                    n_failed=n_failed,
+                    n_nan=int((status == _NAN).sum()),
+                    n_failed=int((status == _FAILED).sum()),
                     usage=usage,
                 )
             )
         aggregates = np.frombuffer(columns.value, dtype=np.float64)[rows]
         n_scored = int((~np.isnan(aggregates)).sum())
-        labels = _Labels(self._given_labels if self._given_labels is not None else self._labels, rows)
+        labels = _Labels(self._given_labels if self._given_labels is not None else self._labels, rows, n_rows)
         summary = MetricSummary(
             metric=metric,
-            direction=_DIRECTIONS[columns.direction[int(rows[0])]],
+            direction=_DIRECTIONS[1 if flags[0] & _LOWER else 0],
             strategy=strategy,
             quorum=quorum,
             judges=judges,
             aggregate_mean=_nan_mean(aggregates),
-            mean_spread=_nan_mean(np.frombuffer(columns.spread, dtype=np.float64)[rows]),
-            n_samples=len(rows),
+            mean_spread=columns.spread.value / columns.n_spread if columns.n_spread else math.nan,
+            n_samples=n_rows,
             n_scored=n_scored,
-            n_nan=len(rows) - n_scored,
-            n_below_quorum=int((np.frombuffer(columns.quorum_met, dtype=np.uint8)[rows] == 0).sum()),
-            n_all_failed=int(np.frombuffer(columns.all_failed, dtype=np.uint8)[rows].sum()),
-            n_unscored=int(np.frombuffer(columns.unscored, dtype=np.uint8)[rows].sum()),
+            n_nan=n_rows - n_scored,
+            n_below_quorum=int(((flags & _QUORUM_MET) == 0).sum()),
+            n_all_failed=int(((flags & _ALL_FAILED) != 0).sum()),
+            n_unscored=int(((flags & _UNSCORED) != 0).sum()),
             usage=total,
             agreement=agreement(labels, self.judge_ids, matrix),
         )
+        del matrix, scores  # the intervals' arrays are built once the agreement's are gone
+        cube = np.full((n_rows, len(self.judge_ids), width), np.nan)
+        n_of = []
+        for j, column in enumerate(columns.judges):
+            status = np.frombuffer(column.status, dtype=np.uint8)[rows]
+            per_judge.append(np.frombuffer(column.score, dtype=np.float64)[rows][status == _SCORED])
+            if column.n_repeats is None:  # one value per outcome: its score, NaN unless scored
+                scored = status == _SCORED
+                cube[scored, j, 0] = np.frombuffer(column.score, dtype=np.float64)[rows][scored]
+                n_of.append((status != _ABSENT).astype(np.uint32) if n_scored == 1 else np.empty(0, np.uint32))
+                continue
+            n_repeats = np.frombuffer(column.n_repeats, dtype=np.uint32)[rows]
+            for k, repeat in enumerate(column.repeats[:width]):
+                values = np.frombuffer(repeat, dtype=np.float64)[rows]
+                cube[:, j, k] = np.where(n_repeats > k, values, np.nan)
+            n_of.append(n_repeats)
         if n_scored == 1:  # the aggregate's interval then reads the one sample's repeats as lists (summarize's form)
-            n_of = [np.frombuffer(c.n_repeats, dtype=np.uint16)[rows] for c in columns.judges]
-            listed = [[cube[i, j, : int(n_of[j][i])].tolist() for j in range(len(n_of))] for i in range(len(rows))]
+            listed = [[cube[i, j, : int(n_of[j][i])].tolist() for j in range(len(n_of))] for i in range(n_rows)]
             return summary, (aggregates, per_judge, listed)
         return summary, (aggregates, per_judge, cube)
 
@@ -379,12 +465,14 @@ def _nan_mean(values: NDArray[np.float64]) -> float:
 class _Labels(IdView):
     """The ids of some positions (``rows``) of the run's ids, read when asked (the contested samples)."""
 
-    def __init__(self, labels: Sequence[str | None], rows: NDArray[np.intp]) -> None:
+    def __init__(self, labels: Sequence[str | None], rows: NDArray[np.intp] | slice, n_rows: int) -> None:
         self._labels = labels
         self._rows = rows
+        self._n = n_rows
 
     def __len__(self) -> int:
-        return len(self._rows)
+        return self._n
 
     def _one(self, index: int) -> str:
-        return self._labels[int(self._rows[index])] or ""
+        position = index if isinstance(self._rows, slice) else int(self._rows[index])
+        return self._labels[position] or ""

@@ -36,17 +36,11 @@ Example::
 from __future__ import annotations
 
 import asyncio
-import base64
-import hashlib
-import json
 import math
-import random
 import socket
-import struct
 import threading
 import time
 from collections import defaultdict, deque
-from collections.abc import Mapping
 from contextlib import suppress
 from dataclasses import dataclass, field
 from typing import Any
@@ -54,6 +48,7 @@ from typing import Any
 from aiohttp import web
 
 from ragqa.run.loop import LoopThread
+from ragqa.testing.bodies import chat_completion_body, embeddings_body, error_response
 from ragqa.testing.load import InFlight
 from ragqa.testing.responders import default_responder
 from ragqa.testing.wire import (
@@ -64,19 +59,9 @@ from ragqa.testing.wire import (
     Responder,
     ResponderError,
     ResponderFailure,
-    content_text,
-    count_tokens,
 )
 
 __all__ = ["FakeOpenAIServer"]
-
-
-def _embedding(text: str, dimensions: int) -> list[float]:
-    seed = int.from_bytes(hashlib.blake2b(text.encode("utf-8"), digest_size=8).digest(), "big")
-    rng = random.Random(seed)
-    vec = [rng.gauss(0.0, 1.0) for _ in range(dimensions)]
-    norm = math.sqrt(sum(v * v for v in vec)) or 1.0
-    return [v / norm for v in vec]
 
 
 @dataclass
@@ -375,7 +360,7 @@ class FakeOpenAIServer:
             latency = self._state.latency.get(model, self.latency_s)
             gate = self._state.holds.get(model) or self._state.holds.get("*")
         if self.api_key is not None and headers.get("authorization") != f"Bearer {self.api_key}":
-            return body, model, headers, _error(401, "invalid api key", "invalid_request_error")
+            return body, model, headers, error_response(401, "invalid api key", "invalid_request_error")
         if gate is not None:
             await self._park(gate)
         if latency > 0:
@@ -432,7 +417,7 @@ class FakeOpenAIServer:
         if fault.body is not None:
             return web.Response(status=fault.status, text=fault.body, content_type="application/json", headers=headers)
         kind = "rate_limit_exceeded" if fault.status == 429 else "server_error"
-        return _error(fault.status, f"injected fault {fault.status}", kind, headers)
+        return error_response(fault.status, f"injected fault {fault.status}", kind, headers)
 
     def _refuse(self, model: str, status: int, message: str) -> web.Response:
         with self._lock:
@@ -440,7 +425,7 @@ class FakeOpenAIServer:
                 ResponderFailure(model=model, status=status, message=message, t=time.monotonic())
             )
         kind = "responder_error" if status == 400 else "responder_crashed"
-        return _error(status, f"fake server cannot answer: {message}", kind)
+        return error_response(status, f"fake server cannot answer: {message}", kind)
 
     async def _chat(self, request: web.Request) -> web.Response:
         body, model, headers, early = await self._receive(request)
@@ -463,73 +448,10 @@ class FakeOpenAIServer:
                 return await self._fault(answer)
             # a hang that ended before the client gave up has nothing to send: say so, make nothing up
             return self._refuse(model, 400, "the responder's Fault hang ended with no answer to send")
-        text = answer if isinstance(answer, str) else json.dumps(answer, ensure_ascii=False)
-        prompt_tokens = sum(count_tokens(content_text(m.get("content"))) for m in chat.messages)
-        completion_tokens = max(1, count_tokens(text))
-        message: dict[str, Any] = {"role": "assistant", "content": text}
-        finish = "stop"
-        if chat.mode == "tools":
-            tool = body["tools"][0].get("function", {})
-            message = {
-                "role": "assistant",
-                "content": None,
-                "tool_calls": [
-                    {
-                        "id": f"call_{time.monotonic_ns()}",
-                        "type": "function",
-                        "function": {"name": tool.get("name", "tool"), "arguments": text},
-                    }
-                ],
-            }
-            finish = "tool_calls"
-        n = body.get("n")
-        choices = max(1, n) if isinstance(n, int) else 1  # ``n`` completions: the same answer n times
-        return web.json_response(
-            {
-                "id": f"chatcmpl-{time.monotonic_ns()}",
-                "object": "chat.completion",
-                "created": int(time.time()),
-                "model": model,
-                "choices": [
-                    {"index": i, "message": message, "finish_reason": finish, "logprobs": None} for i in range(choices)
-                ],
-                "usage": {
-                    "prompt_tokens": prompt_tokens,
-                    "completion_tokens": completion_tokens * choices,
-                    "total_tokens": prompt_tokens + completion_tokens * choices,
-                },
-            }
-        )
+        return web.json_response(chat_completion_body(chat, answer))
 
     async def _embeddings(self, request: web.Request) -> web.Response:
         body, model, _, early = await self._receive(request)
         if early is not None:
             return early
-        raw = body.get("input", [])
-        if isinstance(raw, str) or (isinstance(raw, list) and raw and isinstance(raw[0], int)):
-            raw = [raw]
-        texts = [t if isinstance(t, str) else " ".join(map(str, t)) for t in raw]
-        dims = int(body.get("dimensions") or 8)
-        b64 = body.get("encoding_format") == "base64"
-        data = []
-        for i, text in enumerate(texts):
-            vec = _embedding(text, dims)
-            emb: Any = base64.b64encode(struct.pack(f"<{dims}f", *vec)).decode("ascii") if b64 else vec
-            data.append({"object": "embedding", "index": i, "embedding": emb})
-        tokens = sum(count_tokens(t) for t in texts)
-        return web.json_response(
-            {
-                "object": "list",
-                "data": data,
-                "model": model,
-                "usage": {"prompt_tokens": tokens, "total_tokens": tokens},
-            }
-        )
-
-
-def _error(status: int, message: str, kind: str, headers: Mapping[str, str] | None = None) -> web.Response:
-    return web.json_response(
-        {"error": {"message": message, "type": kind, "code": kind, "param": None}},
-        status=status,
-        headers=dict(headers or {}),
-    )
+        return web.json_response(embeddings_body(body, model))

@@ -7,7 +7,8 @@ The implementation is split by concern; this module re-exports it unchanged:
 - :mod:`ragqa.testing.schema_examples`: :func:`example_from_schema`;
 - :mod:`ragqa.testing.responders`: :func:`ragqa_responder`, :func:`local_judge_responder`,
   :func:`default_responder`;
-- :mod:`ragqa.testing.app`: :class:`FakeOpenAIServer` (the aiohttp app in a thread);
+- :mod:`ragqa.testing.app`: :class:`FakeOpenAIServer` (the aiohttp app in a thread), answering
+  with the JSON bodies of :mod:`ragqa.testing.bodies`;
 - :mod:`ragqa.testing.fixtures`: :func:`fake_openai_server`, :func:`fake_openai_server_fixture`;
 - :mod:`ragqa.testing.process`: :func:`fake_openai_server_process` and :func:`main`.
 

@@ -89,7 +89,7 @@ def _aggregate_interval(
     bounds: tuple[float, float] | None,
 ) -> Interval | None:
     """The aggregate's interval: across samples, or across judges x repeats when one sample has an aggregate."""
-    finite = np.flatnonzero(~np.isnan(np.asarray(aggregates, dtype=float))).tolist()
+    finite = np.flatnonzero(~np.isnan(np.asarray(aggregates, dtype=float)))[:2].tolist()  # one, or more
     if len(finite) == 1 and finite[0] < len(scores):
         if isinstance(scores, np.ndarray):  # a cube: a judge's row ends at its last value (RunSummary passes lists)
             cells = [

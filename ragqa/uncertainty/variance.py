@@ -118,13 +118,20 @@ def variance_components(scores: ArrayLike) -> VarianceComponents:
     # within-cell sum of squares, shifted by each cell's first finite value so that equal repeats
     # (a deterministic judge) give exactly 0: sum(d^2) - (sum d)^2 / count, d = y - first
     first = np.take_along_axis(filled, np.argmax(finite, axis=2)[..., None], axis=2)
+    del filled  # working arrays go as soon as done: a long run's cube is large
     shifted = np.where(finite, y - first, 0.0)
+    del first
     within = (shifted**2).sum(axis=2) - np.divide(
         shifted.sum(axis=2) ** 2, counts, out=np.zeros(counts.shape), where=has
     )
+    del shifted
     squares = float(np.clip(within, 0.0, None).sum())
+    del within
     df_e = int(np.clip(counts - 1, 0, None).sum())
     repeats = float(squares / df_e) if df_e > 0 else None
+    # rounding leaves ~1e-33 where a component is exactly 0 (equal scores); below this it is 0
+    tiny = _ROUNDING * float(np.var(y[finite])) if finite.any() else 0.0
+    del finite
 
     rows, kept_judges = _complete_table(has)
     n_dropped = int((has.any(axis=1) & ~rows).sum())
@@ -132,6 +139,7 @@ def variance_components(scores: ArrayLike) -> VarianceComponents:
     table = cell_mean[rows][:, kept_judges]
     a, b = table.shape
     cell_counts = counts[rows][:, kept_judges]
+    del cell_mean, counts, has, rows
     if cell_counts.size == 0:
         r_h = 1.0
     elif np.all(cell_counts == cell_counts.flat[0]):
@@ -141,8 +149,6 @@ def variance_components(scores: ArrayLike) -> VarianceComponents:
     noise = repeats / r_h if repeats is not None else 0.0
     confounded = [] if repeats is not None else ["interaction+repeats"]
     truncated: list[str] = []
-    # rounding leaves ~1e-33 where a component is exactly 0 (equal scores); below this it is 0
-    tiny = _ROUNDING * float(np.var(y[finite])) if finite.any() else 0.0
     if repeats is not None and repeats <= tiny:
         repeats = 0.0
 

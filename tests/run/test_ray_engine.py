@@ -337,3 +337,56 @@ def test_retry_failed_is_refused_before_any_call(tmp_path: Path) -> None:
     assert result.exit_code == 2
     assert "--retry-failed asks again only the judges that failed" in result.output
     assert not out.exists() and not Path(f"{out}.partial").exists()
+
+
+class _Watched(list[Any]):
+    """Samples that note, when the runner's checking pass first reads them, what the engine has started."""
+
+    def __init__(self, samples: list[Any], engine: RayEngine) -> None:
+        super().__init__(samples)
+        self.engine = engine
+        self.seen: list[tuple[int, list[str]]] = []
+
+    def __iter__(self) -> Iterator[Any]:
+        if not self.seen:
+            named = [a["name"] for a in ray.util.list_named_actors(all_namespaces=True)]
+            self.seen.append((self.engine.running_workers, named))
+        return super().__iter__()
+
+
+def test_workers_start_before_the_checks_and_stop_when_a_sample_is_bad(cluster: None) -> None:
+    rows = [json.loads(line) for line in DATASET.read_text(encoding="utf-8").splitlines() if line.strip()]
+    rows[3].pop("retrieved_contexts")  # faithfulness needs them: the checks stop the run
+    container = create_container(None, ["local"])
+    plan = make_plan(container.settings(), metrics=["faithfulness"], dataset="helpdesk")
+    engine = RayEngine(workers=2, batch_size=8)
+    samples = _Watched([ragqa.Sample.model_validate(r) for r in rows], engine)
+    try:
+        with pytest.raises(ragqa.InvalidSamples, match="retrieved_contexts"):
+            run_sync(Runner(plan, container, engine=engine).arun(samples))
+    finally:
+        run_sync(close_container(container))
+    [(workers, named)] = samples.seen
+    assert workers == 2  # started before the checking pass read the first sample
+    assert not [n for n in named if n.startswith("ragqa-limits")]  # local judges: nothing to limit, no limiter
+    assert engine.running_workers == 0  # stopped with the run
+
+
+def test_a_run_started_early_gives_one_process_results(cluster: None) -> None:
+    rows = [json.loads(line) for line in DATASET.read_text(encoding="utf-8").splitlines() if line.strip()]
+    samples = [ragqa.Sample.model_validate(r) for r in rows]
+    results = []
+    for engine in (None, RayEngine(workers=2, batch_size=7)):
+        container = create_container(None, ["local"])
+        plan = make_plan(container.settings(), metrics=["faithfulness", "hallucination"], dataset="helpdesk")
+        try:
+            results.append(run_sync(Runner(plan, container, engine=engine).arun(samples)).report.results)
+        finally:
+            run_sync(close_container(container))
+    local, spread = results
+    assert [(r.sample_id, r.metric) for r in spread] == [(r.sample_id, r.metric) for r in local]
+    for got, want in zip(spread, local, strict=True):  # the very objects: scores, reasons, details, failures
+        assert got.aggregate == want.aggregate
+        assert [(j.judge_id, j.score, j.failure) for j in got.judges] == [
+            (j.judge_id, j.score, j.failure) for j in want.judges
+        ]

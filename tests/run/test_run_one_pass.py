@@ -251,6 +251,16 @@ def test_a_stream_with_a_layout_writes_the_same_file_as_one_given_the_order(tmp_
     assert (tmp_path / "order.jsonl").read_bytes() == (tmp_path / "layout.jsonl").read_bytes()
 
 
+def test_the_offsets_take_4_bytes_a_pair_until_the_partial_file_passes_4_gib() -> None:
+    from ragqa.run.stream import _Offsets
+
+    offsets = _Offsets(4)
+    offsets[1], offsets[2] = 0, 2**32 - 2
+    assert [offsets[i] for i in range(4)] == [-1, 0, 2**32 - 2, -1]
+    offsets[3] = 2**32 + 5  # a record past 4 GiB: every slot is widened to 8 bytes, none is lost
+    assert [offsets[i] for i in range(4)] == [-1, 0, 2**32 - 2, 2**32 + 5]
+
+
 def test_a_sequence_still_takes_its_fingerprint_before_scoring(container: Container) -> None:
     plan = make_plan(container.settings(), metrics=METRICS, dataset="list", outputs=[], no_cache=True)
     samples = [
@@ -259,3 +269,59 @@ def test_a_sequence_still_takes_its_fingerprint_before_scoring(container: Contai
     prepared = Runner(plan, container).prepare(samples)
     assert prepared.pending is None and prepared.fingerprint == dataset_fingerprint(samples)
     assert list(prepared.labels) == ["s0", "s1", "s2", "s3"] and prepared.tally is not None
+
+
+async def test_a_resumed_run_reads_the_dataset_once_before_scoring_and_estimates_only_the_missing_pairs(
+    tmp_path: Path, container: Container, opens: list[Path]
+) -> None:
+    from ragqa.render import renderer_for
+    from ragqa.run.plan import Output
+
+    data = _dataset(tmp_path / "data.jsonl", 12)
+    out = tmp_path / "out.jsonl"
+    first = make_plan(
+        container.settings(), metrics=METRICS, dataset=str(data), outputs=[Output(out, renderer_for(out))]
+    )
+    await Runner(first, container, keep_results=False).arun(JsonlSamples(data))
+    lines = out.read_text(encoding="utf-8").splitlines()
+    out.unlink()
+    partial_path(out).write_text("\n".join(lines[: 1 + 7]) + "\n", encoding="utf-8")  # header and 7 results
+    opens.clear()
+    plan = make_plan(
+        container.settings(), metrics=METRICS, dataset=str(data), outputs=[Output(out, renderer_for(out))], resume=True
+    )
+    before_first_call: list[int] = []
+    runner = Runner(plan, container, on_estimate=lambda e: before_first_call.append(len(opens)), keep_results=False)
+    result = await runner.arun(JsonlSamples(data))
+    assert before_first_call == [1]  # before: a second read for the estimate of the missing pairs
+    assert result.estimate.pairs == 24 - 7 and result.resumed == 7
+    assert opens == [data, data]
+
+
+async def test_an_order_probe_run_reads_the_dataset_once_before_scoring(
+    tmp_path: Path, container: Container, opens: list[Path]
+) -> None:
+    from ragqa.jury.probe import OrderProbeOptions, probe_calls
+
+    data = tmp_path / "data.jsonl"
+    rows = [
+        {
+            "id": f"s{i}",
+            "user_input": f"When does office {i} open?",
+            "response": "At nine. It has a kitchen.",
+            "reference": "At nine.",
+        }
+        for i in range(8)
+    ]
+    for i, row in enumerate(rows):  # two or three contexts in an order that reversing changes
+        row["retrieved_contexts"] = [f"Office {i} opens at nine.", "It has a kitchen.", "It is red."][: 2 + i % 2]
+    data.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    probing = {"probes": ("order",), "order_probe": OrderProbeOptions(share=1.0)}
+    plan = make_plan(container.settings(), metrics=METRICS, dataset=str(data), outputs=[], no_cache=True, panel=probing)
+    before_first_call: list[int] = []
+    runner = Runner(plan, container, on_estimate=lambda e: before_first_call.append(len(opens)), keep_results=False)
+    result = await runner.arun(JsonlSamples(data))
+    assert before_first_call == [1] and opens == [data, data]
+    plan_name = container.panel_options().call_plan
+    probed = sum(probe_calls(s, plan.metrics, plan_name, OrderProbeOptions(share=1.0)) for s in JsonlSamples(data))
+    assert probed > 0 and result.estimate.probe_calls == probed * 2  # two local judges

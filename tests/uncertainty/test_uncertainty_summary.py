@@ -90,15 +90,58 @@ def test_the_streamed_summary_equals_summarize_with_repeats_whatever_the_order()
 
 def test_a_replaced_result_with_fewer_repeats_leaves_no_stale_repeat() -> None:
     results = _repeated_results(1, 10)
+    first = results[0]  # judge c failed: the pair is scored again (--retry-failed), and the new result replaces it
+    failure = JudgeFailure(judge_id="c", metric=first.metric, sample_id="s0", error_type="JudgeTimeout", message="t")
+    failed = first.model_copy(
+        update={
+            "judges": [
+                o if o.judge_id != "c" else JudgeOutcome(judge_id="c", failure=failure, usage=Usage(calls=3))
+                for o in first.judges
+            ]
+        }
+    )
     summary = RunSummary(["a", "b", "c"], ["faithfulness"], 10)
-    for r in results:
+    for r in [failed, *results[1:]]:
         summary.add(int(r.sample_id[1:]), r)
-    first = results[0]
     plain = first.model_copy(
         update={"judges": [o.model_copy(update={"repeats": []}) for o in first.judges if o.judge_id != "c"]}
     )
     summary.add(0, plain)
     assert _exact(summary.summaries()) == _exact(summarize([plain, *results[1:]], ["a", "b", "c"]))
+    assert all(r.sample_id != "s0" for r in summary.failed_results())
+
+
+def test_a_pair_without_failure_is_added_once() -> None:
+    results = _repeated_results(2, 3)
+    summary = RunSummary(["a", "b", "c"], ["faithfulness"], 3)
+    for r in results:
+        summary.add(int(r.sample_id[1:]), r)
+    with pytest.raises(ValueError, match="position 1 already has a result of faithfulness"):
+        summary.add(1, results[1])
+    assert _exact(summary.summaries()) == _exact(summarize(results, ["a", "b", "c"]))
+
+
+def test_more_repeats_than_a_16_bit_count_are_counted() -> None:
+    n = 70_000  # above 65,535: the repeat counts are 32-bit
+    repeats = [RepeatOutcome(index=k, score=MetricScore(value=(k % 5) / 4)) for k in range(n)]
+    outcome = JudgeOutcome(judge_id="a", score=MetricScore(value=0.5), repeats=repeats, usage=Usage(calls=n))
+    other = JudgeOutcome(judge_id="b", score=MetricScore(value=0.25), usage=Usage(calls=1))
+    results = [
+        PanelResult(
+            sample_id=f"s{i}",
+            metric="faithfulness",
+            direction="higher",
+            judges=[outcome, other],
+            aggregate=aggregate([0.5, 0.25], n_failed=0, strategy="mean", quorum=1),
+        )
+        for i in range(2)
+    ]
+    summary = RunSummary(["a", "b"], ["faithfulness"], 2)
+    for i, r in enumerate(results):
+        summary.add(i, r)
+    [metric] = summary.summaries()
+    assert _exact([metric]) == _exact(summarize(results, ["a", "b"]))
+    assert metric.decomposition is not None and metric.decomposition.repeats == n  # not 70,000 - 65,536
 
 
 def test_the_summary_intervals_are_the_uncertainty_functions_of_the_scores() -> None:
