@@ -1,11 +1,9 @@
-"""The loopback Ray cluster the ``tests/test_ray_*.py`` modules share (import after ``pytest.importorskip("ray")``)."""
+"""The loopback Ray cluster the ``tests/run/test_ray_*.py`` modules share (import after ``importorskip("ray")``)."""
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
 
-import pytest
 import ray
 
 from ragqa.run.ray_engine import connect
@@ -15,16 +13,22 @@ JUDGE_KEY = "sk-ray-cluster-test-key"
 """The judges' API key: set on the driver before the cluster starts, so the workers inherit it (never shipped)."""
 
 
-@pytest.fixture(scope="module")
-def cluster() -> Iterator[None]:
-    """A two-CPU Ray cluster on 127.0.0.1, no dashboard; workers inherit ``JUDGE_API_KEY`` from here."""
-    os.environ["JUDGE_API_KEY"] = JUDGE_KEY
-    try:
+def start_cluster() -> None:
+    """Start the two-CPU Ray cluster on 127.0.0.1, no dashboard, unless it runs; workers inherit ``JUDGE_API_KEY``.
+
+    The ``cluster`` fixture of ``tests/conftest.py`` calls this; starting one takes 10-20 s, so one
+    serves every test that asks for it, and :func:`stop_cluster` ends it after the last of them.
+    """
+    if not ray.is_initialized():
+        os.environ["JUDGE_API_KEY"] = JUDGE_KEY
         assert connect(None, num_cpus=2)
-        yield
-    finally:
+
+
+def stop_cluster() -> None:
+    """Shut the cluster down and drop the key the driver set for its workers (nothing when none runs)."""
+    if ray.is_initialized():
         ray.shutdown()
-        os.environ.pop("JUDGE_API_KEY", None)
+    os.environ.pop("JUDGE_API_KEY", None)
 
 
 def two_judges_yaml(limits: str, *, max_attempts: int = 3) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -36,6 +37,20 @@ def srv() -> Iterator[FakeOpenAIServer]:
 def reset_srv(srv: FakeOpenAIServer) -> None:
     """Give the test a clean server; modules opt in with ``pytest.mark.usefixtures("reset_srv")``."""
     srv.reset()
+
+
+@pytest.fixture
+def cluster() -> None:
+    """The loopback two-CPU Ray cluster (``tests/_ray_cluster.py``), started by the first test that asks.
+
+    It keeps running for the tests that follow and ask too; ``pytest_collection_modifyitems`` puts
+    them one after another at the end, and ``pytest_runtest_teardown`` stops it after the last.
+    Skips where the ``ray`` extra is not installed.
+    """
+    pytest.importorskip("ray", reason="the ray extra is not installed (pip install -c constraints.txt -e '.[ray]')")
+    import _ray_cluster  # imports ray: an optional extra
+
+    _ray_cluster.start_cluster()
 
 
 def find_chromium() -> str | None:
@@ -88,6 +103,7 @@ SLOW_MODULES = frozenset(
         "test_pytest_plugin_async",
         "test_ray_engine",
         "test_startup_imports",
+        "test_thresholds_pytest",
     }
 )
 """Modules whose tests start processes (the CLI, pytest, a browser) or run whole datasets: each took
@@ -99,15 +115,113 @@ SLOW_TESTS = frozenset(
     {
         "test_progress::test_ragqa_evaluate_shows_progress_on_a_terminal",
         "test_progress::test_ragqa_evaluate_is_silent_off_a_terminal_unless_asked",
+        "test_pytest_plugin_panel::test_the_panel_fixture_and_per_judge_thresholds_in_a_user_project",
+        "test_repeats_entry_points::test_pytest_plugin_marker_and_option",
+        "test_fake_server::test_the_process_runner_serves_ragqa_prompts_from_python_dash_m",
+        "test_fake_server::test_the_module_entry_point_has_a_help_text",
+        "test_local_judge_relevance::test_scores_do_not_depend_on_the_hash_seed",
     }
 )
 """Single tests of otherwise quick modules that start a process (``module::test``, parameters left
-off): the progress bar needs a pseudo-terminal, and a child whose stderr is a real pipe."""
+off): the progress bar needs a pseudo-terminal, and a child whose stderr is a real pipe; ``pytest``
+on a user's project; the fake server as ``python -m``; three interpreters with other hash seeds."""
+
+
+RAY_MODULES = frozenset(
+    {
+        "test_ray_breakers",
+        "test_ray_engine",
+        "test_ray_inputs",
+        "test_ray_results_parquet",
+        "test_ray_shared_limits",
+        "test_ray_workers",
+    }
+)
+"""The Ray engine's modules: under xdist they run on one worker, so one Ray cluster at a time runs on
+the machine."""
+
+CLUSTER_FIXTURE = "cluster"
+"""The fixture of the loopback Ray cluster (``tests/_ray_cluster.py``); its users run one after another."""
+
+
+MINILM_MODULES = frozenset({"test_local_judge", "test_local_judge_relevance"})
+"""The modules that load the MiniLM model (torch; 5-8 s of CPU the first time in a process, cached after):
+under xdist they run on one worker, so one worker pays for it."""
+
+
+def xdist_scope(nodeid: str) -> str:
+    """The unit of work an xdist worker gets whole: the test's module, ``ray`` or ``minilm`` for those groups.
+
+    A module stays on one worker, so its module-scoped fixtures (the fake server, a browser, the docs
+    sandboxes, a ``pytest`` run of the example suite) are built once, as in a run without xdist.
+    """
+    module = nodeid.split("::", 1)[0]
+    stem = Path(module).stem
+    if stem in RAY_MODULES:
+        return "ray"
+    return "minilm" if stem in MINILM_MODULES else module
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """Under ``--dist loadfile`` (the ``addopts`` default) hand out :func:`xdist_scope` units, in order.
+
+    xdist's own ``loadfile`` splits by file only; its ``loadgroup`` marks do not reach the scheduler
+    under pytest 9.2, so the Ray modules are joined here. Any other ``--dist`` is xdist's own.
+    """
+    if config.getvalue("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling  # only reached under xdist, an optional plugin
+
+    class ModuleScheduling(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return xdist_scope(nodeid)
+
+    return ModuleScheduling(config, log)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
+    """Stop the shared Ray cluster after a test that used it when the next test does not."""
+    yield
+    if CLUSTER_FIXTURE in getattr(item, "fixturenames", ()) and (
+        nextitem is None or CLUSTER_FIXTURE not in getattr(nextitem, "fixturenames", ())
+    ):
+        import _ray_cluster  # imports ray: an optional extra
+
+        _ray_cluster.stop_cluster()
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Mark every test of :data:`SLOW_MODULES` and every one of :data:`SLOW_TESTS` ``slow``."""
+    """Mark the slow tests; run the Ray cluster's users last, one after another; group the tests for xdist.
+
+    Every test of :data:`SLOW_MODULES` and every one of :data:`SLOW_TESTS` is marked ``slow``. The
+    tests that use the :data:`CLUSTER_FIXTURE` move to the end, in their order, so one cluster serves
+    them all (``pytest_runtest_teardown`` stops it after the last one). Under xdist the longest units
+    come first, then the slow ones (:func:`_handout_order`): the scheduler
+    (:func:`pytest_xdist_make_scheduler`) hands out modules in this order, so the long ones start
+    early and the short ones fill in.
+    """
     for item in items:
         name = getattr(item, "originalname", item.name)
         if item.path.stem in SLOW_MODULES or f"{item.path.stem}::{name}" in SLOW_TESTS:
             item.add_marker(pytest.mark.slow)
+    users = [item for item in items if CLUSTER_FIXTURE in getattr(item, "fixturenames", ())]
+    if users:
+        chosen = set(users)
+        items[:] = [item for item in items if item not in chosen] + users
+    if hasattr(config, "workerinput"):  # an xdist worker: the controller hands out units in this order
+        items.sort(key=_handout_order)
+
+
+LONGEST_FIRST = ("test_docs_commands", "ray", "test_entry_points_agree", "test_cli_run")
+"""The longest units under xdist, longest first (CPU seconds per unit in ``pytest -q`` with a per-test
+CPU log: the docs commands about 300, the Ray modules' cluster runs, ``pytest`` run seven times, the CLI
+killed and resumed): started first, they do not leave one worker running alone at the end."""
+
+
+def _handout_order(item: pytest.Item) -> tuple[int, bool]:
+    """Sort key: the units of :data:`LONGEST_FIRST` in that order, then other slow tests, then the rest."""
+    unit = Path(xdist_scope(item.nodeid)).stem
+    rank = LONGEST_FIRST.index(unit) if unit in LONGEST_FIRST else len(LONGEST_FIRST)
+    return rank, item.get_closest_marker("slow") is None

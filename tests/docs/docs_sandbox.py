@@ -35,6 +35,7 @@ base URL) at the server through ``RAGQA__...`` overrides (see docs/configuration
 
 from __future__ import annotations
 
+import compileall
 import csv
 import json
 import os
@@ -219,6 +220,9 @@ def build_sandbox(dest: Path, variant: str = "default") -> Path:
     (repo / "ci-openrouter.yaml").write_text(CI_OPENROUTER_PROFILE, encoding="utf-8")
     trulens_csv(repo / "path" / "to" / "cortex_eval_df_with_trulens_scores.csv")
     _agreement_data(dest / "shared" / "data")
+    # the copy's bytecode, once: every command imports ragqa from here and writes none
+    # (PYTHONDONTWRITEBYTECODE), so without it each of the ~90 processes compiles ragqa again
+    compileall.compile_dir(repo / "ragqa", quiet=1)
     if variant == "default":
         _results_jsonl(repo)
     return repo

@@ -1,7 +1,8 @@
 """``--engine ray`` on a local two-CPU cluster listening on loopback only (needs the ``ray`` extra).
 
-One cluster serves the whole module (it takes 10-20 s to start here). Every test compares with what
-one process writes or what the fake server counted, never with a hard-coded number of its own.
+One cluster (the ``cluster`` fixture of ``tests/conftest.py``) serves every Ray test (it takes 10-20 s to start
+here). Every test compares with what one process writes or what the fake server counted, never with a hard-coded
+number of its own.
 """
 
 from __future__ import annotations
@@ -22,7 +23,6 @@ import pytest
 
 ray = pytest.importorskip("ray", reason="the ray extra is not installed (pip install -c constraints.txt -e '.[ray]')")
 
-import _ray_cluster  # noqa: E402
 import httpx  # noqa: E402
 import openai  # noqa: E402
 from _ray_cluster import JUDGE_KEY, office_samples  # noqa: E402
@@ -44,7 +44,6 @@ from ragqa.testing import FakeOpenAIServer, fake_openai_server, ragqa_responder 
 
 ROOT = Path(__file__).resolve().parents[2]
 DATASET = ROOT / "examples" / "datasets" / "it_helpdesk.jsonl"
-cluster = _ray_cluster.cluster  # the module's two-CPU loopback cluster
 
 
 def _results(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:

@@ -93,22 +93,15 @@ def test_parquet_without_pyarrow_names_the_extra(tmp_path: Path, monkeypatch: py
 
 
 @pytest.mark.slow
-def test_a_ray_dataset_is_scored_on_ray_as_its_jsonl_twin_in_one_process() -> None:
-    ray = pytest.importorskip(
-        "ray", reason="the ray extra is not installed (pip install -c constraints.txt -e '.[ray]')"
-    )
-    from ragqa.run.ray_engine import connect
+def test_a_ray_dataset_is_scored_on_ray_as_its_jsonl_twin_in_one_process(cluster: None) -> None:
+    import ray  # the cluster fixture skips without the ray extra; it runs on loopback before Ray Data would start one
 
-    assert connect(None, num_cpus=2)  # loopback only, before Ray Data would start a cluster of its own
-    try:
-        local = ragqa.evaluate(str(DATASET), profile="local")
-        spread = ragqa.evaluate(ray.data.from_items(_records()), profile="local", engine="ray", workers=2)
-        bad = _records()[:4]
-        bad[2] = {**bad[2], "retrieved_contexts": "one string, not a list"}
-        with pytest.raises(DatasetError, match=r"index 2 \(id 'it-003'\), field 'retrieved_contexts'"):
-            ragqa.evaluate(ray.data.from_items(bad), profile="local", engine="ray", workers=2)
-    finally:
-        ray.shutdown()
+    local = ragqa.evaluate(str(DATASET), profile="local")
+    spread = ragqa.evaluate(ray.data.from_items(_records()), profile="local", engine="ray", workers=2)
+    bad = _records()[:4]
+    bad[2] = {**bad[2], "retrieved_contexts": "one string, not a list"}
+    with pytest.raises(DatasetError, match=r"index 2 \(id 'it-003'\), field 'retrieved_contexts'"):
+        ragqa.evaluate(ray.data.from_items(bad), profile="local", engine="ray", workers=2)
     assert [untimed(r.model_dump(mode="json")) for r in spread.results] == [
         untimed(r.model_dump(mode="json")) for r in local.results
     ]

@@ -1,7 +1,7 @@
 """``--engine ray --out results.parquet``: the driver writes the workers' records as Parquet, as one process does.
 
-A separate module from ``test_ray_engine`` so that its two-CPU loopback cluster (10-20 s to start)
-is paid only where the ``ray`` extra is installed and slow tests run.
+A separate module from ``test_ray_engine``; it runs on the Ray tests' one loopback cluster (the ``cluster``
+fixture of ``tests/conftest.py``), where the ``ray`` extra is installed and slow tests run.
 """
 
 from __future__ import annotations
@@ -12,7 +12,6 @@ import pytest
 
 ray = pytest.importorskip("ray", reason="the ray extra is not installed (pip install -c constraints.txt -e '.[ray]')")
 
-import _ray_cluster  # noqa: E402
 from _cli import run_cli  # noqa: E402
 from _records import untimed  # noqa: E402
 
@@ -23,7 +22,6 @@ pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[2]
 JOB = ("evaluate", ROOT / "examples" / "datasets" / "it_helpdesk.jsonl", "--profile", "local", "--no-progress")
-cluster = _ray_cluster.cluster  # the module's two-CPU loopback cluster
 
 
 def test_a_ray_run_writes_parquet_and_parts_with_the_records_of_one_process(cluster: None, tmp_path: Path) -> None:

@@ -17,7 +17,7 @@ import pytest
 
 ray = pytest.importorskip("ray", reason="the ray extra is not installed (pip install -c constraints.txt -e '.[ray]')")
 
-from _ray_cluster import JUDGE_KEY, cluster, office_samples, two_judges_yaml  # noqa: E402,F401 (cluster: the module's fixture)
+from _ray_cluster import JUDGE_KEY, office_samples, two_judges_yaml  # noqa: E402
 
 from ragqa.container import close_container, create_container  # noqa: E402
 from ragqa.judges.breaker import DEFAULT_FAILURE_THRESHOLD  # noqa: E402

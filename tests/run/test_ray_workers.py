@@ -49,54 +49,45 @@ BATCH = 5
 
 @pytest.mark.slow
 def test_a_min_max_pool_starts_one_worker_and_adds_one_while_batches_wait(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    cluster: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """One worker scores one batch at a time, so it never has more than ``BATCH`` of judge a's
     requests parked at the server: more than that proves a second worker joined."""
-    pytest.importorskip("ray", reason="the ray extra is not installed (pip install -c constraints.txt -e '.[ray]')")
-    import ray
     from _ray_cluster import JUDGE_KEY, office_samples, two_judges_yaml
 
     from ragqa.container import close_container, create_container
     from ragqa.run.loop import run_sync
     from ragqa.run.plan import make_plan, plan_output
-    from ragqa.run.ray_engine import RayEngine, connect
+    from ragqa.run.ray_engine import RayEngine
     from ragqa.run.runner import Runner
     from ragqa.testing import fake_openai_server, ragqa_responder
 
-    monkeypatch.setenv("JUDGE_API_KEY", JUDGE_KEY)
     (tmp_path / "application.yaml").write_text(two_judges_yaml("{max-in-flight: 64}"), encoding="utf-8")
     out = tmp_path / "r.jsonl"
     engine = RayEngine(workers=2, min_workers=1, batch_size=BATCH)
     finished: list[Any] = []
-    assert connect(None, num_cpus=2)
-    try:
-        with fake_openai_server(api_key=JUDGE_KEY) as server:
-            for judge in ("judge-a", "judge-b"):
-                server.script(judge, ragqa_responder())
-            server.hold("judge-a")
-            monkeypatch.setenv("FAKE_URL", server.base_url)
-            container = create_container(tmp_path / "application.yaml")
-            plan = make_plan(
-                container.settings(), metrics=["faithfulness"], dataset="offices", outputs=[plan_output(out)]
-            )
+    with fake_openai_server(api_key=JUDGE_KEY) as server:
+        for judge in ("judge-a", "judge-b"):
+            server.script(judge, ragqa_responder())
+        server.hold("judge-a")
+        monkeypatch.setenv("FAKE_URL", server.base_url)
+        container = create_container(tmp_path / "application.yaml")
+        plan = make_plan(container.settings(), metrics=["faithfulness"], dataset="offices", outputs=[plan_output(out)])
 
-            def score() -> None:
-                try:
-                    finished.append(run_sync(Runner(plan, container, engine=engine).arun(office_samples(40))))
-                finally:
-                    run_sync(close_container(container))
+        def score() -> None:
+            try:
+                finished.append(run_sync(Runner(plan, container, engine=engine).arun(office_samples(40))))
+            finally:
+                run_sync(close_container(container))
 
-            thread = threading.Thread(target=score)
-            thread.start()
-            guard = time.monotonic() + 600  # only keeps a broken pool from hanging the suite
-            while server.parked <= BATCH and thread.is_alive() and time.monotonic() < guard:
-                time.sleep(0.05)
-            parked = server.parked
-            server.release("judge-a")
-            thread.join()
-    finally:
-        ray.shutdown()
+        thread = threading.Thread(target=score)
+        thread.start()
+        guard = time.monotonic() + 600  # only keeps a broken pool from hanging the suite
+        while server.parked <= BATCH and thread.is_alive() and time.monotonic() < guard:
+            time.sleep(0.05)
+        parked = server.parked
+        server.release("judge-a")
+        thread.join()
     assert parked > BATCH  # two workers were scoring at once
     [result] = finished
     assert engine.peak_workers == 2
