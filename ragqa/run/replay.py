@@ -21,13 +21,14 @@ from ragqa.errors import ConfigError, RagqaError
 from ragqa.jury.cascade import Cascade, CascadeTally
 from ragqa.jury.panel import jury_collector, voted_aggregate
 from ragqa.jury.reliability import attach_item_reliability
-from ragqa.metrics import Metric, build_metric, value_ranges
+from ragqa.metrics import Metric, value_ranges
 from ragqa.render.paths import check_output_path
 from ragqa.render.records import read_result_record
 from ragqa.render.registry import RenderOptions, renderer_for
 from ragqa.report import MetricSummary, Report, summarize
 from ragqa.run.results_file import ResultsHeader, read_results
 from ragqa.run.runner import dataset_fingerprint
+from ragqa.run.spec import MetricSpec
 from ragqa.schema import DEFAULT_CONFIDENCE, Aggregate, JudgeOutcome, Language, OrderProbeResult, PanelResult, Sample
 
 __all__ = [
@@ -101,17 +102,13 @@ def report_from_results(path: Path, *, thresholds: Mapping[str, float] | None = 
 
 
 def _metric_of(key: str) -> Metric | None:
-    """The metric whose result key is ``key`` (``name`` or ``name(option=value, ...)``), or ``None``."""
-    name, _, rest = key.partition("(")
-    options: dict[str, object] = {}
-    for part in filter(None, (p.strip() for p in rest.rstrip(")").split(","))):
-        option, _, text = part.partition("=")
-        try:
-            options[option.strip()] = float(text)
-        except ValueError:
-            options[option.strip()] = text.strip()
+    """The metric whose result key is ``key`` (``name`` or ``name(option=value, ...)``), or ``None``.
+
+    The key is read as the spec it was written from (:meth:`ragqa.run.spec.MetricSpec.parse`, the
+    form :func:`ragqa.run.spec.spec_of` reads a key back with).
+    """
     try:
-        metric = build_metric(name.strip(), options)
+        metric = MetricSpec.parse(key, source="the results header").build()
     except (RagqaError, TypeError, ValueError):
         return None
     return metric if metric.key == key else None

@@ -191,13 +191,21 @@ class Runner:
         self.prepared = dataclasses.replace(prepared, kept=kept, header=header, retry=retry)
         return self.prepared
 
+    def _panel_options(self) -> PanelOptions:
+        """The run's panel options: the container's with the plan's overrides.
+
+        Raises:
+            ConfigError, ValueError, TypeError: settings or overrides that do not build.
+        """
+        return dataclasses.replace(self.container.panel_options(), **dict(self.plan.panel))
+
     def _options(self) -> PanelOptions | None:
-        """The run's panel options (the container's with the plan's overrides); ``None`` when they do not build.
+        """:meth:`_panel_options`, or ``None`` when they do not build.
 
         :meth:`build` raises the error then: the checks of the samples come first.
         """
         try:
-            return dataclasses.replace(self.container.panel_options(), **dict(self.plan.panel))
+            return self._panel_options()
         except (ConfigError, ValueError, TypeError):
             return None
 
@@ -232,7 +240,7 @@ class Runner:
         judges, embedders = self._panel()
         if not judges:  # a panel of no judge runs judge-free metrics only
             check_judge_free(self.plan.metrics)
-        options = dataclasses.replace(self.container.panel_options(), **dict(self.plan.panel))
+        options = self._panel_options()
         if options.cascade is not None:  # the escalation rule reads the run's thresholds
             options = dataclasses.replace(
                 options, cascade=dataclasses.replace(options.cascade, thresholds=dict(self.plan.thresholds))

@@ -1,8 +1,8 @@
 """The run layer's name for the one sample validator, :mod:`ragqa.metrics.validation` (re-exported).
 
 Every entry point validates samples with :func:`validate_run` and the same :class:`Limits`: the
-runner before a dataset run, and :class:`~ragqa.evaluation.PanelEvaluator` (through
-:class:`~ragqa.run.check.SampleCheck`) for one sample of an assertion or a ``ragqa test`` case.
+runner before a dataset run, and :class:`~ragqa.run.check.SampleRunner` (with a
+:class:`~ragqa.evaluation.PanelEvaluator`) for one sample of an assertion or a ``ragqa test`` case.
 """
 
 from __future__ import annotations
