@@ -13,6 +13,7 @@ import uuid
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from ragqa._version import ragqa_version
 from ragqa.errors import ConfigError
 from ragqa.run.plan import RunPlan
 from ragqa.run.prepared import Prepared
@@ -23,15 +24,6 @@ if TYPE_CHECKING:
     from ragqa.evaluation import PanelEvaluator
 
 __all__ = ["check_resumed", "config_fingerprint", "run_header"]
-
-
-def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("ragqa")
-    except PackageNotFoundError:  # pragma: no cover - a source tree without install
-        return "unknown"
 
 
 def _sha256(data: Any) -> str:
@@ -78,7 +70,7 @@ def run_header(plan: RunPlan, prepared: Prepared, evaluator: PanelEvaluator) -> 
     old = prepared.header
     return ResultsHeader(
         run_id=old.run_id if old is not None else uuid.uuid4().hex,
-        ragqa_version=old.ragqa_version if old is not None else _version(),
+        ragqa_version=old.ragqa_version if old is not None else ragqa_version(),
         config_fingerprint=config_fingerprint(evaluator),
         dataset=plan.dataset,
         dataset_fingerprint=prepared.fingerprint,

@@ -22,11 +22,11 @@ import json
 import math
 import time
 from collections.abc import Awaitable, Callable
-from importlib.metadata import PackageNotFoundError, version
 from typing import Any, ParamSpec, TypeVar
 
 from pydantic import BaseModel
 
+from ragqa._version import ragqa_version
 from ragqa.errors import JudgeError, JudgeOutputError, JudgeUnsupported
 from ragqa.judges.base import Embedder
 from ragqa.judges.local import (  # noqa: F401 - imported for their handlers, which register themselves
@@ -104,14 +104,6 @@ _YES_NO = YES_NO
 _NEGATIVE = {"no", "nope", "нет"}
 
 
-def _ragqa_version() -> str:
-    """The installed ragqa version, or ``unknown`` when ragqa runs from a source tree without metadata."""
-    try:
-        return version("ragqa")
-    except PackageNotFoundError:
-        return "unknown"
-
-
 def _verdict_reason(result: SupportResult, threshold: float, language: Language) -> str:
     """A short reason naming the best-matching sentence and what is missing."""
     parts = [f"{_TAG}: support {result.value:.2f} (threshold {threshold:.2f})"]
@@ -177,7 +169,7 @@ class LocalJudge:
             {
                 "provider": "local",
                 "algorithm": ALGORITHM_VERSION,
-                "ragqa": _ragqa_version(),
+                "ragqa": ragqa_version(),
                 "settings": self.settings.model_dump(mode="json"),
                 "support": dataclasses.asdict(self.support_config),
                 "embedder": embedder,
