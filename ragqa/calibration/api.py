@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -68,6 +68,15 @@ class _Request:
     progress: bool | RunProgress | None
     fit_cascade: str | Path | None
     cascade_target: float | None
+
+    @classmethod
+    def of(cls, parameters: Mapping[str, Any]) -> _Request:
+        """The request from the ``locals()`` of :func:`calibrate` / :func:`acalibrate`, taken once, by field.
+
+        Each field is read by its own name, so a parameter renamed without its field is a ``KeyError`` on
+        every call (the tests catch it), and ``metrics`` (passed to the run as is) is left out.
+        """
+        return cls(**{field.name: parameters[field.name] for field in fields(cls)})
 
     def samples(self) -> tuple[list[Sample], dict[str, float]]:
         """The samples to score (the first ``limit``) and their labels, read before any judge call.
@@ -140,24 +149,7 @@ async def acalibrate(
     The async form of :func:`calibrate` (the run goes through :func:`ragqa.aevaluate`); arguments
     and errors are those of :func:`calibrate`.
     """
-    request = _Request(
-        data=data,
-        label_field=label_field,
-        pass_label=pass_label,
-        limit=limit,
-        config=config,
-        profile=profile,
-        column_map=column_map,
-        out=out,
-        no_cache=no_cache,
-        container=container,
-        confidence=confidence,
-        n_resamples=n_resamples,
-        seed=seed,
-        progress=progress,
-        fit_cascade=fit_cascade,
-        cascade_target=cascade_target,
-    )
+    request = _Request.of(locals())
     from ragqa.run.api import aevaluate
 
     samples, labels = request.samples()
@@ -223,24 +215,7 @@ def calibrate(
         ConfigError, InvalidSamples: as :func:`ragqa.evaluate`.
         ValueError: when ``limit`` is below 1.
     """
-    request = _Request(
-        data=data,
-        label_field=label_field,
-        pass_label=pass_label,
-        limit=limit,
-        config=config,
-        profile=profile,
-        column_map=column_map,
-        out=out,
-        no_cache=no_cache,
-        container=container,
-        confidence=confidence,
-        n_resamples=n_resamples,
-        seed=seed,
-        progress=progress,
-        fit_cascade=fit_cascade,
-        cascade_target=cascade_target,
-    )
+    request = _Request.of(locals())
     from ragqa.run.api import evaluate
 
     samples, labels = request.samples()
