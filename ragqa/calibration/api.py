@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -47,54 +48,80 @@ def _with_fit(
     return result.model_copy(update={"cascade_fit": fit_body(fit)})
 
 
-def _labelled_samples(
-    data: Any, *, column_map: Mapping[str, str] | None, limit: int | None, label_field: str
-) -> tuple[list[Sample], dict[str, float]]:
-    """The samples to score (the first ``limit``) and their labels, read before any judge call."""
-    from ragqa.run.api import samples_from_data
+@dataclass(frozen=True)
+class _Request:
+    """The parameters of one :func:`calibrate` / :func:`acalibrate` call (meanings as documented there)."""
 
-    samples, _ = samples_from_data(data, column_map=column_map)
-    if limit is not None:
-        if limit < 1:
-            raise ValueError(f"limit must be at least 1, got {limit}")
-        samples = samples[:limit]
-    return samples, read_labels(samples, label_field)
+    data: Any
+    label_field: str
+    pass_label: float | None
+    limit: int | None
+    config: str | Path | None
+    profile: str | Sequence[str] | None
+    column_map: Mapping[str, str] | None
+    out: str | Path | None
+    no_cache: bool
+    container: Container | None
+    confidence: float
+    n_resamples: int
+    seed: int
+    progress: bool | RunProgress | None
+    fit_cascade: str | Path | None
+    cascade_target: float | None
 
+    @classmethod
+    def of(cls, parameters: Mapping[str, Any]) -> _Request:
+        """The request from the ``locals()`` of :func:`calibrate` / :func:`acalibrate`, taken once, by field.
 
-def _scoring(a: Mapping[str, Any]) -> tuple[list[Sample], dict[str, float], dict[str, Any]]:
-    """From :func:`calibrate`'s parameters by name: the samples, their labels, and the run's options.
+        Each field is read by its own name, so a parameter renamed without its field is a ``KeyError`` on
+        every call (the tests catch it), and ``metrics`` (passed to the run as is) is left out.
+        """
+        return cls(**{field.name: parameters[field.name] for field in fields(cls)})
 
-    The options are the keyword arguments of :func:`ragqa.evaluate` / :func:`ragqa.aevaluate` (judge
-    failures do not stop the run; a cascade fit asks for an audit run, every tier on every sample).
-    """
-    samples, labels = _labelled_samples(
-        a["data"], column_map=a["column_map"], limit=a["limit"], label_field=a["label_field"]
-    )
-    options = {
-        "config": a["config"],
-        "profile": a["profile"],
-        "out": a["out"],
-        "no_cache": a["no_cache"],
-        "allow_incomplete": True,
-        "container": a["container"],
-        "progress": a["progress"],
-        "cascade_audit": a["fit_cascade"] is not None,
-    }
-    return samples, labels, options
+    def samples(self) -> tuple[list[Sample], dict[str, float]]:
+        """The samples to score (the first ``limit``) and their labels, read before any judge call.
 
+        Raises:
+            ValueError: when ``limit`` is below 1.
+            DatasetError: as :func:`ragqa.calibration.core.read_labels` and the dataset reader.
+        """
+        from ragqa.run.api import samples_from_data
 
-def _calibration(a: Mapping[str, Any], report: Report, labels: Mapping[str, float]) -> Calibration:
-    """From :func:`calibrate`'s parameters by name: :func:`calibrate_report` of the run, with the cascade fit."""
-    result = calibrate_report(
-        report,
-        labels,
-        label_field=a["label_field"],
-        pass_label=a["pass_label"],
-        confidence=a["confidence"],
-        n_resamples=a["n_resamples"],
-        seed=a["seed"],
-    )
-    return _with_fit(result, report, labels, a["data"], a["fit_cascade"], a["cascade_target"])
+        samples, _ = samples_from_data(self.data, column_map=self.column_map)
+        if self.limit is not None:
+            if self.limit < 1:
+                raise ValueError(f"limit must be at least 1, got {self.limit}")
+            samples = samples[: self.limit]
+        return samples, read_labels(samples, self.label_field)
+
+    def run_options(self) -> dict[str, Any]:
+        """The keyword arguments of :func:`ragqa.evaluate` / :func:`ragqa.aevaluate` for the run.
+
+        Judge failures do not stop the run; a cascade fit asks for an audit run (every tier on every sample).
+        """
+        return {
+            "config": self.config,
+            "profile": self.profile,
+            "out": self.out,
+            "no_cache": self.no_cache,
+            "allow_incomplete": True,
+            "container": self.container,
+            "progress": self.progress,
+            "cascade_audit": self.fit_cascade is not None,
+        }
+
+    def calibration(self, report: Report, labels: Mapping[str, float]) -> Calibration:
+        """:func:`calibrate_report` of the finished run, with the cascade fit when ``fit_cascade`` is set."""
+        result = calibrate_report(
+            report,
+            labels,
+            label_field=self.label_field,
+            pass_label=self.pass_label,
+            confidence=self.confidence,
+            n_resamples=self.n_resamples,
+            seed=self.seed,
+        )
+        return _with_fit(result, report, labels, self.data, self.fit_cascade, self.cascade_target)
 
 
 async def acalibrate(
@@ -122,11 +149,11 @@ async def acalibrate(
     The async form of :func:`calibrate` (the run goes through :func:`ragqa.aevaluate`); arguments
     and errors are those of :func:`calibrate`.
     """
-    arguments = dict(locals())  # exactly the parameters, as calibrate passes them too
+    request = _Request.of(locals())
     from ragqa.run.api import aevaluate
 
-    samples, labels, options = _scoring(arguments)
-    return _calibration(arguments, await aevaluate(samples, metrics, **options), labels)
+    samples, labels = request.samples()
+    return request.calibration(await aevaluate(samples, metrics, **request.run_options()), labels)
 
 
 def calibrate(
@@ -188,8 +215,8 @@ def calibrate(
         ConfigError, InvalidSamples: as :func:`ragqa.evaluate`.
         ValueError: when ``limit`` is below 1.
     """
-    arguments = dict(locals())  # exactly the parameters, as acalibrate passes them too
+    request = _Request.of(locals())
     from ragqa.run.api import evaluate
 
-    samples, labels, options = _scoring(arguments)
-    return _calibration(arguments, evaluate(samples, metrics, **options), labels)
+    samples, labels = request.samples()
+    return request.calibration(evaluate(samples, metrics, **request.run_options()), labels)

@@ -85,13 +85,14 @@ class _Where:
 
     @property
     def default_id(self) -> str:
+        """The id a record without an ``id`` field gets, and its place in the file: ``line 7``."""
         return f"{self.unit} {self.number}"
 
     @property
     def record(self) -> str:
         """The record without the file: ``line 7 (id 'q1')``."""
-        where = f"{self.unit} {self.number}"
-        if self.sample_id is not None and self.sample_id != self.default_id:
+        where = self.default_id
+        if self.sample_id is not None and self.sample_id != where:
             where += f" (id {self.sample_id!r})"
         return where
 

@@ -22,7 +22,7 @@ import importlib
 import random
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Any
+from typing import Any, TypedDict
 from urllib.parse import urlparse
 
 from ragqa.errors import JudgeError, JudgeHTTPError, JudgeOutputError, JudgeTimeout
@@ -249,16 +249,39 @@ class _LoopBound:
         self.started = False
 
 
+class HttpOptions(TypedDict, total=False):
+    """The transport keywords shared by :class:`HttpClientBase` and its judges and embedders (all optional).
+
+    Meanings and defaults are those of :class:`ragqa.judges.openai.OpenAIJudge`: ``limiter``
+    (:class:`ProviderLimiter`), ``http_client`` (an ``httpx.AsyncClient``, left open), ``breaker``
+    (:class:`CircuitBreaker`), ``failure_threshold`` (consecutive failures, >= 1), ``cool_down_s`` and
+    ``max_cool_down_s`` (seconds), ``max_response_bytes`` (bytes), ``clock`` (monotonic seconds),
+    ``retry_random`` (uniform in ``[0, 1)``) and ``sleep`` (async sleep, seconds). Spelling the keywords
+    once here keeps the subclasses' signatures from drifting from the base's.
+    """
+
+    limiter: ProviderLimiter | None
+    http_client: Any | None
+    breaker: CircuitBreaker | None
+    failure_threshold: int
+    cool_down_s: float
+    max_cool_down_s: float
+    max_response_bytes: int
+    clock: Callable[[], float]
+    retry_random: Callable[[], float]
+    sleep: Callable[[float], Awaitable[None]]
+
+
 class HttpClientBase:
     """What judges and embedders share: limiter, breaker, retry, key redaction, usage and the per-loop clients."""
 
     def __init__(
         self,
         model: ResolvedChatModel | ResolvedEmbeddingModel,
-        limiter: ProviderLimiter | None,
-        http_client: Any | None,
-        breaker: CircuitBreaker | None = None,
         *,
+        limiter: ProviderLimiter | None = None,
+        http_client: Any | None = None,
+        breaker: CircuitBreaker | None = None,
         failure_threshold: int = DEFAULT_FAILURE_THRESHOLD,
         cool_down_s: float = DEFAULT_COOL_DOWN_S,
         max_cool_down_s: float = DEFAULT_MAX_COOL_DOWN_S,

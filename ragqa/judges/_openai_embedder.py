@@ -10,10 +10,9 @@ tiktoken file.
 from __future__ import annotations
 
 import asyncio
-import random
 import time
 from collections.abc import Awaitable, Callable, Iterable, Sequence
-from typing import Any
+from typing import Any, Unpack
 
 from langchain_openai import OpenAIEmbeddings
 from pydantic import SecretStr
@@ -23,6 +22,7 @@ from ragqa.judges._http import (
     DEFAULT_MAX_RESPONSE_BYTES,
     NO_KEY,
     HttpClientBase,
+    HttpOptions,
     openai_base_url,
 )
 from ragqa.judges._openai_wire import openai_http_client
@@ -30,9 +30,8 @@ from ragqa.judges.breaker import (
     DEFAULT_COOL_DOWN_S,
     DEFAULT_FAILURE_THRESHOLD,
     DEFAULT_MAX_COOL_DOWN_S,
-    CircuitBreaker,
 )
-from ragqa.judges.ratelimit import ProviderLimiter, ProviderLimiters
+from ragqa.judges.ratelimit import ProviderLimiters
 from ragqa.settings import (
     DEFAULT_EMBEDDING_BATCH,
     ResolvedEmbeddingModel,
@@ -56,32 +55,10 @@ class OpenAIEmbedder(HttpClientBase):
     def __init__(
         self,
         model: ResolvedEmbeddingModel,
-        *,
-        limiter: ProviderLimiter | None = None,
-        http_client: Any | None = None,
-        breaker: CircuitBreaker | None = None,
-        failure_threshold: int = DEFAULT_FAILURE_THRESHOLD,
-        cool_down_s: float = DEFAULT_COOL_DOWN_S,
-        max_cool_down_s: float = DEFAULT_MAX_COOL_DOWN_S,
-        max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
-        clock: Callable[[], float] = time.monotonic,
-        retry_random: Callable[[], float] = random.random,
-        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        **transport: Unpack[HttpOptions],
     ) -> None:
         options = model.options
-        super().__init__(
-            model,
-            limiter,
-            http_client,
-            breaker,
-            failure_threshold=failure_threshold,
-            cool_down_s=cool_down_s,
-            max_cool_down_s=max_cool_down_s,
-            max_response_bytes=max_response_bytes,
-            clock=clock,
-            retry_random=retry_random,
-            sleep=sleep,
-        )
+        super().__init__(model, **transport)
         self.model = model
         self.batch_size = max(1, options.batch_size or DEFAULT_EMBEDDING_BATCH)
         self._params: dict[str, Any] = {"model": model.model}

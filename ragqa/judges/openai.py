@@ -37,14 +37,12 @@ bound to the first event loop, so every judge gets its own client per loop. The 
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
-import random
 import re
 import time
 from collections.abc import Awaitable, Callable, Iterable
-from typing import Any, TypeVar, cast
+from typing import Any, TypeVar, Unpack, cast
 
 from langchain_core.callbacks import AsyncCallbackManager
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
@@ -60,6 +58,7 @@ from ragqa.judges._http import (
     NO_KEY,
     RAW_LIMIT,
     HttpClientBase,
+    HttpOptions,
     classify_error,
     endpoint_of,
     openai_base_url,
@@ -71,9 +70,8 @@ from ragqa.judges.breaker import (
     DEFAULT_COOL_DOWN_S,
     DEFAULT_FAILURE_THRESHOLD,
     DEFAULT_MAX_COOL_DOWN_S,
-    CircuitBreaker,
 )
-from ragqa.judges.ratelimit import ProviderLimiter, ProviderLimiters
+from ragqa.judges.ratelimit import ProviderLimiters
 from ragqa.prompts.base import Prompt
 from ragqa.schema import Language
 from ragqa.settings import (
@@ -202,32 +200,10 @@ class OpenAIJudge(HttpClientBase):
     def __init__(
         self,
         model: ResolvedChatModel,
-        *,
-        limiter: ProviderLimiter | None = None,
-        http_client: Any | None = None,
-        breaker: CircuitBreaker | None = None,
-        failure_threshold: int = DEFAULT_FAILURE_THRESHOLD,
-        cool_down_s: float = DEFAULT_COOL_DOWN_S,
-        max_cool_down_s: float = DEFAULT_MAX_COOL_DOWN_S,
-        max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
-        clock: Callable[[], float] = time.monotonic,
-        retry_random: Callable[[], float] = random.random,
-        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        **transport: Unpack[HttpOptions],
     ) -> None:
         options = model.options
-        super().__init__(
-            model,
-            limiter,
-            http_client,
-            breaker,
-            failure_threshold=failure_threshold,
-            cool_down_s=cool_down_s,
-            max_cool_down_s=max_cool_down_s,
-            max_response_bytes=max_response_bytes,
-            clock=clock,
-            retry_random=retry_random,
-            sleep=sleep,
-        )
+        super().__init__(model, **transport)
         self.model = model
         self.structured_output = options.structured_output or DEFAULT_STRUCTURED_OUTPUT
         self._extra_body: dict[str, Any] = {}

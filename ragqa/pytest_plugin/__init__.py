@@ -308,6 +308,7 @@ class _Pool:
         self.loop = loop
 
     def get(self, profiles: tuple[str, ...]) -> Container:
+        """The session's container for ``profiles``, created on first use (``ConfigError`` as ``create_container``)."""
         if profiles not in self.containers:
             from ragqa.container import create_container
 
@@ -317,6 +318,7 @@ class _Pool:
         return self.containers[profiles]
 
     def close(self) -> None:
+        """Close every container on the session's loop, in creation order, and forget them."""
         from ragqa.container import close_container
 
         containers, self.containers = list(self.containers.values()), {}
