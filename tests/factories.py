@@ -21,6 +21,7 @@ from ragqa.judges.openai import OpenAIJudge
 from ragqa.settings import ChatOptions, ResolvedChatModel, RetrySettings
 
 __all__ = [
+    "CALL_PLAN_METRICS",
     "application_yaml",
     "benchmark_module",
     "chat_model",
@@ -29,6 +30,17 @@ __all__ = [
     "office_jsonl",
     "office_records",
 ]
+
+
+CALL_PLAN_METRICS: tuple[str, ...] = (
+    "faithfulness",
+    "noise_sensitivity",
+    "context_precision",
+    "context_recall",
+    "context_entity_recall",
+    "response_relevancy",
+)
+"""The six metrics whose judge calls ``ragqa.call-plan`` changes (``batched`` or ``ragas``)."""
 
 
 def nli_answer(*verdicts: float, statements: Sequence[str] | None = None, reason: str = "r") -> dict[str, Any]:
