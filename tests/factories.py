@@ -17,9 +17,30 @@ from typing import Any
 
 from pydantic import SecretStr
 
+from ragqa.judges.openai import OpenAIJudge
 from ragqa.settings import ChatOptions, ResolvedChatModel, RetrySettings
 
-__all__ = ["application_yaml", "benchmark_module", "chat_model", "nli_answer", "office_jsonl", "office_records"]
+__all__ = [
+    "CALL_PLAN_METRICS",
+    "application_yaml",
+    "benchmark_module",
+    "chat_model",
+    "http_judge",
+    "nli_answer",
+    "office_jsonl",
+    "office_records",
+]
+
+
+CALL_PLAN_METRICS: tuple[str, ...] = (
+    "faithfulness",
+    "noise_sensitivity",
+    "context_precision",
+    "context_recall",
+    "context_entity_recall",
+    "response_relevancy",
+)
+"""The six metrics whose judge calls ``ragqa.call-plan`` changes (``batched`` or ``ragas``)."""
 
 
 def nli_answer(*verdicts: float, statements: Sequence[str] | None = None, reason: str = "r") -> dict[str, Any]:
@@ -66,6 +87,32 @@ def chat_model(
         api_key=SecretStr(api_key),
         retry=RetrySettings(max_attempts=attempts) if retry is None else retry,
         **fields,
+    )
+
+
+def http_judge(
+    base_url: str,
+    name: str = "m",
+    *,
+    id: str | None = None,
+    api_key: str = "sk-test-0123456789",
+    timeout_s: float = 600.0,
+    **options: Any,
+) -> OpenAIJudge:
+    """An OpenAI-compatible judge (no retry) at ``base_url``: :func:`chat_model` wrapped in :class:`OpenAIJudge`.
+
+    Args:
+        base_url: the server (the fake server's ``base_url``).
+        name: the model name sent to the server; also the judge id unless ``id`` is given.
+        api_key: the key sent as the bearer token.
+        timeout_s: the client timeout in seconds (never reached in tests; they count requests).
+        options: any other field of :class:`ChatOptions` (``temperature``, ``structured_output``,
+            ``max_tokens``); ``price`` and the other fields of the settings go through :func:`chat_model`.
+    """
+    return OpenAIJudge(
+        chat_model(
+            base_url, name, id=id, api_key=api_key, options=ChatOptions(timeout=timedelta(seconds=timeout_s), **options)
+        )
     )
 
 

@@ -10,12 +10,11 @@ from __future__ import annotations
 
 import json
 import math
-from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
-from pydantic import SecretStr
+from factories import http_judge
 
 from ragqa.cache import CachingJudge, JudgeCache
 from ragqa.datasets import load_dataset
@@ -26,7 +25,7 @@ from ragqa.metrics import METRICS, build_metric
 from ragqa.metrics.base import Metric
 from ragqa.prompts.base import Prompt
 from ragqa.report import Report
-from ragqa.settings import ChatOptions, LocalJudgeSettings, ResolvedChatModel, RetrySettings
+from ragqa.settings import LocalJudgeSettings
 from ragqa.testing import CountingJudge, FakeOpenAIServer, FunctionJudge, local_judge_responder
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -53,16 +52,7 @@ def _scripted() -> FunctionJudge:
 
 
 def _http(srv: FakeOpenAIServer) -> OpenAIJudge:
-    return OpenAIJudge(
-        ResolvedChatModel(
-            id="http",
-            model="http-judge",
-            base_url=srv.base_url,
-            api_key=SecretStr("sk-test-not-secret"),
-            options=ChatOptions(timeout=timedelta(minutes=10), temperature=0.0),  # never reached under load
-            retry=RetrySettings(max_attempts=1),
-        )
-    )
+    return http_judge(srv.base_url, "http-judge", id="http", api_key="sk-test-not-secret", temperature=0.0)
 
 
 async def _run(srv: FakeOpenAIServer, directory: Path) -> tuple[Report, list[CountingJudge], JudgeCache]:

@@ -22,7 +22,11 @@ from ragqa.judges.ratelimit import FairSlots
 
 
 class OneQueueSlots:
-    """The previous ``FairSlots``: every waiter in one deque, sorted by permits held on each wake."""
+    """The previous ``FairSlots``: every waiter in one deque, sorted by permits held on each wake.
+
+    A deliberate independent copy (the oracle), not a subclass or a call into ``FairSlots``: its
+    admission rule (``_may_take``, ``_grant``) matches the production code line for line on purpose.
+    """
 
     def __init__(self, capacity: int) -> None:
         self.capacity = capacity

@@ -19,6 +19,7 @@ from typing import Any
 import openai
 import pytest
 import typing_extensions
+from factories import chat_model
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from langchain_core.outputs import ChatResult
 from langchain_core.tracers.context import collect_runs
@@ -27,14 +28,13 @@ from openai._constants import RAW_RESPONSE_HEADER
 from openai._utils import async_maybe_transform
 from openai._utils._transform import PropertyInfo
 from openai.types.chat import completion_create_params
-from pydantic import SecretStr
 
 from ragqa.errors import JudgeHTTPError, JudgeOutputError
 from ragqa.judges._chat_openai import BODY_KEYS, OPTION_KEYS, _JudgeChatOpenAI, wire_request
 from ragqa.judges._http import classify_error, response_text
 from ragqa.judges.openai import OpenAIJudge, _callbacks_configured
 from ragqa.prompts.nli import NLI, NLIInput
-from ragqa.settings import ChatOptions, Price, ResolvedChatModel, RetrySettings
+from ragqa.settings import ChatOptions, Price
 from ragqa.testing import FakeOpenAIServer, ragqa_responder
 from ragqa.testing.wire import Fault
 from ragqa.usage import usage_scope
@@ -46,13 +46,11 @@ DATA = NLIInput(context="Ada Lovelace wrote programs in London.", statements=["A
 
 def judge(srv: FakeOpenAIServer, mode: str) -> OpenAIJudge:
     return OpenAIJudge(
-        ResolvedChatModel(
+        chat_model(
+            srv.base_url,
             id="judge-m",
-            model="m",
-            base_url=srv.base_url,
-            api_key=SecretStr("sk-paths-test-1234"),
+            api_key="sk-paths-test-1234",
             options=ChatOptions(timeout=timedelta(seconds=5), structured_output=mode, max_tokens=300),  # type: ignore[arg-type]
-            retry=RetrySettings(max_attempts=1),
             price=Price(prompt=2.0, completion=10.0),
         )
     )

@@ -38,7 +38,11 @@ async def tenacity_only(
     breaker: CircuitBreaker | None = None,
     step: str | None = None,
 ) -> T:
-    """The wrapper before the fast path: tenacity runs every attempt, the first included."""
+    """The wrapper before the fast path: tenacity runs every attempt, the first included.
+
+    A deliberate independent copy (the oracle the fast path is checked against), not a call into
+    ``ragqa.judges.retry``: its parts match the production code line for line on purpose.
+    """
 
     probed = False
 

@@ -10,12 +10,11 @@ from __future__ import annotations
 
 import json
 import math
-from datetime import timedelta
 from pathlib import Path
 
 import pytest
 from _cli import run_cli
-from pydantic import SecretStr
+from factories import http_judge
 
 from ragqa.cache import CachingJudge, JudgeCache
 from ragqa.datasets import load_dataset
@@ -26,7 +25,7 @@ from ragqa.judges.openai import OpenAIJudge
 from ragqa.metrics import AgentGoalAccuracy, ToolCallAccuracy, TopicAdherence
 from ragqa.metrics.base import Metric
 from ragqa.report import Report
-from ragqa.settings import ChatOptions, LocalJudgeSettings, ResolvedChatModel, RetrySettings
+from ragqa.settings import LocalJudgeSettings
 from ragqa.testing import CountingJudge, FakeOpenAIServer, ScriptedJudge, local_judge_responder
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -49,16 +48,7 @@ def _metrics() -> list[Metric]:
 
 
 def _http(srv: FakeOpenAIServer, judge_id: str) -> OpenAIJudge:
-    return OpenAIJudge(
-        ResolvedChatModel(
-            id=judge_id,
-            model=judge_id,
-            base_url=srv.base_url,
-            api_key=SecretStr("sk-test-not-secret"),
-            options=ChatOptions(timeout=timedelta(seconds=10), temperature=0.0),
-            retry=RetrySettings(max_attempts=1),
-        )
-    )
+    return http_judge(srv.base_url, judge_id, api_key="sk-test-not-secret", timeout_s=10, temperature=0.0)
 
 
 def _scores(report: Report, judge_id: str) -> dict[tuple[str, str], str]:

@@ -25,7 +25,7 @@ from typing import Any
 
 import pytest
 from _cli import run_cli
-from factories import HTTP_PANEL_YAML
+from factories import CALL_PLAN_METRICS, HTTP_PANEL_YAML
 from pydantic import BaseModel
 
 import ragqa
@@ -79,8 +79,7 @@ from ragqa.testing.judges import CountingJudge, FunctionJudge, ScriptedJudge, ma
 ROOT = Path(__file__).resolve().parents[2]
 IT = ROOT / "examples/datasets/it_helpdesk.jsonl"
 PLANS: tuple[CallPlan, ...] = ("batched", "ragas")
-SIX = ("faithfulness", "noise_sensitivity", "context_precision", "context_recall", "context_entity_recall",
-       "response_relevancy")  # fmt: skip
+SIX = CALL_PLAN_METRICS
 
 
 def _metrics() -> list[Metric]:

@@ -11,12 +11,12 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Callable
-from datetime import timedelta
 from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
-from pydantic import BaseModel, SecretStr, ValidationError
+from factories import http_judge
+from pydantic import BaseModel, ValidationError
 
 from ragqa.datasets import load_dataset
 from ragqa.errors import ScoreOutOfRange
@@ -38,7 +38,6 @@ from ragqa.prompts.context_usefulness import ContextUsefulnessOutput
 from ragqa.prompts.nli import NLI, NLIOutput
 from ragqa.prompts.statement_relevance import StatementRelevanceOutput
 from ragqa.schema import MetricScore, Sample
-from ragqa.settings import ChatOptions, ResolvedChatModel, RetrySettings
 from ragqa.testing import ChatRequest, FakeOpenAIServer, FunctionJudge, local_judge_responder, ragqa_responder
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -99,16 +98,7 @@ def test_graded_support_is_a_validated_serialised_field(graded: Callable[[float]
 
 
 def _judge(srv: FakeOpenAIServer, name: str) -> OpenAIJudge:
-    return OpenAIJudge(
-        ResolvedChatModel(
-            id=name,
-            model=name,
-            base_url=srv.base_url,
-            api_key=SecretStr("sk-test-not-secret"),
-            options=ChatOptions(timeout=timedelta(seconds=10), temperature=0.0),
-            retry=RetrySettings(max_attempts=1),
-        )
-    )
+    return http_judge(srv.base_url, name, api_key="sk-test-not-secret", timeout_s=10, temperature=0.0)
 
 
 def _inject_support(answer: Any) -> Any:

@@ -21,7 +21,11 @@ LANGUAGES: tuple[Language, ...] = ("en", "ru", "de")  # "de" has no text of its 
 
 
 def reference_messages(prompt: Prompt[Any, Any], data: BaseModel, language: Language) -> list[Message]:
-    """Every part rendered anew, joined as the user message always was."""
+    """Every part rendered anew, joined as the user message always was.
+
+    A deliberate independent copy (the oracle), not a call into ``Prompt``: it matches
+    ``Prompt._head`` line for line on purpose, so a change there must be made here too, knowingly.
+    """
     words = _words(language)  # the frame's words: English, or the language pack's
     instruction = prompt.instructions.get(language) or prompt.instructions["en"]
     examples = prompt.examples.get(language) or prompt.examples.get("en") or ()

@@ -27,6 +27,8 @@ from ragqa.report import Report
 from ragqa.schema import Aggregate, JudgeFailure, Usage
 from ragqa.schemas import RESULT_RECORD, SCHEMA_DIR, dump, generate, load, write_all
 
+# Written out, not read from ragqa.render.tables.WIDE_COLUMNS: the CSV header users parse is pinned
+# here on purpose, so a change to the columns fails this test.
 WIDE_HEAD = [
     "sample_id",
     "metric",

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_pytest_plugin import run_pytest
+from _pytest_run import run_pytest
 
 from ragqa.assertions import score_metric
 from ragqa.evaluation import PanelEvaluator

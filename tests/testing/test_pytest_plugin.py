@@ -7,15 +7,14 @@ OpenAI-compatible server, so the whole real client path runs offline.
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
-import sys
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from _pytest_run import run_pytest
 
 from ragqa.evaluation import PanelEvaluator
 from ragqa.pytest_plugin import parse_properties, select_judges, summary_table
@@ -24,27 +23,6 @@ from ragqa.testing import ScriptedJudge
 
 ROOT = Path(__file__).resolve().parents[2]
 SUITE = ROOT / "examples" / "pytest_suite"
-
-
-def _env() -> dict[str, str]:
-    env = dict(os.environ)
-    # the checkout first, so the subprocess imports this ragqa whatever the install state
-    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), *filter(None, [env.get("PYTHONPATH")])])
-    env["PYTHONDONTWRITEBYTECODE"] = "1"
-    env.pop("PYTEST_ADDOPTS", None)
-    env.pop("RAGQA_PROFILES_ACTIVE", None)
-    return env
-
-
-def run_pytest(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args],
-        cwd=cwd,
-        env=_env(),
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
 
 
 @dataclass

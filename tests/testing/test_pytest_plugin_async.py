@@ -6,7 +6,9 @@ import tomllib
 from pathlib import Path
 
 import pytest
-from test_pytest_plugin import ROOT, run_pytest
+from _pytest_run import run_pytest
+
+ROOT = Path(__file__).resolve().parents[2]
 
 SUITE = """
 import pytest

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from test_pytest_plugin import run_pytest
+from _pytest_run import run_pytest
 
 from ragqa.aggregate import aggregate
 from ragqa.assertions import check_judge_thresholds, verdict_for, with_judge_thresholds

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from factories import CALL_PLAN_METRICS
 
 import ragqa
 from ragqa.datasets import load_dataset
@@ -23,14 +24,7 @@ from ragqa.testing import ChatRequest, FakeOpenAIServer, Fault, ResponderError, 
 from ragqa.testing.responders import foreign_prompt_responder, memoised, ragqa_responder
 
 ROOT = Path(__file__).resolve().parents[2]
-SIX = [
-    "faithfulness",
-    "noise_sensitivity",
-    "context_precision",
-    "context_recall",
-    "context_entity_recall",
-    "response_relevancy",
-]
+SIX = list(CALL_PLAN_METRICS)
 APPLICATION_YAML = """
 spring:
   ai:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from test_pytest_plugin import run_pytest
+from _pytest_run import run_pytest
 
 CONFTEST = """
 import pytest

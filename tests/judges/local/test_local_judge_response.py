@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import math
-from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
-from pydantic import SecretStr
+from factories import http_judge
 
 from ragqa.cache import CachingJudge, JudgeCache
 from ragqa.judges.local import HANDLERS, LocalEmbedder, LocalJudge
@@ -18,7 +17,6 @@ from ragqa.metrics import AnswerCorrectness, FactualCorrectness, SemanticSimilar
 from ragqa.metrics.base import Metric, MetricContext
 from ragqa.prompts.base import Prompt
 from ragqa.prompts.correctness import CORRECTNESS, CorrectnessInput
-from ragqa.settings import ChatOptions, ResolvedChatModel, RetrySettings
 from ragqa.testing import FakeOpenAIServer, FunctionJudge, local_judge_responder, make_sample
 
 pytestmark = pytest.mark.usefixtures("reset_srv")
@@ -92,15 +90,8 @@ async def test_profile_local_scores_every_response_metric_offline() -> None:
 
 
 def _http(srv: FakeOpenAIServer) -> OpenAIJudge:
-    return OpenAIJudge(
-        ResolvedChatModel(
-            id="http",
-            model="http-judge",
-            base_url=srv.base_url,
-            api_key=SecretStr("sk-test-not-secret"),
-            options=ChatOptions(timeout=timedelta(seconds=10), temperature=0.0),
-            retry=RetrySettings(max_attempts=1),
-        )
+    return http_judge(
+        srv.base_url, "http-judge", id="http", api_key="sk-test-not-secret", timeout_s=10, temperature=0.0
     )
 
 

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
-
 import pytest
-from pydantic import SecretStr
+from factories import http_judge
 
 from ragqa.evaluation import PanelEvaluator
 from ragqa.judges.local import LocalJudge
@@ -22,7 +20,7 @@ from ragqa.metrics import (
 from ragqa.metrics.base import Metric, MetricContext
 from ragqa.metrics.context_relevance import context_relevance_score
 from ragqa.prompts.criteria import SubmissionFields
-from ragqa.settings import ChatOptions, LocalJudgeSettings, ResolvedChatModel, RetrySettings
+from ragqa.settings import LocalJudgeSettings
 from ragqa.testing import FakeOpenAIServer, local_judge_responder, make_sample
 
 pytestmark = pytest.mark.usefixtures("reset_srv")
@@ -93,16 +91,7 @@ async def test_the_local_judge_scores_each_metric_in_range(metric: Metric) -> No
 
 
 def _http_judge(srv: FakeOpenAIServer) -> OpenAIJudge:
-    return OpenAIJudge(
-        ResolvedChatModel(
-            id="judge-http",
-            model="m",
-            base_url=srv.base_url,
-            api_key=SecretStr("sk-test"),
-            options=ChatOptions(timeout=timedelta(minutes=10)),  # never reached, however loaded the machine
-            retry=RetrySettings(max_attempts=1),
-        )
-    )
+    return http_judge(srv.base_url, id="judge-http", api_key="sk-test")
 
 
 async def test_the_fake_server_answers_every_new_prompt_as_the_local_judge(srv: FakeOpenAIServer) -> None:
