@@ -61,6 +61,11 @@ class CompactIds(IdView):
         """Ids appended so far."""
         return len(self._ends)
 
+    @property
+    def indexed(self) -> bool:
+        """Whether :meth:`position` can be asked (the ids were kept with their index)."""
+        return self._table is not None
+
     def _one(self, index: int) -> str:
         return self._bytes(index).decode("utf-8")
 

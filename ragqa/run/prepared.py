@@ -211,7 +211,7 @@ def check_samples(
     deferred = isinstance(samples, JsonlSamples) and defer_fingerprint
     problems: list[SampleError] = []
     invalid: set[Pair] = set()
-    labels = CompactIds(indexed=False)
+    labels = CompactIds(indexed=bool(kept))  # a resumed run finds its kept records' positions
     fingerprint = None if deferred else DatasetFingerprint()
     in_dataset = 0
     passing = samples.read(digest=True) if isinstance(samples, JsonlSamples) else samples

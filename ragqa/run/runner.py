@@ -31,6 +31,7 @@ from collections.abc import Awaitable, Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from ragqa._ids import CompactIds
 from ragqa.errors import ConfigError, RagqaError, SampleError
 from ragqa.factory import uncached_embedder, uncached_judge
 from ragqa.judges.base import Embedders, Judge
@@ -399,10 +400,16 @@ class Runner:
                 made[(position, metric_of[result.metric])] = result
 
         if prepared.kept:  # a resumed run: its results count as if made now
-            position_of = {label: i for i, label in enumerate(prepared.labels)}  # (a resumed run holds its records)
+            labels = prepared.labels
+            position_of = (  # the index the ids kept for a resumed run, else one built here
+                labels.position
+                if isinstance(labels, CompactIds) and labels.indexed
+                else {label: i for i, label in enumerate(labels)}.get
+            )
             for (label, key), old in prepared.kept.items():
-                if label in position_of and key in metric_of:
-                    keep(position_of[label], read_result_record(old))
+                position = position_of(label)
+                if position is not None and key in metric_of:
+                    keep(position, read_result_record(old))
         resumed = summary.count
         header = run_header(self.plan, prepared, evaluator)
         journal = plan.journal
