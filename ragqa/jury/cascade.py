@@ -46,6 +46,7 @@ __all__ = [
     "Reason",
     "cascade_of",
     "escalation",
+    "interval_contains",
     "read_fit",
     "tier_one",
 ]
@@ -333,15 +334,37 @@ def escalation(
         return None
     if abs(aggregate - threshold) <= rule.margin:
         return "margin"
-    if rule.interval and any(len(v) > 1 for v in values):
-        from ragqa.uncertainty import sample_interval  # numpy, imported by a cascade with repeats only
-
-        width = max(len(v) for v in values)
-        grid = [list(v) + [math.nan] * (width - len(v)) for v in values]
-        interval = sample_interval(grid, confidence=confidence)
-        if interval is not None and interval.contains(threshold):
-            return "interval"
+    if rule.interval and interval_contains(values, threshold, confidence=confidence):
+        return "interval"
     return None
+
+
+def interval_contains(
+    values: Sequence[Sequence[float]], threshold: float, *, confidence: float = DEFAULT_CONFIDENCE
+) -> bool:
+    """The ``interval`` check of :func:`escalation`: tier 1's confidence interval contains ``threshold``.
+
+    The interval is :func:`ragqa.uncertainty.sample_interval` over tier 1's values, judges as
+    clusters (a judge with fewer repeats is padded with NaN). It depends on neither the rule's
+    spread nor its margin, so a fit over many rules computes it once per item.
+
+    Args:
+        values: per tier-1 judge that scored, its value per repeat (NaN unscored).
+        threshold: the metric's pass threshold, in its units.
+        confidence: the interval's level, in (0, 1).
+
+    Returns:
+        True when some judge has repeats and the interval exists and contains ``threshold``;
+        False without repeats (no interval to read).
+    """
+    if not any(len(v) > 1 for v in values):
+        return False
+    from ragqa.uncertainty import sample_interval  # numpy, imported by a cascade with repeats only
+
+    width = max(len(v) for v in values)
+    grid = [list(v) + [math.nan] * (width - len(v)) for v in values]
+    interval = sample_interval(grid, confidence=confidence)
+    return interval is not None and interval.contains(threshold)
 
 
 Combine = Callable[[Metric, Sequence[JudgeOutcome]], Aggregate]
