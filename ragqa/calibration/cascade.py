@@ -37,7 +37,7 @@ from typing import Any, cast
 
 from ragqa.aggregate import STRATEGIES, Strategy, aggregate
 from ragqa.errors import ConfigError
-from ragqa.jury.cascade import FIT_FORMAT, CascadeRule, escalation, interval_contains, tier_one
+from ragqa.jury.cascade import FIT_FORMAT, CascadeRule, escalation, interval_contains, tier_one, tier_two
 from ragqa.render.atomic import replace_text
 from ragqa.report import Report
 from ragqa.schema import PanelResult
@@ -97,7 +97,7 @@ class CascadeItem:
                 key=key,
             )
         tier1 = tier_one(result.judges, tier2)
-        second = [o for o in result.judges if o.judge_id in tier2]
+        second = tier_two(result.judges, tier2)
         calls = sum(o.usage.calls for o in second)
         return cls(
             values=tuple(tuple(o.repeat_values()) for o in tier1 if o.ok),

@@ -49,6 +49,7 @@ __all__ = [
     "interval_contains",
     "read_fit",
     "tier_one",
+    "tier_two",
 ]
 
 Reason = Literal["unscored", "split", "spread", "margin", "interval"]
@@ -287,6 +288,11 @@ def tier_one(outcomes: Sequence[JudgeOutcome], tier2: Sequence[str]) -> list[Jud
     return [o for o in outcomes if o.judge_id not in tier2]
 
 
+def tier_two(outcomes: Sequence[JudgeOutcome], tier2: Sequence[str]) -> list[JudgeOutcome]:
+    """The outcomes of tier-2 judges (those in ``tier2``), in their order; :func:`tier_one` has the rest."""
+    return [o for o in outcomes if o.judge_id in tier2]
+
+
 def escalation(
     values: Sequence[Sequence[float]],
     aggregate: float,
@@ -422,7 +428,7 @@ class CascadeTally:
         c = self._counts.setdefault(result.metric, _Counts())
         tier2 = self.cascade.tier2
         first = tier_one(result.judges, tier2)
-        second = [o for o in result.judges if o.judge_id in tier2]
+        second = tier_two(result.judges, tier2)
         value = self._combine(metric, first).value if second else result.aggregate.value
         reason = self.cascade.decide(result.metric, result.direction, first, value)
         escalated = reason is not None if self.cascade.audit else bool(second)
