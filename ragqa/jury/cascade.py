@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, get_args
 
-from ragqa._math import finite_mean, mean_or_nan
+from ragqa._math import finite_mean, mean_or_nan, nan_padded
 from ragqa.errors import ConfigError
 from ragqa.metrics.base import Metric
 from ragqa.report import CascadeSummary, MetricSummary
@@ -367,9 +367,7 @@ def interval_contains(
         return False
     from ragqa.uncertainty import sample_interval  # numpy, imported by a cascade with repeats only
 
-    width = max(len(v) for v in values)
-    grid = [list(v) + [math.nan] * (width - len(v)) for v in values]
-    interval = sample_interval(grid, confidence=confidence)
+    interval = sample_interval(nan_padded(values), confidence=confidence)
     return interval is not None and interval.contains(threshold)
 
 
