@@ -75,6 +75,11 @@ def label_free_rates(
 
     Returns:
         ``{judge_id: LabelFree}``; empty with fewer than two judges or no sample any judge scored.
+
+    Raises:
+        ValueError: when ``results`` is not empty and ``thresholds`` and ``judge_ids`` differ in length.
+        KeyError: when a result's sample has no entry in ``labels`` (:func:`ragqa.calibration.calibrate_report`
+            reads every sample's label first, :func:`~ragqa.calibration.read_labels`).
     """
     import numpy as np
 
