@@ -130,8 +130,9 @@ def report_command(
     except ConfigError as exc:
         _fail(f"--language: {exc}")
     with _clean_errors():
-        report, note = report_from_results(results)
-        written = write_report(report, output, language=language, thresholds=parse_thresholds(threshold or []))
+        chosen = parse_thresholds(threshold or [])
+        report, note = report_from_results(results, thresholds=chosen)
+        written = write_report(report, output, language=language, thresholds=chosen)
     err = _stderr()
     if note:
         err.print(note, markup=False, highlight=False)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -29,10 +30,17 @@ from ragqa.run.results_file import ResultsHeader, read_results
 from ragqa.run.runner import dataset_fingerprint
 from ragqa.schema import DEFAULT_CONFIDENCE, Aggregate, JudgeOutcome, Language, OrderProbeResult, PanelResult, Sample
 
-__all__ = ["cascade_summaries", "item_summaries", "jury_summaries", "report_from_results", "write_report"]
+__all__ = [
+    "cascade_summaries",
+    "item_summaries",
+    "jury_summaries",
+    "report_from_results",
+    "resolve_report_thresholds",
+    "write_report",
+]
 
 
-def report_from_results(path: Path) -> tuple[Report, str | None]:
+def report_from_results(path: Path, *, thresholds: Mapping[str, float] | None = None) -> tuple[Report, str | None]:
     """Rebuild the :class:`~ragqa.report.Report` of a finished (or partial) run from its results file.
 
     The results are read with :func:`ragqa.run.results_file.read_results` and summarised with
@@ -50,12 +58,16 @@ def report_from_results(path: Path) -> tuple[Report, str | None]:
 
     Args:
         path: a results file written by ``ragqa evaluate --out results.jsonl`` (or its ``.partial``).
+        thresholds: ``{metric name or key: value}`` as the user wrote them (``ragqa report
+            --threshold``); they replace the header's for the per-item reliability section, as
+            they replace the run's for the report's gate (:func:`resolve_report_thresholds`).
 
     Returns:
         ``(report, note)``: ``note`` is ``None`` when the inputs were loaded, else one sentence for the user.
 
     Raises:
-        ConfigError: when ``path`` is not a readable ragqa results file, or has no result.
+        ConfigError: when ``path`` is not a readable ragqa results file, or has no result, or a
+            threshold names no metric of the run (key ``--threshold``).
     """
     try:
         header, records = read_results(path)
@@ -66,6 +78,9 @@ def report_from_results(path: Path) -> tuple[Report, str | None]:
     if not records:
         raise ConfigError(f"ragqa report: {path} holds no result yet", key="results")
     results = [read_result_record(r) for r in records.values()]
+    chosen = resolve_report_thresholds(header.metrics, thresholds)
+    if chosen:  # the user's thresholds over the run's (or the metrics' defaults) kept in the header
+        header = replace(header, thresholds={**(header.thresholds or {}), **chosen})
     level = header.confidence if header.confidence is not None else DEFAULT_CONFIDENCE  # older files lack it
     summaries = summarize(results, header.judges, confidence=level, ranges=value_ranges(header.metrics))
     report = Report(
@@ -230,7 +245,24 @@ def write_report(
     """
     renderer = renderer_for(path, option="-o")
     target = check_output_path(path, option="-o")
-    keys = [s.metric for s in report.summaries]
+    resolved = resolve_report_thresholds([s.metric for s in report.summaries], thresholds)
+    renderer.write(report, target, RenderOptions(language=language, thresholds=resolved))
+    return target
+
+
+def resolve_report_thresholds(keys: Sequence[str], thresholds: Mapping[str, float] | None) -> dict[str, float]:
+    """``{metric key: threshold}`` of a rebuilt report from the thresholds as the user wrote them.
+
+    A bare metric name (``faithfulness``) applies to every key of that metric; a full key
+    (``noise_sensitivity(mode=relevant)``) wins over a bare name.
+
+    Args:
+        keys: the report's metric keys, in order.
+        thresholds: ``{metric name or key: value}``; ``None`` or empty gives ``{}``.
+
+    Raises:
+        ConfigError: for a threshold naming no metric of ``keys`` (key ``--threshold``).
+    """
     resolved: dict[str, float] = {}
     for name, value in (thresholds or {}).items():
         matched = [k for k in keys if k == name or k.split("(", 1)[0] == name]
@@ -242,5 +274,4 @@ def write_report(
         for key in matched:
             if key not in resolved or key == name:
                 resolved[key] = value
-    renderer.write(report, target, RenderOptions(language=language, thresholds=resolved))
-    return target
+    return resolved

@@ -17,12 +17,13 @@ from typing import Any
 
 import numpy as np
 import pytest
+from _cli import run_cli
 from _records import one_judge_container
 from dependency_injector import providers
 
 import ragqa
 from ragqa.container import Container
-from ragqa.errors import JudgeHTTPError
+from ragqa.errors import ConfigError, JudgeHTTPError
 from ragqa.jury import fit_dawid_skene
 from ragqa.jury.reliability import attach_item_reliability, gate_verdicts, item_reliability
 from ragqa.metrics.context_relevance import ContextRelevance
@@ -182,6 +183,25 @@ def test_without_a_run_threshold_the_section_cuts_at_the_metrics_default(tmp_pat
     assert header["thresholds"] == {"context_relevance": 0.5}
     rebuilt, _ = report_from_results(tmp_path / "r.jsonl")
     assert rebuilt.summaries[0].item_jury == summary.item_jury
+
+
+def test_report_threshold_recuts_the_rebuilt_section_as_a_run_at_that_threshold(tmp_path: Path) -> None:
+    # `ragqa report --threshold` gates the rebuilt report at the user's value: the section follows it
+    _, said, down = _simulation()
+    container = _container(_judge("a", said["j95"], down["j95"]), _judge("b", said["j85"], down["j85"]))
+    ragqa.evaluate(_records()[:20], ["context_relevance"], container=container, out=tmp_path / "r.jsonl")
+    at_07 = ragqa.evaluate(
+        _records()[:20], ["context_relevance"], container=container, thresholds={"context_relevance": 0.7}
+    )
+    rebuilt, _ = report_from_results(tmp_path / "r.jsonl", thresholds={"context_relevance": 0.7})
+    [summary] = rebuilt.summaries
+    assert summary.item_jury is not None and summary.item_jury.threshold == 0.7
+    assert summary.item_jury == at_07.summaries[0].item_jury
+    with pytest.raises(ConfigError, match="--threshold faithfulness: no metric of this run"):
+        report_from_results(tmp_path / "r.jsonl", thresholds={"faithfulness": 0.5})
+    done = run_cli("report", tmp_path / "r.jsonl", "-o", tmp_path / "r.html", "--threshold", "context_relevance=0.7")
+    assert done.returncode == 0, done.stderr
+    assert "pass = score >= 0.7" in html.unescape((tmp_path / "r.html").read_text())
 
 
 def test_a_mean_run_with_one_judge_has_no_section(tmp_path: Path) -> None:
