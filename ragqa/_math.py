@@ -17,6 +17,7 @@ __all__ = [
     "finite_mean",
     "mean_or_nan",
     "nan_mean",
+    "nan_padded",
     "ratio",
 ]
 
@@ -115,6 +116,22 @@ def finite_mean(values: Iterable[float]) -> float:
         The mean of the finite values, or NaN.
     """
     return mean_or_nan([v for v in values if math.isfinite(v)])
+
+
+def nan_padded(rows: Iterable[Sequence[float]]) -> list[list[float]]:
+    """Ragged rows as a rectangle: each row padded on the right with NaN to the longest row's length.
+
+    Args:
+        rows: e.g. one sample's values per judge, one per repeat (judges may have fewer repeats).
+
+    Returns:
+        New lists, all as long as the longest row (``[]`` for no row); the values are not copied
+        or changed, only NaN appended. The (judges, repeats) shape
+        :func:`ragqa.uncertainty.sample_interval` takes.
+    """
+    lists = [list(row) for row in rows]
+    width = max((len(row) for row in lists), default=0)
+    return [row + [NAN] * (width - len(row)) for row in lists]
 
 
 def ratio(numerator: float, denominator: float, *, eps: float = 0.0) -> float:

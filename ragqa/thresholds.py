@@ -42,6 +42,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
 
+from ragqa._math import nan_padded
 from ragqa.errors import ConfigError
 from ragqa.schema import Interval, PanelResult
 
@@ -230,9 +231,7 @@ def sample_scores(result: PanelResult) -> list[list[float]]:
     One row per judge that scored (failed judges are left out), each its repeats' values in index
     order (one value without repeats), padded with NaN to the longest row.
     """
-    rows = [o.repeat_values() for o in result.judges if o.ok]
-    width = max((len(r) for r in rows), default=0)
-    return [r + [math.nan] * (width - len(r)) for r in rows]
+    return nan_padded(o.repeat_values() for o in result.judges if o.ok)
 
 
 def is_flaky(result: PanelResult, threshold: float) -> bool:

@@ -37,7 +37,7 @@ from typing import Any, cast
 
 from ragqa.aggregate import STRATEGIES, Strategy, aggregate
 from ragqa.errors import ConfigError
-from ragqa.jury.cascade import FIT_FORMAT, CascadeRule, escalation, tier_one
+from ragqa.jury.cascade import FIT_FORMAT, CascadeRule, escalation, interval_contains, tier_one, tier_two
 from ragqa.render.atomic import replace_text
 from ragqa.report import Report
 from ragqa.schema import PanelResult
@@ -97,7 +97,7 @@ class CascadeItem:
                 key=key,
             )
         tier1 = tier_one(result.judges, tier2)
-        second = [o for o in result.judges if o.judge_id in tier2]
+        second = tier_two(result.judges, tier2)
         calls = sum(o.usage.calls for o in second)
         return cls(
             values=tuple(tuple(o.repeat_values()) for o in tier1 if o.ok),
@@ -181,12 +181,15 @@ def fit_cascade(
     full_agreement = sum(v == i.label for v, i in zip(full_verdicts, used, strict=True)) / len(used)
     goal = full_agreement - tolerance if target is None else target
     total = sum(i.tier2_calls for i in used) or 1
+    # the interval check, last of the rule's, depends on no value of the grid: once per item, not once per rule
+    inside = [interval_contains(item.values, _cut(item)) for item in used]
     best: tuple[float, float, float, CascadeRule, float] | None = None
     for spread, margin, split in itertools.product(SPREADS, MARGINS, (False, True)):
         rule = CascadeRule(spread=spread, margin=margin, split=split, interval=True)
+        before = dataclasses.replace(rule, interval=False)
         calls = agree = escalated = 0
-        for item in used:
-            up = escalation(item.values, item.tier1, _cut(item), item.direction, rule) is not None
+        for item, hit in zip(used, inside, strict=True):
+            up = escalation(item.values, item.tier1, _cut(item), item.direction, before) is not None or hit
             value = item.full if up else item.tier1
             agree += passes(value, _cut(item), item.direction) == item.label
             calls += item.tier2_calls if up else 0

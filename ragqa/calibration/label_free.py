@@ -24,6 +24,7 @@ from pydantic import BaseModel, ConfigDict
 from ragqa._math import mean_or_nan
 from ragqa.calibration.stats import Direction
 from ragqa.schema import PanelResult
+from ragqa.thresholds import passes
 
 __all__ = ["LabelFree", "label_free_rates"]
 
@@ -74,6 +75,11 @@ def label_free_rates(
 
     Returns:
         ``{judge_id: LabelFree}``; empty with fewer than two judges or no sample any judge scored.
+
+    Raises:
+        ValueError: when ``results`` is not empty and ``thresholds`` and ``judge_ids`` differ in length.
+        KeyError: when a result's sample has no entry in ``labels`` (:func:`ragqa.calibration.calibrate_report`
+            reads every sample's label first, :func:`~ragqa.calibration.read_labels`).
     """
     import numpy as np
 
@@ -87,7 +93,7 @@ def label_free_rates(
         for j, (judge, threshold) in enumerate(zip(judge_ids, thresholds, strict=True)):
             score = scores.get(judge, math.nan)
             if math.isfinite(score) and math.isfinite(threshold):
-                matrix[i, j] = float(score >= threshold if direction == "higher" else score <= threshold)
+                matrix[i, j] = float(passes(score, threshold, direction))
     seen = ~np.isnan(matrix).all(axis=1)
     if not seen.any():
         return {}

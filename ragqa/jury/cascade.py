@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, get_args
 
-from ragqa._math import finite_mean, mean_or_nan
+from ragqa._math import finite_mean, mean_or_nan, nan_padded
 from ragqa.errors import ConfigError
 from ragqa.metrics.base import Metric
 from ragqa.report import CascadeSummary, MetricSummary
@@ -46,8 +46,10 @@ __all__ = [
     "Reason",
     "cascade_of",
     "escalation",
+    "interval_contains",
     "read_fit",
     "tier_one",
+    "tier_two",
 ]
 
 Reason = Literal["unscored", "split", "spread", "margin", "interval"]
@@ -286,6 +288,11 @@ def tier_one(outcomes: Sequence[JudgeOutcome], tier2: Sequence[str]) -> list[Jud
     return [o for o in outcomes if o.judge_id not in tier2]
 
 
+def tier_two(outcomes: Sequence[JudgeOutcome], tier2: Sequence[str]) -> list[JudgeOutcome]:
+    """The outcomes of tier-2 judges (those in ``tier2``), in their order; :func:`tier_one` has the rest."""
+    return [o for o in outcomes if o.judge_id in tier2]
+
+
 def escalation(
     values: Sequence[Sequence[float]],
     aggregate: float,
@@ -333,15 +340,35 @@ def escalation(
         return None
     if abs(aggregate - threshold) <= rule.margin:
         return "margin"
-    if rule.interval and any(len(v) > 1 for v in values):
-        from ragqa.uncertainty import sample_interval  # numpy, imported by a cascade with repeats only
-
-        width = max(len(v) for v in values)
-        grid = [list(v) + [math.nan] * (width - len(v)) for v in values]
-        interval = sample_interval(grid, confidence=confidence)
-        if interval is not None and interval.contains(threshold):
-            return "interval"
+    if rule.interval and interval_contains(values, threshold, confidence=confidence):
+        return "interval"
     return None
+
+
+def interval_contains(
+    values: Sequence[Sequence[float]], threshold: float, *, confidence: float = DEFAULT_CONFIDENCE
+) -> bool:
+    """The ``interval`` check of :func:`escalation`: tier 1's confidence interval contains ``threshold``.
+
+    The interval is :func:`ragqa.uncertainty.sample_interval` over tier 1's values, judges as
+    clusters (a judge with fewer repeats is padded with NaN). It depends on neither the rule's
+    spread nor its margin, so a fit over many rules computes it once per item.
+
+    Args:
+        values: per tier-1 judge that scored, its value per repeat (NaN unscored).
+        threshold: the metric's pass threshold, in its units.
+        confidence: the interval's level, in (0, 1).
+
+    Returns:
+        True when some judge has repeats and the interval exists and contains ``threshold``;
+        False without repeats (no interval to read).
+    """
+    if not any(len(v) > 1 for v in values):
+        return False
+    from ragqa.uncertainty import sample_interval  # numpy, imported by a cascade with repeats only
+
+    interval = sample_interval(nan_padded(values), confidence=confidence)
+    return interval is not None and interval.contains(threshold)
 
 
 Combine = Callable[[Metric, Sequence[JudgeOutcome]], Aggregate]
@@ -399,7 +426,7 @@ class CascadeTally:
         c = self._counts.setdefault(result.metric, _Counts())
         tier2 = self.cascade.tier2
         first = tier_one(result.judges, tier2)
-        second = [o for o in result.judges if o.judge_id in tier2]
+        second = tier_two(result.judges, tier2)
         value = self._combine(metric, first).value if second else result.aggregate.value
         reason = self.cascade.decide(result.metric, result.direction, first, value)
         escalated = reason is not None if self.cascade.audit else bool(second)

@@ -160,7 +160,7 @@ def fit_reliability(
     Args:
         samples: per sample, per repeat (one without repeats), one ``(n_statements, n_judges)``
             array of 0, 1 or NaN per statement list of the metric
-            (:func:`ragqa.jury.tally.repeat_matrices`); all of a sample's rows are one cluster.
+            (the matrices of :func:`ragqa.jury.tally.repeat_units`); all of a sample's rows are one cluster.
         judge_ids: the panel's judge ids, one per column.
         formula: the metric's score from voted verdicts, one list per statement list
             (:attr:`~ragqa.metrics.base.ClaimVote.formula`).

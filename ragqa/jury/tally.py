@@ -22,7 +22,6 @@ __all__ = [
     "Matrices",
     "Scored",
     "Unit",
-    "repeat_matrices",
     "repeat_units",
     "vote_unit",
     "voted_aggregate",
@@ -98,11 +97,6 @@ def repeat_units(outcomes: Sequence[JudgeOutcome], vote: ClaimVote) -> list[Unit
         [[o.repeats[r] if r < len(o.repeats) else _NONE for o in outcomes] for r in range(n)] if n else [list(outcomes)]
     )
     return [unit for row in rounds if (unit := vote_unit(row, vote)) is not None]
-
-
-def repeat_matrices(outcomes: Sequence[JudgeOutcome], vote: ClaimVote) -> list[Matrices]:
-    """The verdict matrices of :func:`repeat_units`, without their formulas."""
-    return [matrices for matrices, _ in repeat_units(outcomes, vote)]
 
 
 def voted_verdicts(

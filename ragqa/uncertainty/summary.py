@@ -7,12 +7,12 @@ order, so both give the same summaries bit for bit.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 
 import numpy as np
 from numpy.typing import NDArray
 
+from ragqa._math import nan_padded
 from ragqa.schema import Decomposition, Interval
 from ragqa.uncertainty.intervals import mean_interval, sample_interval
 from ragqa.uncertainty.variance import decompose, score_cube
@@ -100,7 +100,6 @@ def _aggregate_interval(
             rows = [list(map(float, cell)) for cell in cells]
         else:
             rows = [list(values) for values in scores[finite[0]] if len(values)]
-        width = max((len(row) for row in rows), default=0)
-        padded = [row + [math.nan] * (width - len(row)) for row in rows]
+        padded = nan_padded(rows)
         return sample_interval(padded, confidence=confidence, bounds=bounds) if padded else None
     return mean_interval(aggregates, confidence=confidence, bounds=bounds)
