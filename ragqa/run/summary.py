@@ -33,15 +33,16 @@ from __future__ import annotations
 
 import math
 from array import array
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, overload
 
 import numpy as np
 from numpy.typing import NDArray
 
 from ragqa._ids import IdView
 from ragqa._math import ExactSum
+from ragqa.jury.item_patterns import CHUNK
 from ragqa.report import JudgeSummary, MetricSummary, with_uncertainty
 from ragqa.schema import DEFAULT_CONFIDENCE, JudgeOutcome, PanelResult, Usage, check_confidence
 from ragqa.uncertainty import calls_per_judgement, metric_intervals
@@ -312,14 +313,11 @@ class RunSummary:
         out = []
         for _, index in sorted(firsts):
             summary, values = self._summary(index, self._rows(self._metric(index)))
-            out.append(
-                with_uncertainty(
-                    summary,
-                    metric_intervals(
-                        *values, confidence=self.confidence, calls=per_call, bounds=self.ranges.get(summary.metric)
-                    ),
-                )
+            intervals = metric_intervals(
+                *values, confidence=self.confidence, calls=per_call, bounds=self.ranges.get(summary.metric)
             )
+            del values  # this metric's arrays go before the next metric's are built
+            out.append(with_uncertainty(summary, intervals))
         return out
 
     def scores(self, metric: str) -> NDArray[np.float64]:
@@ -339,14 +337,37 @@ class RunSummary:
         columns = self._columns[self._metric_index[metric]]
         if columns is None:
             return np.full((len(self.judge_ids), 0), np.nan)
-        rows = self._rows(columns)
-        n_rows = self.n_samples if isinstance(rows, slice) else len(rows)
+        return self._score_matrix(columns, self._rows(columns))
+
+    def _score_matrix(self, columns: _MetricColumns, rows: NDArray[np.intp] | slice) -> NDArray[np.float64]:
+        """The ``(n_judges, len(rows))`` scores of :meth:`scores` on some positions."""
+        n_rows = len(range(self.n_samples)[rows]) if isinstance(rows, slice) else len(rows)
         matrix = np.full((len(self.judge_ids), n_rows), np.nan)
         for j, column in enumerate(columns.judges):
             scored = np.frombuffer(column.status, dtype=np.uint8)[rows] == _SCORED
             values = np.frombuffer(column.score, dtype=np.float64)[rows][scored]
             matrix[j, scored] = np.where(np.isfinite(values), values, np.nan)
         return matrix
+
+    def score_chunks(self, metric: str, size: int = CHUNK) -> _ScoreChunks:
+        """:meth:`scores` of ``metric`` in chunks of ``size`` samples, read from the columns when iterated.
+
+        Args:
+            metric: a metric key of the run.
+            size: samples (columns) per chunk, >= 1.
+
+        Returns:
+            A :class:`~ragqa.jury.item_patterns.ScoreChunks`: each :meth:`~_ScoreChunks.chunks` call
+            yields the ``(n_judges, k)`` blocks of :meth:`scores`, left to right, that together
+            equal it (none for a metric without results).
+
+        Raises:
+            KeyError: for a metric not of the run.
+            ValueError: for a ``size`` below 1.
+        """
+        if size < 1:
+            raise ValueError(f"chunk size must be at least 1, got {size}")
+        return _ScoreChunks(self, self._metric_index[metric], size)
 
     @staticmethod
     def _rows(columns: _MetricColumns) -> NDArray[np.intp] | slice:
@@ -360,7 +381,7 @@ class RunSummary:
         self, index: int, rows: NDArray[np.intp] | slice
     ) -> tuple[
         MetricSummary,
-        tuple[NDArray[np.float64], list[NDArray[np.float64]], NDArray[np.float64] | list[list[list[float]]]],
+        tuple[NDArray[np.float64], Sequence[NDArray[np.float64]], NDArray[np.float64] | list[list[list[float]]]],
     ]:
         from ragqa.agreement import agreement
 
@@ -375,7 +396,6 @@ class RunSummary:
             raise ValueError(f"results of {metric} were aggregated in different ways ({shown}); summarise one run")
         [(strategy, quorum)] = rules
         judges = []
-        per_judge = []
         total = Usage()
         matrix = np.full((len(self.judge_ids), n_rows), np.nan)
         width = max(  # the most repeats of a judge on these rows, as score_cube makes it
@@ -439,7 +459,6 @@ class RunSummary:
         n_of = []
         for j, column in enumerate(columns.judges):
             status = np.frombuffer(column.status, dtype=np.uint8)[rows]
-            per_judge.append(np.frombuffer(column.score, dtype=np.float64)[rows][status == _SCORED])
             if column.n_repeats is None:  # one value per outcome: its score, NaN unless scored
                 scored = status == _SCORED
                 cube[scored, j, 0] = np.frombuffer(column.score, dtype=np.float64)[rows][scored]
@@ -450,10 +469,58 @@ class RunSummary:
                 values = np.frombuffer(repeat, dtype=np.float64)[rows]
                 cube[:, j, k] = np.where(n_repeats > k, values, np.nan)
             n_of.append(n_repeats)
+        # each judge's finite scores, made one judge at a time as the intervals ask (never all at once)
+        per_judge = _JudgeScores(columns.judges, rows)
         if n_scored == 1:  # the aggregate's interval then reads the one sample's repeats as lists (summarize's form)
             listed = [[cube[i, j, : int(n_of[j][i])].tolist() for j in range(len(n_of))] for i in range(n_rows)]
             return summary, (aggregates, per_judge, listed)
         return summary, (aggregates, per_judge, cube)
+
+
+class _ScoreChunks:
+    """:meth:`RunSummary.scores` of one metric in chunks of samples (:class:`ragqa.jury.item_patterns.ScoreChunks`)."""
+
+    def __init__(self, summary: RunSummary, index: int, size: int) -> None:
+        self._summary = summary
+        self._index = index
+        self._size = size
+
+    def chunks(self) -> Iterator[NDArray[np.float64]]:
+        """The ``(n_judges, k)`` blocks of the scores, left to right; each call starts again at the first sample."""
+        columns = self._summary._columns[self._index]
+        if columns is None:
+            return
+        rows = self._summary._rows(columns)
+        n_rows = self._summary.n_samples if isinstance(rows, slice) else len(rows)
+        for start in range(0, n_rows, self._size):
+            stop = min(n_rows, start + self._size)
+            part = slice(start, stop) if isinstance(rows, slice) else rows[start:stop]
+            yield self._summary._score_matrix(columns, part)
+
+
+class _JudgeScores(Sequence[NDArray[np.float64]]):
+    """Each judge's finite scores on some rows (its scored positions), read from its columns when asked."""
+
+    def __init__(self, judges: Sequence[_JudgeColumns], rows: NDArray[np.intp] | slice) -> None:
+        self._judges = judges
+        self._rows = rows
+
+    def __len__(self) -> int:
+        return len(self._judges)
+
+    @overload
+    def __getitem__(self, index: int) -> NDArray[np.float64]: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[NDArray[np.float64]]: ...
+
+    def __getitem__(self, index: int | slice) -> NDArray[np.float64] | list[NDArray[np.float64]]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        column = self._judges[index]
+        status = np.frombuffer(column.status, dtype=np.uint8)[self._rows]
+        scores: NDArray[np.float64] = np.frombuffer(column.score, dtype=np.float64)[self._rows][status == _SCORED]
+        return scores
 
 
 def _nan_mean(values: NDArray[np.float64]) -> float:
