@@ -67,18 +67,18 @@ def pairwise_sum(pieces: Iterable[_Array], n: int) -> np.float64:
     Raises:
         StopIteration: when the pieces hold fewer than ``n`` values.
     """
-    feed = _Feed(pieces)
+    return _node(_Feed(pieces), n)
 
-    def node(k: int) -> np.float64:
-        if k <= LEAF:
-            leaf: np.float64 = np.add.reduce(feed.take(k)) if k else np.float64(0.0)
-            return leaf
-        half = k // 2
-        half -= half % 8  # numpy's split (loops_utils.h: n2 = n / 2; n2 -= n2 % 8)
-        total: np.float64 = node(half) + node(k - half)
-        return total
 
-    return node(n)
+def _node(feed: _Feed, k: int) -> np.float64:
+    """The sum of the next ``k`` values as numpy's tree adds them (a module function: no closure cycle keeps blocks)."""
+    if k <= LEAF:
+        leaf: np.float64 = np.add.reduce(feed.take(k)) if k else np.float64(0.0)
+        return leaf
+    half = k // 2
+    half -= half % 8  # numpy's split (loops_utils.h: n2 = n / 2; n2 -= n2 % 8)
+    total: np.float64 = _node(feed, half) + _node(feed, k - half)
+    return total
 
 
 def pairwise_mean(pieces: Iterable[_Array], n: int) -> np.float64:

@@ -29,6 +29,7 @@ LAYERS: list[set[str]] = [
         "interpretation",
         "report",
         "agreement",
+        "agreement_stream",
         "settings",
         "datasets",
         "prompts",

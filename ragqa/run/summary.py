@@ -397,7 +397,6 @@ class RunSummary:
         [(strategy, quorum)] = rules
         judges = []
         total = Usage()
-        matrix = np.full((len(self.judge_ids), n_rows), np.nan)
         width = max(  # the most repeats of a judge on these rows, as score_cube makes it
             (
                 int(np.frombuffer(c.n_repeats, dtype=np.uint32)[rows].max())
@@ -409,13 +408,11 @@ class RunSummary:
             default=0,
         )
         width = width or 1
-        scores: NDArray[np.float64] = np.empty(0)
         for j, jid in enumerate(self.judge_ids):
             column = columns.judges[j]
             status = np.frombuffer(column.status, dtype=np.uint8)[rows]
             scored = status == _SCORED
             scores = np.frombuffer(column.score, dtype=np.float64)[rows][scored]
-            matrix[j, scored] = np.where(np.isfinite(scores), scores, np.nan)
             usage = Usage(
                 calls=column.calls,
                 prompt_tokens=column.prompt,
@@ -434,6 +431,7 @@ class RunSummary:
                     usage=usage,
                 )
             )
+            del status, scored, scores
         aggregates = np.frombuffer(columns.value, dtype=np.float64)[rows]
         n_scored = int((~np.isnan(aggregates)).sum())
         labels = _Labels(self._given_labels if self._given_labels is not None else self._labels, rows, n_rows)
@@ -452,9 +450,9 @@ class RunSummary:
             n_all_failed=int(((flags & _ALL_FAILED) != 0).sum()),
             n_unscored=int(((flags & _UNSCORED) != 0).sum()),
             usage=total,
-            agreement=agreement(labels, self.judge_ids, matrix),
+            # the judges x samples matrix is read in blocks of samples from the columns, never whole
+            agreement=agreement(labels, self.judge_ids, _ScoreChunks(self, index, CHUNK).chunks),
         )
-        del matrix, scores  # the intervals' arrays are built once the agreement's are gone
         cube = np.full((n_rows, len(self.judge_ids), width), np.nan)
         n_of = []
         for j, column in enumerate(columns.judges):
