@@ -23,7 +23,7 @@ from collections.abc import Iterable, Iterator
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["LEAF", "pairwise_mean", "pairwise_sum", "row_correlation"]
+__all__ = ["LEAF", "pairwise_mean", "pairwise_sum", "pairwise_var", "row_correlation"]
 
 LEAF = 1 << 16
 """Most values handed to ``np.add.reduce`` at once (a node of numpy's tree; any size >= 128 gives the same sum)."""
@@ -87,6 +87,24 @@ def pairwise_mean(pieces: Iterable[_Array], n: int) -> np.float64:
         return np.float64(np.nan)
     mean: np.float64 = pairwise_sum(pieces, n) / np.float64(n)
     return mean
+
+
+def pairwise_var(values: _Array, ddof: int = 0) -> np.float64:
+    """``np.var(values, ddof=ddof)`` of a 1-D float64 array, bit for bit, without its array of squared deviations.
+
+    numpy's steps: the mean (pairwise sum over ``n``), each value's squared deviation from it, their
+    pairwise sum over ``n - ddof`` (NaN or infinity for ``n - ddof <= 0``, as numpy, which warns).
+    """
+    n = values.size
+
+    def blocks() -> Iterator[_Array]:
+        return (values[start : start + LEAF] for start in range(0, n, LEAF))
+
+    mean = pairwise_sum(blocks(), n) / np.float64(n) if n else np.float64(np.nan)
+    squares = pairwise_sum((np.square(block - mean) for block in blocks()), n)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        var: np.float64 = squares / np.float64(max(n - ddof, 0))
+    return var
 
 
 def row_correlation(pair: _Array) -> float:

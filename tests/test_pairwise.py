@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ragqa._pairwise import LEAF, pairwise_mean, pairwise_sum, row_correlation
+from ragqa._pairwise import LEAF, pairwise_mean, pairwise_sum, pairwise_var, row_correlation
 
 
 def _pieces(values: np.ndarray, size: int) -> list[np.ndarray]:
@@ -61,3 +61,16 @@ def test_row_correlation_is_numpys_corrcoef(n: int) -> None:
             expected = float(np.corrcoef(x, y)[0, 1])
         got = row_correlation(np.vstack([x, y]))
         assert got == expected or (np.isnan(got) and np.isnan(expected))
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 129, LEAF + 3, 300_001])
+@pytest.mark.parametrize("ddof", [0, 1])
+def test_the_variance_without_its_temporary_is_numpys(n: int, ddof: int) -> None:
+    rng = np.random.default_rng(n + ddof)
+    for values in (rng.standard_normal(n) * 1e3 + 1e6, rng.choice([0.0, 0.25, 2 / 3, 1.0], n)):
+        with np.errstate(divide="ignore", invalid="ignore"):
+            expected = np.var(values, ddof=ddof)
+        got = pairwise_var(values, ddof)
+        assert got == expected or (np.isnan(got) and np.isnan(expected))
+        if n > ddof:
+            assert np.sqrt(got) == np.std(values, ddof=ddof)

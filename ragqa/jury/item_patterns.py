@@ -22,12 +22,12 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 from numpy.typing import NDArray
 
-from ragqa._pairwise import row_correlation
+from ragqa._pairwise import pairwise_var, row_correlation
 from ragqa.jury.dawid_skene import DawidSkeneFit
 
 __all__ = ["CHUNK", "ScoreChunks", "VerdictPatterns", "count_patterns", "pattern_residual_correlation"]
 
-CHUNK = 65_536
+CHUNK = 16_384
 """Samples per chunk of :class:`ScoreChunks` sources (a chunk's working arrays, not the run's)."""
 
 _Matrix = NDArray[np.float64]
@@ -135,7 +135,7 @@ def pattern_residual_correlation(rows: VerdictRows, patterns: VerdictPatterns, f
                 pair[0, at : at + index.size] = residual[index, a]
                 pair[1, at : at + index.size] = residual[index, b]
                 at += index.size
-            if np.std(pair[0]) == 0 or np.std(pair[1]) == 0:
+            if pairwise_var(pair[0]) == 0 or pairwise_var(pair[1]) == 0:  # np.std(row) == 0, without a temporary
                 continue
             out[a, b] = out[b, a] = row_correlation(pair)
     return out

@@ -16,7 +16,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from ragqa.schema import AdviceOption, Decomposition, Lever, VarianceComponents
 
-__all__ = ["aggregate_variance", "decompose", "halving_advice", "score_cube", "variance_components"]
+__all__ = ["aggregate_variance", "decompose", "decomposition", "halving_advice", "score_cube", "variance_components"]
 
 
 def score_cube(values: Sequence[Sequence[Sequence[float]]] | NDArray[np.float64]) -> NDArray[np.float64]:
@@ -311,6 +311,11 @@ def decompose(scores: ArrayLike, *, calls_per_judgement: float | None = None) ->
     y = np.asarray(scores, dtype=float)
     components = variance_components(y)
     repeats = max(1, int(np.isfinite(y).sum(axis=2).max())) if y.size else 1
+    return decomposition(components, repeats, calls_per_judgement)
+
+
+def decomposition(components: VarianceComponents, repeats: int, calls_per_judgement: float | None) -> Decomposition:
+    """The shares and halving advice of ``components`` with ``repeats`` the most repeats of a cell (>= 1)."""
     judges = max(1, components.n_judges)
     share: dict[str, float] = {}
     total = aggregate_variance(components, judges=judges, repeats=repeats)
