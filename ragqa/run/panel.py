@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING
 
+from ragqa.aggregate import STRATEGIES
 from ragqa.errors import ConfigError
 from ragqa.factory import uncached_embedder, uncached_judge
 from ragqa.judges.base import Embedders, Judge
@@ -20,7 +21,7 @@ if TYPE_CHECKING:
     from ragqa.container import Container
     from ragqa.evaluation import PanelEvaluator, PanelOptions
 
-__all__ = ["build_evaluator", "panel_members", "panel_options", "panel_options_or_none"]
+__all__ = ["build_evaluator", "check_fit_strategy", "panel_members", "panel_options", "panel_options_or_none"]
 
 
 def panel_options(plan: RunPlan, container: Container) -> PanelOptions:
@@ -51,13 +52,16 @@ def build_evaluator(plan: RunPlan, container: Container) -> PanelEvaluator:
 
     Raises:
         ConfigError: settings that cannot build a judge (a missing key), a metric that
-            needs an embedding model none is configured for, or one that needs a judge when
-            the panel has none.
+            needs an embedding model none is configured for, one that needs a judge when
+            the panel has none, or the audit run of a cascade fit (:attr:`RunPlan.cascade_fit`)
+            aggregated by a vote per statement (key ``ragqa.aggregation.strategy``).
     """
     judges, embedders = panel_members(plan, container)
     if not judges:  # a panel of no judge runs judge-free metrics only
         check_judge_free(plan.metrics)
     options = panel_options(plan, container)
+    if plan.cascade_fit:
+        check_fit_strategy(options.strategy)
     if options.cascade is not None:  # the escalation rule reads the run's thresholds
         options = dataclasses.replace(
             options, cascade=dataclasses.replace(options.cascade, thresholds=dict(plan.thresholds))
@@ -90,3 +94,22 @@ def panel_members(plan: RunPlan, container: Container) -> tuple[list[Judge], Emb
     source = c.embedders() if c.embedders.overridden else c.plain_embedders()
     unavailable = source.unavailable if isinstance(source, Embedders) else None
     return judges, Embedders([uncached_embedder(e) for e in source], unavailable=unavailable)
+
+
+def check_fit_strategy(strategy: str) -> None:
+    """Refuse a cascade fit's audit run aggregated by ``strategy`` when the fit cannot rebuild it.
+
+    The fit (:mod:`ragqa.calibration.cascade`) recomputes tier 1's aggregate from the judges'
+    scores with the run's strategy; a vote per statement (``claim-vote``, ``dawid-skene``) is not
+    rebuilt from scores, so such a run is refused before any judge call instead of after scoring.
+
+    Raises:
+        ConfigError: naming ``ragqa.aggregation.strategy`` and the strategies the fit accepts.
+    """
+    if strategy not in STRATEGIES:
+        key = "ragqa.aggregation.strategy"
+        raise ConfigError(
+            f"cannot fit the cascade on a run aggregated by {strategy!r}, a vote per statement the fit does not "
+            f"rebuild; set {key} to one of {', '.join(STRATEGIES)} for the audit run (ragqa calibrate --fit-cascade)",
+            key=key,
+        )
