@@ -24,44 +24,30 @@ from __future__ import annotations
 
 import re
 
-from ragqa.judges.local.text import STOP_WORDS, claims, detect_script, split_sentences, stem, strip_citations, tokens
+from ragqa.judges.local.text import (
+    STOP_WORDS,
+    claims,
+    detect_script,
+    language_pattern,
+    split_sentences,
+    stem,
+    strip_citations,
+    tokens,
+)
 from ragqa.schema import Language
 
-__all__ = ["EVASIVE", "generated_question", "is_noncommittal", "topic_words"]
+__all__ = ["evasive_pattern", "generated_question", "is_noncommittal", "topic_words"]
 
-EVASIVE = re.compile(
-    r"\b(?:"
-    # I do not know / cannot tell
-    r"i\s+(?:do\s*n[o']t|don't|dont|did\s*n[o']t|didn't|cannot|can't|can\s*n[o']t|could\s*n[o']t|couldn't|was\s+unable"
-    r"\s+to|am\s+unable\s+to|wasn't\s+able\s+to)\s+(?:really\s+)?(?:know|say|tell|answer|help|find|have|see|locate|"
-    r"determine|provide|access|confirm|verify)"
-    r"|i\s*(?:'m|am)\s+(?:not\s+(?:sure|certain|aware|able)|unsure|unable|afraid|sorry)"
-    r"|(?:i\s+have|there\s+is|there's|i\s+found)\s+no\s+(?:specific\s+|relevant\s+|further\s+|additional\s+)?"
-    r"(?:information|idea|data|details?|answer|mention|record|knowledge)"
-    r"|no\s+(?:specific\s+|relevant\s+)?(?:information|data|details?)\s+(?:is|was|are|were)?\s*(?:available|provided|"
-    r"given|found|mentioned)"
-    r"|(?:is|are|was|were)\s+not\s+(?:mentioned|provided|specified|stated|given|included|available|covered|described|"
-    r"addressed|listed|found|known|clear|discussed)"
-    r"|(?:does|do|did)\s*(?:n[o']t|\s+not)\s+(?:mention|say|specify|state|provide|include|contain|cover|describe|"
-    r"address|list|indicate|explain|discuss)"
-    r"|not\s+(?:enough|sufficient)\s+(?:information|context|data|details?)"
-    r"|(?:cannot|can't|can\s+not|unable\s+to|impossible\s+to)\s+(?:be\s+)?(?:answer(?:ed)?|determine[d]?|find|found|"
-    r"provide[d]?|confirm(?:ed)?|say|tell|know|known)"
-    r"|there\s+is\s+no\s+way\s+to\s+know|it\s+(?:depends|is\s+unclear|is\s+not\s+clear|'s\s+unclear)"
-    r"|(?:hard|difficult)\s+to\s+(?:say|tell|know)|beyond\s+(?:my|the)\s+(?:knowledge|scope)"
-    r"|не\s+(?:знаю|уверен[аы]?|могу\s+(?:сказать|ответить|найти|определить)|удалось\s+(?:найти|определить|выяснить))"
-    r"|нет\s+(?:информации|данных|сведений|ответа)|(?:информаци[яи]|данные|сведения)\s+(?:отсутству\w+|нет)"
-    r"|не\s+(?:указан\w*|упомина\w+|упомянут\w*|приведен\w*|предоставлен\w*|сказано|говорится|описан\w*)"
-    r"|затрудняюсь|трудно\s+сказать|зависит\s+от|к\s+сожалению"
-    r")",
-    re.IGNORECASE,
-)
-"""Phrases of an evasive, noncommittal answer (RAGAS's ``noncommittal`` flag), English and Russian.
 
-Covers "I don't know", "I couldn't find any information about ...", "... is not mentioned",
-"... was not provided", "the context does not specify", "it depends", "не знаю", "не указано",
-"нет сведений", "к сожалению".
-"""
+def evasive_pattern() -> re.Pattern[str]:
+    """Phrases of an evasive, noncommittal answer (RAGAS's ``noncommittal`` flag), in every language read.
+
+    Pattern ``noncommittal`` of the lexicons (:data:`ragqa.languages.lexicon.PATTERNS`); it covers "I
+    don't know", "I couldn't find any information about ...", "... is not mentioned", "... was not
+    provided", "the context does not specify", "it depends", "не знаю", "не указано", "нет сведений",
+    "к сожалению".
+    """
+    return language_pattern("noncommittal", r"\b(?:", ")")
 
 
 def is_noncommittal(response: str) -> bool:
@@ -81,7 +67,7 @@ def is_noncommittal(response: str) -> bool:
     sentences = split_sentences(text)
     if not sentences or not claims(text):
         return True
-    evasive = [bool(EVASIVE.search(s)) for s in sentences]
+    evasive = [bool(evasive_pattern().search(s)) for s in sentences]
     return evasive[0] or 2 * sum(evasive) > len(evasive)
 
 
