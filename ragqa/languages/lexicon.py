@@ -32,6 +32,8 @@ PACK_KEYS = frozenset(
         "intent_words",
         "word_lists",
         "patterns",
+        "question_forms",
+        "answer_types",
     }
 )
 """The keys of a pack's ``local_judge`` field (each optional but ``letters``; see :class:`Lexicon`)."""
@@ -127,6 +129,11 @@ class Lexicon:
         intent_words: words that say what kind of answer a query wants (``define``, ``example``).
         word_lists: named word lists, by the names of :data:`WORD_LISTS`.
         patterns: named regular expressions of alternatives, by the names of :data:`PATTERNS`.
+        question_forms: the forms of a question generated from an answer's words, each with one
+            ``{}`` for them (``What about {}?``); a text in the language is asked with them in turn.
+        answer_types: ``(pattern, question words)`` in order: when an answer's first claim holds
+            a phrase the pattern finds (case-insensitively; a duration, an amount of money), the
+            generated question asks for it with those words (``How long``).
     """
 
     code: str
@@ -143,6 +150,8 @@ class Lexicon:
     intent_words: frozenset[str] = frozenset()
     word_lists: Mapping[str, frozenset[str]] = field(default_factory=dict)
     patterns: Mapping[str, str] = field(default_factory=dict)
+    question_forms: tuple[str, ...] = ()
+    answer_types: tuple[tuple[str, str], ...] = ()
 
     @classmethod
     def from_mapping(cls, code: str, data: Mapping[str, Any]) -> Lexicon:
@@ -152,7 +161,8 @@ class Lexicon:
             ConfigError: naming the pack when a key is unknown, ``letters`` is missing or not a
                 character class, the stemmer or splitter is unknown, or a list is not a list of
                 words (``number_words``: not a mapping of words to digits), or ``word_lists`` or
-                ``patterns`` names a list or pattern that does not exist, or a pattern does not compile.
+                ``patterns`` names a list or pattern that does not exist, or a pattern does not compile,
+                or a question form or an answer type is malformed.
         """
         where = f"language pack {code!r}, field local_judge"
         if not isinstance(data, Mapping):
@@ -204,6 +214,8 @@ class Lexicon:
             intent_words=words("intent_words"),
             word_lists={name: fold_words(ws) for name, ws in _named(where, data, "word_lists", WORD_LISTS).items()},
             patterns=_named(where, data, "patterns", PATTERNS),
+            question_forms=_question_forms(where, data.get("question_forms", [])),
+            answer_types=_answer_types(where, data.get("answer_types", [])),
         )
 
 
@@ -235,3 +247,39 @@ def _named(where: str, data: Mapping[str, Any], key: str, names: Mapping[str, st
         ):
             raise ConfigError(f'{where}: word list {name!r} is not a list of words; write e.g. ["спасибо"]')
     return dict(value)
+
+
+def _question_forms(where: str, value: Any) -> tuple[str, ...]:
+    """A pack's ``question_forms``, checked: a list of texts with one ``{}`` each.
+
+    Raises:
+        ConfigError: naming the form that is not a text with one ``{}``.
+    """
+    if isinstance(value, str) or not isinstance(value, list | tuple):
+        raise ConfigError(f"{where}: 'question_forms' is not a list of texts; write e.g. [\"Что известно о: {{}}?\"]")
+    for form in value:
+        if not isinstance(form, str) or form.count("{}") != 1 or form.count("{") != 1 or form.count("}") != 1:
+            raise ConfigError(f"{where}: question form {form!r} needs one {{}} where the words go, and no other brace")
+    return tuple(value)
+
+
+def _answer_types(where: str, value: Any) -> tuple[tuple[str, str], ...]:
+    """A pack's ``answer_types``, checked: a list of ``{"pattern": ..., "question": ...}``.
+
+    Raises:
+        ConfigError: naming the entry whose pattern does not compile or that lacks a field.
+    """
+    if isinstance(value, str) or not isinstance(value, list | tuple):
+        raise ConfigError(f"{where}: 'answer_types' is not a list of {{pattern, question}} mappings")
+    found = []
+    for entry in value:
+        if not isinstance(entry, Mapping) or not isinstance(entry.get("pattern"), str) or not entry.get("question"):
+            raise ConfigError(f"{where}: answer type {entry!r} needs a 'pattern' and a 'question'")
+        try:
+            re.compile(entry["pattern"])
+        except re.error as exc:
+            raise ConfigError(
+                f"{where}: answer type {entry['question']!r}: the pattern does not compile ({exc})"
+            ) from None
+        found.append((entry["pattern"], str(entry["question"])))
+    return tuple(found)

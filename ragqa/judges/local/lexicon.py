@@ -196,6 +196,14 @@ _EN_PATTERNS: dict[str, str] = {
 }
 """English patterns by the names of :data:`ragqa.languages.lexicon.PATTERNS`."""
 
+_EN_NUMBER = r"(?:\d[\d,.]*|one|two|three|four|five|six|seven|eight|nine|ten|twelve|fifteen|twenty|thirty|sixty|ninety)"
+_EN_UNIT = r"(?:seconds?|secs?|minutes?|mins?|hours?|hrs?|days?|weeks?|months?|years?|business\s+days?)"
+_EN_ANSWER_TYPES = (
+    (rf"\b{_EN_NUMBER}(?:\s*(?:-|to)\s*{_EN_NUMBER})?\s*{_EN_UNIT}\b", "How long"),
+    (r"[$€£]\s?\d[\d,.]*|\b\d[\d,.]*\s*(?:dollars?|euros?|pounds?|usd|eur|gbp)\b", "How much"),
+)
+"""English answer types (a duration, an amount of money) and the words their questions start with."""
+
 
 ENGLISH = Lexicon(
     code=SOURCE_LANGUAGE,
@@ -217,6 +225,8 @@ ENGLISH = Lexicon(
     intent_words=fold_words(_EN_INTENT.split()),
     word_lists=_EN_WORD_LISTS,
     patterns=_EN_PATTERNS,
+    question_forms=("What about {}?", "What is known about {}?", "Which facts concern {}?", "Tell me about {}?"),
+    answer_types=_EN_ANSWER_TYPES,
 )
 """English, the source language: every text the other lexicons do not claim is read with it."""
 

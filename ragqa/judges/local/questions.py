@@ -23,10 +23,13 @@ whole answer as a question-like text:
 from __future__ import annotations
 
 import re
+from functools import cache
 
+from ragqa.judges.local import lexicon
 from ragqa.judges.local.text import (
     STOP_WORDS,
     claims,
+    clear_on_new_language,
     detect_script,
     language_pattern,
     split_sentences,
@@ -34,6 +37,7 @@ from ragqa.judges.local.text import (
     strip_citations,
     tokens,
 )
+from ragqa.languages import SOURCE_LANGUAGE
 from ragqa.schema import Language
 
 __all__ = ["evasive_pattern", "generated_question", "is_noncommittal", "topic_words"]
@@ -108,34 +112,30 @@ def topic_words(response: str, limit: int = 12) -> list[str]:
     return _topic(response)[0][:limit]
 
 
-_QUESTION_FORMS: dict[Language, tuple[str, ...]] = {
-    "en": ("What about {}?", "What is known about {}?", "Which facts concern {}?", "Tell me about {}?"),
-    "ru": ("Что известно о: {}?", "Что можно сказать о: {}?", "Какие факты о: {}?", "Расскажи о: {}?"),
-}
+def _forms(script: str, language: Language) -> tuple[str, ...]:
+    """The question forms of a text read in ``script`` for a metric in ``language``.
+
+    Those of the text's language when it is not English, else those of ``language``'s lexicon; the
+    English forms when that lexicon has none (or is not read).
+    """
+    lexicons = lexicon.reading().lexicons
+    chosen = lexicons.get(script if script != SOURCE_LANGUAGE else language)
+    return chosen.question_forms if chosen is not None and chosen.question_forms else lexicon.ENGLISH.question_forms
 
 
-_UNIT_EN = r"(?:seconds?|secs?|minutes?|mins?|hours?|hrs?|days?|weeks?|months?|years?|business\s+days?)"
-_UNIT_RU = r"(?:секунд\w*|минут\w*|час\w*|дн\w+|день|недел\w+|месяц\w*|год\w*|лет)"
-_NUMBER = r"(?:\d[\d,.]*|one|two|three|four|five|six|seven|eight|nine|ten|twelve|fifteen|twenty|thirty|sixty|ninety)"
-_ANSWER_TYPES: tuple[tuple[re.Pattern[str], str, str], ...] = (
-    (re.compile(rf"\b{_NUMBER}(?:\s*(?:-|to)\s*{_NUMBER})?\s*{_UNIT_EN}\b", re.IGNORECASE), "How long", "en"),
-    (re.compile(r"\b\d[\d,.]*\s*" + _UNIT_RU, re.IGNORECASE), "Как долго", "ru"),
-    (
-        re.compile(r"[$€£]\s?\d[\d,.]*|\b\d[\d,.]*\s*(?:dollars?|euros?|pounds?|usd|eur|gbp)\b", re.IGNORECASE),
-        "How much",
-        "en",
-    ),
-    (re.compile(r"\d[\d,.\s]*(?:руб\w*|₽|доллар\w*|евро)", re.IGNORECASE), "Сколько стоит", "ru"),
-)
-"""(answer phrase, wh-words, script): the answer types whose question :func:`generated_question` writes."""
+@cache
+def _answer_types(script: str) -> tuple[tuple[re.Pattern[str], str], ...]:
+    """(answer phrase, wh-words) of the lexicon of ``script``, compiled case-insensitively, in order."""
+    return tuple((re.compile(p, re.IGNORECASE), wh) for p, wh in lexicon.reading().lexicons[script].answer_types)
+
+
+clear_on_new_language(_answer_types.cache_clear)
 
 
 def _answer_type(response: str, script: str) -> tuple[str, set[str]] | None:
     """The wh-words asking for the first claim's duration or amount, and the stems of that phrase."""
     first = next(iter(claims(response)), "")
-    for pattern, wh, lang in _ANSWER_TYPES:
-        if lang != script:
-            continue
+    for pattern, wh in _answer_types(script):
         found = pattern.search(first)
         if found:
             return wh, {stem(t, script) for t in tokens(found.group(0))} | set(tokens(found.group(0)))
@@ -162,7 +162,7 @@ def generated_question(response: str, attempt: int, language: Language) -> str:
     """
     text = strip_citations(response)
     script = detect_script(text)
-    forms = _QUESTION_FORMS["ru" if script == "ru" else language]
+    forms = _forms(script, language)
     form = forms[(attempt - 1) % len(forms)]
     ranked, order = _topic(text)
     if not ranked:

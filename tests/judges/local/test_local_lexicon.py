@@ -13,6 +13,7 @@ from ragqa.errors import ConfigError
 from ragqa.judges.local import lexicon, text
 from ragqa.judges.local.answers_agent import is_courtesy, is_refusal
 from ragqa.judges.local.lexicon import ENGLISH
+from ragqa.judges.local.questions import generated_question
 from ragqa.languages import LanguagePack, language_pack, register_language
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -78,6 +79,21 @@ def test_a_packs_patterns_and_word_lists_join_those_of_the_languages_read(fresh:
     assert is_refusal("I can only help with billing.") and is_refusal("Я не могу помочь с этим.")
 
 
+def test_a_packs_question_forms_and_answer_types_word_the_generated_question(fresh: None) -> None:
+    answer = "Η επιστροφή χρημάτων γίνεται σε 5 ευρώ το κομμάτι."
+    lists = {
+        **GREEK,
+        "question_forms": ["Τι ξέρουμε για {};"],
+        "answer_types": [{"pattern": r"\d+\s*ευρώ", "question": "Πόσο"}],
+    }
+    register_language(LanguagePack(code="el", local_judge=lists))
+    assert generated_question(answer, 1, "en").startswith("What about")  # Greek is not read yet
+    text.read_language("el")
+    assert generated_question(answer, 1, "en").startswith("Πόσο ") and "ευρώ" not in generated_question(answer, 1, "en")
+    assert generated_question("Η επιστροφή χρημάτων γίνεται αμέσως.", 1, "en").startswith("Τι ξέρουμε για ")
+    assert generated_question("Refunds take 5 days.", 1, "en").startswith("How long")
+
+
 def test_a_pack_without_lists_leaves_the_reading_as_it_was(fresh: None) -> None:
     register_language(LanguagePack(code="de", name="Deutsch"))
     before = lexicon.reading()
@@ -100,6 +116,12 @@ def test_a_pack_without_lists_leaves_the_reading_as_it_was(fresh: None) -> None:
         ({**GREEK, "patterns": ["δεν"]}, r"'patterns' is not a mapping of names to patterns"),
         ({**GREEK, "word_lists": {"thanks": "ευχαριστώ"}}, r"word list 'thanks' is not a list of words"),
         ({**GREEK, "word_lists": {"merci": ["ευχαριστώ"]}}, r"unknown word_lists merci; the names are courtesy"),
+        ({**GREEK, "question_forms": ["Τι ξέρουμε για;"]}, r"question form .* needs one \{\} where the words go"),
+        (
+            {**GREEK, "answer_types": [{"pattern": "(", "question": "Πόσο"}]},
+            r"answer type 'Πόσο': the pattern does not",
+        ),
+        ({**GREEK, "answer_types": [{"pattern": "ευρώ"}]}, r"answer type .* needs a 'pattern' and a 'question'"),
     ],
 )
 def test_a_bad_list_is_an_error_naming_the_pack_and_the_fix(
