@@ -21,7 +21,7 @@ from numpy.typing import NDArray
 
 from ragqa._pairwise import pairwise_mean, pairwise_sum
 from ragqa.schema import Decomposition, VarianceComponents
-from ragqa.uncertainty.variance import _ROUNDING, decomposition
+from ragqa.uncertainty.variance import _ROUNDING, cell_statistics, components_from, decomposition
 
 __all__ = ["CubeBlocks", "blocked_decompose", "blocked_variance_components"]
 
@@ -32,17 +32,7 @@ CubeBlocks = Callable[[], Iterator[_Cube]]
 
 def _cells(y: _Cube) -> tuple[NDArray[np.intp], _Cube, _Cube]:
     """A block's per-cell counts of finite repeats, cell means and within-cell sums of squares (as the whole cube's)."""
-    finite = np.isfinite(y)
-    counts = finite.sum(axis=2)
-    filled = np.where(finite, y, 0.0)
-    has = counts > 0
-    cell_mean = np.divide(filled.sum(axis=2), counts, out=np.zeros(counts.shape), where=has)
-    first = np.take_along_axis(filled, np.argmax(finite, axis=2)[..., None], axis=2)
-    shifted = np.where(finite, y - first, 0.0)
-    within = (shifted**2).sum(axis=2) - np.divide(
-        shifted.sum(axis=2) ** 2, counts, out=np.zeros(counts.shape), where=has
-    )
-    return counts, cell_mean, within
+    return cell_statistics(y, np.isfinite(y))
 
 
 def _complete(blocks: CubeBlocks, n: int, n_judges: int) -> tuple[NDArray[np.bool_], int, int]:
@@ -144,21 +134,7 @@ def _components(
     n_judges_dropped: int,
 ) -> VarianceComponents:
     """The mean squares of the complete ``(a, b)`` table, read in blocks of rows, and the components from them."""
-    noise = repeats / r_h if repeats is not None else 0.0
-    confounded = [] if repeats is not None else ["interaction+repeats"]
-    truncated: list[str] = []
-    if repeats is not None and repeats <= tiny:
-        repeats = 0.0
-
-    def clip(name: str, value: float) -> float:
-        if abs(value) <= tiny:
-            return 0.0
-        if value < 0:
-            truncated.append(name)
-            return 0.0
-        return value
-
-    samples = judges = interaction = None
+    mean_squares: tuple[float, float | None, float | None] | None = None
     if a >= 2:
         origin = next(t for t, _ in table() if t.size).flat[0]
 
@@ -173,6 +149,7 @@ def _components(
 
         grand = pairwise_mean(by_judge(shifted), a * b)
         ms_s = b * float(pairwise_sum(((t.mean(axis=1) - grand) ** 2 for t in shifted()), a)) / (a - 1)
+        mean_squares = (ms_s, None, None)
         if b >= 2:
             col = np.array([pairwise_sum((t[:, j] for t in shifted()), a) for j in range(b)]) / a
 
@@ -181,26 +158,8 @@ def _components(
                     yield (t - t.mean(axis=1)[:, None] - col[None, :] + grand) ** 2
 
             ms_j = a * float(np.sum((col - grand) ** 2)) / (b - 1)
-            ms_sj = float(pairwise_sum(by_judge(resid), a * b)) / ((a - 1) * (b - 1))
-            samples = clip("samples", (ms_s - ms_sj) / b)
-            judges = clip("judges", (ms_j - ms_sj) / a)
-            interaction = clip("interaction", ms_sj - noise)
-        else:
-            samples = clip("samples", ms_s - noise)
-            confounded = ["samples+interaction"]
-    return VarianceComponents(
-        samples=samples,
-        judges=judges,
-        interaction=interaction,
-        repeats=repeats,
-        n_samples=a,
-        n_judges=b,
-        repeats_per_cell=r_h,
-        n_dropped=n_dropped,
-        n_judges_dropped=n_judges_dropped,
-        truncated=truncated,
-        confounded=confounded,
-    )
+            mean_squares = (ms_s, ms_j, float(pairwise_sum(by_judge(resid), a * b)) / ((a - 1) * (b - 1)))
+    return components_from(mean_squares, (a, b), r_h, repeats, tiny, (n_dropped, n_judges_dropped))
 
 
 def blocked_decompose(
