@@ -17,9 +17,10 @@ typed arrays indexed by the sample's position in the dataset, and sums the rest 
 
 :meth:`RunSummary.summaries` then computes every figure in dataset order with the same
 functions as :func:`~ragqa.report.summarize` (``nan_mean``, :func:`ragqa.report.summary.judge_usage`'s
-exact sums, :func:`ragqa.agreement.agreement` on the same judges x samples matrix,
-:func:`ragqa.uncertainty.metric_intervals` on the same values), so the summaries equal those of a
-report built from all results, bit for bit, whatever order the results arrived in
+exact sums, :func:`ragqa.agreement.agreement` on the same judges x samples matrix, read in blocks
+of samples, :func:`ragqa.uncertainty.metric_intervals` on the same values, the variance
+decomposition from blocks of the same cube: :mod:`ragqa.uncertainty.variance_stream`), so the
+summaries equal those of a report built from all results, bit for bit, whatever order the results arrived in
 (``tests/run/test_run_memory.py`` proves it, resumed runs included). Memory is about
 ``samples x metrics x (9 + 9 x judges)`` bytes with one repeat (``+ (4 + 8 x repeats) x judges`` with
 more): 4.5 MB for 100,000 samples, one metric and four judges, against several hundred MB for the
