@@ -200,10 +200,14 @@ def fit_reliability(
     fit = fit_dawid_skene(matrix)
     rng = np.random.default_rng(seed)
     draws = np.full((n_boot, 3, len(judge_ids)), np.nan)
+    fitted: dict[bytes, _Matrix] = {}  # a draw of the same samples in the same order is the same fit: fitted once
     for b in range(n_boot):
         chosen = rng.integers(0, len(kept), size=len(kept))
-        again = fit_dawid_skene(np.vstack([kept[i] for i in chosen]), max_iterations=100)
-        draws[b] = (again.sensitivity, again.specificity, again.accuracy)
+        key = chosen.tobytes()
+        if key not in fitted:
+            again = fit_dawid_skene(np.vstack([kept[i] for i in chosen]), max_iterations=100)
+            fitted[key] = np.array([again.sensitivity, again.specificity, again.accuracy])
+        draws[b] = fitted[key]
     judges, pairs, warnings = _judges_section(matrix, fit, draws, judge_ids, confidence, len(kept))
     ends = np.cumsum([0] + [b.shape[0] for b in kept])
     ds_labels = [fit.labels[ends[i] : ends[i + 1]].astype(np.float64) for i in range(len(kept))]
@@ -390,9 +394,14 @@ def item_reliability(
     fit = fit_dawid_skene(patterns, weights=counts)
     rng = np.random.default_rng(seed)
     draws = np.full((n_boot, 3, len(judge_ids)), np.nan)
+    fitted: dict[bytes, _Matrix] = {}  # the same counts are the same fit: fitted once (few items repeat draws)
     for b in range(n_boot):  # resampling n items with replacement = a multinomial draw of the pattern counts
-        again = fit_dawid_skene(patterns, weights=rng.multinomial(n, counts / n), max_iterations=100)
-        draws[b] = (again.sensitivity, again.specificity, again.accuracy)
+        weights = rng.multinomial(n, counts / n)
+        key = weights.tobytes()
+        if key not in fitted:
+            again = fit_dawid_skene(patterns, weights=weights, max_iterations=100)
+            fitted[key] = np.array([again.sensitivity, again.specificity, again.accuracy])
+        draws[b] = fitted[key]
     per_item = dataclasses.replace(fit, posterior=fit.posterior[inverse.ravel()])
     judges, pairs, warnings = _judges_section(matrix, per_item, draws, judge_ids, confidence, n)
     labels = per_item.labels.astype(np.float64)
