@@ -200,10 +200,14 @@ def fit_reliability(
     fit = fit_dawid_skene(matrix)
     rng = np.random.default_rng(seed)
     draws = np.full((n_boot, 3, len(judge_ids)), np.nan)
+    fitted: dict[bytes, _Matrix] = {}  # a draw of the same samples in the same order is the same fit: fitted once
     for b in range(n_boot):
         chosen = rng.integers(0, len(kept), size=len(kept))
-        again = fit_dawid_skene(np.vstack([kept[i] for i in chosen]), max_iterations=100)
-        draws[b] = (again.sensitivity, again.specificity, again.accuracy)
+        key = chosen.tobytes()
+        if key not in fitted:
+            again = fit_dawid_skene(np.vstack([kept[i] for i in chosen]), max_iterations=100)
+            fitted[key] = np.array([again.sensitivity, again.specificity, again.accuracy])
+        draws[b] = fitted[key]
     corr = residual_correlation(matrix, fit)
     judges, pairs, warnings = _judges_section(corr, fit, draws, judge_ids, confidence, len(kept))
     ends = np.cumsum([0] + [b.shape[0] for b in kept])
@@ -400,9 +404,14 @@ def item_reliability(
     fit = fit_dawid_skene(patterns.patterns, weights=counts)
     rng = np.random.default_rng(seed)
     draws = np.full((n_boot, 3, len(judge_ids)), np.nan)
+    fitted: dict[bytes, _Matrix] = {}  # the same counts are the same fit: fitted once (few items repeat draws)
     for b in range(n_boot):  # resampling n items with replacement = a multinomial draw of the pattern counts
-        again = fit_dawid_skene(patterns.patterns, weights=rng.multinomial(n, counts / n), max_iterations=100)
-        draws[b] = (again.sensitivity, again.specificity, again.accuracy)
+        weights = rng.multinomial(n, counts / n)
+        key = weights.tobytes()
+        if key not in fitted:
+            again = fit_dawid_skene(patterns.patterns, weights=weights, max_iterations=100)
+            fitted[key] = np.array([again.sensitivity, again.specificity, again.accuracy])
+        draws[b] = fitted[key]
     corr = pattern_residual_correlation(rows, patterns, fit)
     judges, pairs, warnings = _judges_section(corr, fit, draws, judge_ids, confidence, n)
     # per item, every figure below is its pattern's: counted, never expanded to the items
