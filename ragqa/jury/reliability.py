@@ -81,6 +81,32 @@ def _interval(estimate: float, draws: _Matrix, confidence: float, n: int) -> Int
 Formula = Callable[[Sequence[Sequence[float]]], float]
 
 
+class _ReplicateRates:
+    """The bootstrap replicates' rates, each draw fitted once.
+
+    A replicate's fit depends only on its draw (the samples chosen, in order, or the count of each
+    verdict pattern), and :func:`~ragqa.jury.dawid_skene.fit_dawid_skene` is deterministic, so a
+    draw seen before gets the rates already fitted: the same numbers, bit for bit. With few samples
+    most replicates repeat a draw (3 samples have 27 ordered draws for 200 replicates).
+
+    Args:
+        fit: fits one replicate from its draw (an integer array).
+    """
+
+    def __init__(self, fit: Callable[[NDArray[np.int64]], DawidSkeneFit]) -> None:
+        self._fit = fit
+        self._seen: dict[bytes, _Matrix] = {}
+
+    def get(self, draw: NDArray[np.int64]) -> _Matrix:
+        """``(3, n_judges)``: the sensitivity, specificity and accuracy per judge of the replicate ``draw``."""
+        key = draw.tobytes()
+        rates = self._seen.get(key)
+        if rates is None:
+            again = self._fit(draw)
+            rates = self._seen[key] = np.array([again.sensitivity, again.specificity, again.accuracy])
+        return rates
+
+
 def _sample_value(units: Sequence[Matrices], labels: _Matrix, formulas: Sequence[Formula]) -> float:
     """The metric on one sample's voted ``labels`` (its rows in stacking order), averaged over its repeats."""
     values, at = [], 0
@@ -200,10 +226,9 @@ def fit_reliability(
     fit = fit_dawid_skene(matrix)
     rng = np.random.default_rng(seed)
     draws = np.full((n_boot, 3, len(judge_ids)), np.nan)
+    rates = _ReplicateRates(lambda chosen: fit_dawid_skene(np.vstack([kept[i] for i in chosen]), max_iterations=100))
     for b in range(n_boot):
-        chosen = rng.integers(0, len(kept), size=len(kept))
-        again = fit_dawid_skene(np.vstack([kept[i] for i in chosen]), max_iterations=100)
-        draws[b] = (again.sensitivity, again.specificity, again.accuracy)
+        draws[b] = rates.get(rng.integers(0, len(kept), size=len(kept)))
     judges, pairs, warnings = _judges_section(matrix, fit, draws, judge_ids, confidence, len(kept))
     ends = np.cumsum([0] + [b.shape[0] for b in kept])
     ds_labels = [fit.labels[ends[i] : ends[i + 1]].astype(np.float64) for i in range(len(kept))]
@@ -390,9 +415,9 @@ def item_reliability(
     fit = fit_dawid_skene(patterns, weights=counts)
     rng = np.random.default_rng(seed)
     draws = np.full((n_boot, 3, len(judge_ids)), np.nan)
+    rates = _ReplicateRates(lambda weights: fit_dawid_skene(patterns, weights=weights, max_iterations=100))
     for b in range(n_boot):  # resampling n items with replacement = a multinomial draw of the pattern counts
-        again = fit_dawid_skene(patterns, weights=rng.multinomial(n, counts / n), max_iterations=100)
-        draws[b] = (again.sensitivity, again.specificity, again.accuracy)
+        draws[b] = rates.get(rng.multinomial(n, counts / n))
     per_item = dataclasses.replace(fit, posterior=fit.posterior[inverse.ravel()])
     judges, pairs, warnings = _judges_section(matrix, per_item, draws, judge_ids, confidence, n)
     labels = per_item.labels.astype(np.float64)
