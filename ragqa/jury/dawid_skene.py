@@ -96,14 +96,13 @@ def majority_posterior(verdicts: ArrayLike) -> _FloatArray:
 
 
 def _m_step(
-    matrix: _FloatArray,
+    ones: _FloatArray,
+    zeros: _FloatArray,
     seen: NDArray[np.bool_],
     posterior: _FloatArray,
     smoothing: float,
     weights: _FloatArray | None = None,
 ) -> tuple[_FloatArray, _FloatArray, float]:
-    ones = np.where(seen, matrix, 0.0)
-    zeros = np.where(seen, 1.0 - matrix, 0.0)
     p1 = posterior if weights is None else weights * posterior  # an item of weight w counts w times
     p0 = 1.0 - posterior if weights is None else weights * (1.0 - posterior)
     weight_1 = p1[:, None] * seen
@@ -112,20 +111,20 @@ def _m_step(
     specificity = ((p0[:, None] * zeros).sum(axis=0) + smoothing) / (weight_0.sum(axis=0) + 2 * smoothing)
     n = posterior.size if weights is None else float(weights.sum())
     prevalence = float((p1.sum() + smoothing) / (n + 2 * smoothing)) if n else 0.5
-    eps = 1e-9
-    return np.clip(sensitivity, eps, 1 - eps), np.clip(specificity, eps, 1 - eps), min(max(prevalence, eps), 1 - eps)
+    eps = 1e-9  # np.clip's values, without its wrapper's cost on a few judges
+    sensitivity = np.minimum(np.maximum(sensitivity, eps), 1 - eps)
+    specificity = np.minimum(np.maximum(specificity, eps), 1 - eps)
+    return sensitivity, specificity, min(max(prevalence, eps), 1 - eps)
 
 
 def _e_step(
-    matrix: _FloatArray,
-    seen: NDArray[np.bool_],
+    ones: _FloatArray,
+    zeros: _FloatArray,
     sens: _FloatArray,
     spec: _FloatArray,
     prevalence: float,
     weights: _FloatArray | None = None,
 ) -> tuple[_FloatArray, float]:
-    ones = np.where(seen, matrix, 0.0)
-    zeros = np.where(seen, 1.0 - matrix, 0.0)
     log_1 = math.log(prevalence) + ones @ np.log(sens) + zeros @ np.log(1.0 - sens)
     log_0 = math.log(1.0 - prevalence) + ones @ np.log(1.0 - spec) + zeros @ np.log(spec)
     top = np.maximum(log_1, log_0)
@@ -178,13 +177,15 @@ def fit_dawid_skene(
         half = np.full(n_judges, 0.5)
         return DawidSkeneFit(np.empty(0), half, half.copy(), 0.5, 0, True, 0.0)
     posterior = majority_posterior(matrix)
-    sens, spec, prevalence = _m_step(matrix, seen, posterior, smoothing, w)
+    ones = np.where(seen, matrix, 0.0)  # the verdicts as counts of 1s and of 0s, the same every iteration
+    zeros = np.where(seen, 1.0 - matrix, 0.0)
+    sens, spec, prevalence = _m_step(ones, zeros, seen, posterior, smoothing, w)
     converged = False
     iterations = 0
     log_likelihood = 0.0
     for iterations in range(1, max_iterations + 1):  # noqa: B007 - the count is reported
-        posterior, log_likelihood = _e_step(matrix, seen, sens, spec, prevalence, w)
-        new_sens, new_spec, new_prev = _m_step(matrix, seen, posterior, smoothing, w)
+        posterior, log_likelihood = _e_step(ones, zeros, sens, spec, prevalence, w)
+        new_sens, new_spec, new_prev = _m_step(ones, zeros, seen, posterior, smoothing, w)
         change = max(
             float(np.max(np.abs(new_sens - sens), initial=0.0)),
             float(np.max(np.abs(new_spec - spec), initial=0.0)),
@@ -194,7 +195,7 @@ def fit_dawid_skene(
         if change < tolerance:
             converged = True
             break
-    posterior, log_likelihood = _e_step(matrix, seen, sens, spec, prevalence, w)
+    posterior, log_likelihood = _e_step(ones, zeros, sens, spec, prevalence, w)
     return DawidSkeneFit(posterior, sens, spec, prevalence, iterations, converged, log_likelihood)
 
 
