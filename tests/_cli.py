@@ -64,6 +64,15 @@ class CliResult:
     stderr: str
 
 
+def interruptible() -> None:
+    """``preexec_fn`` of a child that a test interrupts: SIGINT acts as Ctrl-C in a terminal.
+
+    A shell script's background job ignores SIGINT and its children inherit that (a ``nohup``-like
+    state that ragqa respects), so a test run as ``pytest ... &`` would see its Ctrl-C ignored.
+    """
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def cli_env(env: Mapping[str, str | None] | None = None) -> dict[str, str | None]:
     """The changes to ``os.environ`` for one command: the user's ragqa and provider variables unset.
 

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _cli import JUDGES, N_SAMPLES, chat_requests, ragqa, records
+from _cli import JUDGES, N_SAMPLES, chat_requests, interruptible, ragqa, records
 from _records import untimed
 
 from ragqa.testing import ChatRequest, FakeOpenAIServer, Fault, ragqa_responder
@@ -92,6 +92,7 @@ def test_interrupted_run_keeps_results_and_resume_makes_only_the_missing_calls(
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=interruptible,
     )
     _wait_for_records(partial, proc, at_least=3)
     assert not out.exists()  # the old file was removed when the run started

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _cli import CliResult, run_cli
+from _cli import CliResult, interruptible, run_cli
 
 from ragqa.container import create_container
 from ragqa.errors import ConfigError, SampleError
@@ -511,7 +511,12 @@ def test_ctrl_c_while_judges_hang_is_exit_130(tmp_path: Path) -> None:
         env.pop("RAGQA_PROFILES_ACTIVE", None)
         cmd = [sys.executable, "-m", "ragqa", "test", "--config", str(EXAMPLES / "application.yaml")]
         proc = subprocess.Popen(
-            [*cmd, str(EXAMPLES / "failing.yaml")], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+            [*cmd, str(EXAMPLES / "failing.yaml")],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            preexec_fn=interruptible,
         )
         try:
             while not server.requests:  # wait until a judge call is in flight (the server hangs it)
