@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import json
+from collections.abc import Sequence
 from typing import Any
 
 from dependency_injector import providers
 
 from ragqa.container import Container, create_container
+from ragqa.report import MetricSummary
 from ragqa.testing import FunctionJudge
 
 
@@ -38,3 +41,13 @@ def untimed(value: Any) -> Any:
     if isinstance(value, list):
         return [untimed(v) for v in value]
     return value
+
+
+def exact_summaries(summaries: Sequence[MetricSummary]) -> str:
+    """Summaries as text in which every float is its repr (NaN included): equal text, equal bits.
+
+    The run's per-item reliability section (``item_jury``) is left out: :func:`~ragqa.report.summarize`
+    has no thresholds to make it; ``tests/jury/test_jury_items.py`` checks the run's against the one
+    rebuilt from its records.
+    """
+    return json.dumps([s.model_dump(exclude={"item_jury"}) for s in summaries], allow_nan=True)

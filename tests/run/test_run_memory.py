@@ -10,11 +10,12 @@ import asyncio
 import json
 import math
 import random
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TypeVar
 
 import pytest
+from _records import exact_summaries
 from dependency_injector import providers
 from factories import office_jsonl
 from pydantic import BaseModel
@@ -27,7 +28,7 @@ from ragqa.judges.base import Judge
 from ragqa.metrics.base import Metric, MetricContext
 from ragqa.prompts.base import Prompt
 from ragqa.render.records import read_result_record
-from ragqa.report import MetricSummary, summarize
+from ragqa.report import summarize
 from ragqa.run.api import aevaluate
 from ragqa.run.stream import partial_path
 from ragqa.run.summary import RunSummary
@@ -124,16 +125,6 @@ async def test_evaluate_keeps_dataset_order_through_the_window() -> None:
 # -- streamed summaries equal the summaries of all results, exactly -----------------------------
 
 
-def _exact(summaries: Sequence[MetricSummary]) -> str:
-    """Summaries as text in which every float is its repr (NaN included): equal text, equal bits.
-
-    The run's per-item reliability section (``item_jury``) is left out: :func:`summarize` has no
-    thresholds to make it; ``tests/jury/test_jury_items.py`` checks the run's against the one
-    rebuilt from its records.
-    """
-    return json.dumps([s.model_dump(exclude={"item_jury"}) for s in summaries], allow_nan=True)
-
-
 def _random_results(seed: int, n_samples: int) -> list[PanelResult]:
     """Results of a three-judge panel on two metrics: scores, NaNs, failures, usage with and without cost."""
     rng = random.Random(seed)
@@ -184,7 +175,7 @@ def test_run_summary_equals_summarize_whatever_order_the_results_arrive_in() -> 
         random.Random(seed).shuffle(arrived)
         for result in arrived:
             summary.add(int(result.sample_id[1:]), result)
-        assert _exact(summary.summaries()) == _exact(summarize(results, judges))
+        assert exact_summaries(summary.summaries()) == exact_summaries(summarize(results, judges))
         assert summary.failed_results() == [r for r in results if r.failures]
 
 
@@ -248,12 +239,12 @@ async def test_summaries_kept_and_streamed_equal_those_of_every_result(tmp_path:
     kept = await aevaluate(data, METRICS, container=container, out=tmp_path / "kept.jsonl")
     judges = kept.judge_ids
     assert kept.results_kept and len(kept.results) == 48 and kept.failures
-    assert _exact(kept.summaries) == _exact(summarize(kept.results, judges))
+    assert exact_summaries(kept.summaries) == exact_summaries(summarize(kept.results, judges))
 
     streamed = await aevaluate(data, METRICS, container=container, out=tmp_path / "streamed.jsonl", keep_results=False)
     on_disk = _records(tmp_path / "streamed.jsonl")
     assert not streamed.results_kept and streamed.samples == [] and len(on_disk) == 48
-    assert _exact(streamed.summaries) == _exact(summarize(on_disk, judges))
+    assert exact_summaries(streamed.summaries) == exact_summaries(summarize(on_disk, judges))
     assert streamed.results == [r for r in on_disk if r.failures]  # what the console and exit code need
     assert streamed.n_samples == kept.n_samples == 24
     assert [(r.sample_id, r.metric, r.aggregate.value) for r in on_disk][:6] == [
@@ -274,7 +265,7 @@ async def test_a_resumed_run_streams_the_same_summaries_as_its_results_file(
     resumed = await aevaluate(data, METRICS, container=container, out=out, resume=True, keep_results=False)
     on_disk = _records(out)
     assert len(on_disk) == 40 and on_disk[:17] == _records(first)[:17]
-    assert _exact(resumed.summaries) == _exact(summarize(on_disk, resumed.judge_ids))
+    assert exact_summaries(resumed.summaries) == exact_summaries(summarize(on_disk, resumed.judge_ids))
     assert sum(s.n_samples for s in resumed.summaries) == 40
 
 

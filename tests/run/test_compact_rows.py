@@ -1,0 +1,299 @@
+"""Compact rows (:mod:`ragqa.run.rows`): what a Ray worker sends its driver gives one process's files and figures.
+
+A worker sends, per result without a judge failure, the result's summary row and its results-file
+line; the driver adds the numbers and appends the bytes. These tests prove, in this process (no
+cluster), that nothing changes: a summary built from rows equals one built from the results bit
+for bit (summaries, ``scores(metric)``, failed results; repeats, NaN scores, judge failures and a
+lower-is-better metric included), the flaky samples are the same, the stream's bytes are the same,
+and a whole run through an engine that sends compact rows writes the one-process results file byte
+for byte. ``tests/run/test_ray_engine.py`` runs the same comparison on a cluster.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+import pickle
+import random
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from _records import exact_summaries
+from dependency_injector import providers
+from factories import office_jsonl
+
+from ragqa.aggregate import aggregate
+from ragqa.container import Container, close_container, create_container
+from ragqa.errors import JudgeHTTPError
+from ragqa.evaluation import PanelEvaluator
+from ragqa.metrics.base import Metric
+from ragqa.run.loop import run_sync
+from ragqa.run.outcome import FlakySamples
+from ragqa.run.plan import make_plan, plan_output
+from ragqa.run.results_file import ResultsHeader, result_bytes
+from ragqa.run.rows import CompactMode, CompactResult, compact_result, summary_row
+from ragqa.run.runner import Runner
+from ragqa.run.source import JsonlSamples
+from ragqa.run.stream import ResultStream
+from ragqa.run.summary import RunSummary
+from ragqa.schema import JudgeFailure, JudgeOutcome, MetricScore, PanelResult, RepeatOutcome, Sample, Usage
+
+JUDGES = ["a", "b", "c"]
+METRICS = ["m1", "m2(mode=x)"]
+
+
+def _usage(rng: random.Random) -> Usage:
+    return Usage(
+        calls=rng.randint(0, 3),
+        prompt_tokens=rng.randint(0, 900),
+        completion_tokens=rng.randint(0, 90),
+        latency_s=rng.random() / 3,
+        cost=rng.choice((None, rng.random() / 7)),
+    )
+
+
+def _outcome(rng: random.Random, jid: str, metric: str, sample_id: str, repeats: int) -> JudgeOutcome:
+    """One judge: a failure, a NaN, a score, or ``repeats`` repeats (some failed or NaN), with usage."""
+
+    def failure() -> JudgeFailure:
+        return JudgeFailure(judge_id=jid, metric=metric, sample_id=sample_id, error_type="JudgeTimeout", message="t")
+
+    roll = rng.random()
+    if roll < 0.12:
+        return JudgeOutcome(judge_id=jid, failure=failure(), usage=_usage(rng))
+    if repeats == 1 or roll < 0.3:
+        value = math.nan if roll < 0.2 else rng.choice((rng.random(), 0.0, 1.0, 0.5))
+        return JudgeOutcome(judge_id=jid, score=MetricScore(value=value), latency_s=rng.random(), usage=_usage(rng))
+    runs = []
+    for k in range(rng.randint(2, repeats)):  # outcomes of one judge may hold fewer repeats
+        r = rng.random()
+        if r < 0.1:
+            runs.append(RepeatOutcome(index=k, failure=failure(), usage=_usage(rng)))
+        else:
+            value = math.nan if r < 0.2 else rng.choice((rng.random(), 0.25, 1.0))
+            runs.append(RepeatOutcome(index=k, score=MetricScore(value=value, reason=f"r{k}"), usage=_usage(rng)))
+    finite = [r.score.value for r in runs if r.score is not None and not math.isnan(r.score.value)]
+    score = MetricScore(value=sum(finite) / len(finite) if finite else math.nan, details={"n": len(runs)})
+    return JudgeOutcome(judge_id=jid, score=score, repeats=runs, usage=_usage(rng))
+
+
+def _results(seed: int, n_samples: int, repeats: int) -> list[PanelResult]:
+    """Results of a three-judge panel (and a judge not in it) on a higher- and a lower-is-better metric."""
+    rng = random.Random(seed)
+    out = []
+    for i in range(n_samples):
+        for metric, direction in (("m1", "higher"), ("m2(mode=x)", "lower")):
+            outcomes = [
+                _outcome(rng, jid, metric, f"s{i}", repeats)
+                for jid in ("a", "b", "c", "stranger")[: rng.choice((3, 4))]
+            ]
+            scores = [o.score.value for o in outcomes if o.score is not None]
+            out.append(
+                PanelResult(
+                    sample_id=f"s{i}",
+                    metric=metric,
+                    direction=direction,  # type: ignore[arg-type]
+                    judges=outcomes,
+                    aggregate=aggregate(scores, n_failed=sum(o.failure is not None for o in outcomes), quorum=2),
+                )
+            )
+    return out
+
+
+def _sent(results: Iterable[PanelResult], mode: CompactMode) -> list[PanelResult | CompactResult]:
+    """What a worker sends for ``results``, through a pickle as Ray carries it."""
+    sent: list[PanelResult | CompactResult] = pickle.loads(
+        pickle.dumps([compact_result(r, mode) for r in results], protocol=pickle.HIGHEST_PROTOCOL)
+    )
+    return sent
+
+
+def _position(result: PanelResult) -> int:
+    return int(result.sample_id[1:])
+
+
+@pytest.mark.parametrize("repeats", [1, 3])
+def test_a_summary_of_compact_rows_equals_the_summary_of_the_results_bit_for_bit(repeats: int) -> None:
+    for seed in range(3):
+        results = _results(seed, 50, repeats)
+        results = [r for r in results if not (r.metric == "m1" and _position(r) in (4, 9))]  # skipped pairs
+        arrived = list(results)
+        random.Random(seed).shuffle(arrived)
+        whole = RunSummary(JUDGES, METRICS, 50)
+        compact = RunSummary(JUDGES, METRICS, 50)
+        for result, item in zip(arrived, _sent(arrived, "rows"), strict=True):
+            whole.add(_position(result), result)
+            if isinstance(item, PanelResult):  # a judge failed: sent whole
+                assert item.failures and repr(item) == repr(result)  # repr: NaN scores compare equal
+                compact.add(_position(item), item)
+            else:
+                line, row = item
+                assert line is None and not result.failures
+                compact.add_row(_position(result), row)
+        assert any(isinstance(item, PanelResult) for item in _sent(results, "rows"))  # failures were sent whole
+        assert exact_summaries(compact.summaries()) == exact_summaries(whole.summaries())
+        for metric in METRICS:
+            assert compact.scores(metric).tobytes() == whole.scores(metric).tobytes()
+            assert np.isnan(whole.scores(metric)).any()  # NaN scores and failures are in the matrices
+        failed = repr([r for r in results if r.failures])
+        assert repr(compact.failed_results()) == repr(whole.failed_results()) == failed
+        assert compact.count == whole.count == len(results)
+
+
+def test_a_row_with_a_judge_failure_needs_its_result() -> None:
+    failed = next(r for r in _results(0, 10, 1) if r.failures)
+    summary = RunSummary(JUDGES, METRICS, 10)
+    with pytest.raises(ValueError, match="kept whole; add the result"):
+        summary.add_row(_position(failed), summary_row(failed))
+    assert summary.count == 0
+    summary.add_row(_position(failed), summary_row(failed), failed)
+    assert summary.failed_results() == [failed]
+
+
+def test_flaky_samples_from_rows_are_those_from_the_results() -> None:
+    results = _results(5, 80, 3)
+    thresholds = {"m1": 0.5, "m2(mode=x)": 0.4}
+    whole, compact = FlakySamples(thresholds), FlakySamples(thresholds)
+    for result in results:
+        whole.add(_position(result), result)
+        compact.add_row(_position(result), summary_row(result))
+    assert compact.positions == whole.positions
+    assert all(whole.positions[m] for m in METRICS)  # both metrics (both directions) have flaky samples
+
+
+def test_the_stream_appends_a_workers_line_byte_for_byte_as_it_writes_the_result(tmp_path: Path) -> None:
+    results = [r for r in _results(2, 30, 3) if not r.failures]
+    labels = [f"s{i}" for i in range(30)]
+    header = ResultsHeader("run", "0", "sha256:x", "d", "sha256:y", 30, tuple(METRICS), tuple(JUDGES), "now")
+    files = []
+    for name, write in (
+        ("whole", lambda s, r: s.write(r, position=_position(r))),
+        ("lines", lambda s, r: s.write_line(result_bytes(r), (r.sample_id, r.metric), position=_position(r))),
+    ):
+        stream = ResultStream(tmp_path / f"{name}.jsonl", header, layout=(labels, METRICS))
+        stream.open()
+        for result in reversed(results):
+            write(stream, result)
+        assert stream.count == len(results)
+        partial = stream.partial.read_bytes()
+        assert stream.finish() == len(results)
+        files.append((partial, (tmp_path / f"{name}.jsonl").read_bytes()))
+    assert files[1] == files[0]  # the partial file and the final file
+
+
+class _Failing:
+    """A judge that wraps another and fails (HTTP 503) on every sample whose question names office 3, 6 or 9."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+
+    @property
+    def id(self) -> str:
+        return "failing"
+
+    @property
+    def fingerprint(self) -> str:
+        return json.dumps({"failing": self.inner.fingerprint})
+
+    async def ask(self, prompt: Any, data: Any, *, language: Any = "en") -> Any:
+        if any(f"office {i} " in data.model_dump_json() for i in (3, 6, 9)):
+            raise JudgeHTTPError("down", judge_id=self.id, status=503)
+        return await self.inner.ask(prompt, data, language=language)
+
+
+class _SendsCompact:
+    """An engine that scores in this process and hands the runner what a Ray worker sends (through a pickle)."""
+
+    def __init__(self) -> None:
+        self.modes: list[CompactMode | None] = []
+
+    async def score(
+        self,
+        runner: Runner,
+        evaluator: PanelEvaluator,
+        todo: Iterable[tuple[int, Sample, Sequence[Metric]]],
+        on_rows: Callable[[int, list[PanelResult | CompactResult]], None],
+        *,
+        compact: CompactMode | None = None,
+    ) -> dict[str, int]:
+        self.modes.append(compact)
+        made: list[tuple[int, list[PanelResult]]] = []
+        await evaluator.score_stream(todo, lambda position, rows: made.append((position, rows)))
+        for position, rows in reversed(made):  # in another order than one process's
+            on_rows(position, _sent(rows, compact) if compact is not None else rows)
+        return {}
+
+
+@pytest.fixture
+def container() -> Iterator[Container]:
+    built = create_container(None, ["local"], environ={})
+    local = built.judges()
+    built.judges.override(providers.Object([*local, _Failing(local[0])]))
+    yield built
+    asyncio.run(close_container(built))
+
+
+@pytest.mark.parametrize("repeats", [1, 2])
+def test_a_run_sent_compact_rows_writes_the_one_process_results_file_byte_for_byte(
+    repeats: int, container: Container, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(time, "perf_counter", lambda: 0.0)  # every latency 0: the runs' files may be equal
+    data = tmp_path / "data.jsonl"
+    nothing = {"id": "dots", "user_input": "When?", "response": "...", "retrieved_contexts": ["It opens at nine."]}
+    data.write_text(office_jsonl(24, start=0, moon_every=4) + json.dumps(nothing) + "\n", encoding="utf-8")
+    metrics = ["faithfulness", "hallucination"]  # higher and lower is better
+    runs: dict[str, Any] = {}
+    for name, engine in (("one", None), ("compact", _SendsCompact())):
+        out = tmp_path / f"{name}.jsonl"
+        plan = make_plan(
+            container.settings(),
+            metrics=metrics,
+            outputs=[plan_output(out)],
+            dataset="offices",
+            panel={"repeats": repeats},
+            thresholds={"faithfulness": 0.6},
+        )
+        counted: list[None] = []
+        runner = Runner(
+            plan, container, keep_results=False, engine=engine, on_progress=lambda c=counted: c.append(None)
+        )
+        result = run_sync(runner.arun(JsonlSamples(data)))
+        header, *lines = out.read_bytes().splitlines(keepends=True)
+        runs[name] = (result, json.loads(header), lines, len(counted), engine)
+    (one, head1, lines1, counted1, _), (sent, head2, lines2, counted2, engine) = runs["one"], runs["compact"]
+    assert engine.modes == ["lines"]
+    assert lines2 == lines1 and len(lines1) == 50  # byte for byte, in dataset order
+    for key in ("run_id", "started_at"):
+        head1.pop(key), head2.pop(key)
+    assert head2 == head1
+    assert counted2 == counted1 == 50  # the progress bar's count
+    assert exact_summaries(sent.report.summaries) == exact_summaries(one.report.summaries)
+    assert one.report.results and repr(sent.report.results) == repr(one.report.results)  # those with a failure
+    assert sent.exit_code == one.exit_code
+    assert [json.loads(line)["aggregate"]["value"] for line in lines1[-2:]] == [None, None]  # NaN: no statement
+
+
+def test_the_runner_asks_for_compact_rows_only_when_nothing_else_reads_the_results(
+    container: Container, tmp_path: Path
+) -> None:
+    data = tmp_path / "data.jsonl"
+    data.write_text(office_jsonl(4, start=0), encoding="utf-8")
+
+    def mode(**options: Any) -> CompactMode | None:
+        out = options.pop("out", None)
+        plan = make_plan(container.settings(), metrics=["faithfulness"], outputs=[plan_output(out)] if out else [])
+        engine = _SendsCompact()
+        run_sync(Runner(plan, container, engine=engine, **options).arun(JsonlSamples(data)))
+        [asked] = engine.modes
+        return asked
+
+    assert mode(keep_results=False, out=tmp_path / "r.jsonl") == "lines"
+    assert mode(keep_results=False) == "rows"  # no results file: no line is made
+    assert mode(keep_results=True) is None  # the report keeps every result
+    assert mode(keep_results=False, on_result=lambda result: None) is None  # a callback reads each result
+    assert mode(keep_results=False, out=tmp_path / "r.html") is None  # an HTML report renders every result
