@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import math
 import pickle
 import random
 import time
@@ -23,13 +22,10 @@ from typing import Any
 
 import numpy as np
 import pytest
-from _records import exact_summaries
-from dependency_injector import providers
+from _records import exact_summaries, local_with_a_flaky_judge, random_results
 from factories import office_jsonl
 
-from ragqa.aggregate import aggregate
-from ragqa.container import Container, close_container, create_container
-from ragqa.errors import JudgeHTTPError
+from ragqa.container import Container, close_container
 from ragqa.evaluation import PanelEvaluator
 from ragqa.metrics.base import Metric
 from ragqa.run.loop import run_sync
@@ -41,68 +37,10 @@ from ragqa.run.runner import Runner
 from ragqa.run.source import JsonlSamples
 from ragqa.run.stream import ResultStream
 from ragqa.run.summary import RunSummary
-from ragqa.schema import JudgeFailure, JudgeOutcome, MetricScore, PanelResult, RepeatOutcome, Sample, Usage
+from ragqa.schema import PanelResult, Sample
 
 JUDGES = ["a", "b", "c"]
 METRICS = ["m1", "m2(mode=x)"]
-
-
-def _usage(rng: random.Random) -> Usage:
-    return Usage(
-        calls=rng.randint(0, 3),
-        prompt_tokens=rng.randint(0, 900),
-        completion_tokens=rng.randint(0, 90),
-        latency_s=rng.random() / 3,
-        cost=rng.choice((None, rng.random() / 7)),
-    )
-
-
-def _outcome(rng: random.Random, jid: str, metric: str, sample_id: str, repeats: int) -> JudgeOutcome:
-    """One judge: a failure, a NaN, a score, or ``repeats`` repeats (some failed or NaN), with usage."""
-
-    def failure() -> JudgeFailure:
-        return JudgeFailure(judge_id=jid, metric=metric, sample_id=sample_id, error_type="JudgeTimeout", message="t")
-
-    roll = rng.random()
-    if roll < 0.12:
-        return JudgeOutcome(judge_id=jid, failure=failure(), usage=_usage(rng))
-    if repeats == 1 or roll < 0.3:
-        value = math.nan if roll < 0.2 else rng.choice((rng.random(), 0.0, 1.0, 0.5))
-        return JudgeOutcome(judge_id=jid, score=MetricScore(value=value), latency_s=rng.random(), usage=_usage(rng))
-    runs = []
-    for k in range(rng.randint(2, repeats)):  # outcomes of one judge may hold fewer repeats
-        r = rng.random()
-        if r < 0.1:
-            runs.append(RepeatOutcome(index=k, failure=failure(), usage=_usage(rng)))
-        else:
-            value = math.nan if r < 0.2 else rng.choice((rng.random(), 0.25, 1.0))
-            runs.append(RepeatOutcome(index=k, score=MetricScore(value=value, reason=f"r{k}"), usage=_usage(rng)))
-    finite = [r.score.value for r in runs if r.score is not None and not math.isnan(r.score.value)]
-    score = MetricScore(value=sum(finite) / len(finite) if finite else math.nan, details={"n": len(runs)})
-    return JudgeOutcome(judge_id=jid, score=score, repeats=runs, usage=_usage(rng))
-
-
-def _results(seed: int, n_samples: int, repeats: int) -> list[PanelResult]:
-    """Results of a three-judge panel (and a judge not in it) on a higher- and a lower-is-better metric."""
-    rng = random.Random(seed)
-    out = []
-    for i in range(n_samples):
-        for metric, direction in (("m1", "higher"), ("m2(mode=x)", "lower")):
-            outcomes = [
-                _outcome(rng, jid, metric, f"s{i}", repeats)
-                for jid in ("a", "b", "c", "stranger")[: rng.choice((3, 4))]
-            ]
-            scores = [o.score.value for o in outcomes if o.score is not None]
-            out.append(
-                PanelResult(
-                    sample_id=f"s{i}",
-                    metric=metric,
-                    direction=direction,  # type: ignore[arg-type]
-                    judges=outcomes,
-                    aggregate=aggregate(scores, n_failed=sum(o.failure is not None for o in outcomes), quorum=2),
-                )
-            )
-    return out
 
 
 def _sent(results: Iterable[PanelResult], mode: CompactMode) -> list[PanelResult | CompactResult]:
@@ -120,7 +58,7 @@ def _position(result: PanelResult) -> int:
 @pytest.mark.parametrize("repeats", [1, 3])
 def test_a_summary_of_compact_rows_equals_the_summary_of_the_results_bit_for_bit(repeats: int) -> None:
     for seed in range(3):
-        results = _results(seed, 50, repeats)
+        results = random_results(seed, 50, repeats)
         results = [r for r in results if not (r.metric == "m1" and _position(r) in (4, 9))]  # skipped pairs
         arrived = list(results)
         random.Random(seed).shuffle(arrived)
@@ -146,7 +84,7 @@ def test_a_summary_of_compact_rows_equals_the_summary_of_the_results_bit_for_bit
 
 
 def test_a_row_with_a_judge_failure_needs_its_result() -> None:
-    failed = next(r for r in _results(0, 10, 1) if r.failures)
+    failed = next(r for r in random_results(0, 10, 1) if r.failures)
     summary = RunSummary(JUDGES, METRICS, 10)
     with pytest.raises(ValueError, match="kept whole; add the result"):
         summary.add_row(_position(failed), summary_row(failed))
@@ -156,7 +94,7 @@ def test_a_row_with_a_judge_failure_needs_its_result() -> None:
 
 
 def test_flaky_samples_from_rows_are_those_from_the_results() -> None:
-    results = _results(5, 80, 3)
+    results = random_results(5, 80, 3)
     thresholds = {"m1": 0.5, "m2(mode=x)": 0.4}
     whole, compact = FlakySamples(thresholds), FlakySamples(thresholds)
     for result in results:
@@ -167,7 +105,7 @@ def test_flaky_samples_from_rows_are_those_from_the_results() -> None:
 
 
 def test_the_stream_appends_a_workers_line_byte_for_byte_as_it_writes_the_result(tmp_path: Path) -> None:
-    results = [r for r in _results(2, 30, 3) if not r.failures]
+    results = [r for r in random_results(2, 30, 3) if not r.failures]
     labels = [f"s{i}" for i in range(30)]
     header = ResultsHeader("run", "0", "sha256:x", "d", "sha256:y", 30, tuple(METRICS), tuple(JUDGES), "now")
     files = []
@@ -184,26 +122,6 @@ def test_the_stream_appends_a_workers_line_byte_for_byte_as_it_writes_the_result
         assert stream.finish() == len(results)
         files.append((partial, (tmp_path / f"{name}.jsonl").read_bytes()))
     assert files[1] == files[0]  # the partial file and the final file
-
-
-class _Failing:
-    """A judge that wraps another and fails (HTTP 503) on every sample whose question names office 3, 6 or 9."""
-
-    def __init__(self, inner: Any) -> None:
-        self.inner = inner
-
-    @property
-    def id(self) -> str:
-        return "failing"
-
-    @property
-    def fingerprint(self) -> str:
-        return json.dumps({"failing": self.inner.fingerprint})
-
-    async def ask(self, prompt: Any, data: Any, *, language: Any = "en") -> Any:
-        if any(f"office {i} " in data.model_dump_json() for i in (3, 6, 9)):
-            raise JudgeHTTPError("down", judge_id=self.id, status=503)
-        return await self.inner.ask(prompt, data, language=language)
 
 
 class _SendsCompact:
@@ -231,9 +149,7 @@ class _SendsCompact:
 
 @pytest.fixture
 def container() -> Iterator[Container]:
-    built = create_container(None, ["local"], environ={})
-    local = built.judges()
-    built.judges.override(providers.Object([*local, _Failing(local[0])]))
+    built = local_with_a_flaky_judge()  # a judge that fails on some samples
     yield built
     asyncio.run(close_container(built))
 
