@@ -19,6 +19,7 @@ script) stays in real subprocess tests: ``tests/cli/test_cli_process.py``, ``tes
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 import os
 import signal
@@ -28,12 +29,27 @@ import warnings
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
+from factories import application_yaml
 from typer.testing import CliRunner
 
 from ragqa.judges._guard import BLOCK_REMOTE_ENV
 
-__all__ = ["CliResult", "cli_env", "run_cli"]
+if TYPE_CHECKING:
+    from ragqa.testing import FakeOpenAIServer
+
+__all__ = [
+    "APPLICATION_YAML",
+    "JUDGES",
+    "N_SAMPLES",
+    "CliResult",
+    "chat_requests",
+    "cli_env",
+    "ragqa",
+    "records",
+    "run_cli",
+]
 
 BASE_ENV = {"CI": "true", "COLUMNS": "200", "NO_COLOR": "1"}
 """What the CLI tests always set: a CI log (plain progress lines), 200 columns, no colour."""
@@ -122,3 +138,33 @@ def run_cli(
         stderr += "".join(traceback.format_exception(*result.exc_info))
         return CliResult(1, result.stdout, stderr)
     return CliResult(result.exit_code, result.stdout, stderr)
+
+
+# --- ``ragqa evaluate`` of two judges on the fake server (``tests/cli/``, the ``work`` fixture) ---------
+
+JUDGES = ("judge-a", "judge-b")
+"""The judges of :data:`APPLICATION_YAML`, both on the fake server."""
+
+N_SAMPLES = 12
+"""The samples of the ``work`` folder's ``data.jsonl`` (``office_jsonl(N_SAMPLES)``)."""
+
+APPLICATION_YAML = application_yaml(
+    JUDGES, api_key="sk-test-SECRET", ragqa=["concurrency: {max-concurrent-samples: 2}"]
+)
+"""The ``work`` folder's settings: :data:`JUDGES` at ``${FAKE_URL}``, faithfulness, two samples at a time."""
+
+
+def ragqa(srv: FakeOpenAIServer, cwd: Path, *args: str) -> CliResult:
+    """``ragqa evaluate data.jsonl ARGS...`` in this process (``tests/_cli.py``); the interruptions run a real one."""
+    return run_cli("evaluate", "data.jsonl", *args, cwd=cwd, env={"FAKE_URL": srv.base_url})
+
+
+def chat_requests(srv: FakeOpenAIServer) -> int:
+    """The chat completion requests :data:`JUDGES` received at ``srv``."""
+    return sum(len(srv.requests_for(j, "/v1/chat/completions")) for j in JUDGES)
+
+
+def records(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """A results file read back: its header and its result records, as dicts."""
+    header, *rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    return header, rows

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import math
 import sys
 from collections.abc import Sequence
 from datetime import timedelta
@@ -18,17 +19,22 @@ from typing import Any
 from pydantic import SecretStr
 
 from ragqa.judges.openai import OpenAIJudge
+from ragqa.prompts.base import Prompt
+from ragqa.schema import Aggregate, JudgeOutcome, MetricScore, PanelResult, RepeatOutcome
 from ragqa.settings import ChatOptions, ResolvedChatModel, RetrySettings
 
 __all__ = [
     "CALL_PLAN_METRICS",
+    "SUPER_BOWL_STATEMENTS",
     "application_yaml",
     "benchmark_module",
     "chat_model",
+    "faithfulness_answers",
     "http_judge",
     "nli_answer",
     "office_jsonl",
     "office_records",
+    "result_of",
 ]
 
 
@@ -53,6 +59,34 @@ def nli_answer(*verdicts: float, statements: Sequence[str] | None = None, reason
     return {
         "verdicts": [{"statement": s, "reason": reason, "verdict": v} for s, v in zip(names, verdicts, strict=True)]
     }
+
+
+SUPER_BOWL_STATEMENTS = ["The first Super Bowl was held on January 15, 1967.", "It was held in Florida."]
+"""The two statements :func:`faithfulness_answers` decomposes a response into unless told others."""
+
+
+def faithfulness_answers(*verdicts: int, statements: list[str] | None = None) -> Any:
+    """Answers that decompose into ``statements`` and give ``verdicts`` (garbage when none).
+
+    The answer function of a ``FunctionJudge``: ``{"statements": ...}`` to the statements prompt,
+    one verdict per statement (reason "in context" or "not in context") to the NLI prompt, or text
+    that is not JSON when no verdict is given. ``statements`` defaults to :data:`SUPER_BOWL_STATEMENTS`.
+    """
+    stmts = SUPER_BOWL_STATEMENTS if statements is None else statements
+
+    def answer(prompt: Prompt[Any, Any], data: Any) -> Any:
+        if prompt.name == "statements":
+            return {"statements": stmts}
+        if not verdicts:
+            return "this is not JSON"
+        return {
+            "verdicts": [
+                {"statement": s, "reason": "in context" if v else "not in context", "verdict": v}
+                for s, v in zip(stmts, verdicts, strict=True)
+            ]
+        }
+
+    return answer
 
 
 def chat_model(
@@ -141,6 +175,34 @@ def office_records(n: int, *, start: int = 1, moon_every: int = 3, reference: bo
 def office_jsonl(n: int, **options: Any) -> str:
     """:func:`office_records` as the text of a JSONL dataset file (one record a line)."""
     return "".join(json.dumps(record) + "\n" for record in office_records(n, **options))
+
+
+def result_of(*judge_values: list[float], direction: str = "higher", sample: str = "s") -> PanelResult:
+    """A faithfulness result whose judges ``j0, j1, ...`` have these repeat values (one value: no repeats).
+
+    Each judge's score is the mean of its repeats; the aggregate is the mean of the judges.
+    """
+    outcomes = []
+    for i, values in enumerate(judge_values):
+        reduced = math.fsum(values) / len(values)
+        repeats = (
+            [RepeatOutcome(index=r, score=MetricScore(value=v)) for r, v in enumerate(values)]
+            if len(values) > 1
+            else []
+        )
+        outcomes.append(JudgeOutcome(judge_id=f"j{i}", score=MetricScore(value=reduced), repeats=repeats))
+    means = [o.score.value for o in outcomes if o.score is not None]
+    agg = Aggregate(
+        value=math.fsum(means) / len(means),
+        strategy="mean",
+        spread=max(means) - min(means),
+        n_ok=len(means),
+        n_nan=0,
+        n_failed=0,
+        quorum=1,
+        quorum_met=True,
+    )
+    return PanelResult(sample_id=sample, metric="faithfulness", direction=direction, judges=outcomes, aggregate=agg)  # type: ignore[arg-type]
 
 
 HTTP_PANEL_YAML = """

@@ -2,6 +2,7 @@ import math
 from typing import Any, ClassVar
 
 import pytest
+from factories import faithfulness_answers
 
 from ragqa.assertions import (
     MetricAssertionError,
@@ -24,31 +25,10 @@ from ragqa.run.spec import resolve_threshold
 from ragqa.schema import MetricScore, Sample
 from ragqa.testing import FunctionJudge, make_sample
 
-STATEMENTS = ["The first Super Bowl was held on January 15, 1967.", "It was held in Florida."]
-
-
-def answers(*verdicts: int, statements: list[str] | None = None) -> Any:
-    """Answers that decompose into ``statements`` and give ``verdicts`` (garbage when none)."""
-    stmts = STATEMENTS if statements is None else statements
-
-    def answer(prompt: Prompt[Any, Any], data: Any) -> Any:
-        if prompt.name == "statements":
-            return {"statements": stmts}
-        if not verdicts:
-            return "this is not JSON"
-        return {
-            "verdicts": [
-                {"statement": s, "reason": "in context" if v else "not in context", "verdict": v}
-                for s, v in zip(stmts, verdicts, strict=True)
-            ]
-        }
-
-    return answer
-
 
 def judge(judge_id: str, *verdicts: int, statements: list[str] | None = None) -> FunctionJudge:
     """A judge that decomposes into ``statements`` and gives ``verdicts`` (garbage when none)."""
-    return FunctionJudge(judge_id, answers(*verdicts, statements=statements))
+    return FunctionJudge(judge_id, faithfulness_answers(*verdicts, statements=statements))
 
 
 SAMPLE = make_sample(response="The first Super Bowl was held on January 15, 1967, in Florida.")
@@ -323,7 +303,7 @@ async def test_check_metric_works_inside_a_running_loop_on_ragqas_loop_thread() 
 
     def answer(prompt: Prompt[Any, Any], data: Any) -> Any:
         seen.append((threading.current_thread(), asyncio.get_running_loop()))
-        return answers(1, 1)(prompt, data)
+        return faithfulness_answers(1, 1)(prompt, data)
 
     ev = panel(FunctionJudge("a", answer))
     result = check_metric(ev, "faithfulness", SAMPLE)
@@ -341,7 +321,7 @@ def test_check_metric_keeps_one_loop_between_calls() -> None:
 
     def answer(prompt: Prompt[Any, Any], data: Any) -> Any:
         loops.append(asyncio.get_running_loop())
-        return answers(1, 1)(prompt, data)
+        return faithfulness_answers(1, 1)(prompt, data)
 
     check_metric(panel(FunctionJudge("a", answer)), "faithfulness", SAMPLE)
     check_metric(panel(FunctionJudge("a", answer)), "faithfulness", SAMPLE)

@@ -9,22 +9,17 @@ from typing import Any
 
 import numpy as np
 import pytest
+from _records import BASELINE, write_run
 from typer.testing import CliRunner
 
 from ragqa.cli import app
 from ragqa.compare import compare_files, exit_code, paired_bootstrap_ci
 from ragqa.errors import ConfigError, JudgeTimeout
-from ragqa.evaluation import PanelEvaluator
-from ragqa.metrics import Faithfulness, Hallucination
-from ragqa.run.stream import ResultsHeader, ResultStream
-from ragqa.testing import FunctionJudge, make_sample
-
-SAMPLES = [f"s{i}" for i in range(1, 9)]
+from ragqa.metrics import Faithfulness
 
 # Supported statements out of 4 per judge and sample (faithfulness = n / 4), or an exception.
-#   A: x 4 4 3 4 4 3 4 4 ; y 3 3 3 4 3 3 3 3
+#   A: x 4 4 3 4 4 3 4 4 ; y 3 3 3 4 3 3 3 3 (BASELINE, from _records.py)
 #   B: x 2 3 2 4 2 3 2 4 ; y 3 3 3 4 3 3 3 (timeout on s8)
-BASELINE = {"x": [4, 4, 3, 4, 4, 3, 4, 4], "y": [3, 3, 3, 4, 3, 3, 3, 3]}
 CANDIDATE: dict[str, list[Any]] = {
     "x": [2, 3, 2, 4, 2, 3, 2, 4],
     "y": [3, 3, 3, 4, 3, 3, 3, JudgeTimeout("no answer in 30 s", step="nli")],
@@ -35,53 +30,6 @@ CANDIDATE: dict[str, list[Any]] = {
 #   B - A: -.25 -.125 -.125 0 -.25 0 -.25 +.125 -> sum -0.875, mean -0.109375
 AGG_A = [0.875, 0.875, 0.75, 1.0, 0.875, 0.75, 0.875, 0.875]
 AGG_B = [0.625, 0.75, 0.625, 1.0, 0.625, 0.75, 0.625, 1.0]
-
-
-def _judge(judge_id: str, plan: list[Any]) -> FunctionJudge:
-    def answer(prompt: Any, data: Any) -> Any:
-        if prompt.name == "statements":
-            sid = data.answer.split()[0]
-            return {"statements": [f"{sid} claim {k}" for k in range(4)]}
-        sid = data.statements[0].split()[0]
-        step = plan[SAMPLES.index(sid)]
-        if isinstance(step, Exception):
-            raise step
-        values = [1] * step + [0] * (4 - step)
-        return {
-            "verdicts": [
-                {"statement": s, "reason": "r", "verdict": v} for s, v in zip(data.statements, values, strict=True)
-            ]
-        }
-
-    return FunctionJudge(judge_id, answer)
-
-
-async def write_run(
-    path: Path, plan: dict[str, list[Any]], *, samples: list[str] = SAMPLES, metrics: tuple[Any, ...] | None = None
-) -> Path:
-    """Score ``samples`` with judges answering ``plan`` and write the results file like ``--out`` does."""
-    chosen = list(metrics or (Faithfulness(), Hallucination()))
-    judges = [_judge(jid, p) for jid, p in plan.items()]
-    report = await PanelEvaluator(judges, chosen).evaluate(
-        [make_sample(id=sid, response=f"{sid} says something") for sid in samples]
-    )
-    header = ResultsHeader(
-        run_id=path.stem,
-        ragqa_version="0",
-        config_fingerprint="sha256:c",
-        dataset="d.jsonl",
-        dataset_fingerprint="sha256:d",
-        samples=len(samples),
-        metrics=tuple(m.key for m in chosen),
-        judges=tuple(plan),
-        started_at="2026-01-01T00:00:00+00:00",
-    )
-    stream = ResultStream(path, header)
-    stream.open()
-    for result in report.results:
-        stream.write(result)
-    stream.finish([(r.sample_id, r.metric) for r in report.results])
-    return path
 
 
 @pytest.fixture

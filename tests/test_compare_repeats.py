@@ -7,9 +7,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from _records import BASELINE, write_run
+from factories import result_of
 from rich.console import Console
-from test_compare import BASELINE, write_run
-from test_thresholds import result_of
 from typer.testing import CliRunner
 
 from ragqa.cli import app

@@ -218,3 +218,50 @@ def test_a_planted_upward_import_and_cycle_are_found(tmp_path: Path) -> None:
 def test_a_room_without_a_layer_is_refused(name: str) -> None:
     with pytest.raises(KeyError, match="add it to LAYERS"):
         floor(name)
+
+
+# --- the tests' own house: a test module imports shared helpers, never another test module ---------
+
+TESTS = Path(__file__).resolve().parent
+
+
+def imports_of_test_modules(root: Path) -> list[str]:
+    """Every ``module: import`` where a module under ``root`` imports a ``test_*`` module of ``root``.
+
+    Shared helpers and fixtures go in ``factories.py``, ``_cli.py``, ``_records.py``, ... or a
+    ``conftest.py`` (``tests/README.md``); a test module imported by another one runs its module-scope
+    code twice and ties the two modules' fixtures together.
+    """
+    test_modules = {path.stem for path in root.rglob("test_*.py")}
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                names = [node.module or ""] + [f"{node.module or ''}.{alias.name}" for alias in node.names]
+            else:
+                continue
+            if any(part in test_modules for name in names for part in name.split(".")):
+                found.append(f"{path.relative_to(root)}: {ast.unparse(node)}")
+    return found
+
+
+def test_no_test_module_imports_another() -> None:
+    found = imports_of_test_modules(TESTS)
+    assert not found, "test modules importing test modules (move the shared code to a helper):\n" + "\n".join(
+        f"  {line}" for line in found
+    )
+
+
+def test_a_planted_test_module_import_is_found(tmp_path: Path) -> None:
+    (tmp_path / "cli").mkdir()
+    (tmp_path / "test_a.py").write_text("from factories import x\nimport test_ab\n")
+    (tmp_path / "test_ab.py").write_text("from _cli import run_cli\n")
+    (tmp_path / "cli" / "test_b.py").write_text("from test_a import helper\nfrom tests import factories\n")
+    (tmp_path / "_helper.py").write_text("def f():\n    from tests.cli.test_b import y\n")
+    assert imports_of_test_modules(tmp_path) == [
+        "_helper.py: from tests.cli.test_b import y",
+        "cli/test_b.py: from test_a import helper",
+        "test_a.py: import test_ab",
+    ]

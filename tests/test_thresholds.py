@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 from dependency_injector import providers
+from factories import result_of
 
 import ragqa.assertions as assertions
 from ragqa.assertions import MetricAssertionError, assert_metric, score_metric, verdict_for
@@ -28,7 +29,7 @@ from ragqa.pytest_plugin import parse_properties, summary_table
 from ragqa.report import JudgeSummary, MetricSummary, Report
 from ragqa.run.exit_codes import ExitCode
 from ragqa.run.outcome import FlakySamples, ThresholdVerdict, exit_code_for, threshold_verdicts
-from ragqa.schema import Aggregate, Interval, JudgeOutcome, MetricScore, PanelResult, RepeatOutcome
+from ragqa.schema import Interval
 from ragqa.testing import FunctionJudge, make_sample
 from ragqa.testing.noisy import NoiseModel, NoisyJudge
 from ragqa.thresholds import (
@@ -77,34 +78,6 @@ def panel(*verdicts: tuple[int, int]) -> PanelEvaluator:
 SPLIT = panel((1, 1), (1, 0), (0, 0))
 # judges scoring 0.0, 0.5 and 0.5: every one below 0.8, so never flaky against it
 LOW = panel((0, 0), (1, 0), (1, 0))
-
-
-def result_of(*judge_values: list[float], direction: str = "higher", sample: str = "s") -> PanelResult:
-    """A faithfulness result whose judges ``j0, j1, ...`` have these repeat values (one value: no repeats).
-
-    Each judge's score is the mean of its repeats; the aggregate is the mean of the judges.
-    """
-    outcomes = []
-    for i, values in enumerate(judge_values):
-        reduced = math.fsum(values) / len(values)
-        repeats = (
-            [RepeatOutcome(index=r, score=MetricScore(value=v)) for r, v in enumerate(values)]
-            if len(values) > 1
-            else []
-        )
-        outcomes.append(JudgeOutcome(judge_id=f"j{i}", score=MetricScore(value=reduced), repeats=repeats))
-    means = [o.score.value for o in outcomes if o.score is not None]
-    agg = Aggregate(
-        value=math.fsum(means) / len(means),
-        strategy="mean",
-        spread=max(means) - min(means),
-        n_ok=len(means),
-        n_nan=0,
-        n_failed=0,
-        quorum=1,
-        quorum_met=True,
-    )
-    return PanelResult(sample_id=sample, metric="faithfulness", direction=direction, judges=outcomes, aggregate=agg)  # type: ignore[arg-type]
 
 
 # --- the gate ------------------------------------------------------------------------------------

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Coroutine, Mapping, Sequence
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -94,6 +94,16 @@ class _Request:
             samples = samples[: self.limit]
         return samples, read_labels(samples, self.label_field)
 
+    def run(self, samples: Sequence[Sample], metrics: Sequence[Any] | str | None) -> Coroutine[Any, Any, Report]:
+        """The run of ``samples`` as :func:`ragqa.aevaluate` makes it, with :meth:`run_options`, as a coroutine.
+
+        A cascade fit's run refuses a voting aggregation before any judge call
+        (:func:`ragqa.run.api.calibration_run`), from the settings the run loads anyway.
+        """
+        from ragqa.run.api import calibration_run
+
+        return calibration_run(samples, metrics, cascade_fit=self.fit_cascade is not None, **self.run_options())
+
     def run_options(self) -> dict[str, Any]:
         """The keyword arguments of :func:`ragqa.evaluate` / :func:`ragqa.aevaluate` for the run.
 
@@ -150,10 +160,10 @@ async def acalibrate(
     and errors are those of :func:`calibrate`.
     """
     request = _Request.of(locals())
-    from ragqa.run.api import aevaluate
+    from ragqa.run.loop import default_loop
 
     samples, labels = request.samples()
-    return request.calibration(await aevaluate(samples, metrics, **request.run_options()), labels)
+    return request.calibration(await default_loop().arun(request.run(samples, metrics)), labels)
 
 
 def calibrate(
@@ -212,11 +222,12 @@ def calibrate(
     Raises:
         DatasetError: when a sample has no label or a non-numeric one (before any judge call), or
             the data cannot be read.
-        ConfigError, InvalidSamples: as :func:`ragqa.evaluate`.
+        ConfigError, InvalidSamples: as :func:`ragqa.evaluate`; with ``fit_cascade``, also a run
+            aggregated by a vote per statement (``ragqa.aggregation.strategy``), before any judge call.
         ValueError: when ``limit`` is below 1.
     """
     request = _Request.of(locals())
-    from ragqa.run.api import evaluate
+    from ragqa.run.loop import run_sync
 
     samples, labels = request.samples()
-    return request.calibration(evaluate(samples, metrics, **request.run_options()), labels)
+    return request.calibration(run_sync(request.run(samples, metrics)), labels)

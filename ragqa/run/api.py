@@ -9,6 +9,7 @@ container's HTTP clients stay valid from one call to the next.
 
 from __future__ import annotations
 
+import inspect
 import logging
 import warnings
 from collections.abc import Coroutine, Iterable, Mapping, Sequence
@@ -146,6 +147,7 @@ async def _run(
     shard: str | None = None,
     engine: Engine | None = None,
     progress: bool | RunProgress | None = None,
+    cascade_fit: bool = False,
 ) -> Report:
     from ragqa.container import close_container, create_container
 
@@ -182,6 +184,7 @@ async def _run(
             panel=panel,
             no_cache=no_cache,
             shard=shard,
+            cascade_fit=cascade_fit,
         )
         shown = progress if isinstance(progress, RunProgress) else RunProgress(choose_mode(progress), transient=False)
 
@@ -209,10 +212,11 @@ async def _run(
             await close_container(container)
 
 
-def _evaluation(a: Mapping[str, Any]) -> Coroutine[Any, Any, Report]:
+def _evaluation(a: Mapping[str, Any], *, cascade_fit: bool = False) -> Coroutine[Any, Any, Report]:
     """The run of :func:`evaluate` / :func:`aevaluate` as a coroutine, from their parameters by name.
 
-    Both pass ``dict(locals())``, so this is the one place the public options become a run.
+    Both pass ``dict(locals())``, so this is the one place the public options become a run;
+    :func:`calibration_run` adds ``cascade_fit`` (:attr:`~ragqa.run.plan.RunPlan.cascade_fit`).
     """
     return _run(
         a["data"],
@@ -246,7 +250,27 @@ def _evaluation(a: Mapping[str, Any]) -> Coroutine[Any, Any, Report]:
         shard=a["shard"],
         engine=make_engine(a["engine"], address=a["address"], workers=a["workers"], batch_size=a["batch_size"]),
         progress=a["progress"],
+        cascade_fit=cascade_fit,
     )
+
+
+def calibration_run(
+    data: Any, metrics: Sequence[MetricLike] | str | None, *, cascade_fit: bool, **options: Any
+) -> Coroutine[Any, Any, Report]:
+    """The run of ``aevaluate(data, metrics, **options)`` as a coroutine, for :mod:`ragqa.calibration`.
+
+    The same run as :func:`aevaluate`'s (``options`` are its keywords, the others at their
+    defaults); with ``cascade_fit`` the run is the audit run of a cascade fit, and a voting
+    aggregation is refused before any judge call (:attr:`~ragqa.run.plan.RunPlan.cascade_fit`)
+    rather than by the fit after scoring. Await it on ragqa's loop (``default_loop().arun``) or
+    run it with :func:`~ragqa.run.loop.run_sync`, as :func:`aevaluate` and :func:`evaluate` do.
+
+    Raises:
+        TypeError: for a keyword :func:`aevaluate` does not take.
+    """
+    arguments = inspect.signature(aevaluate).bind(data, metrics, **options)
+    arguments.apply_defaults()
+    return _evaluation(arguments.arguments, cascade_fit=cascade_fit)
 
 
 async def aevaluate(

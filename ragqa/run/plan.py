@@ -147,6 +147,9 @@ class RunPlan:
         on_undecided: what a threshold gate whose confidence interval contains the threshold
             counts as: ``fail`` (exit 4 when nothing else is wrong), ``pass`` or ``warn``.
         shard: score only this shard of the samples (:mod:`ragqa.run.shard`); ``None`` = all.
+        cascade_fit: the run is the audit run of a cascade fit (``ragqa calibrate --fit-cascade``):
+            its aggregation must be one the fit rebuilds (:data:`ragqa.aggregate.STRATEGIES`, no
+            vote per statement), refused by :func:`ragqa.run.panel.build_evaluator` before any judge call.
     """
 
     metrics: tuple[Metric, ...]
@@ -164,6 +167,7 @@ class RunPlan:
     no_cache: bool = False
     on_undecided: OnUndecided = "fail"
     shard: Shard | None = None
+    cascade_fit: bool = False
 
     @property
     def reliability_thresholds(self) -> dict[str, float]:
@@ -391,6 +395,7 @@ def make_plan(
     overwrite: bool = False,
     on_undecided: str | None = None,
     shard: str | Shard | None = None,
+    cascade_fit: bool = False,
 ) -> RunPlan:
     """Build and check a run plan; no judge is built or called.
 
@@ -413,6 +418,7 @@ def make_plan(
         overwrite: see :attr:`RunPlan.overwrite`.
         on_undecided: ``fail``, ``pass`` or ``warn`` (default: ``ragqa.on-undecided``).
         shard: ``"K/N"`` to score only shard K of N (:func:`ragqa.run.shard.parse_shard`).
+        cascade_fit: see :attr:`RunPlan.cascade_fit`.
 
     Raises:
         ConfigError: for any problem above, a metric that needs a judge when the panel has none
@@ -451,6 +457,7 @@ def make_plan(
         overwrite=overwrite,
         on_undecided=(parse_on_undecided(on_undecided) if on_undecided is not None else settings.ragqa.on_undecided),
         shard=parse_shard(shard),
+        cascade_fit=cascade_fit,
     )
     if resume and plan.journal is None:
         raise ConfigError("--resume needs an output to resume from, e.g. --out results.jsonl", key="--resume")

@@ -33,15 +33,14 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from ragqa._ids import CompactIds
 from ragqa.errors import ConfigError, RagqaError, SampleError
-from ragqa.factory import uncached_embedder, uncached_judge
-from ragqa.judges.base import Embedders, Judge
 from ragqa.jury.reliability import attach_item_reliability
 from ragqa.render.registry import RenderOptions
 from ragqa.report import CacheStats, Report, SkippedSample
 from ragqa.run.estimate import EstimateTally, RunEstimate, TooManyCalls, panel_estimate
 from ragqa.run.identity import check_resumed, config_fingerprint, run_header
 from ragqa.run.outcome import FlakySamples, RunResult, exit_code_for, incomplete_results, threshold_verdicts
-from ragqa.run.plan import RunPlan, check_judge_free
+from ragqa.run.panel import build_evaluator, panel_options_or_none
+from ragqa.run.plan import RunPlan
 from ragqa.run.prepared import DatasetFingerprint, Prepared, check_samples, dataset_fingerprint
 from ragqa.run.results_file import Pair, ResultsHeader, header_intervals, read_results
 from ragqa.run.rows import CompactMode, CompactResult
@@ -51,7 +50,7 @@ from ragqa.schema import JudgeOutcome, PanelResult, Sample
 
 if TYPE_CHECKING:
     from ragqa.container import Container
-    from ragqa.evaluation import PanelEvaluator, PanelOptions
+    from ragqa.evaluation import PanelEvaluator
     from ragqa.metrics.base import Metric
 
 __all__ = [
@@ -167,7 +166,7 @@ class Runner:
             samples = list(samples)
         if isinstance(samples, Sequence):
             samples = [s if s.id is not None else s.model_copy(update={"id": str(i)}) for i, s in enumerate(samples, 1)]
-        options = self._options()
+        options = panel_options_or_none(plan, self.container)
         # the results file is read first, so that the one pass over the samples leaves its pairs out
         # of the estimate; its errors are raised after the samples' own, in the order of the steps
         header: ResultsHeader | None = None
@@ -207,24 +206,6 @@ class Runner:
         self.prepared = dataclasses.replace(prepared, kept=kept, header=header, retry=retry)
         return self.prepared
 
-    def _panel_options(self) -> PanelOptions:
-        """The run's panel options: the container's with the plan's overrides.
-
-        Raises:
-            ConfigError, ValueError, TypeError: settings or overrides that do not build.
-        """
-        return dataclasses.replace(self.container.panel_options(), **dict(self.plan.panel))
-
-    def _options(self) -> PanelOptions | None:
-        """:meth:`_panel_options`, or ``None`` when they do not build.
-
-        :meth:`build` raises the error then: the checks of the samples come first.
-        """
-        try:
-            return self._panel_options()
-        except (ConfigError, ValueError, TypeError):
-            return None
-
     def _read_resume(self) -> tuple[ResultsHeader | None, dict[Pair, dict[str, Any]]]:
         for source in self.plan.resume_sources():
             if source.exists():  # a file, or a directory of Parquet parts
@@ -243,52 +224,14 @@ class Runner:
     # -- 3: the panel and the estimate ----------------------------------------------------------
 
     def build(self) -> PanelEvaluator:
-        """Build the evaluator once, with the plan's panel overrides; check panel-level problems.
-
-        The container's ``evaluator`` provider builds it, with the run's judges, metrics,
-        embedders and options as call-time keywords (the container is not changed).
+        """Build the evaluator once, with the plan's panel overrides (:func:`ragqa.run.panel.build_evaluator`).
 
         Raises:
             ConfigError: settings that cannot build a judge (a missing key), a metric that
                 needs an embedding model none is configured for, or one that needs a judge when
                 the panel has none.
         """
-        judges, embedders = self._panel()
-        if not judges:  # a panel of no judge runs judge-free metrics only
-            check_judge_free(self.plan.metrics)
-        options = self._panel_options()
-        if options.cascade is not None:  # the escalation rule reads the run's thresholds
-            options = dataclasses.replace(
-                options, cascade=dataclasses.replace(options.cascade, thresholds=dict(self.plan.thresholds))
-            )
-        if options.quorum > len(judges) and judges:
-            raise ConfigError(
-                f"quorum {options.quorum} is more than the {len(judges)} judge(s) of the panel; "
-                "no aggregate could exist",
-                key="ragqa.aggregation.quorum",
-            )
-        evaluator: PanelEvaluator = self.container.evaluator(
-            judges=judges, metrics=self.plan.metrics, embedders=embedders, options=options
-        )
-        panel_problems = evaluator.validate([], self.plan.metrics)
-        if panel_problems:
-            raise ConfigError(str(panel_problems[0]), key="spring.ai.embedding-models.list")
-        return evaluator
-
-    def _panel(self) -> tuple[list[Judge], Embedders]:
-        """The container's judges and embedders; for ``no_cache``, the same ones without the cache.
-
-        The container is never changed: a ``no_cache`` run takes its ``plain_*`` providers (or,
-        where an application overrode ``judges`` / ``embedders``, unwraps what they give), so the
-        cache is neither opened nor written, and the next run of the same container has it again.
-        """
-        c = self.container
-        if not self.plan.no_cache:
-            return list(c.judges()), c.embedders()
-        judges = [uncached_judge(j) for j in c.judges()] if c.judges.overridden else list(c.plain_judges())
-        source = c.embedders() if c.embedders.overridden else c.plain_embedders()
-        unavailable = source.unavailable if isinstance(source, Embedders) else None
-        return judges, Embedders([uncached_embedder(e) for e in source], unavailable=unavailable)
+        return build_evaluator(self.plan, self.container)
 
     def estimate(self, prepared: Prepared, evaluator: PanelEvaluator) -> RunEstimate:
         """Estimate calls and tokens of the missing pairs; refuse a run over the cap.

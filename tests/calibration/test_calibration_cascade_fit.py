@@ -2,7 +2,9 @@
 
 Tier 1's aggregate in a fit item must be the one the cascade will see at run time: the run's
 strategy and quorum (``ragqa.aggregation``), not a mean assumed whatever the run did. A voting run
-(``claim-vote``, ``dawid-skene``) cannot be rebuilt from the results and is refused by name.
+(``claim-vote``, ``dawid-skene``) cannot be rebuilt from the results and is refused by name, before
+any judge call when the fit is asked for (``ragqa calibrate --fit-cascade``): requests are counted at
+the fake server.
 """
 
 from __future__ import annotations
@@ -12,7 +14,8 @@ import math
 from pathlib import Path
 
 import pytest
-from factories import CASCADE_PANEL_YAML
+from _cli import run_cli
+from factories import CASCADE_PANEL_YAML, application_yaml
 
 from ragqa.aggregate import aggregate
 from ragqa.calibration import calibrate
@@ -20,8 +23,11 @@ from ragqa.calibration.cascade import CascadeItem, fit_body, fit_cascade, write_
 from ragqa.errors import ConfigError
 from ragqa.jury.cascade import Cascade, CascadeRule, escalation, read_fit
 from ragqa.schema import JudgeFailure, JudgeOutcome, MetricScore, PanelResult
+from ragqa.testing import FakeOpenAIServer, ragqa_responder
 
 ROOT = Path(__file__).resolve().parents[2]
+LABELLED = ROOT / "examples" / "datasets" / "begin_wow_labelled.jsonl"
+FIT_JUDGES = ("cheap-a", "cheap-b", "dear")
 
 
 def _result(tier1: list[float | None], tier2: float, *, strategy: str = "mean", quorum: int = 1) -> PanelResult:
@@ -63,6 +69,39 @@ def test_a_voting_run_is_refused_naming_the_setting_and_the_fix(strategy: str) -
         CascadeItem.of(_result([0.2, 0.9], 0.1, strategy=strategy), tier2=["dear"], label=True)
     assert info.value.key == "ragqa.aggregation.strategy"
     assert strategy in str(info.value) and "sample 's'" in str(info.value)
+
+
+def _voting_fit_settings(srv: FakeOpenAIServer, tmp_path: Path, strategy: str) -> Path:
+    """A cascade panel of three judges on the fake server (each scripted) aggregated by ``strategy``."""
+    srv.reset()
+    for judge in FIT_JUDGES:
+        srv.script(judge, ragqa_responder())
+    config = tmp_path / "application.yaml"
+    lines = [f"aggregation: {{strategy: {strategy}}}", "cache: {enabled: false}"]
+    lines.append("jury: {cascade: {enabled: true, tier-2: [dear]}}")
+    config.write_text(
+        application_yaml(FIT_JUDGES, base_url=srv.base_url, api_key="sk-test-0123456789", ragqa=lines), encoding="utf-8"
+    )
+    return config
+
+
+def _chat_requests(srv: FakeOpenAIServer) -> int:
+    return sum(len(srv.requests_for(judge, "/v1/chat/completions")) for judge in FIT_JUDGES)
+
+
+@pytest.mark.parametrize("strategy", ["claim-vote", "dawid-skene"])
+def test_a_voting_run_is_refused_before_any_judge_call_when_the_fit_is_asked(
+    srv: FakeOpenAIServer, tmp_path: Path, strategy: str
+) -> None:
+    config, fit = _voting_fit_settings(srv, tmp_path, strategy), tmp_path / "fit.json"
+    with pytest.raises(ConfigError, match=rf"aggregated by '{strategy}'.*ragqa\.aggregation\.strategy") as info:
+        calibrate(LABELLED, ["faithfulness"], config=config, limit=4, n_resamples=20, progress=False, fit_cascade=fit)
+    assert info.value.key == "ragqa.aggregation.strategy"
+    assert _chat_requests(srv) == 0 and not fit.exists()
+    result = run_cli("calibrate", LABELLED, "--config", config, "--limit", "4", "--fit-cascade", fit, "--no-progress")
+    assert result.returncode == 2, result.stderr
+    assert "ragqa.aggregation.strategy" in result.stderr and "Traceback" not in result.stderr
+    assert _chat_requests(srv) == 0 and not fit.exists()
 
 
 def test_the_median_fit_differs_from_the_mean_fit_where_the_strategies_disagree() -> None:

@@ -16,40 +16,16 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from _cli import CliResult, run_cli
+from _cli import JUDGES, N_SAMPLES, chat_requests, ragqa, records
 from _records import untimed
-from factories import application_yaml, office_jsonl
 
-from ragqa.testing import ChatRequest, FakeOpenAIServer, Fault, fake_openai_server, ragqa_responder
+from ragqa.testing import ChatRequest, FakeOpenAIServer, Fault, ragqa_responder
 
 ROOT = Path(__file__).resolve().parents[2]
-JUDGES = ("judge-a", "judge-b")
-N_SAMPLES = 12
-
-APPLICATION_YAML = application_yaml(
-    JUDGES, api_key="sk-test-SECRET", ragqa=["concurrency: {max-concurrent-samples: 2}"]
-)
-
-
-@pytest.fixture(scope="module")
-def srv() -> Iterator[FakeOpenAIServer]:
-    with fake_openai_server() as server:
-        yield server
-
-
-@pytest.fixture
-def work(srv: FakeOpenAIServer, tmp_path: Path) -> Path:
-    srv.reset()
-    for judge in JUDGES:
-        srv.script(judge, ragqa_responder())
-    (tmp_path / "application.yaml").write_text(APPLICATION_YAML, encoding="utf-8")
-    (tmp_path / "data.jsonl").write_text(office_jsonl(N_SAMPLES), encoding="utf-8")
-    return tmp_path
 
 
 def _env(srv: FakeOpenAIServer) -> dict[str, str]:
@@ -57,20 +33,6 @@ def _env(srv: FakeOpenAIServer) -> dict[str, str]:
     environ.update({"CI": "true", "COLUMNS": "200", "NO_COLOR": "1", "FAKE_URL": srv.base_url})
     environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), environ.get("PYTHONPATH")]))
     return environ
-
-
-def ragqa(srv: FakeOpenAIServer, cwd: Path, *args: str) -> CliResult:
-    """``ragqa evaluate data.jsonl ARGS...`` in this process (``tests/_cli.py``); the interruptions run a real one."""
-    return run_cli("evaluate", "data.jsonl", *args, cwd=cwd, env={"FAKE_URL": srv.base_url})
-
-
-def chat_requests(srv: FakeOpenAIServer) -> int:
-    return sum(len(srv.requests_for(j, "/v1/chat/completions")) for j in JUDGES)
-
-
-def records(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    header, *rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
-    return header, rows
 
 
 def _score_rows(stdout: str) -> list[list[str]]:

@@ -10,11 +10,9 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from test_cli_run import APPLICATION_YAML, JUDGES, N_SAMPLES, chat_requests, ragqa, records, work
+from _cli import APPLICATION_YAML, JUDGES, N_SAMPLES, chat_requests, ragqa, records
 
 from ragqa.testing import FakeOpenAIServer
-
-__all__ = ["work"]  # the fixture of test_cli_run: a folder with application.yaml and data.jsonl, judges scripted
 
 ROOT = Path(__file__).resolve().parents[2]
 CALLS_PER_SAMPLE = 2  # faithfulness: statements, then one batched verdicts call

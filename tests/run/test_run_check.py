@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from test_assertions import answers
+from factories import faithfulness_answers
 
 from ragqa.assertions import MetricAssertionError, check_metric, score_metric
 from ragqa.errors import ConfigError, InvalidSamples, SampleError
@@ -26,7 +26,7 @@ LONG = make_sample(retrieved_contexts=["x" * 300_000])
 
 def counting_judge(judge_id: str, *verdicts: int, calls: list[str] | None = None) -> FunctionJudge:
     """A judge of two statements giving ``verdicts`` (garbage when none), noting each call in ``calls``."""
-    answer = answers(*verdicts)
+    answer = faithfulness_answers(*verdicts)
 
     def counted(prompt: Prompt[Any, Any], data: Any) -> Any:
         if calls is not None:

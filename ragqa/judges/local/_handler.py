@@ -16,7 +16,7 @@ from pydantic import BaseModel
 
 from ragqa.judges.base import Embedder
 from ragqa.judges.local.support import SupportConfig, SupportResult
-from ragqa.judges.local.text import claims
+from ragqa.judges.local.text import claims, language_pattern
 from ragqa.prompts.base import Prompt
 from ragqa.schema import Language
 from ragqa.settings import LocalJudgeSettings
@@ -96,8 +96,9 @@ def register_handler(prompt: Prompt[Any, Any]) -> Callable[[H], H]:
     return decorate
 
 
-YES_NO = re.compile(r"^\s*(yes|yeah|yep|no|nope|да|нет)\b[\s,.!]*$", re.IGNORECASE)
-"""A bare yes or no (English or Russian), the whole answer."""
+def bare_yes_no(answer: str) -> re.Match[str] | None:
+    """A bare yes or no (pattern ``yes_no`` of every language read), the whole answer; group 1 is the word."""
+    return language_pattern("yes_no", r"^\s*(", r")\b[\s,.!]*$").match(answer)
 
 
 def statements_of(question: str, answer: str) -> list[str]:
@@ -120,7 +121,7 @@ def statements_of(question: str, answer: str) -> list[str]:
     q = " ".join(question.split()).rstrip(" ?？").strip()
     if not q:
         return found
-    yes_no = YES_NO.match(answer)
+    yes_no = bare_yes_no(answer)
     if yes_no and not found:
         return [f"{q} — {yes_no.group(1).lower()}"]
     return found

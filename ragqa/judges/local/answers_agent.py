@@ -28,7 +28,15 @@ from dataclasses import dataclass, field
 
 from ragqa._math import cosine
 from ragqa.judges.local._handler import LocalJudgeView, register_handler
-from ragqa.judges.local.text import STOP_WORDS, detect_script, features, split_sentences, tokens
+from ragqa.judges.local.text import (
+    STOP_WORDS,
+    detect_script,
+    features,
+    language_pattern,
+    split_sentences,
+    tokens,
+    word_list,
+)
 from ragqa.prompts.goal import (
     GOAL_OUTCOME,
     OUTCOME_COMPARISON,
@@ -56,29 +64,11 @@ _TAG = "local approximation"
 _TOPIC_WORDS = 6
 """Content words kept in a topic extracted from a human turn."""
 
-_COURTESY = frozenset(
-    {"thanks", "thank", "thx", "ok", "okay", "great", "perfect", "cool", "fine", "bye", "goodbye", "hi", "hello"}
-    | {"hey", "good", "nice", "awesome", "cheers", "much", "lot", "sure", "yes", "no", "got", "it", "that", "is"}
-    | {"fair", "enough", "alright", "all", "right", "so", "very", "you", "understood", "see", "wonderful"}
-    | {"спасибо", "благодарю", "понятно", "хорошо", "отлично", "пока", "привет", "здравствуйте", "ок", "ладно"}
-    | {"большое", "ясно", "да", "нет", "супер", "спс"}
-)
-"""Words of a turn that asks for nothing (``thanks``, ``ok, bye``)."""
 
-_REFUSAL = re.compile(
-    r"\b(?:i\s+(?:can\s*not|can't|cannot|won't|am\s+not\s+able\s+to|'m\s+not\s+able\s+to|am\s+unable\s+to"
-    r"|'m\s+unable\s+to)\s+(?:help|assist|answer|discuss|provide|talk|comment|give|advise)"
-    r"|i\s+can\s+only\s+(?:help|assist|answer|discuss|talk)|(?:outside|beyond)\s+(?:my|the)\s+(?:scope|expertise)"
-    r"|not\s+(?:able|allowed|permitted)\s+to\s+(?:help|assist|answer|discuss|provide)"
-    r"|only\s+(?:help|assist)\s+with|can't\s+help\s+with\s+that"
-    r"|не\s+могу\s+(?:помочь|ответить|обсуждать|подсказать|дать|комментировать)"
-    r"|могу\s+помочь\s+только|помогаю\s+только|только\s+с\s+вопросами|вне\s+моей\s+компетенции"
-    r"|не\s+(?:отвечаю|обсуждаю|консультирую))",
-    re.IGNORECASE,
-)
-"""Phrases of an agent declining a request (English and Russian)."""
+def _refusal() -> re.Pattern[str]:
+    """Phrases of an agent declining a request (pattern ``refusals`` of every language read)."""
+    return language_pattern("refusals", r"\b(?:", ")")
 
-_THANKS = frozenset({"thanks", "thank", "thx", "cheers", "спасибо", "благодарю", "спс"})
 
 _LINE = re.compile(r"^(Human|AI|ToolOutput): ?(.*)$")
 
@@ -155,14 +145,15 @@ def is_courtesy(text: str) -> bool:
     (``thanks``, ``спасибо``) in at most eight words without a question mark.
     """
     words = tokens(text)
-    if all(w in _COURTESY for w in words):
+    courtesy = word_list("courtesy")
+    if all(w in courtesy for w in words):
         return True
-    return "?" not in text and len(words) <= 8 and any(w in _THANKS for w in words)
+    return "?" not in text and len(words) <= 8 and any(w in word_list("thanks") for w in words)
 
 
 def is_refusal(text: str) -> bool:
     """True when ``text`` reads as the agent declining (``I can only help with ...``, ``не могу помочь``)."""
-    return bool(_REFUSAL.search(text))
+    return bool(_refusal().search(text))
 
 
 def _overlap(a: str, b: str) -> float:  # used to find the turn a topic came from
@@ -210,8 +201,8 @@ async def _outcome_comparison(
 def topic_of(text: str) -> str:
     """The topic of a human turn: its first content words (stop words dropped), as written."""
     script = detect_script(text)
-    stop = STOP_WORDS[script]
-    words = [w for w in tokens(" ".join(text.split())) if w not in stop and len(w) > 1 and w not in _COURTESY]
+    stop, courtesy = STOP_WORDS[script], word_list("courtesy")
+    words = [w for w in tokens(" ".join(text.split())) if w not in stop and len(w) > 1 and w not in courtesy]
     return " ".join(words[:_TOPIC_WORDS])
 
 

@@ -38,7 +38,7 @@ from ragqa.judges.local._handler import LocalJudgeView, register_handler, statem
 from ragqa.judges.local.graded import GradedContextRelevance1Output, GradedContextRelevance2Output
 from ragqa.judges.local.relevance import relevance_many
 from ragqa.judges.local.support import SupportConfig, support
-from ragqa.judges.local.text import claims, detect_script, features, split_sentences
+from ragqa.judges.local.text import claims, detect_script, features, language_pattern, split_sentences
 from ragqa.judges.local.worker import run_in_worker
 from ragqa.messages import conversation_parts
 from ragqa.prompts.criteria import (
@@ -310,21 +310,11 @@ async def _response_groundedness_2(
 
 # ---- aspects, criteria and rubrics -----------------------------------------------------------------
 
-_HARMFUL = re.compile(
-    r"\b(kill\w*|murder\w*|weapon\w*|bomb\w*|explosiv\w*|poison\w*|suicid\w*|self-harm|hack\w*|malware|phishing|"
-    r"steal\w*|fraud\w*|scam\w*|exploit\w*|illegal\w*|drugs?|overdos\w*|ransomware|bypass\w* security|"
-    r"убить|убийств\w*|оружи\w*|бомб\w*|взрывчат\w*|яд\w*|отрав\w*|суицид\w*|взлом\w*|вредонос\w*|мошенни\w*|"
-    r"украсть|краж\w*|незаконн\w*|наркоти\w*)\b",
-    re.IGNORECASE,
-)
-_RUDE = re.compile(
-    r"\b(stupid|idiot\w*|dumb|shut up|moron\w*|useless|pathetic|ridiculous|whatever|"
-    r"тупо\w*|идиот\w*|дурак\w*|заткнись|бесполезн\w*)\b",
-    re.IGNORECASE,
-)
-_NEGATIVE_FRAME = re.compile(
-    r"\b(free (?:of|from)|avoid\w*|does not|doesn't|do not|never|без|не содерж\w*|избега\w*)\b", re.IGNORECASE
-)
+
+def _pattern(name: str) -> re.Pattern[str]:
+    """Pattern ``name`` of every language read, as a whole word (``harmful``, ``rude``, ``negative_frames``)."""
+    return language_pattern(name, r"\b(", r")\b")
+
 
 Check = Callable[[LocalJudgeView, SubmissionFields, str], tuple[float, str]]
 
@@ -340,16 +330,16 @@ def _evidence(data: SubmissionFields) -> tuple[str, str] | None:
 
 
 def _harm(judge: LocalJudgeView, data: SubmissionFields, definition: str) -> tuple[float, str]:
-    found = sorted({m.group(0).lower() for m in _HARMFUL.finditer(data.response or "")})
+    found = sorted({m.group(0).lower() for m in _pattern("harmful").finditer(data.response or "")})
     present = 1.0 if found else 0.0
-    negative = bool(_NEGATIVE_FRAME.search(definition))
+    negative = bool(_pattern("negative_frames").search(definition))
     value = 1.0 - present if negative else present
     what = f"harmful terms: {', '.join(found)}" if found else "no harmful term"
     return value, what + ("; the definition asks for their absence" if negative else "")
 
 
 def _rude(judge: LocalJudgeView, data: SubmissionFields, definition: str) -> tuple[float, str]:
-    found = sorted({m.group(0).lower() for m in _RUDE.finditer(data.response or "")})
+    found = sorted({m.group(0).lower() for m in _pattern("rude").finditer(data.response or "")})
     return (0.0, f"rude words: {', '.join(found)}") if found else (1.0, "no rude word")
 
 
@@ -398,17 +388,14 @@ def _addresses(judge: LocalJudgeView, data: SubmissionFields, definition: str) -
     return value, f"{covered:.2f} of the question addressed, support by {where} {support:.2f}"
 
 
-_ROUTES: tuple[tuple[re.Pattern[str], str, Check], ...] = (
-    (re.compile(r"harm|malic|danger|illegal|deceiv|exploit|вред|опасн|незаконн|обман", re.I), "harm", _harm),
-    (re.compile(r"polite|courteous|rude|respectful|friendly|tone|вежлив|груб|тон", re.I), "politeness", _rude),
-    (re.compile(r"concise|brief|succinct|redundan|verbose|short|кратк|лаконич|избыточ", re.I), "conciseness", _concise),
-    (re.compile(r"coheren|logical|organi[sz]ed|structur|связн|логич", re.I), "coherence", _coherent),
-    (
-        re.compile(r"correct|accura|factual|true|error|mistake|align|reference|точн|верн|ошиб|эталон", re.I),
-        "correctness",
-        _correct,
-    ),
+_ROUTES: tuple[tuple[str, Check], ...] = (
+    ("harm", _harm),
+    ("politeness", _rude),
+    ("conciseness", _concise),
+    ("coherence", _coherent),
+    ("correctness", _correct),
 )
+"""(criterion, check) in order: the keywords of each are pattern ``criterion_<criterion>`` of every language read."""
 
 
 def criterion_value(judge: LocalJudgeView, data: SubmissionFields, definition: str) -> tuple[float, str]:
@@ -423,8 +410,8 @@ def criterion_value(judge: LocalJudgeView, data: SubmissionFields, definition: s
         ``(value, reason)``; the reason names the route (``harm``, ``politeness``,
         ``conciseness``, ``coherence``, ``correctness`` or ``generic``) and the evidence.
     """
-    for pattern, route, check in _ROUTES:
-        if pattern.search(definition):
+    for route, check in _ROUTES:
+        if language_pattern(f"criterion_{route}").search(definition):
             value, how = check(judge, data, definition)
             return max(0.0, min(1.0, value)), f"{_TAG} ({route} check): {how}"
     value, how = _addresses(judge, data, definition)

@@ -20,13 +20,12 @@ Every reason starts with ``local approximation``. Each handler registers itself 
 from __future__ import annotations
 
 import math
-import re
 from typing import Annotated
 
 from pydantic import Field
 
 from ragqa.judges.local._handler import LocalJudgeView, register_handler
-from ragqa.judges.local.text import claims
+from ragqa.judges.local.text import claims, language_pattern
 from ragqa.prompts.claim_decomposition import CLAIM_DECOMPOSITION, ClaimDecompositionInput, ClaimDecompositionOutput
 from ragqa.prompts.correctness import CORRECTNESS, ClassifiedStatement, CorrectnessInput, CorrectnessOutput
 from ragqa.schema import Language
@@ -34,11 +33,6 @@ from ragqa.schema import Language
 __all__ = ["GradedCorrectnessOutput", "atomic_claims"]
 
 _TAG = "local approximation"
-_CLAUSE = re.compile(
-    r"\s*;\s*|,\s+(?:and|but|while|whereas)\s+|\s+and\s+also\s+|\s+as\s+well\s+as\s+"
-    r"|,\s+(?:а\s+также|а|но|и)\s+|\s+а\s+также\s+",
-    re.IGNORECASE,
-)
 _MIN_WORDS = 3
 
 
@@ -68,7 +62,7 @@ def atomic_claims(text: str, atomicity: str = "low") -> list[str]:
         return sentences
     out: list[str] = []
     for sentence in sentences:
-        parts = [p.strip(" ,.") for p in _CLAUSE.split(sentence)]
+        parts = [p.strip(" ,.") for p in language_pattern("clause_breaks").split(sentence)]
         merged: list[str] = []
         for part in parts:
             if merged and len(part.split()) < _MIN_WORDS:

@@ -35,7 +35,7 @@ from ragqa.judges.local import (  # noqa: F401 - imported for their handlers, wh
     answers_judged,
     answers_response,
 )
-from ragqa.judges.local._handler import HANDLERS, YES_NO, AnyHandler, register_handler, statements_of
+from ragqa.judges.local._handler import HANDLERS, AnyHandler, register_handler, statements_of
 from ragqa.judges.local.embedder import LocalEmbedder
 from ragqa.judges.local.entities import extract_entities
 from ragqa.judges.local.graded import (
@@ -100,8 +100,6 @@ Handler = Callable[["LocalJudge", Any, Language], Awaitable[BaseModel]]
 """``async handler(judge, data, language) -> output model`` for one prompt name."""
 
 _TAG = "local approximation"
-_YES_NO = YES_NO
-_NEGATIVE = {"no", "nope", "нет"}
 
 
 def _verdict_reason(result: SupportResult, threshold: float, language: Language) -> str:

@@ -30,7 +30,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from ragqa.languages import SOURCE_LANGUAGE, LanguagePack, builtin_languages, language_pack
-from ragqa.languages.lexicon import PACK_KEYS, Lexicon, fold_words
+from ragqa.languages.lexicon import PACK_KEYS, PATTERNS, WORD_LISTS, Lexicon, fold_words
 
 __all__ = [
     "ENGLISH",
@@ -129,6 +129,82 @@ type types used use uses include includes included including purpose consist con
 contains role kind kinds sort sorts form forms
 """
 
+_EN_COURTESY = """
+thanks thank thx ok okay great perfect cool fine bye goodbye hi hello hey good nice awesome cheers much lot sure
+yes no got it that is fair enough alright all right so very you understood see wonderful
+"""
+
+_EN_WORD_LISTS: dict[str, frozenset[str]] = {
+    "courtesy": fold_words(_EN_COURTESY.split()),
+    "thanks": frozenset(["cheers", "thank", "thanks", "thx"]),
+}
+"""English word lists by the names of :data:`ragqa.languages.lexicon.WORD_LISTS`."""
+
+_EN_PATTERNS: dict[str, str] = {
+    "yes_no": r"yes|yeah|yep|no|nope",
+    "lead_ins": (
+        r"(?:yes|yeah|yea|yep|yup|no|nope|nah|well|oh|ah|ok|okay|sure|right|true|indeed|wow|hmm+|haha|lol|cool"
+        r"|great|nice|interesting|exactly|absolutely|definitely|of course|actually|anyway)\b|(?:so|also|and"
+        r"|but)\s*,|(?:that|it|this)\s*(?:'s|is|was| s)\s+(?:so\s+|very\s+|really\s+|pretty\s+)?(?:true|right"
+        r"|correct|interesting|great|cool|neat|awesome|amazing|nice|good|fascinating|funny|crazy|wild"
+        r"|sad)(?=\s*(?:[,.!:;…]|$))|you(?:'re| are| re)\s+(?:right|correct)\b|i\s*(?:'m"
+        r"| am)\s+not\s+sure(?:\s+(?:but|if|about that))?\b|not\s+sure(?:\s+but)?\b|i\s+(?:do\s+)?(?:think|believe"
+        r"|guess|suppose|know|would say|'d say)(?:\s+(?:so|that))?\b|i\s+(?:heard|read|recall|remember)\s+that\b"
+        r"|(?:based\s+on|according\s+to|in|from)\s+(?:the|this|these|my)\s+(?:provided\s+|given\s+)?(?:passages?"
+        r"|context|documents?|texts?|information|sources?|knowledge(?:\s+base)?|excerpts?)(?:\s+(?:provided|given"
+        r"|above))?(?=\s*,)"
+    ),
+    "non_claims": (
+        r"(?:i\s+)?hope\s+(?:this|that|it)\s+helps|let\s+me\s+know\b.*|feel\s+free\b.*|thanks?\b.*|thank\s+you\b.*"
+        r"|see(?:\s+(?:above|below))?"
+    ),
+    "refusals": (
+        r"i\s+(?:can\s*not|can't|cannot|won't|am\s+not\s+able\s+to|'m\s+not\s+able\s+to|am\s+unable\s+to"
+        r"|'m\s+unable\s+to)\s+(?:help|assist|answer|discuss|provide|talk|comment|give|advise)"
+        r"|i\s+can\s+only\s+(?:help|assist|answer|discuss|talk)|(?:outside|beyond)\s+(?:my|the)\s+(?:scope"
+        r"|expertise)|not\s+(?:able|allowed|permitted)\s+to\s+(?:help|assist|answer|discuss|provide)"
+        r"|only\s+(?:help|assist)\s+with|can't\s+help\s+with\s+that"
+    ),
+    "noncommittal": (
+        r"i\s+(?:do\s*n[o']t|don't|dont|did\s*n[o']t|didn't|cannot|can't|can\s*n[o']t|could\s*n[o']t|couldn't"
+        r"|was\s+unable\s+to|am\s+unable\s+to|wasn't\s+able\s+to)\s+(?:really\s+)?(?:know|say|tell|answer|help"
+        r"|find|have|see|locate|determine|provide|access|confirm|verify)|i\s*(?:'m|am)\s+(?:not\s+(?:sure|certain"
+        r"|aware|able)|unsure|unable|afraid|sorry)|(?:i\s+have|there\s+is|there's|i\s+found)\s+no\s+(?:specific\s+"
+        r"|relevant\s+|further\s+|additional\s+)?(?:information|idea|data|details?|answer|mention|record"
+        r"|knowledge)|no\s+(?:specific\s+|relevant\s+)?(?:information|data|details?)\s+(?:is|was|are"
+        r"|were)?\s*(?:available|provided|given|found|mentioned)|(?:is|are|was|were)\s+not\s+(?:mentioned|provided"
+        r"|specified|stated|given|included|available|covered|described|addressed|listed|found|known|clear"
+        r"|discussed)|(?:does|do|did)\s*(?:n[o']t|\s+not)\s+(?:mention|say|specify|state|provide|include|contain"
+        r"|cover|describe|address|list|indicate|explain|discuss)|not\s+(?:enough|sufficient)\s+(?:information"
+        r"|context|data|details?)|(?:cannot|can't|can\s+not|unable\s+to"
+        r"|impossible\s+to)\s+(?:be\s+)?(?:answer(?:ed)?|determine[d]?|find|found|provide[d]?|confirm(?:ed)?|say"
+        r"|tell|know|known)|there\s+is\s+no\s+way\s+to\s+know|it\s+(?:depends|is\s+unclear|is\s+not\s+clear"
+        r"|'s\s+unclear)|(?:hard|difficult)\s+to\s+(?:say|tell|know)|beyond\s+(?:my|the)\s+(?:knowledge|scope)"
+    ),
+    "harmful": (
+        r"kill\w*|murder\w*|weapon\w*|bomb\w*|explosiv\w*|poison\w*|suicid\w*|self-harm|hack\w*|malware|phishing"
+        r"|steal\w*|fraud\w*|scam\w*|exploit\w*|illegal\w*|drugs?|overdos\w*|ransomware|bypass\w* security"
+    ),
+    "rude": r"stupid|idiot\w*|dumb|shut up|moron\w*|useless|pathetic|ridiculous|whatever",
+    "negative_frames": r"free (?:of|from)|avoid\w*|does not|doesn't|do not|never",
+    "criterion_harm": r"harm|malic|danger|illegal|deceiv|exploit",
+    "criterion_politeness": r"polite|courteous|rude|respectful|friendly|tone",
+    "criterion_conciseness": r"concise|brief|succinct|redundan|verbose|short",
+    "criterion_coherence": r"coheren|logical|organi[sz]ed|structur",
+    "criterion_correctness": r"correct|accura|factual|true|error|mistake|align|reference",
+    "clause_breaks": r"\s*;\s*|,\s+(?:and|but|while|whereas)\s+|\s+and\s+also\s+|\s+as\s+well\s+as\s+",
+}
+"""English patterns by the names of :data:`ragqa.languages.lexicon.PATTERNS`."""
+
+_EN_NUMBER = r"(?:\d[\d,.]*|one|two|three|four|five|six|seven|eight|nine|ten|twelve|fifteen|twenty|thirty|sixty|ninety)"
+_EN_UNIT = r"(?:seconds?|secs?|minutes?|mins?|hours?|hrs?|days?|weeks?|months?|years?|business\s+days?)"
+_EN_ANSWER_TYPES = (
+    (rf"\b{_EN_NUMBER}(?:\s*(?:-|to)\s*{_EN_NUMBER})?\s*{_EN_UNIT}\b", "How long"),
+    (r"[$€£]\s?\d[\d,.]*|\b\d[\d,.]*\s*(?:dollars?|euros?|pounds?|usd|eur|gbp)\b", "How much"),
+)
+"""English answer types (a duration, an amount of money) and the words their questions start with."""
+
+
 ENGLISH = Lexicon(
     code=SOURCE_LANGUAGE,
     letters="a-zA-Z",
@@ -147,6 +223,10 @@ ENGLISH = Lexicon(
     discourse_openers=fold_words(_EN_DISCOURSE.split()),
     openers=fold_words(_EN_OPENERS.split()),
     intent_words=fold_words(_EN_INTENT.split()),
+    word_lists=_EN_WORD_LISTS,
+    patterns=_EN_PATTERNS,
+    question_forms=("What about {}?", "What is known about {}?", "Which facts concern {}?", "Tell me about {}?"),
+    answer_types=_EN_ANSWER_TYPES,
 )
 """English, the source language: every text the other lexicons do not claim is read with it."""
 
@@ -161,6 +241,10 @@ class Reading:
         number_words, ambiguous_number_words, negations, first_person, discourse_openers,
             common_openers: the unions over every lexicon (``common_openers`` holds the
             discourse openers too).
+        word_lists: each named word list (:data:`~ragqa.languages.lexicon.WORD_LISTS`), the union
+            over every lexicon.
+        patterns: each named pattern (:data:`~ragqa.languages.lexicon.PATTERNS`), the alternatives
+            of every lexicon that has it joined with ``|`` in lexicon order (English first).
     """
 
     lexicons: Mapping[str, Lexicon]
@@ -171,6 +255,8 @@ class Reading:
     first_person: frozenset[str]
     discourse_openers: frozenset[str]
     common_openers: frozenset[str]
+    word_lists: Mapping[str, frozenset[str]]
+    patterns: Mapping[str, str]
 
     @classmethod
     def of(cls, lexicons: Iterable[Lexicon]) -> Reading:
@@ -192,6 +278,8 @@ class Reading:
             first_person=frozenset().union(*(x.first_person for x in every)),
             discourse_openers=discourse,
             common_openers=discourse | frozenset().union(*(x.openers for x in every)),
+            word_lists={name: frozenset().union(*(x.word_lists.get(name, ()) for x in every)) for name in WORD_LISTS},
+            patterns={name: "|".join(x.patterns[name] for x in every if name in x.patterns) for name in PATTERNS},
         )
 
 

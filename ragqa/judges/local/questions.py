@@ -23,45 +23,35 @@ whole answer as a question-like text:
 from __future__ import annotations
 
 import re
+from functools import cache
 
-from ragqa.judges.local.text import STOP_WORDS, claims, detect_script, split_sentences, stem, strip_citations, tokens
+from ragqa.judges.local import lexicon
+from ragqa.judges.local.text import (
+    STOP_WORDS,
+    claims,
+    clear_on_new_language,
+    detect_script,
+    language_pattern,
+    split_sentences,
+    stem,
+    strip_citations,
+    tokens,
+)
+from ragqa.languages import SOURCE_LANGUAGE
 from ragqa.schema import Language
 
-__all__ = ["EVASIVE", "generated_question", "is_noncommittal", "topic_words"]
+__all__ = ["evasive_pattern", "generated_question", "is_noncommittal", "topic_words"]
 
-EVASIVE = re.compile(
-    r"\b(?:"
-    # I do not know / cannot tell
-    r"i\s+(?:do\s*n[o']t|don't|dont|did\s*n[o']t|didn't|cannot|can't|can\s*n[o']t|could\s*n[o']t|couldn't|was\s+unable"
-    r"\s+to|am\s+unable\s+to|wasn't\s+able\s+to)\s+(?:really\s+)?(?:know|say|tell|answer|help|find|have|see|locate|"
-    r"determine|provide|access|confirm|verify)"
-    r"|i\s*(?:'m|am)\s+(?:not\s+(?:sure|certain|aware|able)|unsure|unable|afraid|sorry)"
-    r"|(?:i\s+have|there\s+is|there's|i\s+found)\s+no\s+(?:specific\s+|relevant\s+|further\s+|additional\s+)?"
-    r"(?:information|idea|data|details?|answer|mention|record|knowledge)"
-    r"|no\s+(?:specific\s+|relevant\s+)?(?:information|data|details?)\s+(?:is|was|are|were)?\s*(?:available|provided|"
-    r"given|found|mentioned)"
-    r"|(?:is|are|was|were)\s+not\s+(?:mentioned|provided|specified|stated|given|included|available|covered|described|"
-    r"addressed|listed|found|known|clear|discussed)"
-    r"|(?:does|do|did)\s*(?:n[o']t|\s+not)\s+(?:mention|say|specify|state|provide|include|contain|cover|describe|"
-    r"address|list|indicate|explain|discuss)"
-    r"|not\s+(?:enough|sufficient)\s+(?:information|context|data|details?)"
-    r"|(?:cannot|can't|can\s+not|unable\s+to|impossible\s+to)\s+(?:be\s+)?(?:answer(?:ed)?|determine[d]?|find|found|"
-    r"provide[d]?|confirm(?:ed)?|say|tell|know|known)"
-    r"|there\s+is\s+no\s+way\s+to\s+know|it\s+(?:depends|is\s+unclear|is\s+not\s+clear|'s\s+unclear)"
-    r"|(?:hard|difficult)\s+to\s+(?:say|tell|know)|beyond\s+(?:my|the)\s+(?:knowledge|scope)"
-    r"|не\s+(?:знаю|уверен[аы]?|могу\s+(?:сказать|ответить|найти|определить)|удалось\s+(?:найти|определить|выяснить))"
-    r"|нет\s+(?:информации|данных|сведений|ответа)|(?:информаци[яи]|данные|сведения)\s+(?:отсутству\w+|нет)"
-    r"|не\s+(?:указан\w*|упомина\w+|упомянут\w*|приведен\w*|предоставлен\w*|сказано|говорится|описан\w*)"
-    r"|затрудняюсь|трудно\s+сказать|зависит\s+от|к\s+сожалению"
-    r")",
-    re.IGNORECASE,
-)
-"""Phrases of an evasive, noncommittal answer (RAGAS's ``noncommittal`` flag), English and Russian.
 
-Covers "I don't know", "I couldn't find any information about ...", "... is not mentioned",
-"... was not provided", "the context does not specify", "it depends", "не знаю", "не указано",
-"нет сведений", "к сожалению".
-"""
+def evasive_pattern() -> re.Pattern[str]:
+    """Phrases of an evasive, noncommittal answer (RAGAS's ``noncommittal`` flag), in every language read.
+
+    Pattern ``noncommittal`` of the lexicons (:data:`ragqa.languages.lexicon.PATTERNS`); it covers "I
+    don't know", "I couldn't find any information about ...", "... is not mentioned", "... was not
+    provided", "the context does not specify", "it depends", "не знаю", "не указано", "нет сведений",
+    "к сожалению".
+    """
+    return language_pattern("noncommittal", r"\b(?:", ")")
 
 
 def is_noncommittal(response: str) -> bool:
@@ -81,7 +71,7 @@ def is_noncommittal(response: str) -> bool:
     sentences = split_sentences(text)
     if not sentences or not claims(text):
         return True
-    evasive = [bool(EVASIVE.search(s)) for s in sentences]
+    evasive = [bool(evasive_pattern().search(s)) for s in sentences]
     return evasive[0] or 2 * sum(evasive) > len(evasive)
 
 
@@ -122,34 +112,30 @@ def topic_words(response: str, limit: int = 12) -> list[str]:
     return _topic(response)[0][:limit]
 
 
-_QUESTION_FORMS: dict[Language, tuple[str, ...]] = {
-    "en": ("What about {}?", "What is known about {}?", "Which facts concern {}?", "Tell me about {}?"),
-    "ru": ("Что известно о: {}?", "Что можно сказать о: {}?", "Какие факты о: {}?", "Расскажи о: {}?"),
-}
+def _forms(script: str, language: Language) -> tuple[str, ...]:
+    """The question forms of a text read in ``script`` for a metric in ``language``.
+
+    Those of the text's language when it is not English, else those of ``language``'s lexicon; the
+    English forms when that lexicon has none (or is not read).
+    """
+    lexicons = lexicon.reading().lexicons
+    chosen = lexicons.get(script if script != SOURCE_LANGUAGE else language)
+    return chosen.question_forms if chosen is not None and chosen.question_forms else lexicon.ENGLISH.question_forms
 
 
-_UNIT_EN = r"(?:seconds?|secs?|minutes?|mins?|hours?|hrs?|days?|weeks?|months?|years?|business\s+days?)"
-_UNIT_RU = r"(?:секунд\w*|минут\w*|час\w*|дн\w+|день|недел\w+|месяц\w*|год\w*|лет)"
-_NUMBER = r"(?:\d[\d,.]*|one|two|three|four|five|six|seven|eight|nine|ten|twelve|fifteen|twenty|thirty|sixty|ninety)"
-_ANSWER_TYPES: tuple[tuple[re.Pattern[str], str, str], ...] = (
-    (re.compile(rf"\b{_NUMBER}(?:\s*(?:-|to)\s*{_NUMBER})?\s*{_UNIT_EN}\b", re.IGNORECASE), "How long", "en"),
-    (re.compile(r"\b\d[\d,.]*\s*" + _UNIT_RU, re.IGNORECASE), "Как долго", "ru"),
-    (
-        re.compile(r"[$€£]\s?\d[\d,.]*|\b\d[\d,.]*\s*(?:dollars?|euros?|pounds?|usd|eur|gbp)\b", re.IGNORECASE),
-        "How much",
-        "en",
-    ),
-    (re.compile(r"\d[\d,.\s]*(?:руб\w*|₽|доллар\w*|евро)", re.IGNORECASE), "Сколько стоит", "ru"),
-)
-"""(answer phrase, wh-words, script): the answer types whose question :func:`generated_question` writes."""
+@cache
+def _answer_types(script: str) -> tuple[tuple[re.Pattern[str], str], ...]:
+    """(answer phrase, wh-words) of the lexicon of ``script``, compiled case-insensitively, in order."""
+    return tuple((re.compile(p, re.IGNORECASE), wh) for p, wh in lexicon.reading().lexicons[script].answer_types)
+
+
+clear_on_new_language(_answer_types.cache_clear)
 
 
 def _answer_type(response: str, script: str) -> tuple[str, set[str]] | None:
     """The wh-words asking for the first claim's duration or amount, and the stems of that phrase."""
     first = next(iter(claims(response)), "")
-    for pattern, wh, lang in _ANSWER_TYPES:
-        if lang != script:
-            continue
+    for pattern, wh in _answer_types(script):
         found = pattern.search(first)
         if found:
             return wh, {stem(t, script) for t in tokens(found.group(0))} | set(tokens(found.group(0)))
@@ -176,7 +162,7 @@ def generated_question(response: str, attempt: int, language: Language) -> str:
     """
     text = strip_citations(response)
     script = detect_script(text)
-    forms = _QUESTION_FORMS["ru" if script == "ru" else language]
+    forms = _forms(script, language)
     form = forms[(attempt - 1) % len(forms)]
     ranked, order = _topic(text)
     if not ranked:

@@ -15,7 +15,7 @@ import re
 import threading
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache, lru_cache
 from typing import Any
 
 import pysbd
@@ -33,12 +33,14 @@ __all__ = [
     "detect_script",
     "features",
     "is_common_opener",
+    "language_pattern",
     "normalise_number",
     "read_language",
     "split_sentences",
     "stem",
     "strip_citations",
     "tokens",
+    "word_list",
 ]
 
 Script = str
@@ -138,6 +140,21 @@ _CLEARED_ON_NEW_LANGUAGE: list[Callable[[], None]] = []
 def clear_on_new_language(cache_clear: Callable[[], None]) -> None:
     """Have ``cache_clear`` called when :func:`read_language` adds a language (a cache of readings)."""
     _CLEARED_ON_NEW_LANGUAGE.append(cache_clear)
+
+
+def word_list(name: str) -> frozenset[str]:
+    """The word list ``name`` over every language read (:data:`ragqa.languages.lexicon.WORD_LISTS`)."""
+    return lexicon.reading().word_lists[name]
+
+
+@cache
+def language_pattern(name: str, before: str = "", after: str = "") -> re.Pattern[str]:
+    """``before``, then the alternatives of pattern ``name`` of every language read, then ``after``.
+
+    Compiled case-insensitively, once per reading (:data:`ragqa.languages.lexicon.PATTERNS`; English's
+    alternatives first, then each pack's, in the order they were read).
+    """
+    return re.compile(before + lexicon.reading().patterns[name] + after, re.IGNORECASE)
 
 
 def read_language(code: str) -> None:
@@ -411,35 +428,14 @@ def features(text: str, script: Script | None = None) -> TextFeatures:
     )
 
 
-_LEAD_IN = re.compile(
-    r"^(?:"
-    r"(?:yes|yeah|yea|yep|yup|no|nope|nah|well|oh|ah|ok|okay|sure|right|true|indeed|wow|hmm+|haha|lol|cool|great|"
-    r"nice|interesting|exactly|absolutely|definitely|of course|actually|anyway)\b|(?:so|also|and|but)\s*,"
-    r"|(?:that|it|this)\s*(?:'s|is|was| s)\s+(?:so\s+|very\s+|really\s+|pretty\s+)?"
-    r"(?:true|right|correct|interesting|great|cool|neat|awesome|amazing|nice|good|fascinating|funny|crazy|wild|sad)"
-    r"(?=\s*(?:[,.!:;…]|$))"
-    r"|you(?:'re| are| re)\s+(?:right|correct)\b"
-    r"|i\s*(?:'m| am)\s+not\s+sure(?:\s+(?:but|if|about that))?\b|not\s+sure(?:\s+but)?\b"
-    r"|i\s+(?:do\s+)?(?:think|believe|guess|suppose|know|would say|'d say)(?:\s+(?:so|that))?\b"
-    r"|i\s+(?:heard|read|recall|remember)\s+that\b"
-    r"|(?:да|нет|ну|ага|конечно|кстати|итак|впрочем|действительно|верно|правда|интересно|однако)\b"
-    r"|(?:я\s+)?(?:думаю|считаю|полагаю|знаю|слышал[аи]?)(?:\s*,?\s*что)?\b|мне\s+кажется(?:\s*,?\s*что)?"
-    r"|по-моему|по\s+моему|(?:это|вы)\s+(?:правда|верно|правы|интересно)\b"
-    r"|(?:based\s+on|according\s+to|in|from)\s+(?:the|this|these|my)\s+(?:provided\s+|given\s+)?"
-    r"(?:passages?|context|documents?|texts?|information|sources?|knowledge(?:\s+base)?|excerpts?)"
-    r"(?:\s+(?:provided|given|above))?(?=\s*,)"
-    r"|(?:согласно|судя\s+по|по\s+данным)\s+(?:тексту|контексту|документу|документам|источнику|фрагменту)"
-    r")[\s,!.:;…—–-]*",
-    re.IGNORECASE,
-)
-"""Discourse openers (interjections, agreement, hedges) that carry no claim of their own."""
+def _lead_in() -> re.Pattern[str]:
+    """Discourse openers (interjections, agreement, hedges) that carry no claim of their own (``lead_ins``)."""
+    return language_pattern("lead_ins", r"^(?:", r")[\s,!.:;…—–-]*")
 
-_NON_CLAIM = re.compile(
-    r"^(?:(?:i\s+)?hope\s+(?:this|that|it)\s+helps|let\s+me\s+know\b.*|feel\s+free\b.*|thanks?\b.*|thank\s+you\b.*"
-    r"|see(?:\s+(?:above|below))?|надеюсь,?\s+(?:это\s+)?помо.*|спасибо\b.*|см\.?)[\s.!…]*$",
-    re.IGNORECASE,
-)
-"""Whole sentences that close or wrap an answer without asserting anything."""
+
+def _non_claim() -> re.Pattern[str]:
+    """Whole sentences that close or wrap an answer without asserting anything (``non_claims``)."""
+    return language_pattern("non_claims", r"^(?:", r")[\s.!…]*$")
 
 
 def claims(text: str) -> list[str]:
@@ -459,11 +455,11 @@ def claims(text: str) -> list[str]:
     for sentence in split_sentences(strip_citations(text)):
         claim = sentence.strip()
         while True:
-            shorter = _LEAD_IN.sub("", claim, count=1).strip()
+            shorter = _lead_in().sub("", claim, count=1).strip()
             if shorter == claim:
                 break
             claim = shorter
-        if not claim or claim.rstrip(" \"'»”)").endswith("?") or _NON_CLAIM.match(claim):
+        if not claim or claim.rstrip(" \"'»”)").endswith("?") or _non_claim().match(claim):
             continue
         f = features(claim)
         if not f.content and not f.numbers:
@@ -472,5 +468,5 @@ def claims(text: str) -> list[str]:
     return out
 
 
-for _cache in (stem, _token, features, _split_line, split_sentences):
+for _cache in (stem, _token, features, _split_line, split_sentences, language_pattern):
     clear_on_new_language(_cache.cache_clear)

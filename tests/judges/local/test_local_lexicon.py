@@ -11,7 +11,9 @@ import ragqa
 from ragqa import languages
 from ragqa.errors import ConfigError
 from ragqa.judges.local import lexicon, text
+from ragqa.judges.local.answers_agent import is_courtesy, is_refusal
 from ragqa.judges.local.lexicon import ENGLISH
+from ragqa.judges.local.questions import generated_question
 from ragqa.languages import LanguagePack, language_pack, register_language
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -63,6 +65,35 @@ def test_a_pack_with_lists_is_read_once_the_local_judge_is_asked_in_its_language
     assert text.detect_script("Сервер перезапускается ночью") == "ru"  # the built-in packs are still read
 
 
+def test_a_packs_patterns_and_word_lists_join_those_of_the_languages_read(fresh: None) -> None:
+    lists = {**GREEK, "patterns": {"refusals": r"δεν\s+μπορώ\s+να\s+βοηθήσω"}, "word_lists": {"thanks": ["ευχαριστώ"]}}
+    register_language(LanguagePack(code="el", local_judge=lists))
+    refusal, thanks = "Λυπάμαι, δεν μπορώ να βοηθήσω με αυτό.", "ευχαριστώ πολύ"
+    assert not is_refusal(refusal) and not is_courtesy(thanks)
+    before = lexicon.reading().patterns["refusals"]  # English's alternatives, then Russian's
+    text.read_language("el")
+    patterns = lexicon.reading().patterns["refusals"]
+    assert patterns.startswith(ENGLISH.patterns["refusals"] + "|")
+    assert patterns == before + r"|δεν\s+μπορώ\s+να\s+βοηθήσω"
+    assert is_refusal(refusal) and is_courtesy(thanks)
+    assert is_refusal("I can only help with billing.") and is_refusal("Я не могу помочь с этим.")
+
+
+def test_a_packs_question_forms_and_answer_types_word_the_generated_question(fresh: None) -> None:
+    answer = "Η επιστροφή χρημάτων γίνεται σε 5 ευρώ το κομμάτι."
+    lists = {
+        **GREEK,
+        "question_forms": ["Τι ξέρουμε για {};"],
+        "answer_types": [{"pattern": r"\d+\s*ευρώ", "question": "Πόσο"}],
+    }
+    register_language(LanguagePack(code="el", local_judge=lists))
+    assert generated_question(answer, 1, "en").startswith("What about")  # Greek is not read yet
+    text.read_language("el")
+    assert generated_question(answer, 1, "en").startswith("Πόσο ") and "ευρώ" not in generated_question(answer, 1, "en")
+    assert generated_question("Η επιστροφή χρημάτων γίνεται αμέσως.", 1, "en").startswith("Τι ξέρουμε για ")
+    assert generated_question("Refunds take 5 days.", 1, "en").startswith("How long")
+
+
 def test_a_pack_without_lists_leaves_the_reading_as_it_was(fresh: None) -> None:
     register_language(LanguagePack(code="de", name="Deutsch"))
     before = lexicon.reading()
@@ -80,6 +111,17 @@ def test_a_pack_without_lists_leaves_the_reading_as_it_was(fresh: None) -> None:
         ({**GREEK, "splitter": "nltk"}, r"unknown splitter 'nltk'"),
         ({**GREEK, "stop_words": "και το"}, r"'stop_words' is not a list of words"),
         ({**GREEK, "number_words": ["τρία"]}, r"'number_words' is not a mapping of words to digits"),
+        ({**GREEK, "patterns": {"refusal": "δεν"}}, r"unknown patterns refusal; the names are .*refusals"),
+        ({**GREEK, "patterns": {"refusals": "δεν ("}}, r"pattern 'refusals' does not compile"),
+        ({**GREEK, "patterns": ["δεν"]}, r"'patterns' is not a mapping of names to patterns"),
+        ({**GREEK, "word_lists": {"thanks": "ευχαριστώ"}}, r"word list 'thanks' is not a list of words"),
+        ({**GREEK, "word_lists": {"merci": ["ευχαριστώ"]}}, r"unknown word_lists merci; the names are courtesy"),
+        ({**GREEK, "question_forms": ["Τι ξέρουμε για;"]}, r"question form .* needs one \{\} where the words go"),
+        (
+            {**GREEK, "answer_types": [{"pattern": "(", "question": "Πόσο"}]},
+            r"answer type 'Πόσο': the pattern does not",
+        ),
+        ({**GREEK, "answer_types": [{"pattern": "ευρώ"}]}, r"answer type .* needs a 'pattern' and a 'question'"),
     ],
 )
 def test_a_bad_list_is_an_error_naming_the_pack_and_the_fix(
