@@ -124,21 +124,20 @@ def test_the_stream_appends_a_workers_line_byte_for_byte_as_it_writes_the_result
     assert files[1] == files[0]  # the partial file and the final file
 
 
+Todo = Iterable[tuple[int, Sample, Sequence[Metric]]]
+OnRows = Callable[[int, list[PanelResult | CompactResult]], None]
+Counts = dict[str, int]
+
+
 class _SendsCompact:
     """An engine that scores in this process and hands the runner what a Ray worker sends (through a pickle)."""
 
     def __init__(self) -> None:
         self.modes: list[CompactMode | None] = []
 
-    async def score(
-        self,
-        runner: Runner,
-        evaluator: PanelEvaluator,
-        todo: Iterable[tuple[int, Sample, Sequence[Metric]]],
-        on_rows: Callable[[int, list[PanelResult | CompactResult]], None],
-        *,
-        compact: CompactMode | None = None,
-    ) -> dict[str, int]:
+    async def score(self, _: Runner, evaluator: PanelEvaluator, todo: Todo, on_rows: OnRows, **asked: Any) -> Counts:
+        """:meth:`Engine.score <ragqa.run.runner.Engine.score>`; ``asked`` holds the ``compact`` mode."""
+        compact: CompactMode | None = asked.get("compact")
         self.modes.append(compact)
         made: list[tuple[int, list[PanelResult]]] = []
         await evaluator.score_stream(todo, lambda position, rows: made.append((position, rows)))
