@@ -9,10 +9,13 @@ dataset (the window of samples in flight, the local judge's bounded caches). Thi
 builds exactly that state for N samples in a child process per tree and size: the ids ``s0 ..
 s{N-1}``, a stream's offsets, and a ``RunSummary`` of two judges (``local-strict``,
 ``local-lenient``) on two metrics (faithfulness, hallucination) fed with N x 2 results (scores
-drawn from a fixed seed, 2 calls, a latency, no cost), then ``summaries()``. It reports, from
-``tracemalloc`` (numpy's arrays included), the bytes per sample kept after the last result
-(``kept``) and the peak while the summaries are computed (``peak``), and the growth of the peak
-per sample between the two sizes. It does not depend on the machine's load; no judge runs.
+drawn from a fixed seed, 2 calls, a latency, no cost; hallucination lower-is-better), then what
+the runner computes at the end: ``summaries()`` and the per-item reliability section
+(:func:`ragqa.jury.reliability.attach_item_reliability` at the metrics' default thresholds, 0.8
+and 0.2, which a two-judge run computes). It reports, from ``tracemalloc`` (numpy's arrays
+included), the bytes per sample kept after the last result (``kept``) and the peak while the
+summaries and the section are computed (``peak``), and the growth of the peak per sample between
+the two sizes. It does not depend on the machine's load; no judge runs.
 
     python benchmarks/run_state.py --samples 100000 300000 --base main
 
@@ -36,6 +39,8 @@ from one_pass import worktree  # a sibling of this script: the temporary worktre
 REPO = Path(__file__).resolve().parents[1]
 JUDGES = ("local-strict", "local-lenient")
 METRICS = ("faithfulness", "hallucination")
+DIRECTIONS = {"faithfulness": "higher", "hallucination": "lower"}
+THRESHOLDS = {"faithfulness": 0.8, "hallucination": 0.2}  # the metrics' default thresholds
 
 
 def measure(n: int) -> dict[str, float]:
@@ -44,6 +49,7 @@ def measure(n: int) -> dict[str, float]:
 
     from ragqa._ids import CompactIds
     from ragqa.aggregate import aggregate
+    from ragqa.jury.reliability import attach_item_reliability
     from ragqa.run.stream import ResultsHeader, ResultStream
     from ragqa.run.summary import RunSummary
     from ragqa.schema import JudgeOutcome, MetricScore, PanelResult, Usage
@@ -66,7 +72,7 @@ def measure(n: int) -> dict[str, float]:
                 PanelResult(
                     sample_id="x",
                     metric=metric,
-                    direction="higher",
+                    direction=DIRECTIONS[metric],
                     judges=outcomes,
                     aggregate=aggregate(scores, n_failed=0, strategy="mean", quorum=1),
                 )
@@ -90,7 +96,8 @@ def measure(n: int) -> dict[str, float]:
                 end += 3_000
         kept, _ = tracemalloc.get_traced_memory()
         tracemalloc.reset_peak()
-        summary.summaries()
+        score_source = getattr(summary, "score_chunks", summary.scores)  # a tree before the chunks: the whole matrix
+        attach_item_reliability(summary.summaries(), JUDGES, THRESHOLDS, score_source)  # as the runner
         _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
     return {"kept": kept / n, "peak": peak / n, "peak_mb": peak / 1e6}

@@ -2,7 +2,8 @@
 
 A run over 300,000 samples keeps every sample's id (for the report's sample lists and the loader's
 check that ids are unique). As Python objects (a ``str`` in a ``list`` or a ``dict``) that costs
-100 to 200 bytes per id; :class:`CompactIds` keeps about ``len(id) + 8`` bytes per id, plus 8 to 16
+100 to 200 bytes per id; :class:`CompactIds` keeps about ``len(id) + 4`` bytes per id (``+ 8`` once
+the ids' text passes 4 GiB), plus 8 to 16
 for its optional index from id to position (an open-addressing hash table of positions with linear
 probing, grown at half full, 4 bytes a slot; Knuth, *The Art of Computer Programming*, vol. 3, section 6.4).
 """
@@ -16,6 +17,7 @@ from typing import overload
 __all__ = ["CompactIds", "IdView"]
 
 _EMPTY = -1
+_MAX_SHORT_END = 2**32 - 1  # the largest end an unsigned 32-bit array ("I") holds
 
 
 class IdView(Sequence[str]):
@@ -42,7 +44,7 @@ class IdView(Sequence[str]):
 
 
 class CompactIds(IdView):
-    """Ids appended in order, readable by position, optionally found by value.
+    """Ids appended in order, readable by position, optionally found by value (each id's end: 4 bytes, 8 past 4 GiB).
 
     Args:
         indexed: keep the index that :meth:`position` uses (8 to 16 bytes per id more).
@@ -54,7 +56,7 @@ class CompactIds(IdView):
     def __init__(self, *, indexed: bool = True) -> None:
         """Start empty."""
         self._text = bytearray()
-        self._ends = array("q")
+        self._ends = array("I")  # 4 bytes an id while the text is under 4 GiB, then 8 ("q")
         self._table: array[int] | None = array("i", [_EMPTY]) * 16 if indexed else None
 
     def __len__(self) -> int:
@@ -90,7 +92,10 @@ class CompactIds(IdView):
         """Add ``value`` at the end (a repeat is added again; see :meth:`position`); returns its position."""
         position = len(self._ends)
         self._text += value.encode("utf-8")
-        self._ends.append(len(self._text))
+        end = len(self._text)
+        if end > _MAX_SHORT_END and self._ends.typecode == "I":
+            self._ends = array("q", self._ends)
+        self._ends.append(end)
         table = self._table
         if table is not None:
             if 2 * len(self._ends) > len(table):

@@ -27,7 +27,8 @@ from collections.abc import Sequence
 import numpy as np
 import numpy.typing as npt
 
-from ragqa.schema import Agreement, ContestedSample, JudgeBias, PairAgreement, PanelResult
+from ragqa.agreement_stream import Blocks, matrix_blocks, streamed_agreement
+from ragqa.schema import Agreement, PanelResult
 
 __all__ = [
     "MAX_CONTESTED",
@@ -98,9 +99,7 @@ def krippendorff_alpha(matrix: _Matrix) -> float:
         return math.nan
     if pairable.shape[1] * n_distinct**2 > PACKAGE_CELLS:
         return interval_alpha(pairable)
-    import krippendorff
-
-    return float(krippendorff.alpha(reliability_data=pairable, level_of_measurement="interval"))
+    return _package_alpha(pairable)
 
 
 def _pairable(matrix: _Matrix, keep: npt.NDArray[np.bool_]) -> _Matrix:
@@ -162,15 +161,25 @@ def _spearman(a: _Matrix, b: _Matrix) -> float:
 
 
 def agreement(
-    sample_ids: Sequence[str], judge_ids: Sequence[str], matrix: _Matrix, *, max_contested: int = MAX_CONTESTED
+    sample_ids: Sequence[str],
+    judge_ids: Sequence[str],
+    matrix: _Matrix | Blocks,
+    *,
+    max_contested: int = MAX_CONTESTED,
 ) -> Agreement | None:
     """Agreement figures of one metric from its judges x samples score matrix.
+
+    The figures are computed from blocks of the matrix's columns, each working array the size of
+    a block, with numpy's own operations and summation order, so they are the numbers the whole
+    matrix gives (:mod:`ragqa.agreement_stream`); a long run passes its scores as blocks and never
+    builds the matrix.
 
     Args:
         sample_ids: the matrix columns (sample ids).
         judge_ids: the matrix rows (judges, in panel order).
         matrix: shape ``(len(judge_ids), len(sample_ids))``, scores in the metric's units, NaN
-            where a judge has no finite score.
+            where a judge has no finite score; or a function starting a pass over its column
+            blocks, ``(len(judge_ids), k)`` each, left to right (:data:`ragqa.agreement_stream.Blocks`).
         max_contested: contested samples kept (largest spread first).
 
     Returns:
@@ -182,59 +191,29 @@ def agreement(
     Raises:
         ValueError: when the matrix shape does not match the ids.
     """
-    if matrix.shape != (len(judge_ids), len(sample_ids)):
-        raise ValueError(f"score matrix has shape {matrix.shape}, expected ({len(judge_ids)}, {len(sample_ids)})")
+    if isinstance(matrix, np.ndarray):
+        if matrix.shape != (len(judge_ids), len(sample_ids)):
+            raise ValueError(f"score matrix has shape {matrix.shape}, expected ({len(judge_ids)}, {len(sample_ids)})")
+        blocks = matrix_blocks(matrix)
+    else:
+        blocks = matrix
     if len(judge_ids) < 2:
         return None
-    # each figure's working arrays are freed before the next (a run of 100,000s of samples ends here)
-    alpha = krippendorff_alpha(matrix)
-    finite = ~np.isnan(matrix)
-    counts = finite.sum(axis=0)
-    pairable = counts >= 2
-
-    pairs = []
-    for i in range(len(judge_ids)):
-        for j in range(i + 1, len(judge_ids)):
-            both = finite[i] & finite[j]
-            a, b = matrix[i, both], matrix[j, both]
-            pairs.append(
-                PairAgreement(
-                    judge_a=judge_ids[i],
-                    judge_b=judge_ids[j],
-                    n=int(both.sum()),
-                    spearman=_spearman(a, b),
-                    mean_abs_diff=float(np.mean(np.abs(a - b))) if a.size else math.nan,
-                )
-            )
-            del both, a, b
-
-    bias = []
-    sums = np.where(finite, matrix, 0.0).sum(axis=0)
-    for i, jid in enumerate(judge_ids):
-        mask = finite[i] & (counts >= 2)
-        others_mean = (sums[mask] - matrix[i, mask]) / (counts[mask] - 1)
-        diffs = matrix[i, mask] - others_mean
-        bias.append(JudgeBias(judge_id=jid, n=int(mask.sum()), bias=float(np.mean(diffs)) if diffs.size else math.nan))
-        del mask, others_mean, diffs
-    del sums, finite, counts
-
-    contested = []
-    if pairable.any():
-        cols = np.flatnonzero(pairable)
-        sub = matrix[:, cols]
-        spreads = np.nanmax(sub, axis=0) - np.nanmin(sub, axis=0)
-        order = np.argsort(-spreads, kind="stable")
-        for k in order[:max_contested]:
-            if spreads[k] > 0:
-                contested.append(ContestedSample(sample_id=sample_ids[int(cols[k])], spread=float(spreads[k])))
-
-    return Agreement(
-        alpha=alpha,
-        n_samples=int(pairable.sum()),
-        pairs=pairs,
-        bias=bias,
-        contested=contested,
+    return streamed_agreement(
+        blocks,
+        sample_ids,
+        judge_ids,
+        max_contested=max_contested,
+        package_cells=PACKAGE_CELLS,
+        package_alpha=_package_alpha,
     )
+
+
+def _package_alpha(pairable: _Matrix) -> float:
+    """The ``krippendorff`` package's interval alpha of a matrix whose every column is pairable."""
+    import krippendorff
+
+    return float(krippendorff.alpha(reliability_data=pairable, level_of_measurement="interval"))
 
 
 def metric_agreement(

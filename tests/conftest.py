@@ -214,10 +214,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         items.sort(key=_handout_order)
 
 
-LONGEST_FIRST = ("test_docs_commands", "ray", "test_entry_points_agree", "test_cli_run")
+LONGEST_FIRST = ("test_docs_commands", "ray", "test_cli_run")
 """The longest units under xdist, longest first (CPU seconds per unit in ``pytest -q`` with a per-test
-CPU log: the docs commands about 300, the Ray modules' cluster runs, ``pytest`` run seven times, the CLI
-killed and resumed): started first, they do not leave one worker running alone at the end."""
+CPU log: the docs commands about 300, the Ray modules' cluster runs, the CLI killed and resumed):
+started first, they do not leave one worker running alone at the end."""
 
 
 def _handout_order(item: pytest.Item) -> tuple[int, bool]:

@@ -22,13 +22,14 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1] / "ragqa"
 
 LAYERS: list[set[str]] = [
-    {"errors", "messages", "_math", "_heap", "_plugins", "languages", "score_details", "_ids", "_version"},
+    {"errors", "messages", "_math", "_pairwise", "_heap", "_plugins", "languages", "score_details", "_ids", "_version"},
     {"schema", "thresholds", "verdicts"},
     {
         "uncertainty",
         "interpretation",
         "report",
         "agreement",
+        "agreement_stream",
         "settings",
         "datasets",
         "prompts",

@@ -95,42 +95,57 @@ def majority_posterior(verdicts: ArrayLike) -> _FloatArray:
     return share.astype(np.float64)
 
 
-def _m_step(
-    matrix: _FloatArray,
-    seen: NDArray[np.bool_],
-    posterior: _FloatArray,
-    smoothing: float,
-    weights: _FloatArray | None = None,
-) -> tuple[_FloatArray, _FloatArray, float]:
-    ones = np.where(seen, matrix, 0.0)
-    zeros = np.where(seen, 1.0 - matrix, 0.0)
+_EPS = 1e-9
+"""How far every fitted rate and the prevalence stay from 0 and 1 (their logarithms are taken)."""
+
+
+_column_sums = np.add.reduce
+"""``np.add.reduce(x)``: ``x.sum(axis=0)`` without its Python wrappers (the same reduction)."""
+
+
+@dataclass(frozen=True)
+class _Masked:
+    """One fit's verdict matrix split once for every EM iteration: 1s, 0s and the answered cells as floats.
+
+    ``ones`` is 1.0 where a judge said 1, ``zeros`` 1.0 where it said 0, ``seen`` 1.0 where it said
+    either (0.0 elsewhere, NaN cells included), each ``(n_items, n_judges)``; ``weights`` are the
+    rows' counts or ``None``.
+    """
+
+    ones: _FloatArray
+    zeros: _FloatArray
+    seen: _FloatArray
+    weights: _FloatArray | None
+
+    @classmethod
+    def of(cls, matrix: _FloatArray, weights: _FloatArray | None) -> _Masked:
+        seen = ~np.isnan(matrix)
+        return cls(np.where(seen, matrix, 0.0), np.where(seen, 1.0 - matrix, 0.0), seen.astype(np.float64), weights)
+
+
+def _m_step(data: _Masked, posterior: _FloatArray, smoothing: float) -> tuple[_FloatArray, _FloatArray, float]:
+    weights = data.weights
     p1 = posterior if weights is None else weights * posterior  # an item of weight w counts w times
     p0 = 1.0 - posterior if weights is None else weights * (1.0 - posterior)
-    weight_1 = p1[:, None] * seen
-    weight_0 = p0[:, None] * seen
-    sensitivity = ((p1[:, None] * ones).sum(axis=0) + smoothing) / (weight_1.sum(axis=0) + 2 * smoothing)
-    specificity = ((p0[:, None] * zeros).sum(axis=0) + smoothing) / (weight_0.sum(axis=0) + 2 * smoothing)
+    p1c, p0c = p1[:, None], p0[:, None]
+    sensitivity = (_column_sums(p1c * data.ones) + smoothing) / (_column_sums(p1c * data.seen) + 2 * smoothing)
+    specificity = (_column_sums(p0c * data.zeros) + smoothing) / (_column_sums(p0c * data.seen) + 2 * smoothing)
     n = posterior.size if weights is None else float(weights.sum())
     prevalence = float((p1.sum() + smoothing) / (n + 2 * smoothing)) if n else 0.5
-    eps = 1e-9
-    return np.clip(sensitivity, eps, 1 - eps), np.clip(specificity, eps, 1 - eps), min(max(prevalence, eps), 1 - eps)
+    return (
+        np.minimum(np.maximum(sensitivity, _EPS), 1 - _EPS),
+        np.minimum(np.maximum(specificity, _EPS), 1 - _EPS),
+        min(max(prevalence, _EPS), 1 - _EPS),
+    )
 
 
-def _e_step(
-    matrix: _FloatArray,
-    seen: NDArray[np.bool_],
-    sens: _FloatArray,
-    spec: _FloatArray,
-    prevalence: float,
-    weights: _FloatArray | None = None,
-) -> tuple[_FloatArray, float]:
-    ones = np.where(seen, matrix, 0.0)
-    zeros = np.where(seen, 1.0 - matrix, 0.0)
+def _e_step(data: _Masked, sens: _FloatArray, spec: _FloatArray, prevalence: float) -> tuple[_FloatArray, float]:
+    ones, zeros = data.ones, data.zeros
     log_1 = math.log(prevalence) + ones @ np.log(sens) + zeros @ np.log(1.0 - sens)
     log_0 = math.log(1.0 - prevalence) + ones @ np.log(1.0 - spec) + zeros @ np.log(spec)
     top = np.maximum(log_1, log_0)
     norm = top + np.log(np.exp(log_1 - top) + np.exp(log_0 - top))
-    return np.exp(log_1 - norm), float(norm.sum() if weights is None else (weights * norm).sum())
+    return np.exp(log_1 - norm), float(norm.sum() if data.weights is None else (data.weights * norm).sum())
 
 
 def fit_dawid_skene(
@@ -172,29 +187,30 @@ def fit_dawid_skene(
     w = None if weights is None else np.asarray(weights, dtype=np.float64)
     if w is not None and (w.shape != (matrix.shape[0],) or np.any(~(w >= 0))):
         raise ValueError(f"weights must be {matrix.shape[0]} non-negative numbers, one per row")
-    seen = ~np.isnan(matrix)
     n_judges = matrix.shape[1]
     if matrix.shape[0] == 0:
         half = np.full(n_judges, 0.5)
         return DawidSkeneFit(np.empty(0), half, half.copy(), 0.5, 0, True, 0.0)
+    data = _Masked.of(matrix, w)
     posterior = majority_posterior(matrix)
-    sens, spec, prevalence = _m_step(matrix, seen, posterior, smoothing, w)
+    sens, spec, prevalence = _m_step(data, posterior, smoothing)
     converged = False
     iterations = 0
     log_likelihood = 0.0
+    largest = np.maximum.reduce
     for iterations in range(1, max_iterations + 1):  # noqa: B007 - the count is reported
-        posterior, log_likelihood = _e_step(matrix, seen, sens, spec, prevalence, w)
-        new_sens, new_spec, new_prev = _m_step(matrix, seen, posterior, smoothing, w)
+        posterior, log_likelihood = _e_step(data, sens, spec, prevalence)
+        new_sens, new_spec, new_prev = _m_step(data, posterior, smoothing)
         change = max(
-            float(np.max(np.abs(new_sens - sens), initial=0.0)),
-            float(np.max(np.abs(new_spec - spec), initial=0.0)),
+            float(largest(np.abs(new_sens - sens), initial=0.0)),
+            float(largest(np.abs(new_spec - spec), initial=0.0)),
             abs(new_prev - prevalence),
         )
         sens, spec, prevalence = new_sens, new_spec, new_prev
         if change < tolerance:
             converged = True
             break
-    posterior, log_likelihood = _e_step(matrix, seen, sens, spec, prevalence, w)
+    posterior, log_likelihood = _e_step(data, sens, spec, prevalence)
     return DawidSkeneFit(posterior, sens, spec, prevalence, iterations, converged, log_likelihood)
 
 

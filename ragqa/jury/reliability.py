@@ -27,9 +27,8 @@ to the finished results file's records.
 
 from __future__ import annotations
 
-import dataclasses
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, Literal
 
 import numpy as np
@@ -37,6 +36,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from ragqa._math import nan_mean
 from ragqa.jury.dawid_skene import DawidSkeneFit, fit_dawid_skene, residual_correlation
+from ragqa.jury.item_patterns import ScoreChunks, count_patterns, pattern_residual_correlation
 from ragqa.jury.tally import Matrices, repeat_units
 from ragqa.jury.vote import vote_verdicts
 from ragqa.metrics.base import ClaimVote, Metric
@@ -95,7 +95,7 @@ def _sample_value(units: Sequence[Matrices], labels: _Matrix, formulas: Sequence
 
 
 def _judges_section(
-    matrix: _Matrix,
+    corr: _Matrix,
     fit: DawidSkeneFit,
     draws: NDArray[np.float64],
     judge_ids: Sequence[str],
@@ -104,7 +104,8 @@ def _judges_section(
 ) -> tuple[list[JudgeReliability], list[tuple[str, str, float]], list[str]]:
     """Each judge's rates with intervals, the pairwise residual correlations and the warnings of one fit.
 
-    ``draws`` is ``(n_boot, 3, n_judges)``: sensitivity, specificity and accuracy per replicate.
+    ``draws`` is ``(n_boot, 3, n_judges)``: sensitivity, specificity and accuracy per replicate;
+    ``corr`` the fit's :func:`~ragqa.jury.dawid_skene.residual_correlation`.
     """
     judges = [
         JudgeReliability(
@@ -115,7 +116,6 @@ def _judges_section(
         )
         for j, judge in enumerate(judge_ids)
     ]
-    corr = residual_correlation(matrix, fit)
     pairs = [
         (judge_ids[a], judge_ids[b], float(corr[a, b]))
         for a in range(len(judge_ids))
@@ -200,11 +200,16 @@ def fit_reliability(
     fit = fit_dawid_skene(matrix)
     rng = np.random.default_rng(seed)
     draws = np.full((n_boot, 3, len(judge_ids)), np.nan)
+    fitted: dict[bytes, _Matrix] = {}  # a draw of the same samples in the same order is the same fit: fitted once
     for b in range(n_boot):
         chosen = rng.integers(0, len(kept), size=len(kept))
-        again = fit_dawid_skene(np.vstack([kept[i] for i in chosen]), max_iterations=100)
-        draws[b] = (again.sensitivity, again.specificity, again.accuracy)
-    judges, pairs, warnings = _judges_section(matrix, fit, draws, judge_ids, confidence, len(kept))
+        key = chosen.tobytes()
+        if key not in fitted:
+            again = fit_dawid_skene(np.vstack([kept[i] for i in chosen]), max_iterations=100)
+            fitted[key] = np.array([again.sensitivity, again.specificity, again.accuracy])
+        draws[b] = fitted[key]
+    corr = residual_correlation(matrix, fit)
+    judges, pairs, warnings = _judges_section(corr, fit, draws, judge_ids, confidence, len(kept))
     ends = np.cumsum([0] + [b.shape[0] for b in kept])
     ds_labels = [fit.labels[ends[i] : ends[i + 1]].astype(np.float64) for i in range(len(kept))]
     majority = [vote_verdicts(b, tie_breaker=tie_breaker) for b in kept]
@@ -334,7 +339,7 @@ def gate_verdicts(scores: ArrayLike, threshold: float, direction: Literal["highe
 
 
 def item_reliability(
-    scores: ArrayLike,
+    scores: ArrayLike | ScoreChunks,
     judge_ids: Sequence[str],
     threshold: float,
     direction: Literal["higher", "lower"],
@@ -353,10 +358,14 @@ def item_reliability(
     iterations each, as the per-statement section. Items with the same verdicts are fitted as one
     weighted row (at most ``3 ** n_judges`` rows), and a replicate draws how many items of each
     verdict pattern it holds (multinomial, the same distribution as resampling the items), so the
-    time grows with the items only through one pass over them.
+    time grows with the items only through one pass over them. Scores given in chunks
+    (:class:`~ragqa.jury.item_patterns.ScoreChunks`, e.g. a run's summary) are read a chunk at a
+    time: no per-item array is kept but the judge pairs' residual rows
+    (:mod:`ragqa.jury.item_patterns`), and the result is the same as for the whole matrix.
 
     Args:
-        scores: ``(n_judges, n_items)`` each judge's score per sample, NaN for no verdict.
+        scores: ``(n_judges, n_items)`` each judge's score per sample, NaN for no verdict; or the
+            same in chunks of items.
         judge_ids: the panel's judge ids, one per row of ``scores``.
         threshold: the metric's threshold.
         direction: the metric's direction (``higher`` or ``lower`` is better).
@@ -372,31 +381,42 @@ def item_reliability(
         two judges or no item with a verdict.
 
     Raises:
-        ValueError: for ``scores`` whose rows are not one per judge, or ``n_boot < 1``.
+        ValueError: for ``scores`` (or a chunk) that is not 2-D or whose rows are not one per
+            judge, or ``n_boot < 1``.
     """
     if n_boot < 1:
         raise ValueError(f"n_boot must be >= 1, got {n_boot}")
-    verdicts = gate_verdicts(scores, threshold, direction)
-    if verdicts.shape[1] != len(judge_ids):
-        raise ValueError(f"scores has {verdicts.shape[1]} rows, one per judge of {len(judge_ids)} needed")
-    matrix = verdicts[~np.isnan(verdicts).all(axis=1)]
-    n = int(matrix.shape[0])
+    chunks = scores.chunks if isinstance(scores, ScoreChunks) else lambda: iter((scores,))
+
+    def rows() -> Iterator[_Matrix]:
+        for chunk in chunks():
+            verdicts = gate_verdicts(chunk, threshold, direction)
+            if verdicts.shape[1] != len(judge_ids):
+                raise ValueError(f"scores has {verdicts.shape[1]} rows, one per judge of {len(judge_ids)} needed")
+            yield verdicts[~np.isnan(verdicts).all(axis=1)]
+
+    # items with the same verdicts are one row of the fit, weighted by their count: at most 3 ** judges rows
+    patterns = count_patterns(rows, len(judge_ids))
+    n = patterns.n
     if len(judge_ids) < 2 or n == 0:
         return None
-    # items with the same verdicts are one row of the fit, weighted by their count: at most 3 ** judges rows
-    code = (np.where(np.isnan(matrix), 2.0, matrix) * 3.0 ** np.arange(matrix.shape[1])).sum(axis=1)
-    _, first, inverse, counts = np.unique(code, return_index=True, return_inverse=True, return_counts=True)
-    patterns = matrix[first]
-    fit = fit_dawid_skene(patterns, weights=counts)
+    counts = patterns.counts
+    fit = fit_dawid_skene(patterns.patterns, weights=counts)
     rng = np.random.default_rng(seed)
     draws = np.full((n_boot, 3, len(judge_ids)), np.nan)
+    fitted: dict[bytes, _Matrix] = {}  # the same counts are the same fit: fitted once (few items repeat draws)
     for b in range(n_boot):  # resampling n items with replacement = a multinomial draw of the pattern counts
-        again = fit_dawid_skene(patterns, weights=rng.multinomial(n, counts / n), max_iterations=100)
-        draws[b] = (again.sensitivity, again.specificity, again.accuracy)
-    per_item = dataclasses.replace(fit, posterior=fit.posterior[inverse.ravel()])
-    judges, pairs, warnings = _judges_section(matrix, per_item, draws, judge_ids, confidence, n)
-    labels = per_item.labels.astype(np.float64)
-    majority = vote_verdicts(matrix, tie_breaker=0)
+        weights = rng.multinomial(n, counts / n)
+        key = weights.tobytes()
+        if key not in fitted:
+            again = fit_dawid_skene(patterns.patterns, weights=weights, max_iterations=100)
+            fitted[key] = np.array([again.sensitivity, again.specificity, again.accuracy])
+        draws[b] = fitted[key]
+    corr = pattern_residual_correlation(rows, patterns, fit)
+    judges, pairs, warnings = _judges_section(corr, fit, draws, judge_ids, confidence, n)
+    # per item, every figure below is its pattern's: counted, never expanded to the items
+    voted = fit.labels == 1
+    majority = vote_verdicts(patterns.patterns, tie_breaker=0) == 1.0
     return JuryReliability(
         unit="item",
         threshold=threshold,
@@ -407,9 +427,9 @@ def item_reliability(
         judges=judges,
         correlations=pairs,
         warnings=warnings,
-        voted_mean=float(labels.mean()),
-        majority_mean=float(majority.mean()),
-        n_changed=int(np.sum(labels != majority)),
+        voted_mean=int(counts[voted].sum()) / n,
+        majority_mean=int(counts[majority].sum()) / n,
+        n_changed=int(counts[voted != majority].sum()),
     )
 
 
@@ -417,7 +437,7 @@ def attach_item_reliability(
     summaries: Sequence[MetricSummary],
     judge_ids: Sequence[str],
     thresholds: Mapping[str, float],
-    scores: Callable[[str], ArrayLike],
+    scores: Callable[[str], ArrayLike | ScoreChunks],
     *,
     seed: int = 0,
 ) -> list[MetricSummary]:
@@ -433,8 +453,9 @@ def attach_item_reliability(
         summaries: the run's per-metric summaries.
         judge_ids: the panel, in order (the rows of ``scores``).
         thresholds: ``{metric key: threshold}``, the run's resolved thresholds.
-        scores: a metric key's ``(n_judges, n_items)`` scores (NaN: no verdict), asked only for
-            metrics with a threshold (e.g. :meth:`ragqa.run.summary.RunSummary.scores`).
+        scores: a metric key's ``(n_judges, n_items)`` scores (NaN: no verdict), or the same in
+            chunks (:class:`~ragqa.jury.item_patterns.ScoreChunks`, e.g.
+            :meth:`ragqa.run.summary.RunSummary.score_chunks`), asked only for metrics with a threshold.
         seed: the bootstrap's seed.
     """
     if len(judge_ids) < 2:

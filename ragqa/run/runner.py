@@ -429,7 +429,7 @@ class Runner:
         order = [made[k] for k in sorted(made)] if self.keep_results else summary.failed_results()
         summaries = jury.attach(summary.summaries()) if jury is not None else summary.summaries()
         # reporting only: the per-item reliability section never changes a score or a figure
-        summaries = attach_item_reliability(summaries, judge_ids, plan.reliability_thresholds, summary.scores)
+        summaries = attach_item_reliability(summaries, judge_ids, plan.reliability_thresholds, summary.score_chunks)
         report = Report(
             results=order,
             summaries=flaky.mark(tally.attach(summaries) if tally is not None else summaries, prepared.labels),

@@ -5,8 +5,9 @@ with its judges' reasons and details) just to summarise them at the end. :class:
 keeps, per (sample, metric), only the numbers :func:`ragqa.report.summarize` reads by sample, in
 typed arrays indexed by the sample's position in the dataset, and sums the rest as results arrive:
 
-- per result: the aggregate's value (8 bytes), one byte of flags (present, direction, quorum
-  met, every judge failed, none scored) and one for the aggregation rule;
+- per result: the aggregate's value (8 bytes) and one byte of flags (present, direction, quorum
+  met, every judge failed, none scored); the aggregation rule once per metric, or one byte per
+  result once a metric's results come with different rules;
 - per (result, judge): whether the judge scored, returned NaN or failed (1 byte) and its score
   (8 bytes, float64); each repeat's value and the repeat count only once some result's values
   are not its score alone (``repeats > 1``: one float64 array per repeat index, 32-bit counts);
@@ -16,12 +17,13 @@ typed arrays indexed by the sample's position in the dataset, and sums the rest 
 
 :meth:`RunSummary.summaries` then computes every figure in dataset order with the same
 functions as :func:`~ragqa.report.summarize` (``nan_mean``, :func:`ragqa.report.summary.judge_usage`'s
-exact sums, :func:`ragqa.agreement.agreement` on the same judges x samples matrix,
-:func:`ragqa.uncertainty.metric_intervals` on the same values), so the summaries equal those of a
-report built from all results, bit for bit, whatever order the results arrived in
+exact sums, :func:`ragqa.agreement.agreement` on the same judges x samples matrix, read in blocks
+of samples, :func:`ragqa.uncertainty.metric_intervals` on the same values, the variance
+decomposition from blocks of the same cube: :mod:`ragqa.uncertainty.variance_stream`), so the
+summaries equal those of a report built from all results, bit for bit, whatever order the results arrived in
 (``tests/run/test_run_memory.py`` proves it, resumed runs included). Memory is about
-``samples x metrics x (10 + 9 x judges)`` bytes with one repeat (``+ (4 + 8 x repeats) x judges`` with
-more): 4.6 MB for 100,000 samples, one metric and four judges, against several hundred MB for the
+``samples x metrics x (9 + 9 x judges)`` bytes with one repeat (``+ (4 + 8 x repeats) x judges`` with
+more): 4.5 MB for 100,000 samples, one metric and four judges, against several hundred MB for the
 results themselves. A pair (sample, metric) is added once, except one whose result had a judge
 failure: those are kept whole, and a later result (``--retry-failed``) replaces it.
 
@@ -31,38 +33,38 @@ failures and the exit code counts incomplete pairs.
 
 from __future__ import annotations
 
+import itertools
 import math
 from array import array
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, overload
 
 import numpy as np
 from numpy.typing import NDArray
 
 from ragqa._ids import IdView
 from ragqa._math import ExactSum
+from ragqa.jury.item_patterns import CHUNK
 from ragqa.report import JudgeSummary, MetricSummary, with_uncertainty
-from ragqa.run.rows import (
-    ABSENT,
-    ALL_FAILED,
-    FAILED,
-    LOWER,
-    NAN,
-    PRESENT,
-    QUORUM_MET,
-    SCORED,
-    UNSCORED,
-    JudgeRow,
-    SummaryRow,
-    summary_row,
-)
+from ragqa.run.rows import ABSENT as _ABSENT
+from ragqa.run.rows import ALL_FAILED as _ALL_FAILED
+from ragqa.run.rows import FAILED as _FAILED
+from ragqa.run.rows import LOWER as _LOWER
+from ragqa.run.rows import NAN as _NAN
+from ragqa.run.rows import PRESENT as _PRESENT
+from ragqa.run.rows import QUORUM_MET as _QUORUM_MET
+from ragqa.run.rows import SCORED as _SCORED
+from ragqa.run.rows import UNSCORED as _UNSCORED
+from ragqa.run.rows import JudgeRow, SummaryRow, summary_row
 from ragqa.schema import DEFAULT_CONFIDENCE, PanelResult, Usage, check_confidence
 from ragqa.uncertainty import calls_per_judgement, metric_intervals
+from ragqa.uncertainty.variance_stream import CubeBlocks, blocked_decompose
 
 __all__ = ["RunSummary"]
 
 _DIRECTIONS: tuple[Literal["higher"], Literal["lower"]] = ("higher", "lower")
+_CUBE_BLOCK = 8_192  # samples per block of the variance decomposition's cube (its working arrays are ~20 blocks)
 _MAX_REPEATS = 2**32 - 1  # the repeat counts' array holds unsigned 32-bit numbers
 
 
@@ -71,7 +73,7 @@ class _JudgeColumns:
     """One judge's numbers on one metric: by sample position, or summed over the samples it judged."""
 
     status: bytearray
-    score: array[float]  # float64, the score where the status is SCORED (0.0 elsewhere)
+    score: array[float]  # float64, the score where the status is _SCORED (0.0 elsewhere)
     calls: int = 0
     prompt: int = 0
     completion: int = 0
@@ -90,8 +92,11 @@ class _MetricColumns:
     """One metric's numbers: by sample position, and the spreads' exact sum."""
 
     flags: bytearray
-    rule: bytearray
     value: array[float]
+    # the aggregation rule (index into RunSummary._rules): one for every result until a result
+    # comes with another, then one byte per position
+    base_rule: int | None = None
+    rule: bytearray | None = None
     spread: ExactSum = field(default_factory=ExactSum)
     n_spread: int = 0  # spreads that are not NaN
     judges: list[_JudgeColumns] = field(default_factory=list)
@@ -109,7 +114,7 @@ def _implied(value: float, outcome_status: int, values: Sequence[float]) -> bool
     """Whether ``values`` are what the status and score alone give: ``[score]`` scored, ``[nan]`` otherwise."""
     if len(values) != 1:
         return False
-    if outcome_status == SCORED:
+    if outcome_status == _SCORED:
         return values[0] == value
     return math.isnan(values[0])
 
@@ -166,7 +171,6 @@ class RunSummary:
             n = self.n_samples
             columns = _MetricColumns(
                 flags=bytearray(n),
-                rule=bytearray(n),
                 value=_floats(n),
                 judges=[_JudgeColumns(status=bytearray(n), score=_floats(n)) for _ in self.judge_ids],
             )
@@ -212,7 +216,7 @@ class RunSummary:
                 "add the result, not its row alone"
             )
         columns = self._metric(metric)
-        if columns.flags[position] & PRESENT:
+        if columns.flags[position] & _PRESENT:
             old = self.failed.get((position, metric))
             if old is None:
                 raise ValueError(
@@ -229,13 +233,19 @@ class RunSummary:
         if self._given_labels is None:
             self._labels[position] = sample_id
         columns.flags[position] = flags
-        columns.rule[position] = self._rule(strategy, quorum)
+        rule = self._rule(strategy, quorum)
+        if columns.base_rule is None:
+            columns.base_rule = rule
+        if columns.rule is None and rule != columns.base_rule:
+            columns.rule = bytearray([columns.base_rule]) * self.n_samples
+        if columns.rule is not None:
+            columns.rule[position] = rule
         columns.value[position] = value
         if not math.isnan(spread):
             columns.spread.add(spread)
             columns.n_spread += 1
         for judge in columns.judges:
-            judge.status[position] = ABSENT
+            judge.status[position] = _ABSENT
             if judge.n_repeats is not None:
                 judge.n_repeats[position] = 0
         for outcome in outcomes:
@@ -244,7 +254,7 @@ class RunSummary:
                 continue
             judge = columns.judges[j]
             status, values = outcome[1], outcome[3]
-            if status == SCORED:
+            if status == _SCORED:
                 judge.score[position] = outcome[2]
             judge.status[position] = status
             if judge.n_repeats is None and not _implied(judge.score[position], status, values):
@@ -266,9 +276,9 @@ class RunSummary:
     def _explicit(self, judge: _JudgeColumns) -> None:
         """Keep the judge's repeat values by position from now on, starting from those its statuses imply."""
         status = np.frombuffer(judge.status, dtype=np.uint8)
-        first = np.where(status == SCORED, np.frombuffer(judge.score, dtype=np.float64), np.nan)
+        first = np.where(status == _SCORED, np.frombuffer(judge.score, dtype=np.float64), np.nan)
         judge.repeats = [array("d", first.tobytes()), *judge.repeats[1:]]
-        judge.n_repeats = array("I", (status != ABSENT).astype(np.uint32).tobytes())
+        judge.n_repeats = array("I", (status != _ABSENT).astype(np.uint32).tobytes())
 
     @staticmethod
     def _count(judge: _JudgeColumns, outcome: JudgeRow, sign: int) -> None:
@@ -313,7 +323,7 @@ class RunSummary:
         firsts = []
         for index, columns in enumerate(self._columns):
             if columns is not None:
-                present = np.frombuffer(columns.flags, dtype=np.uint8) & PRESENT
+                present = np.frombuffer(columns.flags, dtype=np.uint8) & _PRESENT
                 first = int(present.argmax()) if present.size else 0
                 if present.size and present[first]:
                     firsts.append((first, index))
@@ -325,15 +335,20 @@ class RunSummary:
         per_call = calls_per_judgement(calls, judgements)
         out = []
         for _, index in sorted(firsts):
-            summary, values = self._summary(index, self._rows(self._metric(index)))
-            out.append(
-                with_uncertainty(
-                    summary,
-                    metric_intervals(
-                        *values, confidence=self.confidence, calls=per_call, bounds=self.ranges.get(summary.metric)
-                    ),
+            summary, (aggregates, per_judge, scores) = self._summary(index, self._rows(self._metric(index)))
+            bounds = self.ranges.get(summary.metric)
+            if callable(scores):  # the cube in blocks of samples: the decomposition from them, never the whole cube
+                n_judges = len(self.judge_ids)
+                split = blocked_decompose(scores, len(aggregates), n_judges, calls_per_judgement=per_call)
+                intervals = metric_intervals(
+                    aggregates, per_judge, [], confidence=self.confidence, calls=per_call, bounds=bounds, split=split
                 )
-            )
+            else:
+                intervals = metric_intervals(
+                    aggregates, per_judge, scores, confidence=self.confidence, calls=per_call, bounds=bounds
+                )
+            del aggregates, per_judge, scores  # this metric's arrays go before the next metric's are built
+            out.append(with_uncertainty(summary, intervals))
         return out
 
     def scores(self, metric: str) -> NDArray[np.float64]:
@@ -353,19 +368,42 @@ class RunSummary:
         columns = self._columns[self._metric_index[metric]]
         if columns is None:
             return np.full((len(self.judge_ids), 0), np.nan)
-        rows = self._rows(columns)
-        n_rows = self.n_samples if isinstance(rows, slice) else len(rows)
+        return self._score_matrix(columns, self._rows(columns))
+
+    def _score_matrix(self, columns: _MetricColumns, rows: NDArray[np.intp] | slice) -> NDArray[np.float64]:
+        """The ``(n_judges, len(rows))`` scores of :meth:`scores` on some positions."""
+        n_rows = len(range(self.n_samples)[rows]) if isinstance(rows, slice) else len(rows)
         matrix = np.full((len(self.judge_ids), n_rows), np.nan)
         for j, column in enumerate(columns.judges):
-            scored = np.frombuffer(column.status, dtype=np.uint8)[rows] == SCORED
+            scored = np.frombuffer(column.status, dtype=np.uint8)[rows] == _SCORED
             values = np.frombuffer(column.score, dtype=np.float64)[rows][scored]
             matrix[j, scored] = np.where(np.isfinite(values), values, np.nan)
         return matrix
 
+    def score_chunks(self, metric: str, size: int = CHUNK) -> _ScoreChunks:
+        """:meth:`scores` of ``metric`` in chunks of ``size`` samples, read from the columns when iterated.
+
+        Args:
+            metric: a metric key of the run.
+            size: samples (columns) per chunk, >= 1.
+
+        Returns:
+            A :class:`~ragqa.jury.item_patterns.ScoreChunks`: each :meth:`~_ScoreChunks.chunks` call
+            yields the ``(n_judges, k)`` blocks of :meth:`scores`, left to right, that together
+            equal it (none for a metric without results).
+
+        Raises:
+            KeyError: for a metric not of the run.
+            ValueError: for a ``size`` below 1.
+        """
+        if size < 1:
+            raise ValueError(f"chunk size must be at least 1, got {size}")
+        return _ScoreChunks(self, self._metric_index[metric], size)
+
     @staticmethod
     def _rows(columns: _MetricColumns) -> NDArray[np.intp] | slice:
         """The positions with a result of this metric, in dataset order (every position: a slice, no copy)."""
-        present = np.frombuffer(columns.flags, dtype=np.uint8) & PRESENT
+        present = np.frombuffer(columns.flags, dtype=np.uint8) & _PRESENT
         if present.all():
             return slice(None)
         return np.flatnonzero(present)
@@ -374,7 +412,7 @@ class RunSummary:
         self, index: int, rows: NDArray[np.intp] | slice
     ) -> tuple[
         MetricSummary,
-        tuple[NDArray[np.float64], list[NDArray[np.float64]], NDArray[np.float64] | list[list[list[float]]]],
+        tuple[NDArray[np.float64], Sequence[NDArray[np.float64]], CubeBlocks | list[list[list[float]]]],
     ]:
         from ragqa.agreement import agreement
 
@@ -383,33 +421,33 @@ class RunSummary:
         assert columns is not None
         flags = np.frombuffer(columns.flags, dtype=np.uint8)[rows]
         n_rows = len(flags)
-        rules = {self._rules[r] for r in np.unique(np.frombuffer(columns.rule, dtype=np.uint8)[rows]).tolist()}
+        if columns.rule is None:
+            assert columns.base_rule is not None  # a metric with a row has had a result
+            rules = {self._rules[columns.base_rule]}
+        else:
+            rules = {self._rules[r] for r in np.unique(np.frombuffer(columns.rule, dtype=np.uint8)[rows]).tolist()}
         if len(rules) > 1:
             shown = ", ".join(f"{s} with quorum {q}" for s, q in sorted(rules))
             raise ValueError(f"results of {metric} were aggregated in different ways ({shown}); summarise one run")
         [(strategy, quorum)] = rules
         judges = []
-        per_judge = []
         total = Usage()
-        matrix = np.full((len(self.judge_ids), n_rows), np.nan)
         width = max(  # the most repeats of a judge on these rows, as score_cube makes it
             (
                 int(np.frombuffer(c.n_repeats, dtype=np.uint32)[rows].max())
                 if c.n_repeats is not None
-                else int((np.frombuffer(c.status, dtype=np.uint8)[rows] != ABSENT).any())
+                else int((np.frombuffer(c.status, dtype=np.uint8)[rows] != _ABSENT).any())
                 for c in columns.judges
                 if n_rows
             ),
             default=0,
         )
         width = width or 1
-        scores: NDArray[np.float64] = np.empty(0)
         for j, jid in enumerate(self.judge_ids):
             column = columns.judges[j]
             status = np.frombuffer(column.status, dtype=np.uint8)[rows]
-            scored = status == SCORED
-            scores = np.frombuffer(column.score, dtype=np.float64)[rows][scored]
-            matrix[j, scored] = np.where(np.isfinite(scores), scores, np.nan)
+            scored = status == _SCORED
+            scores = np.frombuffer(column.score, dtype=np.float64)[rows]  # a view when every position has a result
             usage = Usage(
                 calls=column.calls,
                 prompt_tokens=column.prompt,
@@ -421,19 +459,20 @@ class RunSummary:
             judges.append(
                 JudgeSummary(
                     judge_id=jid,
-                    mean=_nan_mean(scores),
-                    n_scored=int(scores.size),
-                    n_nan=int((status == NAN).sum()),
-                    n_failed=int((status == FAILED).sum()),
+                    mean=_nan_mean(scores, scored),
+                    n_scored=int(scored.sum()),
+                    n_nan=int((status == _NAN).sum()),
+                    n_failed=int((status == _FAILED).sum()),
                     usage=usage,
                 )
             )
+            del status, scored, scores
         aggregates = np.frombuffer(columns.value, dtype=np.float64)[rows]
         n_scored = int((~np.isnan(aggregates)).sum())
         labels = _Labels(self._given_labels if self._given_labels is not None else self._labels, rows, n_rows)
         summary = MetricSummary(
             metric=metric,
-            direction=_DIRECTIONS[1 if flags[0] & LOWER else 0],
+            direction=_DIRECTIONS[1 if flags[0] & _LOWER else 0],
             strategy=strategy,
             quorum=quorum,
             judges=judges,
@@ -442,38 +481,113 @@ class RunSummary:
             n_samples=n_rows,
             n_scored=n_scored,
             n_nan=n_rows - n_scored,
-            n_below_quorum=int(((flags & QUORUM_MET) == 0).sum()),
-            n_all_failed=int(((flags & ALL_FAILED) != 0).sum()),
-            n_unscored=int(((flags & UNSCORED) != 0).sum()),
+            n_below_quorum=int(((flags & _QUORUM_MET) == 0).sum()),
+            n_all_failed=int(((flags & _ALL_FAILED) != 0).sum()),
+            n_unscored=int(((flags & _UNSCORED) != 0).sum()),
             usage=total,
-            agreement=agreement(labels, self.judge_ids, matrix),
+            # the judges x samples matrix is read in blocks of samples from the columns, never whole
+            agreement=agreement(labels, self.judge_ids, _ScoreChunks(self, index, CHUNK).chunks),
         )
-        del matrix, scores  # the intervals' arrays are built once the agreement's are gone
-        cube = np.full((n_rows, len(self.judge_ids), width), np.nan)
-        n_of = []
-        for j, column in enumerate(columns.judges):
-            status = np.frombuffer(column.status, dtype=np.uint8)[rows]
-            per_judge.append(np.frombuffer(column.score, dtype=np.float64)[rows][status == SCORED])
-            if column.n_repeats is None:  # one value per outcome: its score, NaN unless scored
-                scored = status == SCORED
-                cube[scored, j, 0] = np.frombuffer(column.score, dtype=np.float64)[rows][scored]
-                n_of.append((status != ABSENT).astype(np.uint32) if n_scored == 1 else np.empty(0, np.uint32))
-                continue
-            n_repeats = np.frombuffer(column.n_repeats, dtype=np.uint32)[rows]
-            for k, repeat in enumerate(column.repeats[:width]):
-                values = np.frombuffer(repeat, dtype=np.float64)[rows]
-                cube[:, j, k] = np.where(n_repeats > k, values, np.nan)
-            n_of.append(n_repeats)
+        # each judge's finite scores, made one judge at a time as the intervals ask (never all at once)
+        per_judge = _JudgeScores(columns.judges, rows)
         if n_scored == 1:  # the aggregate's interval then reads the one sample's repeats as lists (summarize's form)
+            cube = _cube(columns.judges, rows, n_rows, width)
+            n_of = [
+                np.frombuffer(c.n_repeats, dtype=np.uint32)[rows]
+                if c.n_repeats is not None
+                else (np.frombuffer(c.status, dtype=np.uint8)[rows] != _ABSENT).astype(np.uint32)
+                for c in columns.judges
+            ]
             listed = [[cube[i, j, : int(n_of[j][i])].tolist() for j in range(len(n_of))] for i in range(n_rows)]
             return summary, (aggregates, per_judge, listed)
-        return summary, (aggregates, per_judge, cube)
+        # the (samples, judges, repeats) cube of the variance decomposition, built block by block when read
+        judge_columns = columns.judges
+
+        def blocks() -> Iterator[NDArray[np.float64]]:
+            for start in range(0, n_rows, _CUBE_BLOCK):
+                stop = min(n_rows, start + _CUBE_BLOCK)
+                part = slice(start, stop) if isinstance(rows, slice) else rows[start:stop]
+                yield _cube(judge_columns, part, stop - start, width)
+
+        return summary, (aggregates, per_judge, blocks)
 
 
-def _nan_mean(values: NDArray[np.float64]) -> float:
-    """:func:`ragqa._math.nan_mean` of an array, without a Python float per value (``fsum`` is exact: same result)."""
-    finite = values[~np.isnan(values)]
-    return math.fsum(finite) / finite.size if finite.size else math.nan
+def _cube(
+    judges: Sequence[_JudgeColumns], rows: NDArray[np.intp] | slice, n_rows: int, width: int
+) -> NDArray[np.float64]:
+    """The ``(n_rows, judges, width)`` repeat values of some positions, NaN where a judge has none (``score_cube``)."""
+    cube = np.full((n_rows, len(judges), width), np.nan)
+    for j, column in enumerate(judges):
+        status = np.frombuffer(column.status, dtype=np.uint8)[rows]
+        if column.n_repeats is None:  # one value per outcome: its score, NaN unless scored
+            scored = status == _SCORED
+            cube[scored, j, 0] = np.frombuffer(column.score, dtype=np.float64)[rows][scored]
+            continue
+        n_repeats = np.frombuffer(column.n_repeats, dtype=np.uint32)[rows]
+        for k, repeat in enumerate(column.repeats[:width]):
+            values = np.frombuffer(repeat, dtype=np.float64)[rows]
+            cube[:, j, k] = np.where(n_repeats > k, values, np.nan)
+    return cube
+
+
+class _ScoreChunks:
+    """:meth:`RunSummary.scores` of one metric in chunks of samples (:class:`ragqa.jury.item_patterns.ScoreChunks`)."""
+
+    def __init__(self, summary: RunSummary, index: int, size: int) -> None:
+        self._summary = summary
+        self._index = index
+        self._size = size
+
+    def chunks(self) -> Iterator[NDArray[np.float64]]:
+        """The ``(n_judges, k)`` blocks of the scores, left to right; each call starts again at the first sample."""
+        columns = self._summary._columns[self._index]
+        if columns is None:
+            return
+        rows = self._summary._rows(columns)
+        n_rows = self._summary.n_samples if isinstance(rows, slice) else len(rows)
+        for start in range(0, n_rows, self._size):
+            stop = min(n_rows, start + self._size)
+            part = slice(start, stop) if isinstance(rows, slice) else rows[start:stop]
+            yield self._summary._score_matrix(columns, part)
+
+
+class _JudgeScores(Sequence[NDArray[np.float64]]):
+    """Each judge's finite scores on some rows (its scored positions), read from its columns when asked."""
+
+    def __init__(self, judges: Sequence[_JudgeColumns], rows: NDArray[np.intp] | slice) -> None:
+        self._judges = judges
+        self._rows = rows
+
+    def __len__(self) -> int:
+        return len(self._judges)
+
+    @overload
+    def __getitem__(self, index: int) -> NDArray[np.float64]: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[NDArray[np.float64]]: ...
+
+    def __getitem__(self, index: int | slice) -> NDArray[np.float64] | list[NDArray[np.float64]]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        column = self._judges[index]
+        status = np.frombuffer(column.status, dtype=np.uint8)[self._rows]
+        scores: NDArray[np.float64] = np.frombuffer(column.score, dtype=np.float64)[self._rows][status == _SCORED]
+        return scores
+
+
+def _nan_mean(values: NDArray[np.float64], keep: NDArray[np.bool_] | None = None) -> float:
+    """:func:`ragqa._math.nan_mean` of ``values[keep]`` (all by default), read in blocks, without a copy of them.
+
+    ``math.fsum`` is exact, so its sum of every value fed block by block is the same float as of
+    one array of them (and as ``nan_mean``'s of a list).
+    """
+    mask = ~np.isnan(values) if keep is None else keep & ~np.isnan(values)
+    n = int(mask.sum())
+    if not n:
+        return math.nan
+    blocks = (values[start : start + CHUNK][mask[start : start + CHUNK]] for start in range(0, values.size, CHUNK))
+    return math.fsum(itertools.chain.from_iterable(blocks)) / n
 
 
 class _Labels(IdView):

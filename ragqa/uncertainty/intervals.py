@@ -13,6 +13,7 @@ from collections.abc import Sequence
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from ragqa._pairwise import pairwise_var
 from ragqa.schema import DEFAULT_CONFIDENCE, Interval, check_confidence
 
 __all__ = ["BOOTSTRAP_RESAMPLES", "METHODS", "bootstrap_interval", "mean_interval", "sample_interval", "t_quantile"]
@@ -26,7 +27,10 @@ BOOTSTRAP_RESAMPLES = 9999
 
 def _finite(values: ArrayLike) -> NDArray[np.float64]:
     data: NDArray[np.float64] = np.asarray(values, dtype=float).ravel()
-    finite: NDArray[np.float64] = data[np.isfinite(data)]
+    keep = np.isfinite(data)
+    if keep.all():  # no copy: a run's per-sample values are read in place
+        return data
+    finite: NDArray[np.float64] = data[keep]
     return finite
 
 
@@ -76,7 +80,7 @@ def mean_interval(
     if np.ptp(data) == 0:
         low = high = estimate
     elif method == "clustered-se":
-        se = float(np.std(data, ddof=1)) / math.sqrt(n)
+        se = float(np.sqrt(pairwise_var(data, ddof=1))) / math.sqrt(n)  # np.std's float, without its temporary
         half = t_quantile(n - 1, confidence) * se
         low, high = estimate - half, estimate + half
     else:

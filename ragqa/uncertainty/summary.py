@@ -44,6 +44,7 @@ def metric_intervals(
     confidence: float,
     calls: float | None,
     bounds: tuple[float, float] | None = None,
+    split: Decomposition | None = None,
 ) -> tuple[Interval | None, list[Interval | None], Decomposition | None]:
     """One metric's intervals and variance decomposition (pure).
 
@@ -63,6 +64,9 @@ def metric_intervals(
         confidence: the intervals' level, in (0, 1).
         calls: judge calls per judgement of the run (:func:`calls_per_judgement`), for the advice's cost.
         bounds: the metric's closed range (``Metric.value_range``), or ``None`` not to clamp.
+        split: the decomposition of ``scores`` when computed already (a run's, from blocks of its
+            cube: :func:`ragqa.uncertainty.variance_stream.blocked_decompose`); ``scores`` is then
+            read only for the one-sample aggregate interval.
 
     Returns:
         ``(aggregate interval, judge intervals in order, decomposition)``; an interval is ``None``
@@ -73,7 +77,7 @@ def metric_intervals(
         ValueError: for a confidence outside (0, 1).
     """
     judges = [mean_interval(values, confidence=confidence, bounds=bounds) for values in judge_scores]
-    decomposition = decompose(score_cube(scores), calls_per_judgement=calls)
+    decomposition = split if split is not None else decompose(score_cube(scores), calls_per_judgement=calls)
     return (
         _aggregate_interval(aggregates, scores, confidence=confidence, bounds=bounds),
         judges,

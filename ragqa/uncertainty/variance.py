@@ -16,7 +16,15 @@ from numpy.typing import ArrayLike, NDArray
 
 from ragqa.schema import AdviceOption, Decomposition, Lever, VarianceComponents
 
-__all__ = ["aggregate_variance", "decompose", "halving_advice", "score_cube", "variance_components"]
+__all__ = [
+    "aggregate_variance",
+    "components_from",
+    "decompose",
+    "decomposition",
+    "halving_advice",
+    "score_cube",
+    "variance_components",
+]
 
 
 def score_cube(values: Sequence[Sequence[Sequence[float]]] | NDArray[np.float64]) -> NDArray[np.float64]:
@@ -72,6 +80,29 @@ def _complete_table(has: NDArray[np.bool_]) -> tuple[NDArray[np.bool_], NDArray[
     return best_rows, best_judges
 
 
+def cell_statistics(
+    y: NDArray[np.float64], finite: NDArray[np.bool_]
+) -> tuple[NDArray[np.intp], NDArray[np.float64], NDArray[np.float64]]:
+    """Per (sample, judge) cell of ``y`` (``finite``: its finite mask): finite repeats, their mean, squared deviations.
+
+    The within-cell sum of squares is shifted by each cell's first finite value so that equal
+    repeats (a deterministic judge) give exactly 0: ``sum(d^2) - (sum d)^2 / count``, ``d = y - first``.
+    Each working array goes as soon as done (a long run's cube is large).
+    """
+    counts = finite.sum(axis=2)
+    filled = np.where(finite, y, 0.0)
+    has = counts > 0
+    cell_mean = np.divide(filled.sum(axis=2), counts, out=np.zeros(counts.shape), where=has)
+    first = np.take_along_axis(filled, np.argmax(finite, axis=2)[..., None], axis=2)
+    del filled
+    shifted = np.where(finite, y - first, 0.0)
+    del first
+    within = (shifted**2).sum(axis=2) - np.divide(
+        shifted.sum(axis=2) ** 2, counts, out=np.zeros(counts.shape), where=has
+    )
+    return counts, cell_mean, within
+
+
 def variance_components(scores: ArrayLike) -> VarianceComponents:
     """Estimate the variance components of one metric's scores (ANOVA / method of moments).
 
@@ -111,20 +142,8 @@ def variance_components(scores: ArrayLike) -> VarianceComponents:
     if y.ndim != 3:
         raise ValueError(f"scores must be shaped (samples, judges, repeats), got shape {y.shape}")
     finite = np.isfinite(y)
-    counts = finite.sum(axis=2)
-    filled = np.where(finite, y, 0.0)
+    counts, cell_mean, within = cell_statistics(y, finite)
     has = counts > 0
-    cell_mean = np.divide(filled.sum(axis=2), counts, out=np.zeros(counts.shape), where=has)
-    # within-cell sum of squares, shifted by each cell's first finite value so that equal repeats
-    # (a deterministic judge) give exactly 0: sum(d^2) - (sum d)^2 / count, d = y - first
-    first = np.take_along_axis(filled, np.argmax(finite, axis=2)[..., None], axis=2)
-    del filled  # working arrays go as soon as done: a long run's cube is large
-    shifted = np.where(finite, y - first, 0.0)
-    del first
-    within = (shifted**2).sum(axis=2) - np.divide(
-        shifted.sum(axis=2) ** 2, counts, out=np.zeros(counts.shape), where=has
-    )
-    del shifted
     squares = float(np.clip(within, 0.0, None).sum())
     del within
     df_e = int(np.clip(counts - 1, 0, None).sum())
@@ -146,6 +165,40 @@ def variance_components(scores: ArrayLike) -> VarianceComponents:
         r_h = float(cell_counts.flat[0])
     else:
         r_h = float(cell_counts.size / np.sum(1.0 / cell_counts))
+    mean_squares: tuple[float, float | None, float | None] | None = None
+    if a >= 2:
+        table = table - table.flat[0]  # variances are shift-free; equal scores now give exact zeros
+        grand = table.mean()
+        row = table.mean(axis=1)
+        ms_s = b * float(np.sum((row - grand) ** 2)) / (a - 1)
+        mean_squares = (ms_s, None, None)
+        if b >= 2:
+            col = table.mean(axis=0)
+            ms_j = a * float(np.sum((col - grand) ** 2)) / (b - 1)
+            resid = table - row[:, None] - col[None, :] + grand
+            mean_squares = (ms_s, ms_j, float(np.sum(resid**2)) / ((a - 1) * (b - 1)))
+    return components_from(mean_squares, (a, b), r_h, repeats, tiny, (n_dropped, n_judges_dropped))
+
+
+def components_from(
+    mean_squares: tuple[float, float | None, float | None] | None,
+    shape: tuple[int, int],
+    r_h: float,
+    repeats: float | None,
+    tiny: float,
+    dropped: tuple[int, int],
+) -> VarianceComponents:
+    """The components from the complete table's mean squares (the last step of :func:`variance_components`).
+
+    Args:
+        mean_squares: ``(MS_S, MS_J, MS_SJ)`` of the ``(a, b)`` table (the last two ``None`` with
+            one judge); ``None`` with fewer than two samples.
+        shape: the table's ``(samples, judges)``.
+        r_h: the harmonic mean of the cells' repeat counts.
+        repeats: the pooled within-cell variance, ``None`` without a cell of two repeats.
+        tiny: rounding's share of the total variance, below which a component is 0.
+        dropped: samples and judges the complete table left out.
+    """
     noise = repeats / r_h if repeats is not None else 0.0
     confounded = [] if repeats is not None else ["interaction+repeats"]
     truncated: list[str] = []
@@ -160,17 +213,11 @@ def variance_components(scores: ArrayLike) -> VarianceComponents:
             return 0.0
         return value
 
+    a, b = shape
     samples = judges = interaction = None
-    if a >= 2:
-        table = table - table.flat[0]  # variances are shift-free; equal scores now give exact zeros
-        grand = table.mean()
-        row = table.mean(axis=1)
-        ms_s = b * float(np.sum((row - grand) ** 2)) / (a - 1)
-        if b >= 2:
-            col = table.mean(axis=0)
-            ms_j = a * float(np.sum((col - grand) ** 2)) / (b - 1)
-            resid = table - row[:, None] - col[None, :] + grand
-            ms_sj = float(np.sum(resid**2)) / ((a - 1) * (b - 1))
+    if mean_squares is not None:
+        ms_s, ms_j, ms_sj = mean_squares
+        if ms_j is not None and ms_sj is not None:
             samples = clip("samples", (ms_s - ms_sj) / b)
             judges = clip("judges", (ms_j - ms_sj) / a)
             interaction = clip("interaction", ms_sj - noise)
@@ -185,8 +232,8 @@ def variance_components(scores: ArrayLike) -> VarianceComponents:
         n_samples=a,
         n_judges=b,
         repeats_per_cell=r_h,
-        n_dropped=n_dropped,
-        n_judges_dropped=n_judges_dropped,
+        n_dropped=dropped[0],
+        n_judges_dropped=dropped[1],
         truncated=truncated,
         confounded=confounded,
     )
@@ -311,6 +358,11 @@ def decompose(scores: ArrayLike, *, calls_per_judgement: float | None = None) ->
     y = np.asarray(scores, dtype=float)
     components = variance_components(y)
     repeats = max(1, int(np.isfinite(y).sum(axis=2).max())) if y.size else 1
+    return decomposition(components, repeats, calls_per_judgement)
+
+
+def decomposition(components: VarianceComponents, repeats: int, calls_per_judgement: float | None) -> Decomposition:
+    """The shares and halving advice of ``components`` with ``repeats`` the most repeats of a cell (>= 1)."""
     judges = max(1, components.n_judges)
     share: dict[str, float] = {}
     total = aggregate_variance(components, judges=judges, repeats=repeats)

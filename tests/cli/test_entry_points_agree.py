@@ -5,16 +5,14 @@ Each case is one or two samples scored for faithfulness (threshold 0.6) by three
 OpenAI-compatible server. A judge's verdicts per statement are scripted, and a response marked
 ``[fail]`` makes every judge answer HTTP 400 (a judge failure). The same samples are written as a
 JSON Lines dataset (``ragqa evaluate``), a promptfoo-style file (``ragqa test``) and a pytest suite
-run with ``--ragqa-exit-code``; all three must exit alike, and a sample the validator refuses must be
+run with ``--ragqa-exit-code`` (each in this process: ``tests/testing/`` runs pytest on a user's suite
+in a child process); all three must exit alike, and a sample the validator refuses must be
 refused by all three with the same field and the same reason, before any judge call.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,9 +28,9 @@ from ragqa.testing import ChatRequest, FakeOpenAIServer, fake_openai_server
 from ragqa.testing.responders import ragqa_prompt_of
 from ragqa.testing.wire import ResponderError
 
-pytestmark = pytest.mark.slow  # each case starts pytest in a subprocess (see tests/conftest.py SLOW_MODULES)
+pytestmark = pytest.mark.slow  # seven pytest sessions and fourteen CLI runs, in this process (about 12 CPU-s)
+pytest_plugins = ("pytester",)  # the pytest entry point runs in this process (Pytester.runpytest_inprocess)
 
-ROOT = Path(__file__).resolve().parents[2]
 JUDGES = ("judge-a", "judge-b", "judge-c")
 STATEMENTS = ["The office opens at nine.", "The office has a kitchen."]
 CONTEXT = "The office opens at nine. It has a kitchen and a garden."
@@ -132,7 +130,8 @@ def project(tmp_path: Path, case: Case) -> Path:
         tests.append(test)
     (tmp_path / "cases.yaml").write_text(yaml.safe_dump({"tests": tests}, width=10**7), encoding="utf-8")
     (tmp_path / "test_suite.py").write_text(SUITE, encoding="utf-8")
-    (tmp_path / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
+    # pytest-asyncio warns (in this process too) when a project leaves its loop scope unset
+    (tmp_path / "pytest.ini").write_text("[pytest]\nasyncio_default_fixture_loop_scope = function\n", encoding="utf-8")
     return tmp_path
 
 
@@ -147,8 +146,14 @@ class Outcome:
     calls: int
 
 
-def run_each(srv: FakeOpenAIServer, work: Path, case: Case, monkeypatch: pytest.MonkeyPatch) -> dict[str, Outcome]:
-    """Run the case through the three entry points, each on a fresh script of the same panel."""
+def run_each(
+    srv: FakeOpenAIServer, work: Path, case: Case, monkeypatch: pytest.MonkeyPatch, pytester: pytest.Pytester
+) -> dict[str, Outcome]:
+    """Run the case through the three entry points, each on a fresh script of the same panel.
+
+    The pytest run is ``pytest`` on the suite in this process, as the CLI runs here: its plugin is
+    loaded from its ``pytest11`` entry point, and its exit code is the session's.
+    """
     monkeypatch.chdir(work)
     monkeypatch.setenv("RAGQA_FAKE_URL", srv.base_url)
     monkeypatch.delenv("RAGQA_PROFILES_ACTIVE", raising=False)
@@ -167,27 +172,18 @@ def run_each(srv: FakeOpenAIServer, work: Path, case: Case, monkeypatch: pytest.
     test = CliRunner().invoke(app, ["test", "cases.yaml"])
     outcomes["ragqa test"] = Outcome(test.exit_code, test.output, chat_requests(srv))
     fresh()
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), *filter(None, [env.get("PYTHONPATH")])])
-    env.pop("PYTEST_ADDOPTS", None)
-    proc = subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "--ragqa-exit-code", "test_suite.py"],
-        cwd=work,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    outcomes["pytest plugin"] = Outcome(proc.returncode, proc.stdout + proc.stderr, chat_requests(srv))
+    run = pytester.runpytest_inprocess("-p", "no:cacheprovider", "-q", "--ragqa-exit-code", "test_suite.py")
+    text = run.stdout.str() + "\n" + run.stderr.str()
+    outcomes["pytest plugin"] = Outcome(int(run.ret), text, chat_requests(srv))
     return outcomes
 
 
 @pytest.mark.parametrize("name", list(CASES))
 def test_the_three_entry_points_give_the_same_exit_code_and_error(
-    name: str, srv: FakeOpenAIServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    name: str, srv: FakeOpenAIServer, pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     case = CASES[name]
-    outcomes = run_each(srv, project(tmp_path, case), case, monkeypatch)
+    outcomes = run_each(srv, project(pytester.path, case), case, monkeypatch, pytester)
     codes = {entry: outcome.code for entry, outcome in outcomes.items()}
     shown = "\n\n".join(f"--- {entry} (exit {o.code}):\n{o.text[-3000:]}" for entry, o in outcomes.items())
     assert set(codes.values()) == {case.exit_code}, shown

@@ -276,3 +276,32 @@ def test_a_weighted_fit_equals_the_fit_on_the_rows_repeated() -> None:
         fit_dawid_skene(patterns, weights=[1, 2, 3])
     with pytest.raises(ValueError, match="non-negative"):
         fit_dawid_skene(patterns, weights=[1, 2, 3, 4, -1])
+
+
+def test_the_bootstrap_fits_each_distinct_draw_once_with_the_intervals_of_a_fit_per_replicate(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    scores = np.array([[0.9, 0.8, 0.2, 0.7, math.nan], [0.6, 0.3, 0.1, 0.9, 0.8], [0.7, 0.9, 0.4, 0.2, 0.1]])
+    matrix = gate_verdicts(scores, 0.5, "higher")
+    code = (np.where(np.isnan(matrix), 2.0, matrix) * 3.0 ** np.arange(3)).sum(axis=1)
+    _, first, counts = np.unique(code, return_index=True, return_counts=True)
+    rng = np.random.default_rng(7)
+    weights = [rng.multinomial(5, counts / 5) for _ in range(300)]
+    per_replicate = [fit_dawid_skene(matrix[first], weights=w, max_iterations=100) for w in weights]
+    calls: list[object] = []
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        calls.append(kwargs.get("weights"))
+        return fit_dawid_skene(*args, **kwargs)
+
+    monkeypatch.setattr("ragqa.jury.reliability.fit_dawid_skene", counted)
+    got = item_reliability(scores, ["a", "b", "c"], 0.5, "higher", n_boot=300, seed=7)
+    assert got is not None
+    assert len(calls) == 1 + len({w.tobytes() for w in weights}) < 1 + 300  # the full fit, then each distinct draw
+    alpha = (1 - 0.95) / 2  # the percentile interval's tails, computed as item_reliability does
+    for j, judge in enumerate(got.judges):
+        for name in ("sensitivity", "specificity", "accuracy"):
+            draws = np.array([getattr(fit, name)[j] for fit in per_replicate])
+            interval = getattr(judge, name)
+            assert interval.low == min(float(np.quantile(draws, alpha)), interval.estimate)
+            assert interval.high == max(float(np.quantile(draws, 1 - alpha)), interval.estimate)
