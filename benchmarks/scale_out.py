@@ -22,6 +22,10 @@ the steadier number; the wall ratio needs free cores.
     python benchmarks/scale_out.py --samples 2000                # needs pip install -c constraints.txt -e '.[ray]'
     python benchmarks/scale_out.py --case server --samples 200 --latency 0.2 --rps 100 --max-in-flight 32
     python benchmarks/scale_out.py --samples 20000 --no-shards --workers 2   # the issue's target run
+    python benchmarks/scale_out.py --samples 20000 --no-shards --workers 2 --results-file   # as ragqa evaluate --out
+
+``--results-file`` streams every in-process way's results to a ``.jsonl`` file, as ``ragqa evaluate
+--out`` does (the driver then also writes each result's line).
 """
 
 from __future__ import annotations
@@ -43,7 +47,7 @@ from ray_limits import YAML, most_in_one_second, office_samples
 
 from ragqa.container import close_container, create_container
 from ragqa.run.loop import run_sync
-from ragqa.run.plan import make_plan
+from ragqa.run.plan import make_plan, plan_output
 from ragqa.run.ray_engine import RayEngine, connect
 from ragqa.run.runner import Runner
 from ragqa.schema import Sample
@@ -63,6 +67,7 @@ class Case:
 
     def __init__(self, args: argparse.Namespace, tmp: Path, server: FakeOpenAIServer | None) -> None:
         self.server = server
+        self.results = tmp / "results.jsonl" if args.results_file else None
         self.samples = local_samples(args.samples) if server is None else office_samples(args.samples)
         self.data = tmp / "data.jsonl"
         self.data.write_text("".join(s.model_dump_json(exclude_none=True) + "\n" for s in self.samples))
@@ -78,7 +83,8 @@ class Case:
 
     def run(self, engine: RayEngine | None) -> tuple[float, list[float], dict[str, float]]:
         container = create_container(self.config, self.profiles)
-        plan = make_plan(container.settings(), metrics=self.metrics, dataset="bench", no_cache=True)
+        outputs = [plan_output(self.results)] if self.results is not None else []
+        plan = make_plan(container.settings(), metrics=self.metrics, dataset="bench", no_cache=True, outputs=outputs)
         cpu = TreeCPU()
         cpu.start()
         began = time.perf_counter()
@@ -141,6 +147,7 @@ def main() -> None:
     parser.add_argument("--rps", type=float, default=100.0)
     parser.add_argument("--max-in-flight", type=int, default=32)
     parser.add_argument("--no-shards", action="store_true", help="skip the two shards")
+    parser.add_argument("--results-file", action="store_true", help="stream the results to a .jsonl file (--out)")
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 2], help="the Ray runs' worker counts")
     args = parser.parse_args()
     print(f"load: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f}, {os.cpu_count()} CPUs")

@@ -367,7 +367,7 @@ def evaluate(
             shard=shard,
         )
     runner = Runner(
-        plan, container, on_estimate=on_estimate, on_result=progress_bar.advance, keep_results=False, engine=scorer
+        plan, container, on_estimate=on_estimate, on_progress=progress_bar.advance, keep_results=False, engine=scorer
     )
     _interrupt_on_sigterm()
     try:

@@ -196,7 +196,7 @@ async def _run(
             plan,
             container,
             on_estimate=on_estimate,
-            on_result=shown.advance,
+            on_progress=shown.advance,
             keep_results=keep_results,
             engine=engine,
         )

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from ragqa.report import MetricSummary, Report
 from ragqa.run.estimate import RunEstimate
 from ragqa.run.exit_codes import ExitCode, decide_exit_code
+from ragqa.run.rows import LOWER, SummaryRow, row_values
 from ragqa.schema import Interval, Language, PanelResult
 from ragqa.thresholds import (
     Direction,
@@ -19,6 +20,7 @@ from ragqa.thresholds import (
     format_interval,
     gate,
     is_flaky,
+    straddles,
     undecided_message,
 )
 
@@ -156,10 +158,19 @@ class FlakySamples:
     def add(self, position: int, result: PanelResult) -> None:
         """Check one result (a later result for the same position replaces the earlier verdict)."""
         limit = self.thresholds.get(result.metric)
-        if limit is None:
-            return
-        marked = self.positions.setdefault(result.metric, set())
-        if is_flaky(result, limit):
+        if limit is not None:
+            self._mark(result.metric, position, is_flaky(result, limit))
+
+    def add_row(self, position: int, row: SummaryRow) -> None:
+        """:meth:`add` from the result's compact row (:mod:`ragqa.run.rows`): the same verdict, read from its values."""
+        limit = self.thresholds.get(row[1])
+        if limit is not None:
+            direction: Direction = "lower" if row[2] & LOWER else "higher"
+            self._mark(row[1], position, straddles(row_values(row), limit, direction))
+
+    def _mark(self, metric: str, position: int, flaky: bool) -> None:
+        marked = self.positions.setdefault(metric, set())
+        if flaky:
             marked.add(position)
         else:
             marked.discard(position)

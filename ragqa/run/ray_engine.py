@@ -14,11 +14,20 @@ batches, and writes what they return as it comes.
   :meth:`PanelEvaluator.score_stream <ragqa.evaluation.PanelEvaluator.score_stream>` on its own
   event loop (:func:`ragqa.run.loop.run_sync`).
 - **Batches travel pickled.** The driver sends each batch as one :mod:`pickle` of its validated
-  :class:`~ragqa.schema.Sample` objects, and a worker returns one pickle of the
-  :class:`~ragqa.schema.PanelResult` objects it made: the driver streams the very objects one
-  process would have made (scores, reasons and details unchanged, nothing converted), and neither
+  :class:`~ragqa.schema.Sample` objects, and a worker returns one pickle of what it made: neither
   side spends a per-sample JSON conversion or validation (on the local judge those cost about a
   third of the scoring's own CPU). Ray's object store carries one ``bytes`` value per batch.
+- **The driver appends bytes and adds numbers.** When the run reads nothing of a result but its
+  summary's numbers and its line of the results file (``ragqa evaluate``: no result kept in
+  memory, no voting or cascade tally, a progress bar that only counts), the runner asks for compact
+  results (:mod:`ragqa.run.rows`): a worker sends, per result, its
+  :data:`~ragqa.run.rows.SummaryRow` (a few tuples) and its results-file line already encoded by
+  the very code the driver's stream runs (:func:`~ragqa.run.results_file.result_bytes`: the same
+  bytes), and the driver appends the line and adds the numbers instead of rebuilding pydantic
+  objects and serialising them. A result with a judge failure travels whole (the summary keeps
+  those). Otherwise (the Python API keeps every result) the worker returns the
+  :class:`~ragqa.schema.PanelResult` objects themselves: the driver has the very objects one
+  process would have made (scores, reasons and details unchanged, nothing converted).
 - **Secrets stay out of the object store.** The worker's settings are shipped as the config path,
   the profiles and the variables the settings read, minus every variable whose value is a secret
   of the resolved settings (an API key) or whose name says it is one (``KEY``, ``SECRET``,
@@ -75,6 +84,7 @@ from ragqa.run.plan import make_plan
 from ragqa.run.ray_breakers import share_breakers
 from ragqa.run.ray_limits import ClusterLimiters, start_limits
 from ragqa.run.ray_pool import ActorPool
+from ragqa.run.rows import CompactMode, CompactResult, compact_result
 from ragqa.run.runner import Runner, cache_counts
 from ragqa.schema import PanelResult, Sample
 from ragqa.settings import load_settings
@@ -95,9 +105,12 @@ _SECRET_NAME = re.compile(r"KEY|SECRET|TOKEN|PASSWORD|CREDENTIAL", re.IGNORECASE
 
 Todo = Iterable[tuple[int, Sample, Sequence["Metric"]]]
 Item = tuple[int, Sample, list[str]]
-"""One sample of a batch: ``(position, sample, metric keys to score)``; a batch travels as one pickle."""
-Scored = tuple[list[tuple[int, list[PanelResult]]], dict[str, int]]
-"""What a worker returns for a batch, as one pickle: ``(position, results)`` per sample, and cache lookups."""
+"""One sample of a batch: ``(position, sample, metric keys to score)``."""
+Batch = tuple[list[Item], CompactMode | None]
+"""What a worker scores, as one pickle: the samples, and whether to return compact results (:mod:`ragqa.run.rows`)."""
+Scored = tuple[list[tuple[int, list[PanelResult | CompactResult]]], dict[str, int]]
+"""What a worker returns for a batch, as one pickle: ``(position, results)`` per sample, and cache lookups;
+with a compact mode, a :data:`~ragqa.run.rows.CompactResult` stands for each result without a judge failure."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -249,11 +262,13 @@ class PanelWorker:
         """Score one batch on this worker's loop.
 
         Args:
-            batch: the pickle of a list of :data:`Item` (``(position, sample, metric keys)`` per sample).
+            batch: the pickle of a :data:`Batch` (``(position, sample, metric keys)`` per sample, and
+                the compact mode or ``None``).
 
         Returns:
             The pickle of a :data:`Scored`: ``(position, results)`` per sample, in the order they
-            finished, and the cache's lookups during the batch (:class:`~ragqa.report.CacheStats` fields).
+            finished (with a compact mode, :func:`~ragqa.run.rows.compact_result` of each), and the
+            cache's lookups during the batch (:class:`~ragqa.report.CacheStats` fields).
 
         Raises:
             RagqaError: the worker could not build the run's panel (see the class docstring).
@@ -261,10 +276,15 @@ class PanelWorker:
         if self._failed is not None:
             raise self._failed
         before = cache_counts(self._cache)
-        items: list[Item] = pickle.loads(batch)  # the driver's own batch, through Ray
+        given: Batch = pickle.loads(batch)  # the driver's own batch, through Ray
+        items, compact = given
         todo = [(position, sample, [self.metrics[k] for k in keys]) for position, sample, keys in items]
-        done: list[tuple[int, list[PanelResult]]] = []
-        run_sync(self.evaluator.score_stream(todo, lambda position, rows: done.append((position, rows))))
+        done: list[tuple[int, list[PanelResult | CompactResult]]] = []
+
+        def finished(position: int, rows: list[PanelResult]) -> None:
+            done.append((position, [compact_result(r, compact) for r in rows] if compact is not None else [*rows]))
+
+        run_sync(self.evaluator.score_stream(todo, finished))
         after = cache_counts(self._cache)
         scored: Scored = (done, {name: after[name] - before[name] for name in after})
         return pickle.dumps(scored, protocol=pickle.HIGHEST_PROTOCOL)
@@ -394,9 +414,14 @@ class RayEngine:
         runner: Runner,
         evaluator: PanelEvaluator,
         todo: Todo,
-        on_rows: Callable[[int, list[PanelResult]], None],
+        on_rows: Callable[[int, list[PanelResult | CompactResult]], None],
+        *,
+        compact: CompactMode | None = None,
     ) -> dict[str, int]:
         """Score ``todo`` on the cluster, calling ``on_rows`` per sample as its batch comes back.
+
+        With ``compact``, the workers send a :data:`~ragqa.run.rows.CompactResult` for each result
+        without a judge failure (see the module docstring and :class:`~ragqa.run.runner.Engine`).
 
         Returns:
             The workers' cache lookups, summed (:class:`~ragqa.report.CacheStats` fields).
@@ -422,7 +447,7 @@ class RayEngine:
                 on_rows(position, results)
 
         try:
-            await pool.run(self._batches(todo), on_batch)
+            await pool.run(self._batches(todo, compact), on_batch)
             self.peak_workers = pool.peak
             if limits is not None:
                 self.limits_stats = await limits.stats.remote()
@@ -462,13 +487,13 @@ class RayEngine:
         if shutdown:
             await asyncio.to_thread(ray.shutdown)
 
-    def _batches(self, todo: Todo) -> Iterator[bytes]:
-        """The batches of ``todo``, each the pickle of a list of :data:`Item`, read lazily."""
+    def _batches(self, todo: Todo, compact: CompactMode | None) -> Iterator[bytes]:
+        """The batches of ``todo``, each the pickle of a :data:`Batch`, read lazily."""
         batch: list[Item] = []
         for position, sample, metrics in todo:
             batch.append((position, sample, [m.key for m in metrics]))
             if len(batch) >= self.batch_size:
-                yield pickle.dumps(batch, protocol=pickle.HIGHEST_PROTOCOL)
+                yield pickle.dumps((batch, compact), protocol=pickle.HIGHEST_PROTOCOL)
                 batch = []
         if batch:
-            yield pickle.dumps(batch, protocol=pickle.HIGHEST_PROTOCOL)
+            yield pickle.dumps((batch, compact), protocol=pickle.HIGHEST_PROTOCOL)

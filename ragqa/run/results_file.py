@@ -34,7 +34,9 @@ from typing import Any
 from ragqa.errors import ConfigError
 from ragqa.render.atomic import os_reason
 from ragqa.render.parquet import is_parquet_results, read_parquet_results
+from ragqa.render.records import result_record
 from ragqa.report import MetricSummary, finite_json
+from ragqa.schema import PanelResult
 
 __all__ = [
     "FORMAT_VERSION",
@@ -44,6 +46,7 @@ __all__ = [
     "header_intervals",
     "partial_path",
     "read_results",
+    "result_bytes",
     "result_line",
 ]
 
@@ -185,6 +188,15 @@ _SEPARATORS = str.maketrans({"\u2028": "\\u2028", "\u2029": "\\u2029", "\u0085":
 def result_line(obj: Mapping[str, Any]) -> str:
     """One line of a results file: ``obj`` as JSON (UTF-8 text, line separators escaped), ending in a line feed."""
     return json.dumps(obj, ensure_ascii=False, allow_nan=False).translate(_SEPARATORS) + "\n"
+
+
+def result_bytes(result: PanelResult) -> bytes:
+    """``result``'s line of a results file, UTF-8: :func:`result_line` of :func:`~ragqa.render.records.result_record`.
+
+    The one serialisation of a result record, whether the driver writes it or a Ray worker makes it
+    for the driver to append (:mod:`ragqa.run.rows`): the bytes are the same either way.
+    """
+    return result_line(result_record(result)).encode("utf-8")
 
 
 def complete_lines(path: Path) -> int:

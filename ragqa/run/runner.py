@@ -43,6 +43,7 @@ from ragqa.run.panel import build_evaluator, panel_options_or_none
 from ragqa.run.plan import RunPlan
 from ragqa.run.prepared import DatasetFingerprint, Prepared, check_samples, dataset_fingerprint
 from ragqa.run.results_file import Pair, ResultsHeader, header_intervals, read_results
+from ragqa.run.rows import CompactMode, CompactResult
 from ragqa.run.stream import ResultStream
 from ragqa.run.summary import RunSummary
 from ragqa.schema import JudgeOutcome, PanelResult, Sample
@@ -64,6 +65,7 @@ __all__ = [
 ]
 
 ResultCallback = Callable[[PanelResult], None]
+ProgressCallback = Callable[[], None]
 EstimateCallback = Callable[[RunEstimate], None]
 
 
@@ -79,9 +81,17 @@ class Engine(Protocol):
         runner: Runner,
         evaluator: PanelEvaluator,
         todo: Iterable[tuple[int, Sample, Sequence[Metric]]],
-        on_rows: Callable[[int, list[PanelResult]], None],
+        on_rows: Callable[[int, list[PanelResult | CompactResult]], None],
+        *,
+        compact: CompactMode | None = None,
     ) -> dict[str, int]:
         """Score ``todo`` as :meth:`PanelEvaluator.score_stream <ragqa.evaluation.PanelEvaluator.score_stream>` does.
+
+        With ``compact``, the run reads only the summary's numbers (and, with ``lines``, each result's
+        line of the results file): the engine may hand ``on_rows`` a
+        :data:`~ragqa.run.rows.CompactResult` instead of a result without a judge failure
+        (:func:`~ragqa.run.rows.compact_result`). Without it, every item is a
+        :class:`~ragqa.schema.PanelResult`.
 
         Returns:
             The cache lookups made while scoring (:class:`~ragqa.report.CacheStats` fields).
@@ -97,7 +107,10 @@ class Runner:
         container: where the judges, embedders and panel options come from; the runner builds
             the evaluator once and never closes the container (its owner does).
         on_estimate: called once with the estimate before the first judge call.
-        on_result: called after each (sample, metric) result is streamed (a progress bar).
+        on_result: called with each (sample, metric) result after it is streamed.
+        on_progress: called once per (sample, metric) result after it is streamed, without it (a
+            progress bar): unlike ``on_result``, it lets an engine send the driver compact rows
+            instead of the results (:mod:`ragqa.run.rows`).
         engine: score elsewhere (a Ray cluster) instead of with the evaluator in this process.
         keep_results: keep every result (and the samples) in the report (the Python API's
             default). False keeps only the per-metric summaries and the results with a judge
@@ -113,6 +126,7 @@ class Runner:
         *,
         on_estimate: EstimateCallback | None = None,
         on_result: ResultCallback | None = None,
+        on_progress: ProgressCallback | None = None,
         keep_results: bool = True,
         engine: Engine | None = None,
     ) -> None:
@@ -122,6 +136,7 @@ class Runner:
         self.container = container
         self.on_estimate = on_estimate
         self.on_result = on_result
+        self.on_progress = on_progress
         self.keep_results = keep_results or any(output is not plan.stream for output in plan.outputs)
         """Whether the report keeps every result (see the class docstring)."""
         self.stream: ResultStream | None = None
@@ -365,13 +380,23 @@ class Runner:
             )
             self.stream.open()
 
-        def record(position: int, rows: list[PanelResult]) -> None:
+        def record(position: int, rows: Sequence[PanelResult | CompactResult]) -> None:
             for result in rows:
-                keep(position, result)
-                if self.stream is not None:
-                    self.stream.write(result, position=position)
-                if self.on_result is not None:
-                    self.on_result(result)
+                if isinstance(result, PanelResult):
+                    keep(position, result)
+                    if self.stream is not None:
+                        self.stream.write(result, position=position)
+                    if self.on_result is not None:
+                        self.on_result(result)
+                else:  # an engine's compact row: asked for only when nothing but these read the result
+                    line, row = result
+                    summary.add_row(position, row)
+                    flaky.add_row(position, row)
+                    if self.stream is not None:
+                        assert line is not None  # asked for with "lines" when the run streams
+                        self.stream.write_line(line, (row[0], row[1]), position=position)
+                if self.on_progress is not None:
+                    self.on_progress()
 
         def reuse(label: str, key: str) -> dict[str, JudgeOutcome]:
             """The outcomes that scored in a retried pair's kept record, by judge id: not asked again, kept exactly."""
@@ -390,7 +415,11 @@ class Runner:
                     prepared.todo(plan.metrics), record, reuse=reuse if prepared.retry else None
                 )
             else:
-                made_elsewhere = await self.engine.score(self, evaluator, prepared.todo(plan.metrics), record)
+                compact: CompactMode | None = None
+                if not self.keep_results and jury is None and tally is None and self.on_result is None:
+                    compact = "lines" if self.stream is not None else "rows"
+                todo = prepared.todo(plan.metrics)
+                made_elsewhere = await self.engine.score(self, evaluator, todo, record, compact=compact)
                 counts1 = {name: counts0[name] + made_elsewhere.get(name, 0) for name in counts0}
         finally:
             if self.stream is not None:

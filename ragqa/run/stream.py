@@ -43,7 +43,6 @@ from ragqa.render.parquet import (
     write_parquet_parts,
     write_parquet_results,
 )
-from ragqa.render.records import result_record
 from ragqa.run import results_file
 from ragqa.run.results_file import FORMAT_VERSION as FORMAT_VERSION  # re-exported: the former import paths
 from ragqa.run.results_file import Pair as Pair
@@ -52,6 +51,7 @@ from ragqa.run.results_file import complete_lines as complete_lines
 from ragqa.run.results_file import header_intervals as header_intervals
 from ragqa.run.results_file import partial_path as partial_path
 from ragqa.run.results_file import read_results as read_results
+from ragqa.run.results_file import result_bytes as result_bytes
 from ragqa.run.results_file import result_line as result_line
 from ragqa.schema import PanelResult
 
@@ -130,8 +130,7 @@ class ResultStream:
         """Records in the partial file so far (kept and new)."""
         return len(self._offsets) + self._in_slots
 
-    def _append(self, file: IO[bytes], pair: Pair, record: Mapping[str, Any], slot: int | None = None) -> None:
-        data = result_line(record).encode("utf-8")
+    def _append(self, file: IO[bytes], pair: Pair, data: bytes, slot: int | None = None) -> None:
         file.write(data)
         if slot is None:
             self._offsets[pair] = self._end
@@ -177,7 +176,7 @@ class ResultStream:
                 file.write(header)
                 self._end = len(header)
                 for pair, record in self._kept.items():
-                    self._append(file, pair, record)
+                    self._append(file, pair, result_line(record).encode("utf-8"))
             temporary.replace(self.partial)
             self._file = self.partial.open("ab")
             if self.path.is_dir():  # a parts directory: only its parts go
@@ -209,15 +208,31 @@ class ResultStream:
             OutputError: when the record cannot be written (a full disk); the message names the
                 partial file and how many results it keeps.
         """
+        if self._file is not None:
+            self.write_line(result_bytes(result), (result.sample_id, result.metric), position=position)
+
+    def write_line(self, line: bytes, pair: Pair, *, position: int | None = None) -> None:
+        """Append one result's line, already encoded (:func:`~ragqa.run.results_file.result_bytes`), and flush it.
+
+        What :meth:`write` does once it has the line: a Ray worker makes the line
+        (:mod:`ragqa.run.rows`), so the driver only appends it.
+
+        Args:
+            line: the result's line of the results file, ending in a line feed.
+            pair: its ``(sample id, metric key)``.
+            position: as for :meth:`write`.
+
+        Raises:
+            OutputError: as :meth:`write`.
+        """
         if self._file is None:
             return
-        pair = (result.sample_id, result.metric)
         slot = None
         if position is not None and self._layout is not None:
-            slot = position * len(self._layout[1]) + self._metric_index[result.metric]
+            slot = position * len(self._layout[1]) + self._metric_index[pair[1]]
         before = self._slots[slot] if slot is not None else -1
         try:
-            self._append(self._file, pair, result_record(result), slot)
+            self._append(self._file, pair, line, slot)
             self._file.flush()
         except OSError as exc:
             if slot is None:

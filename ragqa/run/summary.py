@@ -47,16 +47,23 @@ from ragqa._ids import IdView
 from ragqa._math import ExactSum
 from ragqa.jury.item_patterns import CHUNK
 from ragqa.report import JudgeSummary, MetricSummary, with_uncertainty
-from ragqa.schema import DEFAULT_CONFIDENCE, JudgeOutcome, PanelResult, Usage, check_confidence
+from ragqa.run.rows import ABSENT as _ABSENT
+from ragqa.run.rows import ALL_FAILED as _ALL_FAILED
+from ragqa.run.rows import FAILED as _FAILED
+from ragqa.run.rows import LOWER as _LOWER
+from ragqa.run.rows import NAN as _NAN
+from ragqa.run.rows import PRESENT as _PRESENT
+from ragqa.run.rows import QUORUM_MET as _QUORUM_MET
+from ragqa.run.rows import SCORED as _SCORED
+from ragqa.run.rows import UNSCORED as _UNSCORED
+from ragqa.run.rows import JudgeRow, SummaryRow, summary_row
+from ragqa.schema import DEFAULT_CONFIDENCE, PanelResult, Usage, check_confidence
 from ragqa.uncertainty import calls_per_judgement, metric_intervals
 from ragqa.uncertainty.variance_stream import CubeBlocks, blocked_decompose
 
 __all__ = ["RunSummary"]
 
-_ABSENT, _FAILED, _NAN, _SCORED = 0, 1, 2, 3
 _DIRECTIONS: tuple[Literal["higher"], Literal["lower"]] = ("higher", "lower")
-# one byte of flags per (sample, metric)
-_PRESENT, _LOWER, _QUORUM_MET, _ALL_FAILED, _UNSCORED = 1, 2, 4, 8, 16
 _CUBE_BLOCK = 8_192  # samples per block of the variance decomposition's cube (its working arrays are ~20 blocks)
 _MAX_REPEATS = 2**32 - 1  # the repeat counts' array holds unsigned 32-bit numbers
 
@@ -103,7 +110,7 @@ def _nans(n: int) -> array[float]:
     return array("d", [math.nan]) * n
 
 
-def _implied(value: float, outcome_status: int, values: list[float]) -> bool:
+def _implied(value: float, outcome_status: int, values: Sequence[float]) -> bool:
     """Whether ``values`` are what the status and score alone give: ``[score]`` scored, ``[nan]`` otherwise."""
     if len(values) != 1:
         return False
@@ -181,83 +188,86 @@ class RunSummary:
 
         A pair (position, metric) is added once, except one whose result had a judge failure
         (:attr:`failed`, e.g. a pair scored again with ``--retry-failed``): a later add replaces it.
+        The numbers are read through :func:`~ragqa.run.rows.summary_row` (:meth:`add_row`).
 
         Raises:
             ValueError: when ``position`` is out of range, the metric is not one of the run's, the
                 pair was added before with no judge failure (its numbers are summed, not kept), or
                 an outcome has more than 4,294,967,295 repeats.
         """
+        self.add_row(position, summary_row(result), result)
+
+    def add_row(self, position: int, row: SummaryRow, result: PanelResult | None = None) -> None:
+        """:meth:`add` from the result's :data:`~ragqa.run.rows.SummaryRow` (a Ray worker's, :mod:`ragqa.run.rows`).
+
+        ``add_row(p, summary_row(r), r)`` is ``add(p, r)``; ``result`` is needed only when a judge
+        failed (it is kept in :attr:`failed`). Raises ``ValueError`` as :meth:`add`, and for a row
+        with a judge failure given without its result.
+        """
+        sample_id, metric_key, flags, strategy, quorum, value, spread, failed, outcomes = row
         if not 0 <= position < self.n_samples:
             raise ValueError(f"position {position} is outside the dataset of {self.n_samples} sample(s)")
-        metric = self._metric_index.get(result.metric)
+        metric = self._metric_index.get(metric_key)
         if metric is None:
-            raise ValueError(f"result of metric {result.metric!r}, which is not one of {', '.join(self.metrics)}")
+            raise ValueError(f"result of metric {metric_key!r}, which is not one of {', '.join(self.metrics)}")
+        if failed and result is None:
+            raise ValueError(
+                f"sample {sample_id!r}, metric {metric_key}: a result with a judge failure is kept whole; "
+                "add the result, not its row alone"
+            )
         columns = self._metric(metric)
         if columns.flags[position] & _PRESENT:
             old = self.failed.get((position, metric))
             if old is None:
                 raise ValueError(
-                    f"sample at position {position} already has a result of {result.metric} without a judge "
+                    f"sample at position {position} already has a result of {metric_key} without a judge "
                     "failure; a run adds each (sample, metric) once"
                 )
-            self._retract(columns, old)
-        values_per_judge = [(outcome, outcome.repeat_values()) for outcome in result.judges]
-        for outcome, values in values_per_judge:  # checked first: a refused result changes nothing
-            if len(values) > _MAX_REPEATS:
+            self._retract(columns, summary_row(old))
+        for outcome in outcomes:  # checked first: a refused result changes nothing
+            if len(outcome[3]) > _MAX_REPEATS:
                 raise ValueError(
-                    f"sample {result.sample_id!r}, metric {result.metric}, judge {outcome.judge_id}: "
-                    f"{len(values):,} repeats, more than the {_MAX_REPEATS:,} a run summary counts; use fewer repeats"
+                    f"sample {sample_id!r}, metric {metric_key}, judge {outcome[0]}: {len(outcome[3]):,} repeats, "
+                    f"more than the {_MAX_REPEATS:,} a run summary counts; use fewer repeats"
                 )
-        agg = result.aggregate
         if self._given_labels is None:
-            self._labels[position] = result.sample_id
-        columns.flags[position] = (
-            _PRESENT
-            | (_LOWER if _DIRECTIONS.index(result.direction) else 0)
-            | (_QUORUM_MET if agg.quorum_met else 0)
-            | (_ALL_FAILED if agg.n_failed > 0 and agg.n_ok + agg.n_nan == 0 else 0)
-            | (_UNSCORED if agg.n_ok == 0 else 0)
-        )
-        rule = self._rule(agg.strategy, agg.quorum)
+            self._labels[position] = sample_id
+        columns.flags[position] = flags
+        rule = self._rule(strategy, quorum)
         if columns.base_rule is None:
             columns.base_rule = rule
         if columns.rule is None and rule != columns.base_rule:
             columns.rule = bytearray([columns.base_rule]) * self.n_samples
         if columns.rule is not None:
             columns.rule[position] = rule
-        columns.value[position] = agg.value
-        if not math.isnan(agg.spread):
-            columns.spread.add(agg.spread)
+        columns.value[position] = value
+        if not math.isnan(spread):
+            columns.spread.add(spread)
             columns.n_spread += 1
         for judge in columns.judges:
             judge.status[position] = _ABSENT
             if judge.n_repeats is not None:
                 judge.n_repeats[position] = 0
-        failed = False
-        for outcome, values in values_per_judge:
-            j = self._judge_index.get(outcome.judge_id)
-            failed = failed or outcome.failure is not None
+        for outcome in outcomes:
+            j = self._judge_index.get(outcome[0])
             if j is None:
                 continue
             judge = columns.judges[j]
-            if outcome.failure is not None or outcome.score is None:
-                status = _FAILED
-            elif math.isnan(outcome.score.value):
-                status = _NAN
-            else:
-                status = _SCORED
-                judge.score[position] = outcome.score.value
+            status, values = outcome[1], outcome[3]
+            if status == _SCORED:
+                judge.score[position] = outcome[2]
             judge.status[position] = status
             if judge.n_repeats is None and not _implied(judge.score[position], status, values):
                 self._explicit(judge)
             if judge.n_repeats is not None:
                 while len(judge.repeats) < len(values):
                     judge.repeats.append(_nans(self.n_samples))
-                for k, value in enumerate(values):
-                    judge.repeats[k][position] = value
+                for k, repeat in enumerate(values):
+                    judge.repeats[k][position] = repeat
                 judge.n_repeats[position] = len(values)
-            self._count(judge, outcome, len(values), 1)
+            self._count(judge, outcome, 1)
         if failed:
+            assert result is not None
             self.failed[(position, metric)] = result
         else:
             self.failed.pop((position, metric), None)
@@ -271,27 +281,27 @@ class RunSummary:
         judge.n_repeats = array("I", (status != _ABSENT).astype(np.uint32).tobytes())
 
     @staticmethod
-    def _count(judge: _JudgeColumns, outcome: JudgeOutcome, n_values: int, sign: int) -> None:
+    def _count(judge: _JudgeColumns, outcome: JudgeRow, sign: int) -> None:
         """Add (``sign`` 1) or take out (-1) an outcome's usage and repeat count from the judge's sums."""
-        usage = outcome.usage
-        judge.calls += sign * usage.calls
-        judge.prompt += sign * usage.prompt_tokens
-        judge.completion += sign * usage.completion_tokens
-        judge.judgements += sign * n_values
-        (judge.latency.add if sign > 0 else judge.latency.remove)(usage.latency_s)
-        if usage.cost is not None:
-            (judge.cost.add if sign > 0 else judge.cost.remove)(usage.cost)
+        _, _, _, values, _, calls, prompt, completion, latency, cost = outcome
+        judge.calls += sign * calls
+        judge.prompt += sign * prompt
+        judge.completion += sign * completion
+        judge.judgements += sign * len(values)
+        (judge.latency.add if sign > 0 else judge.latency.remove)(latency)
+        if cost is not None:
+            (judge.cost.add if sign > 0 else judge.cost.remove)(cost)
             judge.costed += sign
 
-    def _retract(self, columns: _MetricColumns, old: PanelResult) -> None:
+    def _retract(self, columns: _MetricColumns, old: SummaryRow) -> None:
         """Take a replaced result's sums out (its by-position numbers are overwritten)."""
-        if not math.isnan(old.aggregate.spread):
-            columns.spread.remove(old.aggregate.spread)
+        if not math.isnan(old[6]):
+            columns.spread.remove(old[6])
             columns.n_spread -= 1
-        for outcome in old.judges:
-            j = self._judge_index.get(outcome.judge_id)
+        for outcome in old[8]:
+            j = self._judge_index.get(outcome[0])
             if j is not None:
-                self._count(columns.judges[j], outcome, len(outcome.repeat_values()), -1)
+                self._count(columns.judges[j], outcome, -1)
 
     def failed_results(self) -> list[PanelResult]:
         """The results with a judge failure, in dataset order (sample, then metric)."""

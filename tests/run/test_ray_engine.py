@@ -11,6 +11,7 @@ import asyncio
 import bisect
 import json
 import os
+import re
 import signal
 import socket
 import threading
@@ -26,7 +27,7 @@ ray = pytest.importorskip("ray", reason="the ray extra is not installed (pip ins
 import httpx  # noqa: E402
 import openai  # noqa: E402
 from _ray_cluster import JUDGE_KEY, office_samples  # noqa: E402
-from _records import untimed  # noqa: E402
+from _records import exact_summaries, untimed  # noqa: E402
 from factories import application_yaml  # noqa: E402
 from typer.testing import CliRunner  # noqa: E402
 
@@ -55,11 +56,35 @@ def _cli(*args: str) -> Any:
     return CliRunner().invoke(app, [*args, "--no-progress"], env={"COLUMNS": "200", "NO_COLOR": "1"})
 
 
+_LATENCY = re.compile(rb'"latency_s": [^,}]+')
+
+
+def _untimed_lines(path: Path) -> list[bytes]:
+    """The result lines of a results file as bytes, each ``latency_s`` (a clock reading) replaced by 0."""
+    return [_LATENCY.sub(b'"latency_s": 0', line) for line in path.read_bytes().splitlines(keepends=True)[1:]]
+
+
 def _without_wall_time(text: str) -> str:
     return "\n".join(line.split(" · wall time")[0] for line in text.splitlines())
 
 
-def test_a_ray_run_writes_what_one_process_writes(cluster: None, tmp_path: Path) -> None:
+def _asked_modes(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    """Record the compact mode (:mod:`ragqa.run.rows`) each Ray run asks its workers for."""
+    asked: list[Any] = []
+    batches = RayEngine._batches
+
+    def spy(engine: RayEngine, todo: Any, compact: Any) -> Any:
+        asked.append(compact)
+        return batches(engine, todo, compact)
+
+    monkeypatch.setattr(RayEngine, "_batches", spy)
+    return asked
+
+
+def test_a_ray_run_writes_what_one_process_writes(
+    cluster: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    asked = _asked_modes(monkeypatch)
     base = ["evaluate", str(DATASET), "--profile", "local"]
     local = _cli(*base, "--out", str(tmp_path / "local.jsonl"))
     spread = _cli(
@@ -74,6 +99,9 @@ def test_a_ray_run_writes_what_one_process_writes(cluster: None, tmp_path: Path)
     assert head2 == head1
     assert len(rows2) == len(rows1) == 2 * 60
     assert [untimed(r) for r in rows2] == [untimed(r) for r in rows1]  # score, reason, details
+    # the workers made the lines the driver appended (compact rows): the same bytes, latencies aside
+    assert _untimed_lines(tmp_path / "ray.jsonl") == _untimed_lines(tmp_path / "local.jsonl")
+    assert asked == ["lines"]
     assert len({(r["sample_id"], r["metric"]) for r in rows2}) == len(rows2)  # every pair exactly once
     assert _without_wall_time(spread.stdout) == _without_wall_time(local.stdout)  # the same report
 
@@ -85,6 +113,18 @@ def test_the_python_api_gives_the_same_report_on_ray(cluster: None) -> None:
         untimed(r.model_dump(mode="json")) for r in local.results
     ]
     assert [s.aggregate_mean for s in spread.summaries] == [s.aggregate_mean for s in local.summaries]
+
+
+def test_a_ray_run_without_a_results_file_sends_only_summary_rows_and_gives_the_same_summaries(
+    cluster: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    asked = _asked_modes(monkeypatch)
+    local = ragqa.evaluate(str(DATASET), profile="local", keep_results=False)
+    spread = ragqa.evaluate(str(DATASET), profile="local", engine="ray", workers=2, batch_size=8, keep_results=False)
+    assert asked == ["rows"]
+    assert spread.n_samples == local.n_samples == 60 and not spread.results_kept
+    figures = [json.dumps(untimed(json.loads(exact_summaries(r.summaries)))) for r in (spread, local)]
+    assert figures[0] == figures[1]  # every figure, bit for bit, but the judges' latencies (clock readings)
 
 
 def test_a_resumed_ray_run_scores_only_the_missing_pairs(cluster: None, tmp_path: Path) -> None:

@@ -8,30 +8,26 @@ from __future__ import annotations
 
 import asyncio
 import json
-import math
 import random
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TypeVar
 
 import pytest
-from dependency_injector import providers
+from _records import exact_summaries, local_with_a_flaky_judge, random_results
 from factories import office_jsonl
 from pydantic import BaseModel
 
-from ragqa.aggregate import aggregate
-from ragqa.container import Container, close_container, create_container
-from ragqa.errors import JudgeHTTPError
+from ragqa.container import Container, close_container
 from ragqa.evaluation import PanelEvaluator, PanelOptions
 from ragqa.judges.base import Judge
 from ragqa.metrics.base import Metric, MetricContext
-from ragqa.prompts.base import Prompt
 from ragqa.render.records import read_result_record
-from ragqa.report import MetricSummary, summarize
+from ragqa.report import summarize
 from ragqa.run.api import aevaluate
 from ragqa.run.stream import partial_path
 from ragqa.run.summary import RunSummary
-from ragqa.schema import JudgeFailure, JudgeOutcome, Language, MetricScore, PanelResult, Sample, Usage
+from ragqa.schema import MetricScore, PanelResult, Sample
 from ragqa.testing import FunctionJudge, make_sample
 
 In = TypeVar("In", bound=BaseModel)
@@ -124,59 +120,10 @@ async def test_evaluate_keeps_dataset_order_through_the_window() -> None:
 # -- streamed summaries equal the summaries of all results, exactly -----------------------------
 
 
-def _exact(summaries: Sequence[MetricSummary]) -> str:
-    """Summaries as text in which every float is its repr (NaN included): equal text, equal bits.
-
-    The run's per-item reliability section (``item_jury``) is left out: :func:`summarize` has no
-    thresholds to make it; ``tests/jury/test_jury_items.py`` checks the run's against the one
-    rebuilt from its records.
-    """
-    return json.dumps([s.model_dump(exclude={"item_jury"}) for s in summaries], allow_nan=True)
-
-
-def _random_results(seed: int, n_samples: int) -> list[PanelResult]:
-    """Results of a three-judge panel on two metrics: scores, NaNs, failures, usage with and without cost."""
-    rng = random.Random(seed)
-    judge_ids = ("a", "b", "c", "stranger")  # "stranger" is not in the panel: summaries ignore it
-    out = []
-    for i in range(n_samples):
-        for metric, direction in (("m1", "higher"), ("m2(mode=x)", "lower")):
-            outcomes = []
-            for jid in judge_ids[: rng.choice((3, 4))]:
-                usage = Usage(
-                    calls=rng.randint(0, 3),
-                    prompt_tokens=rng.randint(0, 900),
-                    completion_tokens=rng.randint(0, 90),
-                    latency_s=rng.random() / 3,
-                    cost=rng.choice((None, rng.random() / 7)),
-                )
-                roll = rng.random()
-                if roll < 0.15:
-                    failure = JudgeFailure(
-                        judge_id=jid, metric=metric, sample_id=f"s{i}", error_type="JudgeTimeout", message="t"
-                    )
-                    outcomes.append(JudgeOutcome(judge_id=jid, failure=failure, usage=usage))
-                else:
-                    value = math.nan if roll < 0.25 else rng.choice((rng.random(), 0.0, 1.0, 0.5))
-                    outcomes.append(JudgeOutcome(judge_id=jid, score=MetricScore(value=value), usage=usage))
-            scores = [o.score.value for o in outcomes if o.score is not None]
-            n_failed = sum(1 for o in outcomes if o.failure is not None)
-            out.append(
-                PanelResult(
-                    sample_id=f"s{i}",
-                    metric=metric,
-                    direction=direction,  # type: ignore[arg-type]
-                    judges=outcomes,
-                    aggregate=aggregate(scores, n_failed=n_failed, strategy="median", quorum=2),
-                )
-            )
-    return out
-
-
 def test_run_summary_equals_summarize_whatever_order_the_results_arrive_in() -> None:
     judges = ["a", "b", "c"]
     for seed in range(4):
-        results = _random_results(seed, 60)
+        results = random_results(seed, 60)
         skipped = {3, 17}  # samples without a result for the first metric (skipped as invalid)
         results = [r for r in results if not (r.metric == "m1" and int(r.sample_id[1:]) in skipped)]
         summary = RunSummary(judges, ["m1", "m2(mode=x)"], 60)
@@ -184,12 +131,12 @@ def test_run_summary_equals_summarize_whatever_order_the_results_arrive_in() -> 
         random.Random(seed).shuffle(arrived)
         for result in arrived:
             summary.add(int(result.sample_id[1:]), result)
-        assert _exact(summary.summaries()) == _exact(summarize(results, judges))
+        assert exact_summaries(summary.summaries()) == exact_summaries(summarize(results, judges))
         assert summary.failed_results() == [r for r in results if r.failures]
 
 
 def test_run_summary_orders_metrics_as_first_seen_and_refuses_mixed_rules() -> None:
-    results = _random_results(7, 3)
+    results = random_results(7, 3)
     summary = RunSummary(["a", "b", "c"], ["m1", "m2(mode=x)"], 3)
     for result in results:
         if not (result.metric == "m1" and result.sample_id in ("s0", "s1")):
@@ -199,26 +146,6 @@ def test_run_summary_orders_metrics_as_first_seen_and_refuses_mixed_rules() -> N
     summary.add(1, other)
     with pytest.raises(ValueError, match="aggregated in different ways"):
         summary.summaries()
-
-
-class _Flaky:
-    """A local judge that fails on every sample whose question mentions office 3, 6 or 9."""
-
-    def __init__(self, inner: Judge) -> None:
-        self.inner = inner
-
-    @property
-    def id(self) -> str:
-        return "flaky"
-
-    @property
-    def fingerprint(self) -> str:
-        return json.dumps({"flaky": self.inner.fingerprint})
-
-    async def ask(self, prompt: Prompt[In, Out], data: In, *, language: Language = "en") -> Out:
-        if any(f"office {i} " in data.model_dump_json() for i in (3, 6, 9)):
-            raise JudgeHTTPError("down", judge_id=self.id, status=503)
-        return await self.inner.ask(prompt, data, language=language)
 
 
 def _dataset(path: Path, n: int) -> Path:
@@ -233,9 +160,7 @@ def _records(path: Path) -> list[PanelResult]:
 
 @pytest.fixture
 def container() -> Iterator[Container]:
-    built = create_container(None, ["local"], environ={})
-    local = built.judges()
-    built.judges.override(providers.Object([*local, _Flaky(local[0])]))
+    built = local_with_a_flaky_judge()
     yield built
     asyncio.run(close_container(built))
 
@@ -248,12 +173,12 @@ async def test_summaries_kept_and_streamed_equal_those_of_every_result(tmp_path:
     kept = await aevaluate(data, METRICS, container=container, out=tmp_path / "kept.jsonl")
     judges = kept.judge_ids
     assert kept.results_kept and len(kept.results) == 48 and kept.failures
-    assert _exact(kept.summaries) == _exact(summarize(kept.results, judges))
+    assert exact_summaries(kept.summaries) == exact_summaries(summarize(kept.results, judges))
 
     streamed = await aevaluate(data, METRICS, container=container, out=tmp_path / "streamed.jsonl", keep_results=False)
     on_disk = _records(tmp_path / "streamed.jsonl")
     assert not streamed.results_kept and streamed.samples == [] and len(on_disk) == 48
-    assert _exact(streamed.summaries) == _exact(summarize(on_disk, judges))
+    assert exact_summaries(streamed.summaries) == exact_summaries(summarize(on_disk, judges))
     assert streamed.results == [r for r in on_disk if r.failures]  # what the console and exit code need
     assert streamed.n_samples == kept.n_samples == 24
     assert [(r.sample_id, r.metric, r.aggregate.value) for r in on_disk][:6] == [
@@ -274,7 +199,7 @@ async def test_a_resumed_run_streams_the_same_summaries_as_its_results_file(
     resumed = await aevaluate(data, METRICS, container=container, out=out, resume=True, keep_results=False)
     on_disk = _records(out)
     assert len(on_disk) == 40 and on_disk[:17] == _records(first)[:17]
-    assert _exact(resumed.summaries) == _exact(summarize(on_disk, resumed.judge_ids))
+    assert exact_summaries(resumed.summaries) == exact_summaries(summarize(on_disk, resumed.judge_ids))
     assert sum(s.n_samples for s in resumed.summaries) == 40
 
 
