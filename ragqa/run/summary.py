@@ -33,18 +33,14 @@ failures and the exit code counts incomplete pairs.
 
 from __future__ import annotations
 
-import itertools
 import math
 from array import array
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Literal, overload
+from typing import Literal
 
 import numpy as np
 from numpy.typing import NDArray
 
-from ragqa._ids import IdView
-from ragqa._math import ExactSum
 from ragqa.jury.item_patterns import CHUNK
 from ragqa.report import JudgeSummary, MetricSummary, with_uncertainty
 from ragqa.run.rows import ABSENT as _ABSENT
@@ -57,6 +53,20 @@ from ragqa.run.rows import QUORUM_MET as _QUORUM_MET
 from ragqa.run.rows import SCORED as _SCORED
 from ragqa.run.rows import UNSCORED as _UNSCORED
 from ragqa.run.rows import JudgeRow, SummaryRow, summary_row
+from ragqa.run.summary_columns import (
+    JudgeColumns,
+    JudgeScores,
+    Labels,
+    MetricColumns,
+    ScoreChunks,
+    cube,
+    floats,
+    implied,
+    metric_rows,
+    nan_mean_blocks,
+    nans,
+    score_matrix,
+)
 from ragqa.schema import DEFAULT_CONFIDENCE, PanelResult, Usage, check_confidence
 from ragqa.uncertainty import calls_per_judgement, metric_intervals
 from ragqa.uncertainty.variance_stream import CubeBlocks, blocked_decompose
@@ -66,57 +76,6 @@ __all__ = ["RunSummary"]
 _DIRECTIONS: tuple[Literal["higher"], Literal["lower"]] = ("higher", "lower")
 _CUBE_BLOCK = 8_192  # samples per block of the variance decomposition's cube (its working arrays are ~20 blocks)
 _MAX_REPEATS = 2**32 - 1  # the repeat counts' array holds unsigned 32-bit numbers
-
-
-@dataclass
-class _JudgeColumns:
-    """One judge's numbers on one metric: by sample position, or summed over the samples it judged."""
-
-    status: bytearray
-    score: array[float]  # float64, the score where the status is _SCORED (0.0 elsewhere)
-    calls: int = 0
-    prompt: int = 0
-    completion: int = 0
-    latency: ExactSum = field(default_factory=ExactSum)
-    cost: ExactSum = field(default_factory=ExactSum)
-    costed: int = 0  # outcomes with a cost
-    judgements: int = 0  # repeat values, as summarize counts them
-    # allocated with the first outcome whose repeat values are not its score alone (repeats > 1,
-    # or a failed outcome that kept a score); until then each outcome's values are [score] or [nan]
-    n_repeats: array[int] | None = None  # unsigned 32-bit
-    repeats: list[array[float]] = field(default_factory=list)
-
-
-@dataclass
-class _MetricColumns:
-    """One metric's numbers: by sample position, and the spreads' exact sum."""
-
-    flags: bytearray
-    value: array[float]
-    # the aggregation rule (index into RunSummary._rules): one for every result until a result
-    # comes with another, then one byte per position
-    base_rule: int | None = None
-    rule: bytearray | None = None
-    spread: ExactSum = field(default_factory=ExactSum)
-    n_spread: int = 0  # spreads that are not NaN
-    judges: list[_JudgeColumns] = field(default_factory=list)
-
-
-def _floats(n: int) -> array[float]:
-    return array("d", bytes(8 * n))
-
-
-def _nans(n: int) -> array[float]:
-    return array("d", [math.nan]) * n
-
-
-def _implied(value: float, outcome_status: int, values: Sequence[float]) -> bool:
-    """Whether ``values`` are what the status and score alone give: ``[score]`` scored, ``[nan]`` otherwise."""
-    if len(values) != 1:
-        return False
-    if outcome_status == _SCORED:
-        return values[0] == value
-    return math.isnan(values[0])
 
 
 class RunSummary:
@@ -156,7 +115,7 @@ class RunSummary:
         self.n_samples = n_samples
         self._metric_index = {key: i for i, key in enumerate(self.metrics)}
         self._judge_index = {jid: i for i, jid in enumerate(self.judge_ids)}
-        self._columns: list[_MetricColumns | None] = [None] * len(self.metrics)
+        self._columns: list[MetricColumns | None] = [None] * len(self.metrics)
         self._given_labels = labels
         self._labels: list[str | None] = [None] * n_samples if labels is None else []
         self._rules: list[tuple[str, int]] = []
@@ -165,14 +124,14 @@ class RunSummary:
         self.failed: dict[tuple[int, int], PanelResult] = {}
         """Results with at least one judge failure, by (position, metric index)."""
 
-    def _metric(self, index: int) -> _MetricColumns:
+    def _metric(self, index: int) -> MetricColumns:
         columns = self._columns[index]
         if columns is None:
             n = self.n_samples
-            columns = _MetricColumns(
+            columns = MetricColumns(
                 flags=bytearray(n),
-                value=_floats(n),
-                judges=[_JudgeColumns(status=bytearray(n), score=_floats(n)) for _ in self.judge_ids],
+                value=floats(n),
+                judges=[JudgeColumns(status=bytearray(n), score=floats(n)) for _ in self.judge_ids],
             )
             self._columns[index] = columns
         return columns
@@ -257,11 +216,11 @@ class RunSummary:
             if status == _SCORED:
                 judge.score[position] = outcome[2]
             judge.status[position] = status
-            if judge.n_repeats is None and not _implied(judge.score[position], status, values):
+            if judge.n_repeats is None and not implied(judge.score[position], status, values):
                 self._explicit(judge)
             if judge.n_repeats is not None:
                 while len(judge.repeats) < len(values):
-                    judge.repeats.append(_nans(self.n_samples))
+                    judge.repeats.append(nans(self.n_samples))
                 for k, repeat in enumerate(values):
                     judge.repeats[k][position] = repeat
                 judge.n_repeats[position] = len(values)
@@ -273,7 +232,7 @@ class RunSummary:
             self.failed.pop((position, metric), None)
         self.count += 1
 
-    def _explicit(self, judge: _JudgeColumns) -> None:
+    def _explicit(self, judge: JudgeColumns) -> None:
         """Keep the judge's repeat values by position from now on, starting from those its statuses imply."""
         status = np.frombuffer(judge.status, dtype=np.uint8)
         first = np.where(status == _SCORED, np.frombuffer(judge.score, dtype=np.float64), np.nan)
@@ -281,7 +240,7 @@ class RunSummary:
         judge.n_repeats = array("I", (status != _ABSENT).astype(np.uint32).tobytes())
 
     @staticmethod
-    def _count(judge: _JudgeColumns, outcome: JudgeRow, sign: int) -> None:
+    def _count(judge: JudgeColumns, outcome: JudgeRow, sign: int) -> None:
         """Add (``sign`` 1) or take out (-1) an outcome's usage and repeat count from the judge's sums."""
         _, _, _, values, _, calls, prompt, completion, latency, cost = outcome
         judge.calls += sign * calls
@@ -293,7 +252,7 @@ class RunSummary:
             (judge.cost.add if sign > 0 else judge.cost.remove)(cost)
             judge.costed += sign
 
-    def _retract(self, columns: _MetricColumns, old: SummaryRow) -> None:
+    def _retract(self, columns: MetricColumns, old: SummaryRow) -> None:
         """Take a replaced result's sums out (its by-position numbers are overwritten)."""
         if not math.isnan(old[6]):
             columns.spread.remove(old[6])
@@ -335,7 +294,7 @@ class RunSummary:
         per_call = calls_per_judgement(calls, judgements)
         out = []
         for _, index in sorted(firsts):
-            summary, (aggregates, per_judge, scores) = self._summary(index, self._rows(self._metric(index)))
+            summary, (aggregates, per_judge, scores) = self._summary(index, metric_rows(self._metric(index)))
             bounds = self.ranges.get(summary.metric)
             if callable(scores):  # the cube in blocks of samples: the decomposition from them, never the whole cube
                 n_judges = len(self.judge_ids)
@@ -368,19 +327,9 @@ class RunSummary:
         columns = self._columns[self._metric_index[metric]]
         if columns is None:
             return np.full((len(self.judge_ids), 0), np.nan)
-        return self._score_matrix(columns, self._rows(columns))
+        return score_matrix(columns, metric_rows(columns))
 
-    def _score_matrix(self, columns: _MetricColumns, rows: NDArray[np.intp] | slice) -> NDArray[np.float64]:
-        """The ``(n_judges, len(rows))`` scores of :meth:`scores` on some positions."""
-        n_rows = len(range(self.n_samples)[rows]) if isinstance(rows, slice) else len(rows)
-        matrix = np.full((len(self.judge_ids), n_rows), np.nan)
-        for j, column in enumerate(columns.judges):
-            scored = np.frombuffer(column.status, dtype=np.uint8)[rows] == _SCORED
-            values = np.frombuffer(column.score, dtype=np.float64)[rows][scored]
-            matrix[j, scored] = np.where(np.isfinite(values), values, np.nan)
-        return matrix
-
-    def score_chunks(self, metric: str, size: int = CHUNK) -> _ScoreChunks:
+    def score_chunks(self, metric: str, size: int = CHUNK) -> ScoreChunks:
         """:meth:`scores` of ``metric`` in chunks of ``size`` samples, read from the columns when iterated.
 
         Args:
@@ -388,7 +337,7 @@ class RunSummary:
             size: samples (columns) per chunk, >= 1.
 
         Returns:
-            A :class:`~ragqa.jury.item_patterns.ScoreChunks`: each :meth:`~_ScoreChunks.chunks` call
+            A :class:`~ragqa.jury.item_patterns.ScoreChunks`: each :meth:`~ScoreChunks.chunks` call
             yields the ``(n_judges, k)`` blocks of :meth:`scores`, left to right, that together
             equal it (none for a metric without results).
 
@@ -398,15 +347,8 @@ class RunSummary:
         """
         if size < 1:
             raise ValueError(f"chunk size must be at least 1, got {size}")
-        return _ScoreChunks(self, self._metric_index[metric], size)
-
-    @staticmethod
-    def _rows(columns: _MetricColumns) -> NDArray[np.intp] | slice:
-        """The positions with a result of this metric, in dataset order (every position: a slice, no copy)."""
-        present = np.frombuffer(columns.flags, dtype=np.uint8) & _PRESENT
-        if present.all():
-            return slice(None)
-        return np.flatnonzero(present)
+        index = self._metric_index[metric]
+        return ScoreChunks(lambda: self._columns[index], size)
 
     def _summary(
         self, index: int, rows: NDArray[np.intp] | slice
@@ -459,7 +401,7 @@ class RunSummary:
             judges.append(
                 JudgeSummary(
                     judge_id=jid,
-                    mean=_nan_mean(scores, scored),
+                    mean=nan_mean_blocks(scores, scored),
                     n_scored=int(scored.sum()),
                     n_nan=int((status == _NAN).sum()),
                     n_failed=int((status == _FAILED).sum()),
@@ -469,14 +411,14 @@ class RunSummary:
             del status, scored, scores
         aggregates = np.frombuffer(columns.value, dtype=np.float64)[rows]
         n_scored = int((~np.isnan(aggregates)).sum())
-        labels = _Labels(self._given_labels if self._given_labels is not None else self._labels, rows, n_rows)
+        labels = Labels(self._given_labels if self._given_labels is not None else self._labels, rows, n_rows)
         summary = MetricSummary(
             metric=metric,
             direction=_DIRECTIONS[1 if flags[0] & _LOWER else 0],
             strategy=strategy,
             quorum=quorum,
             judges=judges,
-            aggregate_mean=_nan_mean(aggregates),
+            aggregate_mean=nan_mean_blocks(aggregates),
             mean_spread=columns.spread.value / columns.n_spread if columns.n_spread else math.nan,
             n_samples=n_rows,
             n_scored=n_scored,
@@ -486,19 +428,19 @@ class RunSummary:
             n_unscored=int(((flags & _UNSCORED) != 0).sum()),
             usage=total,
             # the judges x samples matrix is read in blocks of samples from the columns, never whole
-            agreement=agreement(labels, self.judge_ids, _ScoreChunks(self, index, CHUNK).chunks),
+            agreement=agreement(labels, self.judge_ids, ScoreChunks(lambda: self._columns[index], CHUNK).chunks),
         )
         # each judge's finite scores, made one judge at a time as the intervals ask (never all at once)
-        per_judge = _JudgeScores(columns.judges, rows)
+        per_judge = JudgeScores(columns.judges, rows)
         if n_scored == 1:  # the aggregate's interval then reads the one sample's repeats as lists (summarize's form)
-            cube = _cube(columns.judges, rows, n_rows, width)
+            whole = cube(columns.judges, rows, n_rows, width)
             n_of = [
                 np.frombuffer(c.n_repeats, dtype=np.uint32)[rows]
                 if c.n_repeats is not None
                 else (np.frombuffer(c.status, dtype=np.uint8)[rows] != _ABSENT).astype(np.uint32)
                 for c in columns.judges
             ]
-            listed = [[cube[i, j, : int(n_of[j][i])].tolist() for j in range(len(n_of))] for i in range(n_rows)]
+            listed = [[whole[i, j, : int(n_of[j][i])].tolist() for j in range(len(n_of))] for i in range(n_rows)]
             return summary, (aggregates, per_judge, listed)
         # the (samples, judges, repeats) cube of the variance decomposition, built block by block when read
         judge_columns = columns.judges
@@ -507,100 +449,6 @@ class RunSummary:
             for start in range(0, n_rows, _CUBE_BLOCK):
                 stop = min(n_rows, start + _CUBE_BLOCK)
                 part = slice(start, stop) if isinstance(rows, slice) else rows[start:stop]
-                yield _cube(judge_columns, part, stop - start, width)
+                yield cube(judge_columns, part, stop - start, width)
 
         return summary, (aggregates, per_judge, blocks)
-
-
-def _cube(
-    judges: Sequence[_JudgeColumns], rows: NDArray[np.intp] | slice, n_rows: int, width: int
-) -> NDArray[np.float64]:
-    """The ``(n_rows, judges, width)`` repeat values of some positions, NaN where a judge has none (``score_cube``)."""
-    cube = np.full((n_rows, len(judges), width), np.nan)
-    for j, column in enumerate(judges):
-        status = np.frombuffer(column.status, dtype=np.uint8)[rows]
-        if column.n_repeats is None:  # one value per outcome: its score, NaN unless scored
-            scored = status == _SCORED
-            cube[scored, j, 0] = np.frombuffer(column.score, dtype=np.float64)[rows][scored]
-            continue
-        n_repeats = np.frombuffer(column.n_repeats, dtype=np.uint32)[rows]
-        for k, repeat in enumerate(column.repeats[:width]):
-            values = np.frombuffer(repeat, dtype=np.float64)[rows]
-            cube[:, j, k] = np.where(n_repeats > k, values, np.nan)
-    return cube
-
-
-class _ScoreChunks:
-    """:meth:`RunSummary.scores` of one metric in chunks of samples (:class:`ragqa.jury.item_patterns.ScoreChunks`)."""
-
-    def __init__(self, summary: RunSummary, index: int, size: int) -> None:
-        self._summary = summary
-        self._index = index
-        self._size = size
-
-    def chunks(self) -> Iterator[NDArray[np.float64]]:
-        """The ``(n_judges, k)`` blocks of the scores, left to right; each call starts again at the first sample."""
-        columns = self._summary._columns[self._index]
-        if columns is None:
-            return
-        rows = self._summary._rows(columns)
-        n_rows = self._summary.n_samples if isinstance(rows, slice) else len(rows)
-        for start in range(0, n_rows, self._size):
-            stop = min(n_rows, start + self._size)
-            part = slice(start, stop) if isinstance(rows, slice) else rows[start:stop]
-            yield self._summary._score_matrix(columns, part)
-
-
-class _JudgeScores(Sequence[NDArray[np.float64]]):
-    """Each judge's finite scores on some rows (its scored positions), read from its columns when asked."""
-
-    def __init__(self, judges: Sequence[_JudgeColumns], rows: NDArray[np.intp] | slice) -> None:
-        self._judges = judges
-        self._rows = rows
-
-    def __len__(self) -> int:
-        return len(self._judges)
-
-    @overload
-    def __getitem__(self, index: int) -> NDArray[np.float64]: ...
-
-    @overload
-    def __getitem__(self, index: slice) -> list[NDArray[np.float64]]: ...
-
-    def __getitem__(self, index: int | slice) -> NDArray[np.float64] | list[NDArray[np.float64]]:
-        if isinstance(index, slice):
-            return [self[i] for i in range(*index.indices(len(self)))]
-        column = self._judges[index]
-        status = np.frombuffer(column.status, dtype=np.uint8)[self._rows]
-        scores: NDArray[np.float64] = np.frombuffer(column.score, dtype=np.float64)[self._rows][status == _SCORED]
-        return scores
-
-
-def _nan_mean(values: NDArray[np.float64], keep: NDArray[np.bool_] | None = None) -> float:
-    """:func:`ragqa._math.nan_mean` of ``values[keep]`` (all by default), read in blocks, without a copy of them.
-
-    ``math.fsum`` is exact, so its sum of every value fed block by block is the same float as of
-    one array of them (and as ``nan_mean``'s of a list).
-    """
-    mask = ~np.isnan(values) if keep is None else keep & ~np.isnan(values)
-    n = int(mask.sum())
-    if not n:
-        return math.nan
-    blocks = (values[start : start + CHUNK][mask[start : start + CHUNK]] for start in range(0, values.size, CHUNK))
-    return math.fsum(itertools.chain.from_iterable(blocks)) / n
-
-
-class _Labels(IdView):
-    """The ids of some positions (``rows``) of the run's ids, read when asked (the contested samples)."""
-
-    def __init__(self, labels: Sequence[str | None], rows: NDArray[np.intp] | slice, n_rows: int) -> None:
-        self._labels = labels
-        self._rows = rows
-        self._n = n_rows
-
-    def __len__(self) -> int:
-        return self._n
-
-    def _one(self, index: int) -> str:
-        position = index if isinstance(self._rows, slice) else int(self._rows[index])
-        return self._labels[position] or ""
