@@ -5,8 +5,8 @@ Each case is one or two samples scored for faithfulness (threshold 0.6) by three
 OpenAI-compatible server. A judge's verdicts per statement are scripted, and a response marked
 ``[fail]`` makes every judge answer HTTP 400 (a judge failure). The same samples are written as a
 JSON Lines dataset (``ragqa evaluate``), a promptfoo-style file (``ragqa test``) and a pytest suite
-run with ``--ragqa-exit-code`` (each in this process: ``tests/testing/`` runs pytest on a user's suite
-in a child process); all three must exit alike, and a sample the validator refuses must be
+run with ``--ragqa-exit-code`` (each in this process, as ``tests/testing/`` runs pytest on a user's
+suite); all three must exit alike, and a sample the validator refuses must be
 refused by all three with the same field and the same reason, before any judge call.
 """
 
