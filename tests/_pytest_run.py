@@ -56,7 +56,9 @@ def run_pytest_inprocess(
 
     The user's project is the files under ``pytester.path`` (the session's working directory). The
     terminal is 80 columns wide, as a child with piped output sees it; pytest-asyncio's
-    ``asyncio_default_fixture_loop_scope`` is ``function`` (``-o``); ``RAGQA_PROFILES_ACTIVE`` is
+    ``asyncio_default_fixture_loop_scope`` is ``function`` (``-o``); langsmith's plugin is left out as
+    the repository's own ``addopts`` does (``Pytester`` drops the modules a session imported, so it
+    would import langsmith again, seconds, on every run); ``RAGQA_PROFILES_ACTIVE`` is
     unset (``Pytester`` unsets ``PYTEST_ADDOPTS`` itself). A module using it declares
     ``pytest_plugins = ("pytester",)``.
     """
@@ -65,7 +67,7 @@ def run_pytest_inprocess(
     # pytest-asyncio warns when a project leaves its loop scope unset, and in this process the warning
     # lands in the outer session: the loop scope is set as the user's ini would set it
     scope = () if "no:asyncio" in args else ("-o", "asyncio_default_fixture_loop_scope=function")
-    run = pytester.runpytest_inprocess("-p", "no:cacheprovider", *scope, *args)
+    run = pytester.runpytest_inprocess("-p", "no:cacheprovider", "-p", "no:langsmith_plugin", *scope, *args)
     return subprocess.CompletedProcess(
         ["pytest", *args], int(run.ret), stdout=run.stdout.str() + "\n", stderr=run.stderr.str() + "\n"
     )
