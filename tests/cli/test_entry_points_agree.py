@@ -172,7 +172,9 @@ def run_each(
     test = CliRunner().invoke(app, ["test", "cases.yaml"])
     outcomes["ragqa test"] = Outcome(test.exit_code, test.output, chat_requests(srv))
     fresh()
-    run = pytester.runpytest_inprocess("-p", "no:cacheprovider", "-q", "--ragqa-exit-code", "test_suite.py")
+    # langsmith's plugin left out as in the repository's addopts: each session would import it again
+    args = ("-p", "no:cacheprovider", "-p", "no:langsmith_plugin", "-q", "--ragqa-exit-code", "test_suite.py")
+    run = pytester.runpytest_inprocess(*args)
     text = run.stdout.str() + "\n" + run.stderr.str()
     outcomes["pytest plugin"] = Outcome(int(run.ret), text, chat_requests(srv))
     return outcomes
