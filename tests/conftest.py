@@ -85,7 +85,6 @@ def browser() -> Iterator[Any]:
 
 SLOW_MODULES = frozenset(
     {
-        "test_allure",
         "test_calibration",
         "test_call_plan",
         "test_cli",
@@ -100,10 +99,8 @@ SLOW_MODULES = frozenset(
         "test_promptfoo_example",
         "test_promptfoo_text",
         "test_pytest_plugin",
-        "test_pytest_plugin_async",
         "test_ray_engine",
         "test_startup_imports",
-        "test_thresholds_pytest",
     }
 )
 """Modules whose tests start processes (the CLI, pytest, a browser) or run whole datasets: each took
@@ -115,7 +112,6 @@ SLOW_TESTS = frozenset(
     {
         "test_progress::test_ragqa_evaluate_shows_progress_on_a_terminal",
         "test_progress::test_ragqa_evaluate_is_silent_off_a_terminal_unless_asked",
-        "test_pytest_plugin_panel::test_the_panel_fixture_and_per_judge_thresholds_in_a_user_project",
         "test_repeats_entry_points::test_pytest_plugin_marker_and_option",
         "test_fake_server::test_the_process_runner_serves_ragqa_prompts_from_python_dash_m",
         "test_fake_server::test_the_module_entry_point_has_a_help_text",

@@ -5,8 +5,8 @@ Each case is one or two samples scored for faithfulness (threshold 0.6) by three
 OpenAI-compatible server. A judge's verdicts per statement are scripted, and a response marked
 ``[fail]`` makes every judge answer HTTP 400 (a judge failure). The same samples are written as a
 JSON Lines dataset (``ragqa evaluate``), a promptfoo-style file (``ragqa test``) and a pytest suite
-run with ``--ragqa-exit-code`` (each in this process: ``tests/testing/`` runs pytest on a user's suite
-in a child process); all three must exit alike, and a sample the validator refuses must be
+run with ``--ragqa-exit-code`` (each in this process, as ``tests/testing/`` runs pytest on a user's
+suite); all three must exit alike, and a sample the validator refuses must be
 refused by all three with the same field and the same reason, before any judge call.
 """
 
@@ -172,7 +172,9 @@ def run_each(
     test = CliRunner().invoke(app, ["test", "cases.yaml"])
     outcomes["ragqa test"] = Outcome(test.exit_code, test.output, chat_requests(srv))
     fresh()
-    run = pytester.runpytest_inprocess("-p", "no:cacheprovider", "-q", "--ragqa-exit-code", "test_suite.py")
+    # langsmith's plugin left out as in the repository's addopts: each session would import it again
+    args = ("-p", "no:cacheprovider", "-p", "no:langsmith_plugin", "-q", "--ragqa-exit-code", "test_suite.py")
+    run = pytester.runpytest_inprocess(*args)
     text = run.stdout.str() + "\n" + run.stderr.str()
     outcomes["pytest plugin"] = Outcome(int(run.ret), text, chat_requests(srv))
     return outcomes

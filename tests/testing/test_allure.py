@@ -1,7 +1,7 @@
 """Allure: with ``allure-pytest`` installed, each ragqa assertion attaches the panel table and the per-judge JSON.
 
-A small suite runs in a subprocess with ``--alluredir`` and the offline ``local`` panel; the
-attachments are read back from Allure's result files.
+A small suite runs in this process (``Pytester.runpytest_inprocess``) with ``--alluredir`` and the
+offline ``local`` panel; the attachments are read back from Allure's result files.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _pytest_run import run_pytest
+from _pytest_run import run_pytest_inprocess
 
 from ragqa.assertions import score_metric
 from ragqa.evaluation import PanelEvaluator
@@ -53,11 +53,19 @@ def _results(folder: Path) -> dict[str, dict[str, Any]]:
     return results
 
 
-def test_each_assertion_attaches_the_panel_table_and_the_judges(tmp_path: Path) -> None:
+pytest_plugins = ("pytester",)  # the user's session runs in this process
+
+
+def test_each_assertion_attaches_the_panel_table_and_the_judges(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
     pytest.importorskip("allure_pytest", reason="allure-pytest is not installed (the dev extra installs it)")
+    tmp_path = pytester.path
     (tmp_path / "test_suite.py").write_text(SUITE, encoding="utf-8")
     (tmp_path / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
-    proc = run_pytest(tmp_path, "-q", "--ragqa-profile", "local", "--alluredir", "allure-results")
+    proc = run_pytest_inprocess(
+        pytester, monkeypatch, "-q", "--ragqa-profile", "local", "--alluredir", "allure-results"
+    )
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert "1 failed, 2 passed" in proc.stdout
     results = _results(tmp_path / "allure-results")

@@ -1,4 +1,8 @@
-"""The pytest plugin, exercised the way users run it: `pytest` in a subprocess on the example suite.
+"""The pytest plugin, exercised the way users run it: `pytest` on the example suite, in this process.
+
+Each user session runs in this process (``Pytester.runpytest_inprocess``: the plugin loads from its
+``pytest11`` entry point and the exit code comes through); the check that an unused plugin imports
+nothing heavy starts a real child, since its point is a fresh process's ``sys.modules``.
 
 The example suite (examples/pytest_suite) points a panel of three judges at ragqa's fake
 OpenAI-compatible server, so the whole real client path runs offline.
@@ -14,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from _pytest_run import run_pytest
+from _pytest_run import run_pytest, run_pytest_inprocess
 
 from ragqa.evaluation import PanelEvaluator
 from ragqa.pytest_plugin import parse_properties, select_judges, summary_table
@@ -41,14 +45,24 @@ class SuiteRun:
         return {p.get("name", ""): p.get("value", "") for p in self.case(name).iter("property")}
 
 
-@pytest.fixture(scope="module")
-def suite_run(tmp_path_factory: pytest.TempPathFactory) -> SuiteRun:
-    work = tmp_path_factory.mktemp("suite") / "pytest_suite"
-    shutil.copytree(SUITE, work, ignore=shutil.ignore_patterns("__pycache__", ".pytest_cache"))
-    proc = run_pytest(work, "-q", "--junitxml=junit.xml", "--ragqa-results=out/results.jsonl")
-    junit = ET.parse(work / "junit.xml").getroot()
-    lines = (work / "out" / "results.jsonl").read_text(encoding="utf-8").splitlines()
-    return SuiteRun(proc, junit, [json.loads(line) for line in lines])
+pytest_plugins = ("pytester",)  # the user's sessions run in this process (Pytester.runpytest_inprocess)
+
+_SUITE_RUNS: list[SuiteRun] = []
+"""The one run of the example suite, shared by this module's tests (``pytester`` is per test)."""
+
+
+@pytest.fixture
+def suite_run(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> SuiteRun:
+    if not _SUITE_RUNS:
+        work = pytester.path
+        shutil.copytree(SUITE, work, ignore=shutil.ignore_patterns("__pycache__", ".pytest_cache"), dirs_exist_ok=True)
+        proc = run_pytest_inprocess(
+            pytester, monkeypatch, "-q", "--junitxml=junit.xml", "--ragqa-results=out/results.jsonl"
+        )
+        junit = ET.parse(work / "junit.xml").getroot()
+        lines = (work / "out" / "results.jsonl").read_text(encoding="utf-8").splitlines()
+        _SUITE_RUNS.append(SuiteRun(proc, junit, [json.loads(line) for line in lines]))
+    return _SUITE_RUNS[0]
 
 
 def test_example_suite_has_exactly_the_intended_failure(suite_run: SuiteRun) -> None:
@@ -151,11 +165,14 @@ def test_results_lines_are_the_one_record_shape_plus_the_verdict(suite_run: Suit
     assert failed["aggregate"]["value"] == pytest.approx(4 / 9)
 
 
-def test_results_path_that_is_a_directory_is_a_usage_error(tmp_path: Path) -> None:
+def test_results_path_that_is_a_directory_is_a_usage_error(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    tmp_path = pytester.path
     (tmp_path / "test_plain.py").write_text("def test_plain():\n    pass\n", encoding="utf-8")
     (tmp_path / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
     (tmp_path / "out").mkdir()
-    proc = run_pytest(tmp_path, "-q", "--ragqa-results=out")
+    proc = run_pytest_inprocess(pytester, monkeypatch, "-q", "--ragqa-results=out")
     assert proc.returncode == 4, proc.stdout + proc.stderr  # pytest's usage-error exit code
     assert "--ragqa-results out" in proc.stderr and "is a directory" in proc.stderr
     assert "Traceback" not in proc.stderr
@@ -183,18 +200,21 @@ async def test_check_metric_inside_the_tests_running_loop(ragqa):
 """
 
 
-def test_local_profile_works_outside_the_repository(tmp_path: Path) -> None:
+def test_local_profile_works_outside_the_repository(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path = pytester.path
     # no application.yaml here: the implicit settings file may be absent; the local profile is built in
     assert ROOT not in tmp_path.parents
     (tmp_path / "test_local.py").write_text(LOCAL_SUITE, encoding="utf-8")
     (tmp_path / "pytest.ini").write_text("[pytest]\nasyncio_mode = auto\n", encoding="utf-8")
-    proc = run_pytest(tmp_path, "-q", "--ragqa-profile", "local")
+    proc = run_pytest_inprocess(pytester, monkeypatch, "-q", "--ragqa-profile", "local")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "2 passed" in proc.stdout
     assert "ragqa: mean score per metric and judge" in proc.stdout
 
 
-def test_plugin_is_inert_when_unused(tmp_path: Path) -> None:
+def test_plugin_is_inert_when_unused(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    # a child: the outer session has imported the heavy modules already; --help needs no fresh process
+    tmp_path = pytester.path
     (tmp_path / "test_plain.py").write_text(
         "import sys\n"
         "def test_plain():\n"
@@ -206,7 +226,7 @@ def test_plugin_is_inert_when_unused(tmp_path: Path) -> None:
     proc = run_pytest(tmp_path, "-q")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "ragqa:" not in proc.stdout
-    help_proc = run_pytest(tmp_path, "--help")
+    help_proc = run_pytest_inprocess(pytester, monkeypatch, "--help")
     assert "--ragqa-config" in help_proc.stdout and "--ragqa-profile" in help_proc.stdout
 
 

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import tomllib
+from collections.abc import Callable
 from pathlib import Path
+from subprocess import CompletedProcess
 
 import pytest
-from _pytest_run import run_pytest
+from _pytest_run import run_pytest_inprocess
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -42,13 +44,24 @@ async def test_not_ragqa():
 FIX = "Add the line 'asyncio_mode = auto' to the [pytest] section of pytest.ini"
 
 
+pytest_plugins = ("pytester",)  # the user's session runs in this process (Pytester.runpytest_inprocess)
+
+
 @pytest.fixture
-def project(tmp_path: Path) -> Path:
-    (tmp_path / "test_user.py").write_text(SUITE, encoding="utf-8")
-    return tmp_path
+def project(pytester: pytest.Pytester) -> Path:
+    (pytester.path / "test_user.py").write_text(SUITE, encoding="utf-8")
+    return pytester.path
 
 
-def test_strict_mode_says_how_to_run_the_async_test_and_leaves_the_rest_alone(project: Path) -> None:
+@pytest.fixture
+def run_pytest(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> Callable[..., CompletedProcess[str]]:
+    """``pytest *args`` on the project, in this process."""
+    return lambda cwd, *args: run_pytest_inprocess(pytester, monkeypatch, *args)
+
+
+def test_strict_mode_says_how_to_run_the_async_test_and_leaves_the_rest_alone(
+    project: Path, run_pytest: Callable[..., CompletedProcess[str]]
+) -> None:
     (project / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
     proc = run_pytest(project, "-q", "-rA", "--ragqa-profile", "local")
     out = proc.stdout
@@ -60,7 +73,9 @@ def test_strict_mode_says_how_to_run_the_async_test_and_leaves_the_rest_alone(pr
     assert "FAILED test_user.py::test_not_ragqa - Failed: async def functions are not nat" in out
 
 
-def test_without_pytest_asyncio_the_message_names_the_extra(project: Path) -> None:
+def test_without_pytest_asyncio_the_message_names_the_extra(
+    project: Path, run_pytest: Callable[..., CompletedProcess[str]]
+) -> None:
     (project / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
     proc = run_pytest(project, "-q", "-p", "no:asyncio", "--ragqa-profile", "local", "-k", "test_plain or test_async")
     assert proc.returncode == 1, proc.stdout + proc.stderr
@@ -68,7 +83,9 @@ def test_without_pytest_asyncio_the_message_names_the_extra(project: Path) -> No
     assert "1 failed, 1 passed" in proc.stdout
 
 
-def test_the_documented_ini_line_makes_every_test_pass(project: Path) -> None:
+def test_the_documented_ini_line_makes_every_test_pass(
+    project: Path, run_pytest: Callable[..., CompletedProcess[str]]
+) -> None:
     (project / "pytest.ini").write_text("[pytest]\nasyncio_mode = auto\n", encoding="utf-8")
     proc = run_pytest(project, "-q", "--ragqa-profile", "local")
     assert proc.returncode == 0, proc.stdout + proc.stderr

@@ -6,10 +6,8 @@ was an ``AttributeError``; a gate per judge needed a loop over ``result.judges``
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
-from _pytest_run import run_pytest
+from _pytest_run import run_pytest_inprocess
 
 from ragqa.aggregate import aggregate
 from ragqa.assertions import check_judge_thresholds, verdict_for, with_judge_thresholds
@@ -59,10 +57,16 @@ def test_the_former_name_still_works(ragqa):
 """
 
 
-def test_the_panel_fixture_and_per_judge_thresholds_in_a_user_project(tmp_path: Path) -> None:
+pytest_plugins = ("pytester",)  # the user's session runs in this process (Pytester.runpytest_inprocess)
+
+
+def test_the_panel_fixture_and_per_judge_thresholds_in_a_user_project(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    tmp_path = pytester.path
     (tmp_path / "test_user.py").write_text(SUITE, encoding="utf-8")
     (tmp_path / "pytest.ini").write_text("[pytest]\nasyncio_mode = auto\n", encoding="utf-8")
-    proc = run_pytest(tmp_path, "-q", "--ragqa-profile", "local")
+    proc = run_pytest_inprocess(pytester, monkeypatch, "-q", "--ragqa-profile", "local")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "6 passed" in proc.stdout
 

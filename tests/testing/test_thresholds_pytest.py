@@ -1,4 +1,4 @@
-"""The pytest plugin's undecided verdicts, run the way users run them: ``pytest`` in a subprocess.
+"""The pytest plugin's undecided verdicts, run the way users run them: ``pytest`` on a project (in this process).
 
 The project's ``conftest.py`` overrides ``ragqa_evaluator`` with three scripted judges that score
 the sample 1.0, 0.5 and 0.0: their mean 0.5 has the interval [0, 1] across the judges, so a
@@ -7,10 +7,12 @@ threshold of 0.6 is undecided, and 0.0 passes as it always did.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from subprocess import CompletedProcess
 
 import pytest
-from _pytest_run import run_pytest
+from _pytest_run import run_pytest_inprocess
 
 CONFTEST = """
 import pytest
@@ -60,14 +62,25 @@ def test_marked(ragqa):
 MESSAGE = "undecided: 0.500 [0.000, 1.000] against 0.6, add samples or repeats"
 
 
+pytest_plugins = ("pytester",)  # the user's session runs in this process (Pytester.runpytest_inprocess)
+
+
 @pytest.fixture
-def project(tmp_path: Path) -> Path:
-    (tmp_path / "conftest.py").write_text(CONFTEST, encoding="utf-8")
-    (tmp_path / "test_gate.py").write_text(TESTS, encoding="utf-8")
-    return tmp_path
+def project(pytester: pytest.Pytester) -> Path:
+    (pytester.path / "conftest.py").write_text(CONFTEST, encoding="utf-8")
+    (pytester.path / "test_gate.py").write_text(TESTS, encoding="utf-8")
+    return pytester.path
 
 
-def test_an_undecided_assertion_fails_by_default_with_the_message(project: Path) -> None:
+@pytest.fixture
+def run_pytest(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> Callable[..., CompletedProcess[str]]:
+    """``pytest *args`` on the project, in this process."""
+    return lambda cwd, *args: run_pytest_inprocess(pytester, monkeypatch, *args)
+
+
+def test_an_undecided_assertion_fails_by_default_with_the_message(
+    project: Path, run_pytest: Callable[..., CompletedProcess[str]]
+) -> None:
     proc = run_pytest(project, "-q", "-rA")
     out = proc.stdout
     assert proc.returncode == 1, out + proc.stderr
@@ -80,13 +93,17 @@ def test_an_undecided_assertion_fails_by_default_with_the_message(project: Path)
     assert "faithfulness  3  2/3 (2 undecided)" in out  # the session's table: test_marked passed undecided
 
 
-def test_on_undecided_warn_passes_with_a_warning(project: Path) -> None:
+def test_on_undecided_warn_passes_with_a_warning(
+    project: Path, run_pytest: Callable[..., CompletedProcess[str]]
+) -> None:
     proc = run_pytest(project, "-q", "--ragqa-on-undecided", "warn")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "3 passed" in proc.stdout and "UndecidedWarning" in proc.stdout and MESSAGE in proc.stdout
 
 
-def test_the_ini_option_and_the_settings_key_set_the_default(project: Path) -> None:
+def test_the_ini_option_and_the_settings_key_set_the_default(
+    project: Path, run_pytest: Callable[..., CompletedProcess[str]]
+) -> None:
     (project / "pytest.ini").write_text("[pytest]\nragqa_on_undecided = pass\n", encoding="utf-8")
     proc = run_pytest(project, "-q")
     assert proc.returncode == 0, proc.stdout + proc.stderr
