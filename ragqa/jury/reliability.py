@@ -144,6 +144,30 @@ def estimate_reliability(
     return fit_reliability(samples, judge_ids, formula, **options)[0]
 
 
+def _bootstrap_rates(
+    n_boot: int,
+    n_judges: int,
+    draw: Callable[[], NDArray[Any]],
+    fit: Callable[[NDArray[Any]], DawidSkeneFit],
+) -> _Matrix:
+    """``(n_boot, 3, n_judges)`` sensitivity, specificity and accuracy of each replicate's fit.
+
+    ``draw()`` gives replicate ``b``'s resample (called once per replicate, in order, so a seeded
+    generator draws what it always drew); a resample seen before is the same deterministic fit, so
+    each distinct one is fitted once (with few samples most of the replicates repeat).
+    """
+    draws = np.full((n_boot, 3, n_judges), np.nan)
+    fitted: dict[bytes, _Matrix] = {}
+    for b in range(n_boot):
+        chosen = draw()
+        key = chosen.tobytes()
+        if key not in fitted:
+            again = fit(chosen)
+            fitted[key] = np.array([again.sensitivity, again.specificity, again.accuracy])
+        draws[b] = fitted[key]
+    return draws
+
+
 def fit_reliability(
     samples: Sequence[Sequence[Matrices]],
     judge_ids: Sequence[str],
@@ -199,15 +223,12 @@ def fit_reliability(
     matrix = np.vstack(kept)
     fit = fit_dawid_skene(matrix)
     rng = np.random.default_rng(seed)
-    draws = np.full((n_boot, 3, len(judge_ids)), np.nan)
-    fitted: dict[bytes, _Matrix] = {}  # a draw of the same samples in the same order is the same fit: fitted once
-    for b in range(n_boot):
-        chosen = rng.integers(0, len(kept), size=len(kept))
-        key = chosen.tobytes()
-        if key not in fitted:
-            again = fit_dawid_skene(np.vstack([kept[i] for i in chosen]), max_iterations=100)
-            fitted[key] = np.array([again.sensitivity, again.specificity, again.accuracy])
-        draws[b] = fitted[key]
+    draws = _bootstrap_rates(  # a draw of the same samples in the same order is the same fit
+        n_boot,
+        len(judge_ids),
+        lambda: rng.integers(0, len(kept), size=len(kept)),
+        lambda chosen: fit_dawid_skene(np.vstack([kept[i] for i in chosen]), max_iterations=100),
+    )
     corr = residual_correlation(matrix, fit)
     judges, pairs, warnings = _judges_section(corr, fit, draws, judge_ids, confidence, len(kept))
     ends = np.cumsum([0] + [b.shape[0] for b in kept])
@@ -403,15 +424,12 @@ def item_reliability(
     counts = patterns.counts
     fit = fit_dawid_skene(patterns.patterns, weights=counts)
     rng = np.random.default_rng(seed)
-    draws = np.full((n_boot, 3, len(judge_ids)), np.nan)
-    fitted: dict[bytes, _Matrix] = {}  # the same counts are the same fit: fitted once (few items repeat draws)
-    for b in range(n_boot):  # resampling n items with replacement = a multinomial draw of the pattern counts
-        weights = rng.multinomial(n, counts / n)
-        key = weights.tobytes()
-        if key not in fitted:
-            again = fit_dawid_skene(patterns.patterns, weights=weights, max_iterations=100)
-            fitted[key] = np.array([again.sensitivity, again.specificity, again.accuracy])
-        draws[b] = fitted[key]
+    draws = _bootstrap_rates(  # resampling n items with replacement = a multinomial draw of the pattern counts
+        n_boot,
+        len(judge_ids),
+        lambda: rng.multinomial(n, counts / n),
+        lambda weights: fit_dawid_skene(patterns.patterns, weights=weights, max_iterations=100),
+    )
     corr = pattern_residual_correlation(rows, patterns, fit)
     judges, pairs, warnings = _judges_section(corr, fit, draws, judge_ids, confidence, n)
     # per item, every figure below is its pattern's: counted, never expanded to the items
