@@ -170,7 +170,9 @@ def ragqa_worker(job: dict[str, Any]) -> dict[str, Any]:
     """Score the job's samples with ``ragqa.evaluate`` in this process; wall, CPU and peak memory.
 
     First, on the job's ``count_url`` server, each metric alone on ``count_samples`` samples:
-    the requests per path it made (``per_metric``).
+    the requests per path it made (``per_metric``). The timed server's counters are read just
+    before and after the timed run (``server_before`` / ``server_after``), so the count pass may
+    share that server.
     """
     import ragqa
 
@@ -182,9 +184,11 @@ def ragqa_worker(job: dict[str, Any]) -> dict[str, Any]:
         per_metric[metric] = {path: after.get(path, 0) - before.get(path, 0) for path in after}
     collector = CollectorCPU()
     gc.callbacks.append(collector)
+    server_before = stats(job["base_url"])
     cpu0, wall0 = time.process_time(), time.perf_counter()
     report = ragqa.evaluate(job["samples"], job["metrics"], config=job["config"], no_cache=True)
     wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
+    server_after = stats(job["base_url"])
     gc.callbacks.remove(collector)
     outcomes = [o for r in report.results for o in r.judges]
     scored = sum(1 for o in outcomes if o.score is not None and o.score.value == o.score.value)  # not NaN
@@ -198,11 +202,17 @@ def ragqa_worker(job: dict[str, Any]) -> dict[str, Any]:
         "scored": scored,
         "failures": failures,
         "per_metric": per_metric,
+        "server_before": server_before,
+        "server_after": server_after,
     }
 
 
 def run_contender(name: str, job: dict[str, Any], python: str | None, folder: Path) -> dict[str, Any]:
-    """Run one contender in a child process; its JSON result plus the timed server's request counts."""
+    """Run one contender in a child process; its JSON result plus the timed server's request counts.
+
+    The counters are the timed run's own when the worker read them (ragqa's worker), else the
+    server's over the whole child process (its count pass then went to another server).
+    """
     path = folder / f"job-{name.replace(' ', '_')}.json"
     path.write_text(json.dumps(job), encoding="utf-8")
     if python is None:
@@ -215,6 +225,7 @@ def run_contender(name: str, job: dict[str, Any], python: str | None, folder: Pa
     if done.returncode != 0:
         raise RuntimeError(f"{name} failed (exit {done.returncode}):\n{done.stderr[-3000:]}")
     result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    before, after = result.pop("server_before", before), result.pop("server_after", after)
     result["chat"] = after["counts"].get(CHAT, 0) - before["counts"].get(CHAT, 0)
     result["embed"] = after["counts"].get(EMBED, 0) - before["counts"].get(EMBED, 0)
     result["server_cpu_s"] = after["cpu_s"] - before["cpu_s"]
@@ -288,7 +299,14 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         quick, quick_url = server(0.0, folder / "count-server.log")  # the call-count pass: no latency
-        timed, timed_url = server(args.latency, folder / "timed-server.log")
+        # At latency 0 the timed server would be a copy of this one: ragqa's workers read the
+        # timed run's counters themselves, so they share it (RAGAS's worker does not: it gets its own).
+        servers = [quick]
+        if args.latency == 0 and not args.ragas_python:
+            timed_url = quick_url
+        else:
+            timed, timed_url = server(args.latency, folder / "timed-server.log")
+            servers.append(timed)
         try:
             count_config = settings_file(folder / "count", quick_url, args.judges, args.concurrency)
             config = settings_file(folder, timed_url, args.judges, args.concurrency, args.samples_in_flight)
@@ -300,7 +318,7 @@ def main() -> None:
                 job |= {"count_config": str(count_config), "count_url": quick_url, "count_samples": args.count_samples}
                 timed_rows[name] = run_contender(name, job, python, folder)
         finally:
-            for proc in (quick, timed):
+            for proc in servers:
                 proc.terminate()
                 proc.wait(timeout=10)
 
