@@ -231,7 +231,7 @@ def build_sandbox(dest: Path, variant: str = "default") -> Path:
     (repo / "ci-openrouter.yaml").write_text(CI_OPENROUTER_PROFILE, encoding="utf-8")
     trulens_csv(repo / "path" / "to" / "cortex_eval_df_with_trulens_scores.csv")
     _agreement_data(dest / "shared" / "data")
-    _hide_extras(dest / SITE)
+    hide_extras(dest / SITE)
     # the copy's bytecode, once: every command imports ragqa from here and writes none
     # (PYTHONDONTWRITEBYTECODE), so without it each of the ~90 processes compiles ragqa again
     compileall.compile_dir(repo / "ragqa", quiet=1)
@@ -240,7 +240,7 @@ def build_sandbox(dest: Path, variant: str = "default") -> Path:
     return repo
 
 
-def _hide_extras(site: Path) -> None:
+def hide_extras(site: Path) -> None:
     """A ``sitecustomize.py`` that makes the :data:`HIDDEN_EXTRAS` packages unimportable.
 
     ``sys.modules[name] = None`` makes ``import name`` raise ``ImportError`` and
@@ -270,7 +270,7 @@ def command_env(sandbox: Path, server_url: str, *, overrides: bool = True, api_k
 
     This venv comes first on ``PATH`` and the sandbox's copy of ragqa is imported (so a command
     that writes into the package, such as a schema generator, writes into the copy); the
-    sandbox's ``site`` folder hides the optional extras (see :func:`_hide_extras`). With
+    sandbox's ``site`` folder hides the optional extras (see :func:`hide_extras`). With
     ``overrides``, the OpenRouter panel goes to the fake server at ``server_url``, sending
     ``api_key`` as ``OPENROUTER_API_KEY`` (a distinct key per command tells its requests apart). Inherited
     ``RAGQA...``, ``OPENROUTER...`` and ``PYTEST...`` variables are dropped, so the user's own

@@ -17,8 +17,10 @@ order; files run side by side (see :class:`DocsRunner`).
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
+import sys
 import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -28,7 +30,7 @@ from pathlib import Path
 import pytest
 import yaml
 from docs_blocks import REPO, DocCommand, all_commands, commands_in, split_chain
-from docs_sandbox import SANDBOX_VARIANT, build_sandbox, command_env, script_for
+from docs_sandbox import HIDDEN_EXTRAS, SANDBOX_VARIANT, SITE, build_sandbox, command_env, hide_extras, script_for
 
 from ragqa.testing import FakeOpenAIServer, local_judge_responder
 
@@ -272,3 +274,29 @@ def test_a_quoted_string_may_span_lines_and_overrides_can_be_turned_off(tmp_path
     assert script_for(first) == f'python -c "{code}" results.jsonl'
     assert script_for(second) == "cd examples/pytest_suite && pytest"
     assert not first.overrides and not second.overrides
+
+
+def test_the_sandbox_hides_the_optional_extras_as_an_absent_install_would(tmp_path: Path) -> None:
+    # the docs' commands run as after `pip install -e .`: no MiniLM, so the local embedder hashes
+    (tmp_path / "repo").mkdir()
+    hide_extras(tmp_path / SITE)
+    code = (
+        "import importlib.util, sys\n"
+        "from ragqa.judges.local import LocalEmbedder\n"
+        "names = sys.argv[1:]\n"
+        "print([importlib.util.find_spec(n) for n in names], LocalEmbedder('e').method)\n"
+        "for n in names:\n"
+        "    try:\n"
+        "        __import__(n)\n"
+        "    except ImportError:\n"
+        "        print('ImportError', n)\n"
+    )
+    env = command_env(tmp_path / "repo", "http://127.0.0.1:9")
+    env["PYTHONPATH"] += os.pathsep + str(REPO)  # this checkout's ragqa (the sandbox here has no copy)
+    done = subprocess.run(
+        [sys.executable, "-c", code, *HIDDEN_EXTRAS], env=env, capture_output=True, text=True, check=True
+    )
+    assert done.stdout.splitlines() == [
+        f"{[None] * len(HIDDEN_EXTRAS)} hashing",
+        *(f"ImportError {n}" for n in HIDDEN_EXTRAS),
+    ]
