@@ -36,6 +36,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from ragqa._math import nan_mean
 from ragqa.jury.dawid_skene import DawidSkeneFit, fit_dawid_skene, residual_correlation
+from ragqa.jury.dawid_skene_batch import fit_dawid_skene_batch
 from ragqa.jury.item_patterns import ScoreChunks, count_patterns, pattern_residual_correlation
 from ragqa.jury.tally import Matrices, repeat_units
 from ragqa.jury.vote import vote_verdicts
@@ -166,6 +167,20 @@ def _bootstrap_rates(
             fitted[key] = np.array([again.sensitivity, again.specificity, again.accuracy])
         draws[b] = fitted[key]
     return draws
+
+
+def _pattern_bootstrap_rates(patterns: _Matrix, counts: Sequence[NDArray[np.int64]]) -> _Matrix:
+    """``(n_boot, 3, n_judges)`` sensitivity, specificity and accuracy of each replicate's weighted fit.
+
+    ``counts`` are the replicates' items per pattern, in replicate order. Each distinct draw is
+    fitted once, all of them side by side (:func:`ragqa.jury.dawid_skene_batch.fit_dawid_skene_batch`,
+    at most 100 EM iterations each): the numbers of one ``fit_dawid_skene(patterns,
+    weights=draw, max_iterations=100)`` per replicate, bit for bit.
+    """
+    distinct, which = np.unique(np.stack(counts), axis=0, return_inverse=True)
+    fits = fit_dawid_skene_batch(patterns, distinct, max_iterations=100)
+    rates: _Matrix = np.stack([fits.sensitivity, fits.specificity, fits.accuracy], axis=1)
+    return rates[which.reshape(-1)]
 
 
 def fit_reliability(
@@ -424,12 +439,8 @@ def item_reliability(
     counts = patterns.counts
     fit = fit_dawid_skene(patterns.patterns, weights=counts)
     rng = np.random.default_rng(seed)
-    draws = _bootstrap_rates(  # resampling n items with replacement = a multinomial draw of the pattern counts
-        n_boot,
-        len(judge_ids),
-        lambda: rng.multinomial(n, counts / n),
-        lambda weights: fit_dawid_skene(patterns.patterns, weights=weights, max_iterations=100),
-    )
+    # resampling n items with replacement = a multinomial draw of the pattern counts
+    draws = _pattern_bootstrap_rates(patterns.patterns, [rng.multinomial(n, counts / n) for _ in range(n_boot)])
     corr = pattern_residual_correlation(rows, patterns, fit)
     judges, pairs, warnings = _judges_section(corr, fit, draws, judge_ids, confidence, n)
     # per item, every figure below is its pattern's: counted, never expanded to the items
