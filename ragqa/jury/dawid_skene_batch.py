@@ -27,33 +27,33 @@ fits that hit the iteration cap).
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ragqa.jury.dawid_skene import _EPS, DawidSkeneFit, _as_verdicts, majority_posterior
 
-__all__ = ["DawidSkeneBatch", "fit_dawid_skene_batch"]
+__all__ = ["DawidSkeneBatch", "DawidSkeneRates", "fit_dawid_skene_batch", "fit_dawid_skene_resamples"]
 
 _FloatArray = NDArray[np.float64]
 
 
 @dataclass(frozen=True)
-class DawidSkeneBatch:
-    """``n_fits`` weighted Dawid-Skene fits of the same ``n_patterns`` verdict rows; row ``b`` is fit ``b``.
+class DawidSkeneRates:
+    """The rates of ``n_fits`` Dawid-Skene fits of ``n_judges`` judges; row ``b`` is fit ``b``.
 
     Attributes:
-        posterior: ``(n_fits, n_patterns)`` P(true class is 1 | verdicts) per fit and row.
         sensitivity: ``(n_fits, n_judges)`` P(judge says 1 | true class 1).
         specificity: ``(n_fits, n_judges)`` P(judge says 0 | true class 0).
         prevalence: ``(n_fits,)`` P(true class is 1).
         iterations: ``(n_fits,)`` int64 EM iterations each fit ran.
         converged: ``(n_fits,)`` bool, whether each fit met the tolerance.
-        log_likelihood: ``(n_fits,)`` the weighted observed-data log-likelihood at each fit.
+        log_likelihood: ``(n_fits,)`` the observed-data log-likelihood at each fit.
     """
 
-    posterior: _FloatArray
     sensitivity: _FloatArray
     specificity: _FloatArray
     prevalence: _FloatArray
@@ -67,6 +67,18 @@ class DawidSkeneBatch:
         prevalence = self.prevalence[:, None]
         out: _FloatArray = prevalence * self.sensitivity + (1.0 - prevalence) * self.specificity
         return out
+
+
+@dataclass(frozen=True)
+class DawidSkeneBatch(DawidSkeneRates):
+    """``n_fits`` weighted Dawid-Skene fits of the same ``n_patterns`` verdict rows, with their posteriors.
+
+    Attributes:
+        posterior: ``(n_fits, n_patterns)`` P(true class is 1 | verdicts) per fit and row; the
+            other attributes are :class:`DawidSkeneRates`'.
+    """
+
+    posterior: _FloatArray
 
     def fit(self, b: int) -> DawidSkeneFit:
         """Fit ``b`` as a :class:`~ragqa.jury.dawid_skene.DawidSkeneFit` (the same numbers)."""
@@ -222,4 +234,210 @@ def fit_dawid_skene_batch(
     sens, spec, prevalence = final
     w = np.ascontiguousarray(weights, dtype=np.float64)
     posterior, log_likelihood = _e_step(data, w, sens, spec, prevalence)
-    return DawidSkeneBatch(posterior, sens, spec, prevalence, iterations, converged, log_likelihood)
+    return DawidSkeneBatch(sens, spec, prevalence, iterations, converged, log_likelihood, posterior)
+
+
+MAX_ROWS = 1 << 18
+"""Rows (replicates x their largest verdict matrix) fitted side by side at most, so memory stays bounded."""
+
+
+@dataclass(frozen=True)
+class _Stack:
+    """Some resamples' verdict matrices side by side, each padded to the longest, rows first.
+
+    ``ones``, ``zeros`` and ``seen`` are ``(n_rows, n_fits, n_judges)``: 1.0 where that fit's row
+    has a 1, a 0 or either (0.0 on the padding); ``sizes`` the ``(n_fits,)`` real rows of each;
+    ``own`` (more than two judges only) each fit's ``ones`` and ``zeros`` as its own
+    ``(size, n_judges)`` arrays, for its matrix-vector products.
+    """
+
+    ones: _FloatArray
+    zeros: _FloatArray
+    seen: _FloatArray
+    sizes: NDArray[np.intp]
+    own: list[tuple[_FloatArray, _FloatArray]]
+
+    @classmethod
+    def of(cls, matrices: Sequence[_FloatArray]) -> _Stack:
+        sizes = np.array([m.shape[0] for m in matrices], dtype=np.intp)
+        padded = np.full((int(sizes.max()), len(matrices), matrices[0].shape[1]), np.nan)
+        for b, m in enumerate(matrices):
+            padded[: m.shape[0], b] = m
+        seen = ~np.isnan(padded)
+        own = []
+        if padded.shape[2] > 2:
+            for m in matrices:
+                mine = ~np.isnan(m)
+                own.append((np.where(mine, m, 0.0), np.where(mine, 1.0 - m, 0.0)))
+        ones, zeros = np.where(seen, padded, 0.0), np.where(seen, 1.0 - padded, 0.0)
+        return cls(ones, zeros, seen.astype(np.float64), sizes, own)
+
+    def take(self, keep: NDArray[np.bool_]) -> _Stack:
+        own = [pair for pair, kept in zip(self.own, keep.tolist(), strict=False) if kept]
+        return _Stack(self.ones[:, keep], self.zeros[:, keep], self.seen[:, keep], self.sizes[keep], own)
+
+    def row_sums(self, values: _FloatArray) -> _FloatArray:
+        """``(n_fits,)`` each fit's sum of ``values[:size, b]``: the pairwise sum of its own rows, as in one fit."""
+        rows = np.ascontiguousarray(values.T)  # each fit's values contiguous, summed along the row as a 1-D sum is
+        if np.all(self.sizes == rows.shape[1]):
+            same: _FloatArray = rows.sum(axis=1)
+            return same
+        return np.array([rows[b, :size].sum() for b, size in enumerate(self.sizes.tolist())])
+
+
+def _stack_dot(stack: _Stack, which: int, logs: _FloatArray) -> _FloatArray:
+    """``(n_rows, n_fits)``: each fit's cells (``which`` 0: ones, 1: zeros) ``@ logs[b]``, as one fit computes it.
+
+    With two judges a row's product has at most two non-zero terms (a verdict times a log), whose
+    sum is the same in any order, so it is computed elementwise; with more judges BLAS's ``gemv``
+    adds them in an order that can depend on the number of rows, so each fit makes the single
+    fit's call on its own rows.
+    """
+    cells = stack.zeros if which else stack.ones
+    if cells.shape[2] == 2:
+        two: _FloatArray = cells[:, :, 0] * logs[:, 0] + cells[:, :, 1] * logs[:, 1]
+        return two
+    out = np.zeros(cells.shape[:2])
+    for b, (pair, size) in enumerate(zip(stack.own, stack.sizes.tolist(), strict=True)):
+        out[:size, b] = pair[which] @ logs[b]
+    return out
+
+
+def _stack_e_step(
+    stack: _Stack, sens: _FloatArray, spec: _FloatArray, prevalence: _FloatArray
+) -> tuple[_FloatArray, _FloatArray]:
+    log_prev = np.array([math.log(p) for p in prevalence.tolist()])
+    log_not = np.array([math.log(1.0 - p) for p in prevalence.tolist()])
+    log_1 = log_prev + _stack_dot(stack, 0, np.log(sens)) + _stack_dot(stack, 1, np.log(1.0 - sens))
+    log_0 = log_not + _stack_dot(stack, 0, np.log(1.0 - spec)) + _stack_dot(stack, 1, np.log(spec))
+    top = np.maximum(log_1, log_0)
+    norm = top + np.log(np.exp(log_1 - top) + np.exp(log_0 - top))
+    return np.exp(log_1 - norm), norm
+
+
+def _stack_column_sums(weighted: _FloatArray, cells: _FloatArray) -> _FloatArray:
+    """``(n_fits, n_judges)``: per fit, its rows' ``weighted * cells`` added in row order (the padding adds 0.0).
+
+    The product is C-ordered ``(n_rows, n_fits, n_judges)``, so the reduction runs over the outer
+    axis, one row after the other, as the single fit's ``(n_rows, n_judges)`` column sum does.
+    """
+    out: _FloatArray = np.add.reduce(weighted[:, :, None] * cells, axis=0)
+    return out
+
+
+def _stack_m_step(
+    stack: _Stack, posterior: _FloatArray, smoothing: float
+) -> tuple[_FloatArray, _FloatArray, _FloatArray]:
+    p1, p0 = posterior, 1.0 - posterior
+    sensitivity = (_stack_column_sums(p1, stack.ones) + smoothing) / (
+        _stack_column_sums(p1, stack.seen) + 2 * smoothing
+    )
+    specificity = (_stack_column_sums(p0, stack.zeros) + smoothing) / (
+        _stack_column_sums(p0, stack.seen) + 2 * smoothing
+    )
+    prevalence = (stack.row_sums(p1) + smoothing) / (stack.sizes + 2 * smoothing)
+    return (
+        np.minimum(np.maximum(sensitivity, _EPS), 1 - _EPS),
+        np.minimum(np.maximum(specificity, _EPS), 1 - _EPS),
+        np.minimum(np.maximum(prevalence, _EPS), 1 - _EPS),
+    )
+
+
+def _fit_stack(
+    matrices: Sequence[_FloatArray], max_iterations: int, tolerance: float, smoothing: float
+) -> DawidSkeneRates:
+    """:func:`fit_dawid_skene_resamples` of some resamples' verdict matrices (each with at least one row)."""
+    stack = _Stack.of(matrices)
+    start = np.full(stack.ones.shape[:2], 0.5)
+    for b, m in enumerate(matrices):
+        start[: m.shape[0], b] = majority_posterior(m)
+    everything = stack
+    sens, spec, prevalence = _stack_m_step(stack, start, smoothing)
+    n_fits = len(matrices)
+    iterations = np.full(n_fits, max_iterations, dtype=np.int64)
+    converged = np.zeros(n_fits, dtype=np.bool_)
+    final = [sens, spec, prevalence]
+    active = np.arange(n_fits)
+    for iteration in range(1, max_iterations + 1):
+        posterior, _ = _stack_e_step(stack, sens, spec, prevalence)
+        new_sens, new_spec, new_prev = _stack_m_step(stack, posterior, smoothing)
+        change = _largest_change(
+            np.maximum.reduce(np.abs(new_sens - sens), axis=1, initial=0.0),
+            np.maximum.reduce(np.abs(new_spec - spec), axis=1, initial=0.0),
+            np.abs(new_prev - prevalence),
+        )
+        sens, spec, prevalence = new_sens, new_spec, new_prev
+        done = change < tolerance
+        if iteration == max_iterations:
+            done[:] = True
+        if not done.any():
+            continue
+        stopped = active[done]
+        for out, value in zip(final, (sens, spec, prevalence), strict=True):
+            out[stopped] = value[done]
+        iterations[stopped] = iteration
+        converged[stopped] = (change < tolerance)[done]
+        keep = ~done
+        if not keep.any():
+            break
+        active, stack = active[keep], stack.take(keep)
+        sens, spec, prevalence = sens[keep], spec[keep], prevalence[keep]
+    sens, spec, prevalence = final
+    _, norm = _stack_e_step(everything, sens, spec, prevalence)
+    return DawidSkeneRates(sens, spec, prevalence, iterations, converged, everything.row_sums(norm))
+
+
+def fit_dawid_skene_resamples(
+    blocks: Sequence[ArrayLike],
+    draws: Sequence[Sequence[int]] | NDArray[np.integer[Any]],
+    *,
+    max_iterations: int = 200,
+    tolerance: float = 1e-6,
+    smoothing: float = 1.0,
+) -> DawidSkeneRates:
+    """``fit_dawid_skene(np.vstack([blocks[i] for i in draw]), ...)`` for every draw, side by side.
+
+    A cluster bootstrap's replicates (Field and Welsh 2007, "Bootstrapping clustered data", JRSS
+    B 69(3)): each draw lists the clusters (verdict blocks) a replicate holds, repeats included,
+    and is fitted on their rows stacked in that order, every row once (no weights), as
+    :func:`ragqa.jury.dawid_skene.fit_dawid_skene` (Dawid and Skene 1979) fits it, whose numbers
+    each fit gives bit for bit. Replicates are fitted in groups of at most :data:`MAX_ROWS` rows
+    (replicates x the longest of them).
+
+    Args:
+        blocks: ``(rows_k, n_judges)`` verdict arrays of 0, 1 or NaN, each with at least one row.
+        draws: per fit, the indices of its blocks (at least one; a 2-D array: one row per fit).
+        max_iterations: EM iterations at most per fit (>= 1).
+        tolerance: a fit stops when no rate or the prevalence moves by more than this.
+        smoothing: pseudo-count of the symmetric Beta prior on every rate (>= 0).
+
+    Returns:
+        The :class:`DawidSkeneRates`, one row per draw.
+
+    Raises:
+        ValueError: for a bad block (see :func:`ragqa.jury.dawid_skene.fit_dawid_skene`), an empty
+            block or draw, blocks of different widths, ``max_iterations < 1`` or a negative ``smoothing``.
+    """
+    if max_iterations < 1:
+        raise ValueError(f"max_iterations must be >= 1, got {max_iterations}")
+    if smoothing < 0:
+        raise ValueError(f"smoothing must be >= 0, got {smoothing}")
+    checked = [_as_verdicts(b) for b in blocks]
+    if any(b.shape[0] == 0 for b in checked) or len({b.shape[1] for b in checked}) > 1:
+        raise ValueError("every block needs at least one row and the same number of judges")
+    if len(draws) == 0 or any(len(d) == 0 for d in draws):
+        raise ValueError("every draw needs at least one block")
+    matrices = [np.vstack([checked[i] for i in draw]) for draw in draws]
+    parts: list[DawidSkeneRates] = []
+    group: list[_FloatArray] = []
+    longest = 0
+    for m in matrices:
+        if group and (len(group) + 1) * max(longest, m.shape[0]) > MAX_ROWS:
+            parts.append(_fit_stack(group, max_iterations, tolerance, smoothing))
+            group, longest = [], 0
+        group.append(m)
+        longest = max(longest, m.shape[0])
+    parts.append(_fit_stack(group, max_iterations, tolerance, smoothing))
+    return DawidSkeneRates(
+        *(np.concatenate([getattr(p, f) for p in parts]) for f in DawidSkeneRates.__dataclass_fields__)
+    )

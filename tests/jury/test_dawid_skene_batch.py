@@ -24,8 +24,8 @@ import pytest
 
 from ragqa.jury import fit_dawid_skene
 from ragqa.jury.dawid_skene import DawidSkeneFit
-from ragqa.jury.dawid_skene_batch import fit_dawid_skene_batch
-from ragqa.jury.reliability import item_reliability
+from ragqa.jury.dawid_skene_batch import DawidSkeneRates, fit_dawid_skene_batch, fit_dawid_skene_resamples
+from ragqa.jury.reliability import fit_reliability, item_reliability
 
 
 def _same(a: DawidSkeneFit, b: DawidSkeneFit) -> bool:
@@ -52,11 +52,11 @@ def _random_case(rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
     return patterns, counts
 
 
-@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("seed", range(2))
 def test_each_fit_of_the_batch_is_the_single_fit_bit_for_bit(seed: int) -> None:
     rng = np.random.default_rng(seed)
     capped = converged = 0
-    for _ in range(25):
+    for _ in range(20):
         patterns, counts = _random_case(rng)
         options: dict[str, Any] = {
             "max_iterations": int(rng.choice([1, 4, 30, 100])),
@@ -99,17 +99,40 @@ def test_bad_input_is_refused(call: Callable[[], object], message: str) -> None:
         call()
 
 
-def _per_replicate_rates(patterns: np.ndarray, counts: Sequence[np.ndarray]) -> np.ndarray:
-    """The section's bootstrap before the fits ran side by side: one fit per distinct draw, in replicate order."""
-    draws = np.full((len(counts), 3, patterns.shape[1]), np.nan)
-    fitted: dict[bytes, np.ndarray] = {}
-    for b, chosen in enumerate(counts):
-        key = chosen.tobytes()
-        if key not in fitted:
-            again = fit_dawid_skene(patterns, weights=chosen, max_iterations=100)
-            fitted[key] = np.array([again.sensitivity, again.specificity, again.accuracy])
-        draws[b] = fitted[key]
-    return draws
+def _rates(fits: Sequence[DawidSkeneFit]) -> DawidSkeneRates:
+    return DawidSkeneRates(
+        np.array([f.sensitivity for f in fits]),
+        np.array([f.specificity for f in fits]),
+        np.array([f.prevalence for f in fits]),
+        np.array([f.iterations for f in fits]),
+        np.array([f.converged for f in fits]),
+        np.array([f.log_likelihood for f in fits]),
+    )
+
+
+def _one_fit_per_replicate(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The sections' bootstrap before the fits ran side by side: one ``fit_dawid_skene`` per distinct draw, in order."""
+
+    def bootstrap(draws: Sequence[np.ndarray], fit: Callable[[np.ndarray], DawidSkeneRates]) -> np.ndarray:
+        fitted: dict[bytes, np.ndarray] = {}
+        rows = []
+        for chosen in draws:
+            key = chosen.tobytes()
+            if key not in fitted:
+                again = fit(chosen[None, :])
+                fitted[key] = np.array([again.sensitivity[0], again.specificity[0], again.accuracy[0]])
+            rows.append(fitted[key])
+        return np.array(rows)
+
+    def patterns(patterns: np.ndarray, weights: np.ndarray, **options: Any) -> DawidSkeneRates:
+        return _rates([fit_dawid_skene(patterns, weights=w, **options) for w in weights])
+
+    def resamples(blocks: Sequence[np.ndarray], draws: np.ndarray, **options: Any) -> DawidSkeneRates:
+        return _rates([fit_dawid_skene(np.vstack([blocks[i] for i in d]), **options) for d in draws])
+
+    monkeypatch.setattr("ragqa.jury.reliability._bootstrap_rates", bootstrap)
+    monkeypatch.setattr("ragqa.jury.reliability.fit_dawid_skene_batch", patterns)
+    monkeypatch.setattr("ragqa.jury.reliability.fit_dawid_skene_resamples", resamples)
 
 
 def _random_scores(rng: np.random.Generator) -> tuple[np.ndarray, float, Literal["higher", "lower"]]:
@@ -125,11 +148,11 @@ def _random_scores(rng: np.random.Generator) -> tuple[np.ndarray, float, Literal
 
 def test_the_item_section_is_the_per_replicate_paths_section(monkeypatch: pytest.MonkeyPatch) -> None:
     rng = np.random.default_rng(11)
-    cases = [(*_random_scores(rng), int(rng.integers(1, 1000))) for _ in range(16)]
-    new = [item_reliability(s, [f"j{i}" for i in range(len(s))], t, d, n_boot=20, seed=k) for s, t, d, k in cases]
-    monkeypatch.setattr("ragqa.jury.reliability._pattern_bootstrap_rates", _per_replicate_rates)
-    old = [item_reliability(s, [f"j{i}" for i in range(len(s))], t, d, n_boot=20, seed=k) for s, t, d, k in cases]
-    assert sum(x is not None for x in new) > 10
+    cases = [(*_random_scores(rng), int(rng.integers(1, 1000))) for _ in range(10)]
+    new = [item_reliability(s, [f"j{i}" for i in range(len(s))], t, d, n_boot=8, seed=k) for s, t, d, k in cases]
+    _one_fit_per_replicate(monkeypatch)
+    old = [item_reliability(s, [f"j{i}" for i in range(len(s))], t, d, n_boot=8, seed=k) for s, t, d, k in cases]
+    assert sum(x is not None for x in new) > 6
     assert [x and x.model_dump_json() for x in new] == [x and x.model_dump_json() for x in old]
 
 
@@ -151,3 +174,89 @@ SECTIONS_DIGEST = "628fa1235b3f9fd4579b308ad0310ac0fda505bb98760677a03a57e9ddf10
 
 def test_the_sections_are_those_the_per_replicate_path_gave() -> None:
     assert _digest(200) == SECTIONS_DIGEST
+
+
+def _random_blocks(rng: np.random.Generator, n_judges: int, n_blocks: int, longest: int) -> list[np.ndarray]:
+    """Verdict blocks of 1 to ``longest`` rows with missing verdicts."""
+    blocks = []
+    for _ in range(n_blocks):
+        block = (rng.random((int(rng.integers(1, longest + 1)), n_judges)) < rng.uniform(0.2, 0.9)).astype(float)
+        block[rng.random(block.shape) < rng.uniform(0.0, 0.3)] = math.nan
+        blocks.append(block)
+    return blocks
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_each_resample_fit_is_the_single_fit_on_its_stacked_rows(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    rng = np.random.default_rng(100 + seed)
+    capped = converged = 0
+    for case in range(10):
+        n_judges, n_blocks = int(rng.integers(2, 5)), int(rng.integers(1, 30))
+        blocks = _random_blocks(rng, n_judges, n_blocks, 200 if case % 5 == 0 else 10)
+        draws = rng.integers(0, n_blocks, size=(int(rng.integers(1, 8)), n_blocks))
+        options: dict[str, Any] = {
+            "max_iterations": int(rng.choice([1, 6, 100])),
+            "tolerance": float(rng.choice([1e-6, 1e-2])),
+        }
+        monkeypatch.setattr("ragqa.jury.dawid_skene_batch.MAX_ROWS", int(rng.choice([1, 50, 1 << 18])))
+        got = fit_dawid_skene_resamples(blocks, draws, **options)
+        singles = _rates([fit_dawid_skene(np.vstack([blocks[i] for i in d]), **options) for d in draws])
+        for name in ("sensitivity", "specificity", "prevalence", "iterations", "converged", "log_likelihood"):
+            assert getattr(got, name).tobytes() == getattr(singles, name).tobytes(), (name, case)
+        assert got.accuracy.tobytes() == singles.accuracy.tobytes()
+        capped += int((~singles.converged).sum())
+        converged += int(singles.converged.sum())
+    assert capped and converged
+
+
+def test_resamples_refuse_empty_blocks_and_draws() -> None:
+    with pytest.raises(ValueError, match="at least one row"):
+        fit_dawid_skene_resamples([np.empty((0, 2))], [[0]])
+    with pytest.raises(ValueError, match="at least one block"):
+        fit_dawid_skene_resamples([np.ones((1, 2))], [[]])
+
+
+def _first_list_mean(lists: Sequence[Sequence[float]]) -> float:
+    return float(np.mean(lists[0])) if lists[0] else math.nan
+
+
+def _random_statement_samples(rng: np.random.Generator) -> tuple[list[list[list[np.ndarray]]], list[str]]:
+    """Per sample, per repeat, one or two statement lists' verdict blocks (some empty) of 2 to 4 judges."""
+    n_judges = int(rng.integers(2, 5))
+    samples = []
+    for _ in range(int(rng.integers(1, 25))):
+        repeats = []
+        for _ in range(int(rng.integers(1, 3))):
+            lists = _random_blocks(rng, n_judges, int(rng.integers(1, 3)), 6)
+            if rng.random() < 0.1:
+                lists[0] = np.empty((0, n_judges))  # a list without statements
+            repeats.append(lists)
+        samples.append(repeats)
+    return samples, [f"j{i}" for i in range(n_judges)]
+
+
+def _statement_sections(seed: int, cases: int, n_boot: int) -> list[Any]:
+    rng = np.random.default_rng(seed)
+    out = []
+    for k in range(cases):
+        samples, ids = _random_statement_samples(rng)
+        fitted, per_sample = fit_reliability(samples, ids, _first_list_mean, n_boot=n_boot, seed=k, tie_breaker=k % 2)
+        out.append([fitted and fitted.model_dump(mode="json"), [None if math.isnan(v) else v for v in per_sample]])
+    return out
+
+
+def test_the_statement_section_is_the_per_replicate_paths_section(monkeypatch: pytest.MonkeyPatch) -> None:
+    new = _statement_sections(5, 8, 8)
+    _one_fit_per_replicate(monkeypatch)
+    old = _statement_sections(5, 8, 8)
+    assert sum(section is not None for section, _ in new) > 5
+    assert json.dumps(new) == json.dumps(old)
+
+
+STATEMENT_DIGEST = "7b3ee1710e320d248350bc72af87da4e6c6a099c7f793231fd0f342d5acb30c1"
+"""The digest of four per-statement sections (100 replicates each) as the per-replicate path gave them."""
+
+
+def test_the_statement_sections_are_those_the_per_replicate_path_gave() -> None:
+    found = _statement_sections(2025, 4, 100)
+    assert hashlib.sha256(json.dumps(found, sort_keys=True).encode()).hexdigest() == STATEMENT_DIGEST
