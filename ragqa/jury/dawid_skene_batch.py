@@ -1,27 +1,30 @@
-"""Many weighted Dawid-Skene fits of one set of verdict patterns at once: a bootstrap's replicates.
+"""Many Dawid-Skene fits at once: a bootstrap's replicates, side by side, with the single fit's numbers.
 
-A bootstrap of the per-item section (:func:`ragqa.jury.reliability.item_reliability`) fits the
-binary Dawid-Skene model (Dawid and Skene 1979, :mod:`ragqa.jury.dawid_skene`) on the same verdict
-patterns (at most ``3 ** n_judges`` rows) with a different count per pattern in each replicate.
-:func:`fit_dawid_skene_batch` runs those EM fits side by side, one numpy operation per step for
-every replicate still iterating (a replicate axis in front of the pattern axis), instead of one
-Python-level EM per replicate: the cost of an iteration is a few array operations whatever the
-number of replicates.
+Both reliability sections (:mod:`ragqa.jury.reliability`) bootstrap the binary Dawid-Skene model
+(Dawid and Skene 1979, :mod:`ragqa.jury.dawid_skene`): the per-item one on the same verdict
+patterns (at most ``3 ** n_judges`` rows) with a different count per pattern in each replicate
+(:func:`fit_dawid_skene_batch`), the per-statement one on each replicate's resampled clusters'
+rows stacked (:func:`fit_dawid_skene_resamples`). Both run the replicates' EM side by side, one
+numpy operation per step for every replicate still iterating (a replicate axis next to the row
+axis), instead of one Python-level EM per replicate.
 
-Each replicate's numbers are those of :func:`ragqa.jury.dawid_skene.fit_dawid_skene` with its
-weights, bit for bit (posterior, rates, prevalence, iterations, convergence and log-likelihood):
-every step is the same IEEE operation on the same values in the same order. Elementwise
-operations (``+ - * /``, ``np.maximum``/``np.minimum``, ``np.log``/``np.exp`` on contiguous
-arrays) give each element the value they give it alone; the prevalence's logarithm is
-``math.log`` per replicate as in the single fit; the pattern sums keep their order: a column sum
-over patterns adds the patterns one after the other in both (the pattern axis is the outer one
-of the reduction), a sum along a row is numpy's pairwise sum of that row in both, and each
-replicate's ``patterns @ log(rates)`` is the same matrix-vector product (numpy's stacked
-``matmul`` makes one BLAS ``gemv`` call per replicate, the call the single fit makes). Each
-replicate stops at its own iteration, with the single fit's test (Python's ``max`` of the three
-changes, NaN included, emulated). ``tests/jury/test_dawid_skene_batch.py`` compares the two on
-many random cases (2 to 4 judges, missing verdicts, zero counts, ties, fits that converge and
-fits that hit the iteration cap).
+Each replicate's numbers are those of :func:`ragqa.jury.dawid_skene.fit_dawid_skene`, bit for bit
+(rates, prevalence, iterations, convergence, log-likelihood, and the posterior of a pattern
+batch): every step is the same IEEE operation on the same values in the same order.
+Elementwise operations (``+ - * /``, ``np.maximum``/``np.minimum``, ``np.log``/``np.exp`` on
+contiguous arrays) give each element the value they give it alone; the prevalence's logarithm
+is ``math.log`` per replicate as in the single fit. The sums keep their order: a column sum adds
+the rows one after the other in both (the rows are the reduction's outer axis and the judges,
+two or more, its inner one; with one judge numpy would sum the single fit's column pairwise, so
+the batches need two; a resample's padding adds 0.0); a sum along a replicate's own rows is
+numpy's pairwise sum of those rows in both; a row's ``verdicts @ log(rates)`` is the single
+fit's BLAS ``gemv`` call on the same rows (numpy's stacked ``matmul`` for patterns, one call per
+replicate for resamples of three or more judges, whose order of a row's terms can depend on the
+number of rows; with two judges a row has at most two non-zero terms, the same sum in any order).
+Each replicate stops at its own iteration, with the single fit's test (Python's ``max`` of the
+three changes, NaN included, emulated). ``tests/jury/test_dawid_skene_batch.py`` compares them
+on random cases (2 to 4 judges, missing verdicts, zero counts, fits that converge and fits that
+hit the iteration cap, groups of every size).
 """
 
 from __future__ import annotations
@@ -185,7 +188,8 @@ def fit_dawid_skene_batch(
         The :class:`DawidSkeneBatch`, one row per row of ``weights``.
 
     Raises:
-        ValueError: for a bad ``patterns`` array or none, weights of the wrong shape or negative,
+        ValueError: for a bad ``patterns`` array, none or of fewer than two judges (with one, numpy's
+            column sums add in another order), weights of the wrong shape or negative,
             ``max_iterations < 1`` or a negative ``smoothing``.
     """
     if max_iterations < 1:
@@ -193,8 +197,8 @@ def fit_dawid_skene_batch(
     if smoothing < 0:
         raise ValueError(f"smoothing must be >= 0, got {smoothing}")
     matrix = _as_verdicts(patterns)
-    if matrix.shape[0] == 0:
-        raise ValueError("patterns must hold at least one verdict row")
+    if matrix.shape[0] == 0 or matrix.shape[1] < 2:
+        raise ValueError(f"patterns must hold at least one verdict row of two or more judges, got {matrix.shape}")
     w = np.ascontiguousarray(weights, dtype=np.float64)
     if w.ndim != 2 or w.shape[1] != matrix.shape[0] or np.any(~(w >= 0)):
         raise ValueError(f"weights must be (n_fits, {matrix.shape[0]}) non-negative counts, got shape {w.shape}")
@@ -416,28 +420,34 @@ def fit_dawid_skene_resamples(
 
     Raises:
         ValueError: for a bad block (see :func:`ragqa.jury.dawid_skene.fit_dawid_skene`), an empty
-            block or draw, blocks of different widths, ``max_iterations < 1`` or a negative ``smoothing``.
+            block or draw, blocks of different widths or of fewer than two judges, ``max_iterations < 1``
+            or a negative ``smoothing``.
     """
     if max_iterations < 1:
         raise ValueError(f"max_iterations must be >= 1, got {max_iterations}")
     if smoothing < 0:
         raise ValueError(f"smoothing must be >= 0, got {smoothing}")
     checked = [_as_verdicts(b) for b in blocks]
-    if any(b.shape[0] == 0 for b in checked) or len({b.shape[1] for b in checked}) > 1:
+    if any(b.shape[0] == 0 for b in checked) or {b.shape[1] for b in checked} != {checked[0].shape[1]}:
         raise ValueError("every block needs at least one row and the same number of judges")
+    if checked[0].shape[1] < 2:
+        raise ValueError(f"the blocks need two or more judges, got {checked[0].shape[1]}")
     if len(draws) == 0 or any(len(d) == 0 for d in draws):
         raise ValueError("every draw needs at least one block")
-    matrices = [np.vstack([checked[i] for i in draw]) for draw in draws]
-    parts: list[DawidSkeneRates] = []
-    group: list[_FloatArray] = []
+    rows = np.array([b.shape[0] for b in checked])
+    groups: list[list[int]] = [[]]  # consecutive draws whose padded stack fits in MAX_ROWS rows
     longest = 0
-    for m in matrices:
-        if group and (len(group) + 1) * max(longest, m.shape[0]) > MAX_ROWS:
-            parts.append(_fit_stack(group, max_iterations, tolerance, smoothing))
-            group, longest = [], 0
-        group.append(m)
-        longest = max(longest, m.shape[0])
-    parts.append(_fit_stack(group, max_iterations, tolerance, smoothing))
+    for k, draw in enumerate(draws):
+        size = int(rows[np.asarray(draw)].sum())
+        if groups[-1] and (len(groups[-1]) + 1) * max(longest, size) > MAX_ROWS:
+            groups.append([])
+            longest = 0
+        groups[-1].append(k)
+        longest = max(longest, size)
+    parts = [  # one group's stacked matrices at a time, as one fit held one
+        _fit_stack([np.vstack([checked[i] for i in draws[k]]) for k in group], max_iterations, tolerance, smoothing)
+        for group in groups
+    ]
     return DawidSkeneRates(
         *(np.concatenate([getattr(p, f) for p in parts]) for f in DawidSkeneRates.__dataclass_fields__)
     )

@@ -89,6 +89,7 @@ def test_fits_that_stop_at_different_iterations_keep_their_own_numbers() -> None
         (lambda: fit_dawid_skene_batch([[0.0, 1.0]], [[1]], max_iterations=0), "max_iterations"),
         (lambda: fit_dawid_skene_batch([[0.0, 1.0]], [[1]], smoothing=-1.0), "smoothing"),
         (lambda: fit_dawid_skene_batch(np.empty((0, 2)), np.empty((1, 0))), "at least one"),
+        (lambda: fit_dawid_skene_batch([[0.0], [1.0]], [[1, 1]]), "two or more judges"),
         (lambda: fit_dawid_skene_batch([[0.0, 1.0]], [1]), "weights"),
         (lambda: fit_dawid_skene_batch([[0.0, 1.0]], [[-1]]), "weights"),
         (lambda: fit_dawid_skene_batch([[0.0, 2.0]], [[1]]), "verdicts"),
@@ -209,11 +210,13 @@ def test_each_resample_fit_is_the_single_fit_on_its_stacked_rows(seed: int, monk
     assert capped and converged
 
 
-def test_resamples_refuse_empty_blocks_and_draws() -> None:
+def test_resamples_refuse_empty_blocks_and_draws_and_a_lone_judge() -> None:
     with pytest.raises(ValueError, match="at least one row"):
         fit_dawid_skene_resamples([np.empty((0, 2))], [[0]])
     with pytest.raises(ValueError, match="at least one block"):
         fit_dawid_skene_resamples([np.ones((1, 2))], [[]])
+    with pytest.raises(ValueError, match="two or more judges"):
+        fit_dawid_skene_resamples([np.ones((3, 1))], [[0]])
 
 
 def _first_list_mean(lists: Sequence[Sequence[float]]) -> float:
