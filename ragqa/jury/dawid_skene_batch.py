@@ -30,9 +30,9 @@ hit the iteration cap, groups of every size).
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -163,6 +163,57 @@ def _largest_change(*changes: _FloatArray) -> _FloatArray:
     return out
 
 
+_Data = TypeVar("_Data")
+_Rates = tuple[_FloatArray, _FloatArray, _FloatArray]
+"""``(sensitivity, specificity, prevalence)`` of the fits still iterating: ``(k, n_judges)`` twice and ``(k,)``."""
+
+
+def _iterate(
+    data: _Data,
+    rates: _Rates,
+    step: Callable[[_Data, _Rates], _Rates],
+    take: Callable[[_Data, NDArray[np.bool_]], _Data],
+    max_iterations: int,
+    tolerance: float,
+) -> tuple[_Rates, NDArray[np.int64], NDArray[np.bool_]]:
+    """EM from ``rates`` for every fit, each stopping as :func:`~ragqa.jury.dawid_skene.fit_dawid_skene` stops.
+
+    ``step(data, rates)`` is one E-step and M-step of the fits ``data`` holds; ``take(data,
+    keep)`` keeps the fits where ``keep`` is true. Returns each fit's last rates, iterations and
+    convergence, in the fits' order.
+    """
+    n_fits = rates[2].shape[0]
+    iterations = np.full(n_fits, max_iterations, dtype=np.int64)
+    converged = np.zeros(n_fits, dtype=np.bool_)
+    final = rates  # each fit's rates, filled in as it stops
+    sens, spec, prevalence = rates
+    active = np.arange(n_fits)
+    for iteration in range(1, max_iterations + 1):
+        new_sens, new_spec, new_prev = step(data, (sens, spec, prevalence))
+        change = _largest_change(
+            np.maximum.reduce(np.abs(new_sens - sens), axis=1, initial=0.0),
+            np.maximum.reduce(np.abs(new_spec - spec), axis=1, initial=0.0),
+            np.abs(new_prev - prevalence),
+        )
+        sens, spec, prevalence = new_sens, new_spec, new_prev
+        done = change < tolerance
+        if iteration == max_iterations:
+            done[:] = True
+        if not done.any():
+            continue
+        stopped = active[done]
+        for out, value in zip(final, (sens, spec, prevalence), strict=True):
+            out[stopped] = value[done]
+        iterations[stopped] = iteration
+        converged[stopped] = (change < tolerance)[done]
+        keep = ~done
+        if not keep.any():
+            break
+        active, data = active[keep], take(data, keep)
+        sens, spec, prevalence = sens[keep], spec[keep], prevalence[keep]
+    return final, iterations, converged
+
+
 def fit_dawid_skene_batch(
     patterns: ArrayLike,
     weights: ArrayLike,
@@ -202,41 +253,22 @@ def fit_dawid_skene_batch(
     w = np.ascontiguousarray(weights, dtype=np.float64)
     if w.ndim != 2 or w.shape[1] != matrix.shape[0] or np.any(~(w >= 0)):
         raise ValueError(f"weights must be (n_fits, {matrix.shape[0]}) non-negative counts, got shape {w.shape}")
-    n_fits = w.shape[0]
     data = _Patterns.of(matrix)
     total = w.sum(axis=1)
     start = np.broadcast_to(majority_posterior(matrix), w.shape)
-    sens, spec, prevalence = _m_step(data, w, total, start, smoothing)
-    iterations = np.full(n_fits, max_iterations, dtype=np.int64)
-    converged = np.zeros(n_fits, dtype=np.bool_)
-    final = [sens, spec, prevalence]  # each fit's rates, filled in as it stops
-    active = np.arange(n_fits)
-    for iteration in range(1, max_iterations + 1):
-        posterior, _ = _e_step(data, w, sens, spec, prevalence)
-        new_sens, new_spec, new_prev = _m_step(data, w, total, posterior, smoothing)
-        change = _largest_change(
-            np.maximum.reduce(np.abs(new_sens - sens), axis=1, initial=0.0),
-            np.maximum.reduce(np.abs(new_spec - spec), axis=1, initial=0.0),
-            np.abs(new_prev - prevalence),
-        )
-        sens, spec, prevalence = new_sens, new_spec, new_prev
-        done = change < tolerance
-        if iteration == max_iterations:
-            done[:] = True
-        if not done.any():
-            continue
-        stopped = active[done]
-        for out, value in zip(final, (sens, spec, prevalence), strict=True):
-            out[stopped] = value[done]
-        iterations[stopped] = iteration
-        converged[stopped] = (change < tolerance)[done]
-        keep = ~done
-        active, w, total = active[keep], w[keep], total[keep]
-        sens, spec, prevalence = sens[keep], spec[keep], prevalence[keep]
-        if active.size == 0:
-            break
-    sens, spec, prevalence = final
-    w = np.ascontiguousarray(weights, dtype=np.float64)
+
+    def step(counts: tuple[_FloatArray, _FloatArray], rates: _Rates) -> _Rates:
+        posterior, _ = _e_step(data, counts[0], *rates)
+        return _m_step(data, counts[0], counts[1], posterior, smoothing)
+
+    (sens, spec, prevalence), iterations, converged = _iterate(
+        (w, total),
+        _m_step(data, w, total, start, smoothing),
+        step,
+        lambda counts, keep: (counts[0][keep], counts[1][keep]),
+        max_iterations,
+        tolerance,
+    )
     posterior, log_likelihood = _e_step(data, w, sens, spec, prevalence)
     return DawidSkeneBatch(sens, spec, prevalence, iterations, converged, log_likelihood, posterior)
 
@@ -355,40 +387,16 @@ def _fit_stack(
     start = np.full(stack.ones.shape[:2], 0.5)
     for b, m in enumerate(matrices):
         start[: m.shape[0], b] = majority_posterior(m)
-    everything = stack
-    sens, spec, prevalence = _stack_m_step(stack, start, smoothing)
-    n_fits = len(matrices)
-    iterations = np.full(n_fits, max_iterations, dtype=np.int64)
-    converged = np.zeros(n_fits, dtype=np.bool_)
-    final = [sens, spec, prevalence]
-    active = np.arange(n_fits)
-    for iteration in range(1, max_iterations + 1):
-        posterior, _ = _stack_e_step(stack, sens, spec, prevalence)
-        new_sens, new_spec, new_prev = _stack_m_step(stack, posterior, smoothing)
-        change = _largest_change(
-            np.maximum.reduce(np.abs(new_sens - sens), axis=1, initial=0.0),
-            np.maximum.reduce(np.abs(new_spec - spec), axis=1, initial=0.0),
-            np.abs(new_prev - prevalence),
-        )
-        sens, spec, prevalence = new_sens, new_spec, new_prev
-        done = change < tolerance
-        if iteration == max_iterations:
-            done[:] = True
-        if not done.any():
-            continue
-        stopped = active[done]
-        for out, value in zip(final, (sens, spec, prevalence), strict=True):
-            out[stopped] = value[done]
-        iterations[stopped] = iteration
-        converged[stopped] = (change < tolerance)[done]
-        keep = ~done
-        if not keep.any():
-            break
-        active, stack = active[keep], stack.take(keep)
-        sens, spec, prevalence = sens[keep], spec[keep], prevalence[keep]
-    sens, spec, prevalence = final
-    _, norm = _stack_e_step(everything, sens, spec, prevalence)
-    return DawidSkeneRates(sens, spec, prevalence, iterations, converged, everything.row_sums(norm))
+
+    def step(fits: _Stack, rates: _Rates) -> _Rates:
+        posterior, _ = _stack_e_step(fits, *rates)
+        return _stack_m_step(fits, posterior, smoothing)
+
+    (sens, spec, prevalence), iterations, converged = _iterate(
+        stack, _stack_m_step(stack, start, smoothing), step, _Stack.take, max_iterations, tolerance
+    )
+    _, norm = _stack_e_step(stack, sens, spec, prevalence)
+    return DawidSkeneRates(sens, spec, prevalence, iterations, converged, stack.row_sums(norm))
 
 
 def fit_dawid_skene_resamples(
