@@ -273,7 +273,7 @@ def fit_dawid_skene_batch(
     return DawidSkeneBatch(sens, spec, prevalence, iterations, converged, log_likelihood, posterior)
 
 
-MAX_ROWS = 1 << 18
+MAX_ROWS = 1 << 16
 """Rows (replicates x their largest verdict matrix) fitted side by side at most, so memory stays bounded."""
 
 

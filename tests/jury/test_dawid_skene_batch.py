@@ -199,7 +199,7 @@ def test_each_resample_fit_is_the_single_fit_on_its_stacked_rows(seed: int, monk
             "max_iterations": int(rng.choice([1, 6, 100])),
             "tolerance": float(rng.choice([1e-6, 1e-2])),
         }
-        monkeypatch.setattr("ragqa.jury.dawid_skene_batch.MAX_ROWS", int(rng.choice([1, 50, 1 << 18])))
+        monkeypatch.setattr("ragqa.jury.dawid_skene_batch.MAX_ROWS", int(rng.choice([1, 50, 1 << 16])))
         got = fit_dawid_skene_resamples(blocks, draws, **options)
         singles = _rates([fit_dawid_skene(np.vstack([blocks[i] for i in d]), **options) for d in draws])
         for name in ("sensitivity", "specificity", "prevalence", "iterations", "converged", "log_likelihood"):
