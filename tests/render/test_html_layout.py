@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from factories import local_profile_hashing
 
 import ragqa
 from ragqa.metrics import METRICS
@@ -67,30 +68,11 @@ MEASURE = """
 """
 
 
-LOCAL_HASHING = """\
-spring:
-  ai:
-    chat-models:
-      list:
-        - {id: local-strict, provider: local, local: {support-threshold: 0.6}}
-        - id: local-lenient
-          provider: local
-          local: {support-threshold: 0.4, number-check: false, entity-check: false}
-    embedding-models:
-      list:
-        - {id: local-hashing, provider: local, method: hashing}
-"""
-"""The built-in ``local`` profile's two judges, embedding with the hashing fallback: the layout does not
-depend on which local embedder produced a similarity, and MiniLM's start (torch) costs seconds of CPU."""
-
-
 @pytest.fixture(scope="module")
 def reports(tmp_path_factory: pytest.TempPathFactory) -> list[Report]:
     """The catalogue scored offline: single-turn metrics on 3 helpdesk samples, agent metrics on 3 conversations."""
-    folder = tmp_path_factory.mktemp("settings")
-    (folder / "application.yaml").write_text("spring: {}\n", encoding="utf-8")
-    (folder / "application-local.yaml").write_text(LOCAL_HASHING, encoding="utf-8")
-    config = folder / "application.yaml"
+    # the layout does not depend on which local embedder made a similarity; MiniLM's start costs seconds
+    config = local_profile_hashing(tmp_path_factory.mktemp("settings"))
     helpdesk = (DATASETS / "it_helpdesk.jsonl").read_text(encoding="utf-8").splitlines()[:3]
     records = [json.loads(line) for line in helpdesk]
     records[2]["reference"] = f"{records[2]['reference']} See {LONG_TOKEN} for the details."
