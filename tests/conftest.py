@@ -112,15 +112,14 @@ SLOW_TESTS = frozenset(
     {
         "test_progress::test_ragqa_evaluate_shows_progress_on_a_terminal",
         "test_progress::test_ragqa_evaluate_is_silent_off_a_terminal_unless_asked",
-        "test_repeats_entry_points::test_pytest_plugin_marker_and_option",
         "test_fake_server::test_the_process_runner_serves_ragqa_prompts_from_python_dash_m",
         "test_fake_server::test_the_module_entry_point_has_a_help_text",
         "test_local_judge_relevance::test_scores_do_not_depend_on_the_hash_seed",
     }
 )
 """Single tests of otherwise quick modules that start a process (``module::test``, parameters left
-off): the progress bar needs a pseudo-terminal, and a child whose stderr is a real pipe; ``pytest``
-on a user's project; the fake server as ``python -m``; three interpreters with other hash seeds."""
+off): the progress bar needs a pseudo-terminal, and a child whose stderr is a real pipe; the fake
+server as ``python -m``; three interpreters with other hash seeds."""
 
 
 RAY_MODULES = frozenset(
@@ -140,7 +139,7 @@ CLUSTER_FIXTURE = "cluster"
 """The fixture of the loopback Ray cluster (``tests/_ray_cluster.py``); its users run one after another."""
 
 
-MINILM_MODULES = frozenset({"test_local_judge", "test_local_judge_relevance"})
+MINILM_MODULES = frozenset({"test_local_judge", "test_local_judge_relevance", "test_local_language_lists"})
 """The modules that load the MiniLM model (torch; 5-8 s of CPU the first time in a process, cached after):
 under xdist they run on one worker, so one worker pays for it."""
 
@@ -191,7 +190,8 @@ def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Mark the slow tests; run the Ray cluster's users last, one after another; group the tests for xdist.
 
-    Every test of :data:`SLOW_MODULES` and every one of :data:`SLOW_TESTS` is marked ``slow``. The
+    Every test of :data:`SLOW_MODULES`, every one of :data:`SLOW_TESTS` and every user of the
+    :data:`CLUSTER_FIXTURE` (it starts a Ray cluster) is marked ``slow``. The
     tests that use the :data:`CLUSTER_FIXTURE` move to the end, in their order, so one cluster serves
     them all (``pytest_runtest_teardown`` stops it after the last one). Under xdist the longest units
     come first, then the slow ones (:func:`_handout_order`): the scheduler
@@ -200,7 +200,11 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     """
     for item in items:
         name = getattr(item, "originalname", item.name)
-        if item.path.stem in SLOW_MODULES or f"{item.path.stem}::{name}" in SLOW_TESTS:
+        if (
+            item.path.stem in SLOW_MODULES
+            or f"{item.path.stem}::{name}" in SLOW_TESTS
+            or CLUSTER_FIXTURE in getattr(item, "fixturenames", ())
+        ):
             item.add_marker(pytest.mark.slow)
     users = [item for item in items if CLUSTER_FIXTURE in getattr(item, "fixturenames", ())]
     if users:
