@@ -4,7 +4,8 @@ The commands come from the fenced ``bash`` / ``sh`` / ``shell`` / ``console`` bl
 ``README.md``, ``docs/**/*.md`` and ``examples/**/README.md`` (see ``docs_blocks``), one test case
 per command, named ``file:line``. Each runs with ``bash -c`` in a sandbox copy of the repository
 with fixtures for the placeholder files the docs name (see ``docs_sandbox`` for the mapping), with
-this venv's ``ragqa`` and ``python`` first on ``PATH``, and with every non-local judge sent to
+this venv's ``ragqa`` and ``python`` first on ``PATH`` (its optional extras hidden, as after the
+README's ``pip install -e .``), and with every non-local judge sent to
 ragqa's fake OpenAI-compatible server, which answers as the offline local judge would; the one
 command that needs a real provider is skipped, so nothing is meant to leave the machine.
 
