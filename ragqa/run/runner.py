@@ -197,6 +197,7 @@ class Runner:
             shard=plan.shard,
             tally=tally,
             defer_fingerprint=not plan.resume,  # a resumed run compares fingerprints before scoring
+            defer_list=not plan.resume and plan.journal is None,  # no .partial header holds it from the start
             kept=kept,
         )
         if plan.on_invalid == "raise":
