@@ -11,7 +11,9 @@
 
 Ray's workers import this module by name (Ray puts the driver script's folder on their path), and
 find ``DIR`` in the variable :data:`ENV`, which the benchmark sets before it starts the cluster.
-Read a file with ``python -m pstats DIR/worker-<pid>.prof`` (``sort tottime``, ``stats 30``).
+Read a file with ``python -m pstats DIR/worker-<pid>.prof`` (``sort tottime``, ``stats 30``). The
+profiles slow the batches several times over; the CPU before the constructor and of the build are
+not profiled, and are what a plain run pays.
 """
 
 from __future__ import annotations
@@ -25,8 +27,12 @@ from collections.abc import Coroutine
 from pathlib import Path
 from typing import Any
 
-from ragqa.run import loop, ray_engine
-from ragqa.run.ray_worker import PanelWorker, WorkerSettings
+from ragqa.run import loop
+
+try:  # the worker's own module, so that a profiled worker imports what a plain one does
+    from ragqa.run.ray_worker import PanelWorker, WorkerSettings
+except ImportError:  # older ragqa: the worker class lived with the engine
+    from ragqa.run.ray_engine import PanelWorker, WorkerSettings  # type: ignore[attr-defined,no-redef]
 
 ENV = "RAGQA_BENCH_PROFILE"
 """The folder the profiles go to; set in the driver's environment, which a local cluster's workers inherit."""
@@ -83,6 +89,8 @@ def install(folder: Path) -> None:
     """Profile this process's loop thread and have the engine start :class:`ProfiledWorker` actors."""
     folder.mkdir(parents=True, exist_ok=True)
     os.environ[ENV] = str(folder.resolve())
+    from ragqa.run import ray_engine  # the driver's side, which a worker never imports
+
     loop.LoopThread.run = _profiled_run  # type: ignore[method-assign]
     ray_engine.PanelWorker = ProfiledWorker  # type: ignore[misc]
 
