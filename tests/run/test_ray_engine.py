@@ -122,7 +122,7 @@ def test_a_resumed_ray_run_scores_only_the_missing_pairs(
     kept = whole[:-30]  # the header and 90 results: 30 pairs are missing
     out = tmp_path / "r.jsonl"
     Path(f"{out}.partial").write_text("\n".join(kept) + "\n", encoding="utf-8")
-    base = ["evaluate", str(DATASET), "--profile", "local", "--engine", "ray", "--workers", "2"]
+    base = ["evaluate", str(DATASET), "--profile", "local", "--engine", "ray", "--workers", "1"]  # one batch of 15
     again = cli(*base, "--out", str(out), "--resume")
     assert again.exit_code == 0, again.output
     assert "resuming: 90 result(s) kept" in again.stderr
