@@ -205,7 +205,8 @@ def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Mark the slow tests; run the Ray cluster's users last, one after another; group the tests for xdist.
 
-    Every test of :data:`SLOW_MODULES` and every one of :data:`SLOW_TESTS` is marked ``slow``. The
+    Every test of :data:`SLOW_MODULES`, every one of :data:`SLOW_TESTS` and every user of the
+    :data:`CLUSTER_FIXTURE` (it starts a Ray cluster) is marked ``slow``. The
     tests that use the :data:`CLUSTER_FIXTURE` move to the end, in their order, so one cluster serves
     them all (``pytest_runtest_teardown`` stops it after the last one). Under xdist the longest units
     come first, then the slow ones (:func:`_handout_order`): the scheduler
@@ -214,7 +215,11 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     """
     for item in items:
         name = getattr(item, "originalname", item.name)
-        if item.path.stem in SLOW_MODULES or f"{item.path.stem}::{name}" in SLOW_TESTS:
+        if (
+            item.path.stem in SLOW_MODULES
+            or f"{item.path.stem}::{name}" in SLOW_TESTS
+            or CLUSTER_FIXTURE in getattr(item, "fixturenames", ())
+        ):
             item.add_marker(pytest.mark.slow)
     users = [item for item in items if CLUSTER_FIXTURE in getattr(item, "fixturenames", ())]
     if users:
