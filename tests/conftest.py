@@ -126,15 +126,14 @@ SLOW_TESTS = frozenset(
     {
         "test_progress::test_ragqa_evaluate_shows_progress_on_a_terminal",
         "test_progress::test_ragqa_evaluate_is_silent_off_a_terminal_unless_asked",
-        "test_repeats_entry_points::test_pytest_plugin_marker_and_option",
         "test_fake_server::test_the_process_runner_serves_ragqa_prompts_from_python_dash_m",
         "test_fake_server::test_the_module_entry_point_has_a_help_text",
         "test_local_judge_relevance::test_scores_do_not_depend_on_the_hash_seed",
     }
 )
 """Single tests of otherwise quick modules that start a process (``module::test``, parameters left
-off): the progress bar needs a pseudo-terminal, and a child whose stderr is a real pipe; ``pytest``
-on a user's project; the fake server as ``python -m``; three interpreters with other hash seeds."""
+off): the progress bar needs a pseudo-terminal, and a child whose stderr is a real pipe; the fake
+server as ``python -m``; three interpreters with other hash seeds."""
 
 
 RAY_MODULES = frozenset(
@@ -154,7 +153,7 @@ CLUSTER_FIXTURE = "cluster"
 """The fixture of the loopback Ray cluster (``tests/_ray_cluster.py``); its users run one after another."""
 
 
-MINILM_MODULES = frozenset({"test_local_judge", "test_local_judge_relevance"})
+MINILM_MODULES = frozenset({"test_local_judge", "test_local_judge_relevance", "test_local_language_lists"})
 """The modules that load the MiniLM model (torch; 5-8 s of CPU the first time in a process, cached after):
 under xdist they run on one worker, so one worker pays for it."""
 

@@ -31,6 +31,7 @@ __all__ = [
     "chat_model",
     "faithfulness_answers",
     "http_judge",
+    "local_profile_hashing",
     "nli_answer",
     "office_jsonl",
     "office_records",
@@ -277,3 +278,23 @@ def application_yaml(
     lines += ["    embedding-models:", "      list: []", "ragqa:", "  metrics: [faithfulness]"]
     lines += [f"  {line}" for line in ragqa]
     return "\n".join(lines) + "\n"
+
+
+LOCAL_PROFILE = Path(__file__).resolve().parents[1] / "ragqa" / "settings" / "profiles" / "application-local.yaml"
+"""The ``local`` profile built into ragqa: two local judges, one local embedder (MiniLM when installed)."""
+
+
+def local_profile_hashing(folder: Path, application: Path | None = None) -> Path:
+    """Settings in ``folder`` whose ``local`` profile is the built-in one, embedding with the hashing fallback.
+
+    The judges are the built-in profile's; only the embedder's ``method: auto`` becomes ``hashing``,
+    the path a machine without the ``embeddings`` extra takes, so a test gets those scores without
+    paying for MiniLM's start (torch: several CPU seconds). ``application`` is copied as the base
+    ``application.yaml`` (default: an empty one). Returns the ``application.yaml`` to pass as ``config``.
+    """
+    profile = LOCAL_PROFILE.read_text(encoding="utf-8")
+    assert profile.count("method: auto") == 1, "the built-in local profile's embedder changed: update this helper"
+    (folder / "application-local.yaml").write_text(profile.replace("method: auto", "method: hashing"), encoding="utf-8")
+    config = folder / "application.yaml"
+    config.write_text(application.read_text(encoding="utf-8") if application else "spring: {}\n", encoding="utf-8")
+    return config

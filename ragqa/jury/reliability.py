@@ -36,6 +36,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from ragqa._math import nan_mean
 from ragqa.jury.dawid_skene import DawidSkeneFit, fit_dawid_skene, residual_correlation
+from ragqa.jury.dawid_skene_batch import DawidSkeneRates, fit_dawid_skene_batch, fit_dawid_skene_resamples
 from ragqa.jury.item_patterns import ScoreChunks, count_patterns, pattern_residual_correlation
 from ragqa.jury.tally import Matrices, repeat_units
 from ragqa.jury.vote import vote_verdicts
@@ -144,28 +145,20 @@ def estimate_reliability(
     return fit_reliability(samples, judge_ids, formula, **options)[0]
 
 
-def _bootstrap_rates(
-    n_boot: int,
-    n_judges: int,
-    draw: Callable[[], NDArray[Any]],
-    fit: Callable[[NDArray[Any]], DawidSkeneFit],
-) -> _Matrix:
+def _bootstrap_rates(draws: Sequence[NDArray[Any]], fit: Callable[[NDArray[Any]], DawidSkeneRates]) -> _Matrix:
     """``(n_boot, 3, n_judges)`` sensitivity, specificity and accuracy of each replicate's fit.
 
-    ``draw()`` gives replicate ``b``'s resample (called once per replicate, in order, so a seeded
-    generator draws what it always drew); a resample seen before is the same deterministic fit, so
-    each distinct one is fitted once (with few samples most of the replicates repeat).
+    ``draws`` are the replicates' resamples in replicate order (drawn before any fit, so a seeded
+    generator draws what it always drew), all of one length; ``fit`` fits distinct resamples,
+    one per row, side by side (:mod:`ragqa.jury.dawid_skene_batch`: the numbers of one
+    :func:`~ragqa.jury.dawid_skene.fit_dawid_skene` per resample, bit for bit). A resample seen
+    before is the same deterministic fit, so each distinct one is fitted once (with few samples
+    most of the replicates repeat).
     """
-    draws = np.full((n_boot, 3, n_judges), np.nan)
-    fitted: dict[bytes, _Matrix] = {}
-    for b in range(n_boot):
-        chosen = draw()
-        key = chosen.tobytes()
-        if key not in fitted:
-            again = fit(chosen)
-            fitted[key] = np.array([again.sensitivity, again.specificity, again.accuracy])
-        draws[b] = fitted[key]
-    return draws
+    distinct, which = np.unique(np.stack(draws), axis=0, return_inverse=True)
+    fits = fit(distinct)
+    rates: _Matrix = np.stack([fits.sensitivity, fits.specificity, fits.accuracy], axis=1)
+    return rates[which.reshape(-1)]
 
 
 def fit_reliability(
@@ -224,10 +217,8 @@ def fit_reliability(
     fit = fit_dawid_skene(matrix)
     rng = np.random.default_rng(seed)
     draws = _bootstrap_rates(  # a draw of the same samples in the same order is the same fit
-        n_boot,
-        len(judge_ids),
-        lambda: rng.integers(0, len(kept), size=len(kept)),
-        lambda chosen: fit_dawid_skene(np.vstack([kept[i] for i in chosen]), max_iterations=100),
+        [rng.integers(0, len(kept), size=len(kept)) for _ in range(n_boot)],
+        lambda chosen: fit_dawid_skene_resamples(kept, chosen, max_iterations=100),
     )
     corr = residual_correlation(matrix, fit)
     judges, pairs, warnings = _judges_section(corr, fit, draws, judge_ids, confidence, len(kept))
@@ -425,10 +416,8 @@ def item_reliability(
     fit = fit_dawid_skene(patterns.patterns, weights=counts)
     rng = np.random.default_rng(seed)
     draws = _bootstrap_rates(  # resampling n items with replacement = a multinomial draw of the pattern counts
-        n_boot,
-        len(judge_ids),
-        lambda: rng.multinomial(n, counts / n),
-        lambda weights: fit_dawid_skene(patterns.patterns, weights=weights, max_iterations=100),
+        [rng.multinomial(n, counts / n) for _ in range(n_boot)],
+        lambda weights: fit_dawid_skene_batch(patterns.patterns, weights, max_iterations=100),
     )
     corr = pattern_residual_correlation(rows, patterns, fit)
     judges, pairs, warnings = _judges_section(corr, fit, draws, judge_ids, confidence, n)

@@ -20,8 +20,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _cli import JUDGES, N_SAMPLES, chat_requests, interruptible, ragqa, records
+from _cli import APPLICATION_YAML, JUDGES, N_SAMPLES, chat_requests, interruptible, ragqa, records
 from _records import untimed
+from factories import office_jsonl
 
 from ragqa.testing import ChatRequest, FakeOpenAIServer, Fault, ragqa_responder
 
@@ -65,12 +66,24 @@ def test_uninterrupted_run_streams_header_then_records_in_dataset_order(srv: Fak
     assert chat_requests(srv) == 48
 
 
+@pytest.fixture(scope="module")
+def uninterrupted(srv: FakeOpenAIServer, tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], list[Any]]:
+    """The header and records of one uninterrupted run in a folder like ``work``: what a resumed run must equal."""
+    folder = tmp_path_factory.mktemp("uninterrupted")
+    srv.reset()
+    for judge in JUDGES:
+        srv.script(judge, ragqa_responder())
+    (folder / "application.yaml").write_text(APPLICATION_YAML, encoding="utf-8")
+    (folder / "data.jsonl").write_text(office_jsonl(N_SAMPLES), encoding="utf-8")
+    full = ragqa(srv, folder, "--out", "full.jsonl")
+    assert full.returncode == 0, full.stderr
+    return records(folder / "full.jsonl")
+
+
 @pytest.mark.parametrize("how", ["SIGINT", "SIGTERM", "SIGKILL"])
 def test_interrupted_run_keeps_results_and_resume_makes_only_the_missing_calls(
-    srv: FakeOpenAIServer, work: Path, how: str
+    srv: FakeOpenAIServer, uninterrupted: tuple[dict[str, Any], list[Any]], work: Path, how: str
 ) -> None:
-    full = ragqa(srv, work, "--out", "full.jsonl")
-    assert full.returncode == 0, full.stderr
     answer = ragqa_responder()
 
     def silent_after_the_third_sample(request: ChatRequest) -> dict[str, Any] | str | Fault:
@@ -122,7 +135,7 @@ def test_interrupted_run_keeps_results_and_resume_makes_only_the_missing_calls(
     assert chat_requests(srv) == (N_SAMPLES - len(kept)) * 2 * 2
 
     header, rows = records(out)
-    full_header, full_rows = records(work / "full.jsonl")
+    full_header, full_rows = dict(uninterrupted[0]), uninterrupted[1]
     assert untimed(rows) == untimed(full_rows)
     for key in ("run_id", "started_at", "dataset"):
         header.pop(key), full_header.pop(key)

@@ -25,6 +25,7 @@ import ragqa
 from ragqa.container import Container
 from ragqa.errors import ConfigError, JudgeHTTPError
 from ragqa.jury import fit_dawid_skene
+from ragqa.jury.dawid_skene_batch import fit_dawid_skene_batch
 from ragqa.jury.reliability import attach_item_reliability, gate_verdicts, item_reliability
 from ragqa.metrics.context_relevance import ContextRelevance
 from ragqa.render.console import jury_texts, report_to_text
@@ -286,18 +287,27 @@ def test_the_bootstrap_fits_each_distinct_draw_once_with_the_intervals_of_a_fit_
     code = (np.where(np.isnan(matrix), 2.0, matrix) * 3.0 ** np.arange(3)).sum(axis=1)
     _, first, counts = np.unique(code, return_index=True, return_counts=True)
     rng = np.random.default_rng(7)
-    weights = [rng.multinomial(5, counts / 5) for _ in range(300)]
-    per_replicate = [fit_dawid_skene(matrix[first], weights=w, max_iterations=100) for w in weights]
+    weights = [rng.multinomial(5, counts / 5) for _ in range(120)]
+    once = {w.tobytes(): fit_dawid_skene(matrix[first], weights=w, max_iterations=100) for w in weights}
+    per_replicate = [once[w.tobytes()] for w in weights]  # a fit per replicate: the same draw, the same fit
     calls: list[object] = []
+    fitted: list[np.ndarray] = []
 
     def counted(*args: Any, **kwargs: Any) -> Any:
         calls.append(kwargs.get("weights"))
         return fit_dawid_skene(*args, **kwargs)
 
+    def batched(patterns: Any, weights: Any, **kwargs: Any) -> Any:
+        fitted.extend(np.asarray(weights))
+        return fit_dawid_skene_batch(patterns, weights, **kwargs)
+
     monkeypatch.setattr("ragqa.jury.reliability.fit_dawid_skene", counted)
-    got = item_reliability(scores, ["a", "b", "c"], 0.5, "higher", n_boot=300, seed=7)
+    monkeypatch.setattr("ragqa.jury.reliability.fit_dawid_skene_batch", batched)
+    got = item_reliability(scores, ["a", "b", "c"], 0.5, "higher", n_boot=120, seed=7)
     assert got is not None
-    assert len(calls) == 1 + len({w.tobytes() for w in weights}) < 1 + 300  # the full fit, then each distinct draw
+    assert len(calls) == 1  # the full fit; then each distinct draw once, side by side
+    assert sorted(w.tobytes() for w in fitted) == sorted({w.tobytes() for w in weights})
+    assert len(fitted) < 120
     alpha = (1 - 0.95) / 2  # the percentile interval's tails, computed as item_reliability does
     for j, judge in enumerate(got.judges):
         for name in ("sensitivity", "specificity", "accuracy"):

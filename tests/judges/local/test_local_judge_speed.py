@@ -8,7 +8,6 @@ import threading
 import numpy as np
 import pysbd
 import pytest
-from scipy.stats import spearmanr  # type: ignore[import-untyped]
 
 from ragqa.agreement import _spearman
 from ragqa.judges.local import LocalJudge
@@ -91,6 +90,9 @@ async def test_the_event_loop_runs_while_the_worker_computes() -> None:
 
 
 def test_spearman_without_scipy_matches_scipy() -> None:
+    # imported here, not at collection (which every xdist worker does for every module): 1.3 CPU seconds
+    from scipy.stats import spearmanr  # type: ignore[import-untyped]
+
     rng = np.random.default_rng(7)
     for n in (2, 3, 10, 60):
         for _ in range(50):

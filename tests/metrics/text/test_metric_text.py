@@ -6,9 +6,6 @@ import math
 
 import pytest
 from rapidfuzz.distance import Hamming, Jaro, JaroWinkler, Levenshtein
-from rouge_score.rouge_scorer import RougeScorer
-from sacrebleu import corpus_bleu
-from sacrebleu.metrics.chrf import CHRF
 
 from ragqa import build_metric
 from ragqa.errors import ConfigError, SampleError
@@ -75,7 +72,13 @@ def test_java_bleu_quirks() -> None:
     assert java_bleu("?!", "a b") == 0.0  # no word survives the tokeniser
 
 
+# The reference libraries (sacrebleu, rouge_score: nltk and absl, 2 CPU seconds) are imported in the
+# tests that compare with them, not at collection, which every xdist worker does for every module.
+
+
 def test_ragas_variant_is_sacrebleu_corpus_bleu_over_sentences() -> None:
+    from sacrebleu import corpus_bleu
+
     response, reference = "The cat sat. It was fun", "The cat sat on the mat. It was fun"
     expected = corpus_bleu(["The cat sat", "It was fun"], [["The cat sat on the mat"], ["It was fun"]]).score / 100
     assert ragas_bleu(response, reference) == pytest.approx(expected)
@@ -110,6 +113,8 @@ def test_java_rouge_modes_and_empty_ngram_rules() -> None:
 
 
 def test_ragas_rouge_is_rouge_score_with_the_stemmer() -> None:
+    from rouge_score.rouge_scorer import RougeScorer
+
     response, reference = "The cats are running fast", "A cat runs fast"
     expected = RougeScorer(["rougeL"], use_stemmer=True).score(reference, response)["rougeL"]
     assert ragas_rouge(response, reference) == (
@@ -132,6 +137,8 @@ def test_java_chrf_counts_spaces_and_averages_f_per_order() -> None:
 
 
 def test_ragas_chrf_is_sacrebleu_chrf() -> None:
+    from sacrebleu.metrics.chrf import CHRF
+
     expected = CHRF(word_order=2).corpus_score([SHORT_FOX], [[FOX]]).score / 100
     assert ragas_chrf(SHORT_FOX, FOX, word_order=2) == pytest.approx(expected)
 
