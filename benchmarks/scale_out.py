@@ -25,7 +25,9 @@ the steadier number; the wall ratio needs free cores.
     python benchmarks/scale_out.py --samples 20000 --no-shards --workers 2 --results-file   # as ragqa evaluate --out
 
 ``--results-file`` streams every in-process way's results to a ``.jsonl`` file, as ``ragqa evaluate
---out`` does (the driver then also writes each result's line).
+--out`` does (the driver then also writes each result's line). ``--profile DIR`` writes cProfile
+files of the driver and of every Ray worker to ``DIR`` and prints each worker's CPU by phase
+(``_ray_profile.py``; the profiles slow the run, so its times are not the benchmark's).
 """
 
 from __future__ import annotations
@@ -40,7 +42,9 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
+import _ray_profile
 import ray
 from _cpu import TreeCPU
 from ray_limits import YAML, most_in_one_second, office_samples
@@ -149,7 +153,10 @@ def main() -> None:
     parser.add_argument("--no-shards", action="store_true", help="skip the two shards")
     parser.add_argument("--results-file", action="store_true", help="stream the results to a .jsonl file (--out)")
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 2], help="the Ray runs' worker counts")
+    parser.add_argument("--profile", type=Path, help="write profiles of the driver and the workers to this folder")
     args = parser.parse_args()
+    if args.profile is not None:
+        _ray_profile.install(args.profile)
     print(f"load: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f}, {os.cpu_count()} CPUs")
     with tempfile.TemporaryDirectory() as folder, fake_openai_server(latency_s=args.latency) as server:
         for judge in ("judge-a", "judge-b"):
@@ -176,6 +183,8 @@ def main() -> None:
             )
 
         wall, means, cpu = case.run(None)
+        if args.profile is not None:
+            _ray_profile.dump_driver(args.profile, "one-process")
         line("one process", wall, case, None, counted(), limits())
         cpu_line(cpu, None)
         if not args.no_shards:
@@ -191,11 +200,26 @@ def main() -> None:
             for workers in args.workers:
                 engine = RayEngine(workers=workers, batch_size=args.batch_size)
                 ray_wall, ray_means, ray_cpu = case.run(engine)
+                if args.profile is not None:
+                    _ray_profile.dump_driver(args.profile, f"ray-{workers}")
                 same = "same means" if ray_means == means else f"OTHER MEANS {ray_means} vs {means}"
                 line(f"ray, {workers} worker(s)", ray_wall, case, wall, counted(), same + limits() + _peaks(engine))
                 cpu_line(ray_cpu, cpu)
         finally:
             ray.shutdown()
+        if args.profile is not None:
+            _print_phases(_ray_profile.worker_phases(args.profile))
+
+
+def _print_phases(workers: list[dict[str, Any]]) -> None:
+    """Each worker's CPU seconds by phase, as :mod:`_ray_profile` wrote them (the last Ray run's last)."""
+    for phases in workers:
+        batches = sorted(phases["batches"])
+        print(
+            f"worker CPU: {phases['before_init']:.2f} s before its constructor (process start, imports), "
+            f"build {phases['build']:.2f} s, {len(batches)} batches {sum(batches):.2f} s (first "
+            f"{phases['batches'][0]:.2f} s, median {batches[len(batches) // 2]:.3f} s)"
+        )
 
 
 def _close(got: list[float], want: list[float]) -> bool:

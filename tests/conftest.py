@@ -53,6 +53,20 @@ def cluster() -> None:
     _ray_cluster.start_cluster()
 
 
+@pytest.fixture(scope="session")
+def helpdesk_on_ray(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """The shipped dataset scored in one process and on the cluster, once for the tests that compare them.
+
+    A :class:`_ray_cluster.HelpdeskRuns`; a test that asks for it asks for ``cluster`` too (that
+    fixture's name is what orders the cluster's users and stops the cluster after the last).
+    """
+    pytest.importorskip("ray", reason="the ray extra is not installed (pip install -c constraints.txt -e '.[ray]')")
+    import _ray_cluster  # imports ray: an optional extra
+
+    _ray_cluster.start_cluster()
+    return _ray_cluster.helpdesk_runs(tmp_path_factory.mktemp("helpdesk"))
+
+
 def find_chromium() -> str | None:
     """A Chromium to drive: ``RAGQA_CHROMIUM``, else Debian's ``chromium`` (or another Chromium on PATH)."""
     explicit = os.environ.get("RAGQA_CHROMIUM")

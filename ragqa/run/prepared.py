@@ -7,8 +7,13 @@ Of a :class:`~ragqa.run.source.JsonlSamples` file it also takes a digest of the 
 provisional dataset fingerprint of the ``.partial`` header, :data:`FILE_DIGEST_PREFIX`): the
 samples' own fingerprint (:func:`dataset_fingerprint`, which costs more than reading them) is
 taken on the scoring pass (:meth:`Prepared.todo`), so the file is read once before the first
-judge call and once while scoring. A list, or a resumed run (which must compare fingerprints
-before scoring), takes the samples' fingerprint in the first pass, as before.
+judge call and once while scoring. A list whose run writes no results file (nothing reads the
+fingerprint before the run ends) and is not sharded takes it on the scoring pass too, so the
+checking pass before the first judge call stays short (with ``--engine ray`` the driver then
+hashes while the workers score). A list whose run writes a results file (its ``.partial`` header
+holds the fingerprint from the start), or a resumed run (which must compare fingerprints before
+scoring), takes the samples' fingerprint in the first pass, as before. Either way the value is the
+same: the same bytes are hashed in the same order.
 """
 
 from __future__ import annotations
@@ -81,15 +86,16 @@ class Prepared:
         labels: every sample's id, in dataset order (a sample's position is its index here), kept
             compactly (:class:`~ragqa._ids.CompactIds`, a sequence of ``str``).
         fingerprint: :func:`dataset_fingerprint` of the whole dataset (every shard's samples); until
-            the scoring pass has read every sample of a file whose fingerprint it takes
-            (:attr:`pending`), the file's digest (``file-sha256:<hex>``).
+            the scoring pass has read every sample whose fingerprint it takes (:attr:`pending`),
+            the file's digest (``file-sha256:<hex>``), or ``""`` for a list.
         dataset_samples: samples in the whole dataset (more than :attr:`n_samples` with ``--shard``).
         retry: with ``retry_failed``, the records read back that hold a judge failure, by (sample
             id, metric key): scored again, asking only the judges that failed.
         tally: the call estimate's sums of every valid pair, taken in the checking pass (``None``
             when the run's panel options were not known then, or a resumed run keeps pairs).
-        pending: the whole dataset, when :attr:`fingerprint` is still the file's digest: the
-            scoring pass (:meth:`todo`) takes the samples' fingerprint and clears it.
+        pending: the whole dataset (a file, or a list of an unsharded run without a results
+            file), while :attr:`fingerprint` is provisional: the scoring pass (:meth:`todo`) takes
+            the samples' fingerprint and clears it.
         shard: the shard the run scores (``--shard``), else ``None``.
         digest: the file's digest (``file-sha256:<hex>``) of a :class:`~ragqa.run.source.JsonlSamples`,
             else ``None``: what a ``.partial`` header written before the fingerprint was known holds.
@@ -104,7 +110,7 @@ class Prepared:
     dataset_samples: int = 0
     retry: dict[Pair, dict[str, Any]] = dataclasses.field(default_factory=dict)
     tally: EstimateTally | None = None
-    pending: JsonlSamples | None = None
+    pending: JsonlSamples | Sequence[Sample] | None = None
     shard: Shard | None = None
     digest: str | None = None
 
@@ -135,7 +141,12 @@ class Prepared:
             yield from self._missing(enumerate(self.samples), metrics)
             return
         fingerprint = DatasetFingerprint()
-        yield from self._missing(self._fingerprinted(pending, fingerprint), metrics)
+        read = (
+            self._fingerprinted(pending, fingerprint)
+            if isinstance(pending, JsonlSamples)
+            else _hashed(pending, fingerprint)  # a list: the samples themselves, in order
+        )
+        yield from self._missing(read, metrics)
         self.fingerprint = fingerprint.value
         self.pending = None
 
@@ -179,6 +190,13 @@ class Prepared:
         return self.fingerprint
 
 
+def _hashed(samples: Sequence[Sample], fingerprint: DatasetFingerprint) -> Iterator[tuple[int, Sample]]:
+    """``(position, sample)`` of a list, adding each sample to ``fingerprint`` on the way."""
+    for position, sample in enumerate(samples):
+        fingerprint.add(sample)
+        yield position, sample
+
+
 def check_samples(
     samples: Iterable[Sample],
     metrics: Sequence[Metric],
@@ -187,6 +205,7 @@ def check_samples(
     shard: Shard | None = None,
     tally: EstimateTally | None = None,
     defer_fingerprint: bool = True,
+    defer_list: bool = False,
     kept: Mapping[Pair, object] | None = None,
 ) -> Prepared:
     """Go over ``samples`` once: loading checks, validation, ids, count, estimate sums, fingerprint.
@@ -199,6 +218,8 @@ def check_samples(
         tally: where to add every valid pair of the run (the estimate's sums), when given.
         defer_fingerprint: for a :class:`~ragqa.run.source.JsonlSamples`, leave the samples'
             fingerprint to the scoring pass (see :attr:`Prepared.pending`).
+        defer_list: for a sequence of an unsharded run, the same (only when nothing reads the
+            fingerprint before the run ends: no results file, no resume).
         kept: pairs a resumed run already has, by (sample id, metric key): left out of ``tally``
             (they are not scored again). The returned :class:`Prepared` has none kept yet.
 
@@ -209,10 +230,11 @@ def check_samples(
         DatasetError: from a source that reads a file, for the first bad record.
     """
     deferred = isinstance(samples, JsonlSamples) and defer_fingerprint
+    listed = defer_list and shard is None and isinstance(samples, Sequence)  # its fingerprint on the scoring pass
     problems: list[SampleError] = []
     invalid: set[Pair] = set()
     labels = CompactIds(indexed=bool(kept))  # a resumed run finds its kept records' positions
-    fingerprint = None if deferred else DatasetFingerprint()
+    fingerprint = None if deferred or listed else DatasetFingerprint()
     in_dataset = 0
     passing = samples.read(digest=True) if isinstance(samples, JsonlSamples) else samples
     for sample in passing:
@@ -233,9 +255,13 @@ def check_samples(
             else (ShardedSamples(samples, shard))
         )
     digest = samples.digest if isinstance(samples, JsonlSamples) else None
+    pending: JsonlSamples | Sequence[Sample] | None
     if deferred:
         assert isinstance(samples, JsonlSamples) and digest is not None
         value, pending = digest, samples
+    elif listed:
+        assert isinstance(samples, Sequence)
+        value, pending = "", samples
     else:
         assert fingerprint is not None
         value, pending = fingerprint.value, None

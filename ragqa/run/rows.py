@@ -19,7 +19,7 @@ returns it as it is): the summary keeps those (:attr:`RunSummary.failed
 from __future__ import annotations
 
 import math
-from typing import Literal
+from typing import Any, Literal
 
 from ragqa.run.results_file import result_bytes
 from ragqa.schema import PanelResult
@@ -38,6 +38,7 @@ __all__ = [
     "CompactResult",
     "JudgeRow",
     "SummaryRow",
+    "cache_counts",
     "compact_result",
     "row_failed",
     "row_values",
@@ -133,3 +134,13 @@ def compact_result(result: PanelResult, mode: CompactMode) -> PanelResult | Comp
     if row_failed(row):
         return result
     return (result_bytes(result) if mode == "lines" else None, row)
+
+
+def cache_counts(cache: Any) -> dict[str, int]:
+    """The cache's lookup counters by :class:`~ragqa.report.CacheStats` field (zeros without a cache).
+
+    Returns:
+        ``{hits, misses, embedding_hits, embedding_misses}``, counts since the cache was opened.
+    """
+    names = ("hits", "misses", "embedding_hits", "embedding_misses")
+    return {name: getattr(cache, name, 0) if cache is not None else 0 for name in names}

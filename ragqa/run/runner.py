@@ -43,7 +43,7 @@ from ragqa.run.panel import build_evaluator, panel_options_or_none
 from ragqa.run.plan import RunPlan
 from ragqa.run.prepared import DatasetFingerprint, Prepared, check_samples, dataset_fingerprint
 from ragqa.run.results_file import Pair, ResultsHeader, header_intervals, read_results
-from ragqa.run.rows import CompactMode, CompactResult
+from ragqa.run.rows import CompactMode, CompactResult, cache_counts
 from ragqa.run.stream import ResultStream
 from ragqa.run.summary import RunSummary
 from ragqa.schema import JudgeOutcome, PanelResult, Sample
@@ -197,6 +197,7 @@ class Runner:
             shard=plan.shard,
             tally=tally,
             defer_fingerprint=not plan.resume,  # a resumed run compares fingerprints before scoring
+            defer_list=not plan.resume and plan.journal is None,  # no .partial header holds it from the start
             kept=kept,
         )
         if plan.on_invalid == "raise":
@@ -487,13 +488,3 @@ def _cache_stats(cache: Any, before: dict[str, int], after: dict[str, int] | Non
         return None
     now = cache_counts(cache) if after is None else after
     return CacheStats(**{name: count - before[name] for name, count in now.items()})
-
-
-def cache_counts(cache: Any) -> dict[str, int]:
-    """The cache's lookup counters by :class:`~ragqa.report.CacheStats` field (zeros without a cache).
-
-    Returns:
-        ``{hits, misses, embedding_hits, embedding_misses}``, counts since the cache was opened.
-    """
-    names = ("hits", "misses", "embedding_hits", "embedding_misses")
-    return {name: getattr(cache, name, 0) if cache is not None else 0 for name in names}

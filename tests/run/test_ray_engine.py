@@ -26,13 +26,11 @@ ray = pytest.importorskip("ray", reason="the ray extra is not installed (pip ins
 
 import httpx  # noqa: E402
 import openai  # noqa: E402
-from _ray_cluster import JUDGE_KEY, office_samples  # noqa: E402
+from _ray_cluster import JUDGE_KEY, HelpdeskRuns, asked_modes, cli, office_samples, start_cluster  # noqa: E402
 from _records import exact_summaries, untimed  # noqa: E402
 from factories import application_yaml  # noqa: E402
-from typer.testing import CliRunner  # noqa: E402
 
 import ragqa  # noqa: E402
-from ragqa.cli import app  # noqa: E402
 from ragqa.container import close_container, create_container  # noqa: E402
 from ragqa.errors import ConfigError  # noqa: E402
 from ragqa.run.loop import run_sync  # noqa: E402
@@ -52,10 +50,6 @@ def _results(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     return header, rows
 
 
-def _cli(*args: str) -> Any:
-    return CliRunner().invoke(app, [*args, "--no-progress"], env={"COLUMNS": "200", "NO_COLOR": "1"})
-
-
 _LATENCY = re.compile(rb'"latency_s": [^,}]+')
 
 
@@ -68,47 +62,39 @@ def _without_wall_time(text: str) -> str:
     return "\n".join(line.split(" · wall time")[0] for line in text.splitlines())
 
 
-def _asked_modes(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
-    """Record the compact mode (:mod:`ragqa.run.rows`) each Ray run asks its workers for."""
-    asked: list[Any] = []
-    batches = RayEngine._batches
-
-    def spy(engine: RayEngine, todo: Any, compact: Any) -> Any:
-        asked.append(compact)
-        return batches(engine, todo, compact)
-
-    monkeypatch.setattr(RayEngine, "_batches", spy)
-    return asked
-
-
-def test_a_ray_run_writes_what_one_process_writes(
-    cluster: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    asked = _asked_modes(monkeypatch)
-    base = ["evaluate", str(DATASET), "--profile", "local"]
-    local = _cli(*base, "--out", str(tmp_path / "local.jsonl"))
-    spread = _cli(
-        *base, "--engine", "ray", "--workers", "2", "--batch-size", "16", "--out", str(tmp_path / "ray.jsonl")
-    )
+def test_a_ray_run_writes_what_one_process_writes(cluster: None, helpdesk_on_ray: HelpdeskRuns) -> None:
+    local, spread, directory = helpdesk_on_ray.local, helpdesk_on_ray.ray, helpdesk_on_ray.directory
     assert local.exit_code == 0, local.output
     assert spread.exit_code == local.exit_code, spread.output
-    head1, rows1 = _results(tmp_path / "local.jsonl")
-    head2, rows2 = _results(tmp_path / "ray.jsonl")
+    head1, rows1 = _results(directory / "local.jsonl")
+    head2, rows2 = _results(directory / "ray.jsonl")
     for key in ("run_id", "started_at"):
         head1.pop(key), head2.pop(key)
     assert head2 == head1
     assert len(rows2) == len(rows1) == 2 * 60
     assert [untimed(r) for r in rows2] == [untimed(r) for r in rows1]  # score, reason, details
     # the workers made the lines the driver appended (compact rows): the same bytes, latencies aside
-    assert _untimed_lines(tmp_path / "ray.jsonl") == _untimed_lines(tmp_path / "local.jsonl")
-    assert asked == ["lines"]
+    assert _untimed_lines(directory / "ray.jsonl") == _untimed_lines(directory / "local.jsonl")
+    assert helpdesk_on_ray.asked == ["lines"]
     assert len({(r["sample_id"], r["metric"]) for r in rows2}) == len(rows2)  # every pair exactly once
     assert _without_wall_time(spread.stdout) == _without_wall_time(local.stdout)  # the same report
 
 
-def test_the_python_api_gives_the_same_report_on_ray(cluster: None) -> None:
+@pytest.fixture(scope="module")
+def api_on_ray() -> tuple[ragqa.Report, ragqa.Report]:
+    """``ragqa.evaluate`` of the shipped dataset in one process and on the cluster, for two tests.
+
+    Its tests ask for ``cluster`` too (the name that orders the cluster's users).
+    """
+    start_cluster()
     local = ragqa.evaluate(str(DATASET), profile="local")
-    spread = ragqa.evaluate(str(DATASET), profile="local", engine="ray", workers=2, batch_size=8)
+    return local, ragqa.evaluate(str(DATASET), profile="local", engine="ray", workers=2, batch_size=8)
+
+
+def test_the_python_api_gives_the_same_report_on_ray(
+    cluster: None, api_on_ray: tuple[ragqa.Report, ragqa.Report]
+) -> None:
+    local, spread = api_on_ray
     assert [untimed(r.model_dump(mode="json")) for r in spread.results] == [
         untimed(r.model_dump(mode="json")) for r in local.results
     ]
@@ -118,7 +104,7 @@ def test_the_python_api_gives_the_same_report_on_ray(cluster: None) -> None:
 def test_a_ray_run_without_a_results_file_sends_only_summary_rows_and_gives_the_same_summaries(
     cluster: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    asked = _asked_modes(monkeypatch)
+    asked = asked_modes(monkeypatch)
     local = ragqa.evaluate(str(DATASET), profile="local", keep_results=False)
     spread = ragqa.evaluate(str(DATASET), profile="local", engine="ray", workers=2, batch_size=8, keep_results=False)
     assert asked == ["rows"]
@@ -127,16 +113,17 @@ def test_a_ray_run_without_a_results_file_sends_only_summary_rows_and_gives_the_
     assert figures[0] == figures[1]  # every figure, bit for bit, but the judges' latencies (clock readings)
 
 
-def test_a_resumed_ray_run_scores_only_the_missing_pairs(cluster: None, tmp_path: Path) -> None:
-    out = tmp_path / "r.jsonl"
-    first = _cli("evaluate", str(DATASET), "--profile", "local", "--engine", "ray", "--workers", "2", "--out", str(out))
+def test_a_resumed_ray_run_scores_only_the_missing_pairs(
+    cluster: None, helpdesk_on_ray: HelpdeskRuns, tmp_path: Path
+) -> None:
+    first = helpdesk_on_ray.ray  # a whole Ray run of the dataset
     assert first.exit_code == 0, first.output
-    whole = out.read_text(encoding="utf-8").splitlines()
+    whole = (helpdesk_on_ray.directory / "ray.jsonl").read_text(encoding="utf-8").splitlines()
     kept = whole[:-30]  # the header and 90 results: 30 pairs are missing
-    out.unlink()
+    out = tmp_path / "r.jsonl"
     Path(f"{out}.partial").write_text("\n".join(kept) + "\n", encoding="utf-8")
-    base = ["evaluate", str(DATASET), "--profile", "local", "--engine", "ray", "--workers", "2"]
-    again = _cli(*base, "--out", str(out), "--resume")
+    base = ["evaluate", str(DATASET), "--profile", "local", "--engine", "ray", "--workers", "1"]  # one batch of 15
+    again = cli(*base, "--out", str(out), "--resume")
     assert again.exit_code == 0, again.output
     assert "resuming: 90 result(s) kept" in again.stderr
     assert "estimate: 30 (sample, metric) pair(s)" in again.stderr
@@ -155,7 +142,17 @@ LIMITED_YAML = application_yaml(
 
 @pytest.fixture
 def keyed_server() -> Iterator[FakeOpenAIServer]:
+    """The fake server for judges a and b, answering after 0.8 s: at rps 20, 16 requests in flight."""
     with fake_openai_server(api_key=JUDGE_KEY, latency_s=0.8) as server:
+        for judge in ("judge-a", "judge-b"):
+            server.script(judge, ragqa_responder())
+        yield server
+
+
+@pytest.fixture
+def prompt_server() -> Iterator[FakeOpenAIServer]:
+    """The fake server for judges a and b, answering at once (a test that must wait holds the answers)."""
+    with fake_openai_server(api_key=JUDGE_KEY) as server:
         for judge in ("judge-a", "judge-b"):
             server.script(judge, ragqa_responder())
         yield server
@@ -169,18 +166,20 @@ def _most_in_one_second(times: list[float]) -> int:
 def test_provider_limits_hold_across_the_cluster(
     cluster: None, keyed_server: FakeOpenAIServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """Each worker starts 20 request chains at once (10 samples, two judges): twice the cap in flight and
+    more than the rate allows in the first second, unless the limits are shared (80 requests: 4 s at rps 20)."""
     (tmp_path / "application.yaml").write_text(LIMITED_YAML, encoding="utf-8")
     monkeypatch.setenv("FAKE_URL", keyed_server.base_url)  # read by the settings: shipped to the workers
     container = create_container(tmp_path / "application.yaml")
     plan = make_plan(container.settings(), metrics=["faithfulness"], dataset="offices")
     engine = RayEngine(workers=2, batch_size=10)
     try:
-        result = run_sync(Runner(plan, container, engine=engine).arun(office_samples(40)))
+        result = run_sync(Runner(plan, container, engine=engine).arun(office_samples(20)))
     finally:
         run_sync(close_container(container))
-    assert [s.n_scored for s in result.report.summaries] == [40]
+    assert [s.n_scored for s in result.report.summaries] == [20]
     calls = keyed_server.requests
-    assert len(calls) == 40 * 2 * 2  # statements and verdicts, two judges
+    assert len(calls) == 20 * 2 * 2  # statements and verdicts, two judges
     assert {r.headers["authorization"] for r in calls} == {f"Bearer {JUDGE_KEY}"}  # from the workers' own env
     assert keyed_server.stats["peak_in_flight"] <= 16  # the server's own count
     assert _most_in_one_second([r.t for r in calls]) <= 21  # rps 20: at most 21 starts in any 1 s window
@@ -189,36 +188,64 @@ def test_provider_limits_hold_across_the_cluster(
     assert_loopback_only()
 
 
+KILLED_BATCH = 5
+
+
 def test_a_worker_killed_mid_run_is_replaced_and_every_pair_is_written_once(
-    cluster: None, keyed_server: FakeOpenAIServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    cluster: None, prompt_server: FakeOpenAIServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """Judge a's requests are parked at the server until both workers have a batch under way: a
+    worker scores one batch at a time, so it never has more than ``KILLED_BATCH`` of them parked,
+    and twice that many parked proves both are mid-batch. One is killed before any of its batch
+    is answered, so its batches are run again by its replacement, whatever the machine's speed."""
+    server = prompt_server
     (tmp_path / "application.yaml").write_text(LIMITED_YAML, encoding="utf-8")
-    monkeypatch.setenv("FAKE_URL", keyed_server.base_url)
+    monkeypatch.setenv("FAKE_URL", server.base_url)
     container = create_container(tmp_path / "application.yaml")
     out = tmp_path / "r.jsonl"
     plan = make_plan(container.settings(), metrics=["faithfulness"], dataset="offices", outputs=[plan_output(out)])
+    n = 4 * KILLED_BATCH  # two batches per worker: one scoring, one waiting (ray_pool.PER_ACTOR)
     finished: list[Any] = []
 
     def score() -> None:
         try:
-            finished.append(
-                run_sync(Runner(plan, container, engine=RayEngine(workers=2, batch_size=5)).arun(office_samples(40)))
-            )
+            engine = RayEngine(workers=2, batch_size=KILLED_BATCH)
+            finished.append(run_sync(Runner(plan, container, engine=engine).arun(office_samples(n))))
         finally:
             run_sync(close_container(container))
 
+    stale = _panel_workers()  # a process of an earlier run's worker that has not exited yet is no victim
+    server.hold("judge-a")
     thread = threading.Thread(target=score)
     thread.start()
-    while len(keyed_server.requests) < 30 and thread.is_alive():  # both workers are scoring
-        time.sleep(0.05)
-    [victim, *_] = [pid for pid in _descendants(os.getpid()) if b"PanelWorker" in _cmdline(pid)]
-    os.kill(victim, signal.SIGKILL)
-    thread.join()
+    guard = time.monotonic() + 600  # only keeps a broken run from hanging the suite
+    try:
+        while server.parked < 2 * KILLED_BATCH and thread.is_alive() and time.monotonic() < guard:
+            time.sleep(0.05)
+        parked, workers = server.parked, _panel_workers() - stale
+        if parked == 2 * KILLED_BATCH and len(workers) == 2:
+            os.kill(min(workers), signal.SIGKILL)
+    finally:
+        server.release("judge-a")  # the victim's parked requests are answered to nobody
+        thread.join()
+    assert parked == 2 * KILLED_BATCH and len(workers) == 2  # both workers were mid-batch when one was killed
     [result] = finished
-    assert [s.n_scored for s in result.report.summaries] == [40]
+    assert [s.n_scored for s in result.report.summaries] == [n]
     _, rows = _results(out)
-    assert sorted(r["sample_id"] for r in rows) == [f"s{i:03d}" for i in range(40)]  # every pair once
-    assert len(keyed_server.requests) > 40 * 2 * 2  # the killed worker's batch was asked again
+    assert sorted(r["sample_id"] for r in rows) == [f"s{i:03d}" for i in range(n)]  # every pair once
+    assert len(server.requests) > n * 2 * 2  # the killed worker's batch was asked again
+
+
+def _panel_workers() -> set[int]:
+    """The live processes of the cluster's panel workers (``ray::PanelWorker``)."""
+    return {pid for pid in _descendants(os.getpid()) if b"PanelWorker" in _cmdline(pid) and not _exited(pid)}
+
+
+def _exited(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] in ("Z", "X")
+    except OSError:
+        return True
 
 
 def _cmdline(pid: int) -> bytes:
@@ -373,7 +400,7 @@ async def test_a_429_seen_by_one_worker_holds_the_other() -> None:
 def test_retry_failed_is_refused_before_any_call(tmp_path: Path) -> None:
     out = tmp_path / "r.jsonl"
     args = ["evaluate", str(DATASET), "--profile", "local", "--engine", "ray", "--out", str(out)]
-    result = _cli(*args, "--resume", "--retry-failed")
+    result = cli(*args, "--resume", "--retry-failed")
     assert result.exit_code == 2
     assert "--retry-failed asks again only the judges that failed" in result.output
     assert not out.exists() and not Path(f"{out}.partial").exists()
@@ -412,18 +439,12 @@ def test_workers_start_before_the_checks_and_stop_when_a_sample_is_bad(cluster: 
     assert engine.running_workers == 0  # stopped with the run
 
 
-def test_a_run_started_early_gives_one_process_results(cluster: None) -> None:
-    rows = [json.loads(line) for line in DATASET.read_text(encoding="utf-8").splitlines() if line.strip()]
-    samples = [ragqa.Sample.model_validate(r) for r in rows]
-    results = []
-    for engine in (None, RayEngine(workers=2, batch_size=7)):
-        container = create_container(None, ["local"])
-        plan = make_plan(container.settings(), metrics=["faithfulness", "hallucination"], dataset="helpdesk")
-        try:
-            results.append(run_sync(Runner(plan, container, engine=engine).arun(samples)).report.results)
-        finally:
-            run_sync(close_container(container))
-    local, spread = results
+def test_a_run_started_early_gives_one_process_results(
+    cluster: None, api_on_ray: tuple[ragqa.Report, ragqa.Report]
+) -> None:
+    """The API's Ray run started its workers before the runner's checking pass (as every run does,
+    see the test above): its results are one process's, object for object."""
+    local, spread = (report.results for report in api_on_ray)
     assert [(r.sample_id, r.metric) for r in spread] == [(r.sample_id, r.metric) for r in local]
     for got, want in zip(spread, local, strict=True):  # the very objects: scores, reasons, details, failures
         assert got.aggregate == want.aggregate

@@ -133,6 +133,8 @@ def test_a_retry_after_seen_by_one_worker_holds_every_worker(tmp_path: Path, mon
         server.script("judge-b", answers)
         (tmp_path / "application.yaml").write_text(BACKOFF_YAML, encoding="utf-8")
         monkeypatch.setenv("FAKE_URL", server.base_url)
+        # 40 samples: the worker that was not told still has about 60 requests to send after the 429, more
+        # than 1.2 s of them at rps 20, so a hold that reached only the told worker would show in the window
         result = _run(tmp_path / "application.yaml", 40)
         arrivals = [r.t for r in server.requests]
     assert [s.n_scored for s in result.report.summaries] == [40]

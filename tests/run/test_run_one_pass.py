@@ -261,14 +261,69 @@ def test_the_offsets_take_4_bytes_a_pair_until_the_partial_file_passes_4_gib() -
     assert [offsets[i] for i in range(4)] == [-1, 0, 2**32 - 2, 2**32 + 5]
 
 
-def test_a_sequence_still_takes_its_fingerprint_before_scoring(container: Container) -> None:
-    plan = make_plan(container.settings(), metrics=METRICS, dataset="list", outputs=[], no_cache=True)
-    samples = [
-        Sample(id=f"s{i}", user_input="Q?", response="A.", retrieved_contexts=["c"], reference="r") for i in range(4)
+def _listed(n: int) -> list[Sample]:
+    return [
+        Sample(
+            id=f"s{i}",
+            user_input="Q?",
+            response="A. Ünïcode “quotes”\tand \\ tabs",
+            retrieved_contexts=["c", "ж"],
+            reference="r",
+        )
+        for i in range(n)
     ]
+
+
+def test_a_sequence_run_with_a_results_file_still_takes_its_fingerprint_before_scoring(
+    container: Container, tmp_path: Path
+) -> None:
+    from ragqa.render import renderer_for
+    from ragqa.run.plan import Output
+
+    out = tmp_path / "out.jsonl"
+    plan = make_plan(container.settings(), metrics=METRICS, dataset="list", outputs=[Output(out, renderer_for(out))])
+    samples = _listed(4)
     prepared = Runner(plan, container).prepare(samples)
-    assert prepared.pending is None and prepared.fingerprint == dataset_fingerprint(samples)
+    assert prepared.pending is None and prepared.fingerprint == dataset_fingerprint(samples)  # the .partial header's
     assert list(prepared.labels) == ["s0", "s1", "s2", "s3"] and prepared.tally is not None
+
+
+def test_a_sequence_run_without_a_results_file_takes_the_same_fingerprint_on_the_scoring_pass(
+    container: Container,
+) -> None:
+    """Nothing reads it before the run ends: the checking pass leaves it to the scoring pass, the same bytes hashed."""
+    plan = make_plan(container.settings(), metrics=METRICS, dataset="list", outputs=[], no_cache=True)
+    samples = _listed(4)
+    prepared = Runner(plan, container).prepare(samples)
+    assert prepared.pending is not None and prepared.fingerprint == ""
+    assert list(prepared.labels) == ["s0", "s1", "s2", "s3"] and prepared.tally is not None
+    todo = list(prepared.todo(plan.metrics))
+    assert [position for position, _, _ in todo] == [0, 1, 2, 3]
+    assert prepared.pending is None and prepared.fingerprint == dataset_fingerprint(samples)
+
+
+async def test_a_whole_sequence_run_without_a_results_file_ends_with_the_fingerprint(container: Container) -> None:
+    plan = make_plan(container.settings(), metrics=METRICS, dataset="list", outputs=[], no_cache=True)
+    samples = _listed(5)
+    runner = Runner(plan, container, keep_results=False)
+    result = await runner.arun(samples)
+    assert result.report.summaries and runner.prepared is not None
+    assert runner.prepared.pending is None and runner.prepared.fingerprint == dataset_fingerprint(samples)
+
+
+def test_a_sequence_fingerprint_left_unread_is_finished_on_demand(container: Container) -> None:
+    plan = make_plan(container.settings(), metrics=METRICS, dataset="list", outputs=[], no_cache=True)
+    samples = _listed(3)
+    prepared = Runner(plan, container).prepare(samples)
+    next(prepared.todo(plan.metrics))  # a run stopped after its first sample
+    assert prepared.finish_fingerprint() == dataset_fingerprint(samples) == prepared.fingerprint
+
+
+def test_a_sharded_sequence_run_takes_its_fingerprint_before_scoring(container: Container) -> None:
+    samples = _listed(6)
+    sharded = make_plan(container.settings(), metrics=METRICS, dataset="list", outputs=[], shard="1/2")
+    prepared = Runner(sharded, container).prepare(samples)
+    assert prepared.pending is None and prepared.fingerprint == dataset_fingerprint(samples)  # of every shard
 
 
 async def test_a_resumed_run_reads_the_dataset_once_before_scoring_and_estimates_only_the_missing_pairs(

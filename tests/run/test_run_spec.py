@@ -129,15 +129,28 @@ def test_records_round_trip_with_nan_failures_and_usage():
         metric="noise_sensitivity(mode=relevant)",
         direction="lower",
         judges=[
-            JudgeOutcome(judge_id="a", score=MetricScore(value=0.25, reason="r", details={"v": [1, 0]}),
-                         usage=Usage(calls=2, prompt_tokens=10, cost=0.5), latency_s=0.1),
+            JudgeOutcome(
+                judge_id="a",
+                score=MetricScore(value=0.25, reason="r", details={"v": [1, 0]}),
+                usage=Usage(calls=2, prompt_tokens=10, cost=0.5),
+                latency_s=0.1,
+            ),
             JudgeOutcome(judge_id="b", score=MetricScore(value=math.nan, reason="no statements")),
-            JudgeOutcome(judge_id="c", failure=JudgeFailure(judge_id="c", metric="noise_sensitivity(mode=relevant)",
-                                                           sample_id="s1", step="nli", error_type="JudgeTimeout",
-                                                           message="timed out")),
+            JudgeOutcome(
+                judge_id="c",
+                failure=JudgeFailure(
+                    judge_id="c",
+                    metric="noise_sensitivity(mode=relevant)",
+                    sample_id="s1",
+                    step="nli",
+                    error_type="JudgeTimeout",
+                    message="timed out",
+                ),
+            ),
         ],
-        aggregate=Aggregate(value=0.25, strategy="mean", spread=0.0, n_ok=1, n_nan=1, n_failed=1, quorum=1,
-                            quorum_met=True),
+        aggregate=Aggregate(
+            value=0.25, strategy="mean", spread=0.0, n_ok=1, n_nan=1, n_failed=1, quorum=1, quorum_met=True
+        ),
     )
     record = json.loads(json.dumps(result_record(result), allow_nan=False))
     again = read_result_record(record)
@@ -159,8 +172,14 @@ def test_renderers_are_picked_by_suffix_and_unknown_ones_are_refused(tmp_path):
         "j",
         {
             "statements": [{"statements": ["a", "b"]}],
-            "nli": [{"verdicts": [{"statement": "a", "reason": "r", "verdict": 1},
-                                  {"statement": "b", "reason": "r", "verdict": 0}]}],
+            "nli": [
+                {
+                    "verdicts": [
+                        {"statement": "a", "reason": "r", "verdict": 1},
+                        {"statement": "b", "reason": "r", "verdict": 0},
+                    ]
+                }
+            ],
         },
     )
     sample = make_sample(id="s1", user_input="q", response="a. b.", retrieved_contexts=["ctx"])
