@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -191,14 +192,19 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
-    """Stop the shared Ray cluster after a test that used it when the next test does not."""
-    yield
-    if CLUSTER_FIXTURE in getattr(item, "fixturenames", ()) and (
-        nextitem is None or CLUSTER_FIXTURE not in getattr(nextitem, "fixturenames", ())
-    ):
-        import _ray_cluster  # imports ray: an optional extra
+    """Stop the shared Ray cluster after a test that used it when the next test does not.
 
-        _ray_cluster.stop_cluster()
+    Only a process that imported ``_ray_cluster`` (the fixture does, once ray is installed) can have
+    started one: without the ray extra the fixture skips and there is nothing to stop.
+    """
+    yield
+    started = sys.modules.get("_ray_cluster")
+    if (
+        started is not None
+        and CLUSTER_FIXTURE in getattr(item, "fixturenames", ())
+        and (nextitem is None or CLUSTER_FIXTURE not in getattr(nextitem, "fixturenames", ()))
+    ):
+        started.stop_cluster()
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

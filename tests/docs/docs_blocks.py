@@ -13,6 +13,9 @@ Collected from fenced blocks tagged ``bash``, ``sh``, ``shell`` or ``console`` i
   - ``<!-- docs-test: skip=REASON -->``: the block cannot run in a test (REASON says why).
   - ``<!-- docs-test: args=ARGS -->``: append ``ARGS`` to every command of the block (a
     benchmark's small-size option, so the documented command runs in seconds).
+  - ``<!-- docs-test: needs=MODULE[,MODULE] -->``: the block needs an optional extra (``pyarrow``
+    for Parquet): with one of the modules not installed, as after the README's ``pip install``,
+    its commands are skipped, saying which; with them installed they run.
   - ``<!-- docs-test: overrides=off -->``: run without the ``RAGQA__...`` overrides that send
     the base URLs to the docs test's fake server, for commands that start their own server
     (the example pytest suite).
@@ -30,7 +33,7 @@ REPO = Path(__file__).resolve().parents[2]
 SHELL_TAGS = frozenset({"bash", "sh", "shell", "console"})
 _FENCE = re.compile(r"^(?P<indent> *)(?P<fence>`{3,}|~{3,})\s*(?P<info>[^`]*)$")
 _MARKER = re.compile(r"^\s*<!--\s*docs-test:\s*(?P<key>[a-z]+)=(?P<value>.*?)\s*-->\s*$")
-_KEYS = frozenset({"exit", "skip", "args", "overrides"})
+_KEYS = frozenset({"exit", "skip", "args", "overrides", "needs"})
 
 
 @dataclass(frozen=True)
@@ -46,6 +49,7 @@ class DocCommand:
         args: extra arguments the test appends (``""`` when none).
         section: the heading of the section the block is in (``""`` before any heading).
         overrides: whether the ``RAGQA__...`` overrides pointing at the fake server apply.
+        needs: top-level modules of optional extras the command needs (``()`` when none).
     """
 
     path: str
@@ -56,6 +60,7 @@ class DocCommand:
     args: str = ""
     section: str = ""
     overrides: bool = True
+    needs: tuple[str, ...] = ()
 
     @property
     def id(self) -> str:
@@ -228,6 +233,7 @@ def commands_in(path: Path, root: Path = REPO) -> list[DocCommand]:
                     args=marks.get("args", ""),
                     section=section,
                     overrides=marks.get("overrides", "on") == "on",
+                    needs=tuple(name.strip() for name in marks.get("needs", "").split(",") if name.strip()),
                 )
                 for (number, command), code in zip(found, codes, strict=True)
             )

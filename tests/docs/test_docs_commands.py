@@ -18,6 +18,7 @@ order; files run side by side (see :class:`DocsRunner`).
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import shutil
 import subprocess
@@ -70,7 +71,7 @@ class DocsRunner:
         by_file: dict[str, list[tuple[DocCommand, str, str]]] = {}
         for command in commands:
             script = script_for(command)
-            if command.skip is not None or script is None:
+            if command.skip is not None or script is None or missing_extras(command):
                 continue
             key = (SANDBOX_VARIANT.get(command.path, "default"), script, command.overrides)
             by_file.setdefault(command.path, []).append((command, script, owner.setdefault(key, command.id)))
@@ -125,6 +126,11 @@ class DocsRunner:
         return Outcome(proc.returncode, proc.stdout, proc.stderr, mine)
 
 
+def missing_extras(command: DocCommand) -> list[str]:
+    """The modules of ``command.needs`` that this environment cannot import (its optional extras)."""
+    return [name for name in command.needs if importlib.util.find_spec(name) is None]
+
+
 @pytest.fixture(scope="module")
 def docs_server() -> Iterator[FakeOpenAIServer]:
     with FakeOpenAIServer() as server:
@@ -176,6 +182,8 @@ AFTER: dict[str, Callable[[Path, Outcome], None]] = {
 def test_documented_command_runs(command: DocCommand, runner: DocsRunner) -> None:
     if command.skip is not None:
         pytest.skip(f"marked in the docs: {command.skip}")
+    if missing := missing_extras(command):
+        pytest.skip(f"needs {', '.join(missing)}, an optional extra that is not installed (docs-test: needs=)")
     script = script_for(command)
     assert script is not None, (
         f"{command.id} only creates or installs into a virtual environment, which cannot run in a test: "
@@ -301,3 +309,17 @@ def test_the_sandbox_hides_the_optional_extras_as_an_absent_install_would(tmp_pa
         f"{[None] * len(HIDDEN_EXTRAS)} hashing",
         *(f"ImportError {n}" for n in HIDDEN_EXTRAS),
     ]
+
+
+def test_a_block_that_needs_an_extra_names_it_and_is_skipped_without_it(tmp_path: Path) -> None:
+    doc = tmp_path / "doc.md"
+    doc.write_text(
+        "<!-- docs-test: needs=json, surely_not_installed_xyz -->\n```bash\nragqa metrics\n```\n\n"
+        "```bash\nragqa --version\n```\n",
+        encoding="utf-8",
+    )
+    needing, plain = commands_in(doc, tmp_path)
+    assert needing.needs == ("json", "surely_not_installed_xyz") and plain.needs == ()
+    assert missing_extras(needing) == ["surely_not_installed_xyz"] and missing_extras(plain) == []
+    parquet = [c for c in COMMANDS if "--out results.parquet" in c.command]
+    assert parquet and all(c.needs == ("pyarrow",) for c in parquet)  # the README's install has no pyarrow
