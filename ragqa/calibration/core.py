@@ -15,6 +15,7 @@ from ragqa.calibration.stats import (
     Interval,
     LabelKind,
     as_floats,
+    auroc_along,
     auroc_groups,
     best_threshold,
     bootstrap_ci,
@@ -150,9 +151,10 @@ def _judge_row(
         if pos.size and neg.size:
             row["auroc"] = auroc_groups(sign * pos, sign * neg)
             row["auroc_ci"] = bootstrap_ci(
-                lambda p, q: auroc_groups(sign * p, sign * q),
+                lambda p, q, axis: auroc_along(sign * p, sign * q, axis=axis),
                 [pos, neg],
                 paired=False,
+                vectorized=True,
                 confidence=confidence,
                 n_resamples=n_resamples,
                 seed=seed,
