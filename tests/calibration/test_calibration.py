@@ -163,10 +163,10 @@ def test_the_vectorised_auroc_bootstrap_gives_the_per_resample_interval_bit_for_
             pos, neg = rng.random(n_pos), rng.random(n_neg)
         sign = -1.0 if case % 2 else 1.0
         one_by_one = bootstrap_ci(
-            lambda p, q: auroc_groups(sign * p, sign * q), [pos, neg], paired=False, n_resamples=100, seed=case
+            lambda p, q, s=sign: auroc_groups(s * p, s * q), [pos, neg], paired=False, n_resamples=100, seed=case
         )
         together = bootstrap_ci(
-            lambda p, q, axis: auroc_along(sign * p, sign * q, axis=axis),
+            lambda p, q, axis, s=sign: auroc_along(s * p, s * q, axis=axis),
             [pos, neg],
             paired=False,
             n_resamples=100,
