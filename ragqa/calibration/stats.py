@@ -168,7 +168,7 @@ def best_threshold(
 
 
 def bootstrap_ci(
-    statistic: Callable[..., float],
+    statistic: Callable[..., float | npt.NDArray[np.float64]],
     samples: Sequence[npt.NDArray[np.float64]],
     *,
     paired: bool,
@@ -183,7 +183,8 @@ def bootstrap_ci(
     percentiles.
 
     Args:
-        statistic: a function of the (resampled) arrays returning a float.
+        statistic: a function of the (resampled) arrays returning a float (with ``vectorized``, one
+            float per resample along ``axis``).
         samples: the data arrays; with ``paired`` the same indices are drawn from each
             (one array per variable of the same samples), else each is resampled on its own
             (independent groups, e.g. the two classes: a stratified bootstrap).
