@@ -24,7 +24,8 @@ scoring the first ``--samples`` samples of ``examples/datasets/it_helpdesk.jsonl
 timeout: 10 attempts, backoff 2 s x 5, timeout 60 s); the others with the short settings of
 :data:`YAML`. Every fault run is paired with a healthy run of the same settings made just
 before it (the baseline is measured alternately with each fault, ``--repeats`` pairs each), so
-the load of a shared machine hits both alike.
+the load of a shared machine hits both alike. ``--no-baseline`` runs the faults alone (half the
+runs), for their outcome columns; the healthy and extra wall-time columns then show ``-``.
 
 Per fault the table gives the outcomes scored, the outcomes typed as failed (a ``JudgeError``
 subclass), those lost or duplicated (must be 0: every (sample, metric, judge) appears exactly
@@ -35,6 +36,7 @@ Run::
     python benchmarks/fault_matrix.py                           # every fault, 50 samples
     python benchmarks/fault_matrix.py --faults refused --samples 20
     python benchmarks/fault_matrix.py --faults burst,restart --repeats 2
+    python benchmarks/fault_matrix.py --faults restart --no-baseline   # outcomes only, no healthy runs
 """
 
 from __future__ import annotations
@@ -101,7 +103,7 @@ ragqa:
 @dataclass
 class Row:
     fault: str
-    baseline_s: float
+    baseline_s: float | None
     expected: int
     scored: int
     failed: int
@@ -302,7 +304,7 @@ def run_cli(
                     untyped += failure["error_type"] not in TYPED
     return Row(
         fault=fault,
-        baseline_s=0.0,
+        baseline_s=None,
         expected=len(expected),
         scored=scored,
         failed=failed,
@@ -329,6 +331,11 @@ def main() -> None:
         help="request timeout of the faults run with ragqa's defaults, seconds (default: ragqa's own, 60 s)",
     )
     parser.add_argument("--repeats", type=int, default=1, help="healthy/fault pairs per fault (default 1)")
+    parser.add_argument(
+        "--no-baseline",
+        action="store_true",
+        help="run each fault without its paired healthy run (half the runs; no wall-time comparison)",
+    )
     parser.add_argument("--verbose", action="store_true", help="show the CLI's output")
     args = parser.parse_args()
     faults = [f.strip() for f in args.faults.split(",") if f.strip()]
@@ -351,19 +358,20 @@ def main() -> None:
         for fault in faults:
             defaults = fault in WITH_DEFAULTS
             for _ in range(max(1, args.repeats)):
-                healthy = run_cli(
-                    workdir, "healthy", prepare("healthy", srv, keyed, dead_url, restarter), args, defaults=defaults
-                )
+                healthy = None
+                if not args.no_baseline:
+                    ready = prepare("healthy", srv, keyed, dead_url, restarter)
+                    healthy = run_cli(workdir, "healthy", ready, args, defaults=defaults)
                 row = run_cli(workdir, fault, prepare(fault, srv, keyed, dead_url, restarter), args, defaults=defaults)
-                row.baseline_s = healthy.wall_s
                 if fault == "restart":
                     row.note = f"{restarter.requests_after_restart()} requests to judge-d after its restart"
-                if healthy.scored != healthy.expected:
-                    row.note += f" (the healthy run scored only {healthy.scored})"
+                if healthy is not None:
+                    row.baseline_s = healthy.wall_s
+                    if healthy.scored != healthy.expected:
+                        row.note += f" (the healthy run scored only {healthy.scored})"
                 rows.append(row)
-                print(
-                    f"... {fault}: healthy {healthy.wall_s:.1f}s, fault {row.wall_s:.1f}s", file=sys.stderr, flush=True
-                )
+                paired = f"healthy {healthy.wall_s:.1f}s, " if healthy is not None else ""
+                print(f"... {fault}: {paired}fault {row.wall_s:.1f}s", file=sys.stderr, flush=True)
     print(
         f"{args.samples} samples x {len(args.metrics.split(','))} metrics ({args.metrics}) x 4 judges; "
         f"latency {args.latency:g}s, timeout {args.timeout:g}s "
@@ -377,9 +385,10 @@ def main() -> None:
     )
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for r in rows:
+        base, extra = ("-", "-") if r.baseline_s is None else (f"{r.baseline_s:.1f}", f"{r.wall_s - r.baseline_s:+.1f}")
         print(
             f"| {r.fault} | {r.expected} | {r.scored} | {r.failed - r.untyped} | {r.untyped} | {r.lost} | "
-            f"{r.duplicated} | {r.baseline_s:.1f} | {r.wall_s:.1f} | {r.wall_s - r.baseline_s:+.1f} | {r.exit_code} |"
+            f"{r.duplicated} | {base} | {r.wall_s:.1f} | {extra} | {r.exit_code} |"
         )
     print()
     for r in rows:
