@@ -30,6 +30,8 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+from _fake_server import fake_server  # a sibling of this script: the server without importing ragqa here
+
 ROOT = Path(__file__).resolve().parent.parent
 
 LOCAL_YAML = """
@@ -91,9 +93,7 @@ def judges_config(args: argparse.Namespace, folder: Path) -> Iterator[Path]:
         config.write_text(LOCAL_YAML.format(judges=judges, window=args.window), encoding="utf-8")
         yield config
         return
-    from ragqa.testing.server import fake_openai_server_process
-
-    with fake_openai_server_process(latency_s=args.latency, responder="ragqa") as base_url:
+    with fake_server(latency_s=args.latency, responder="ragqa") as base_url:
         judges = "\n".join(f"        - {{id: judge-{j}, group: fake}}" for j in range(args.judges))
         text = FAKE_YAML.format(base_url=base_url, judges=judges, window=args.window, in_flight=args.max_in_flight)
         config.write_text(text, encoding="utf-8")

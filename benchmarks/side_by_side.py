@@ -41,6 +41,7 @@ Run::
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gc
 import json
 import os
@@ -53,6 +54,8 @@ import time
 import urllib.request
 from pathlib import Path
 from typing import Any
+
+from _fake_server import fake_server  # a sibling of this script: python -m ragqa.testing.server in a child
 
 HERE = Path(__file__).resolve().parent
 METRICS = [
@@ -240,21 +243,13 @@ def run_contender(name: str, job: dict[str, Any], python: str | None, folder: Pa
     return result
 
 
-def server(latency: float, log: Path) -> tuple[subprocess.Popen[str], str]:
-    """Start ``python -m ragqa.testing.server`` (ragqa prompts by the local judge's rules, others by placeholders).
+def server(stack: contextlib.ExitStack, latency: float, log: Path) -> str:
+    """Start the fake server until ``stack`` closes (ragqa prompts by the local judge's rules, others by placeholders).
 
     Its stderr goes to ``log``: aiohttp logs a client that closes a kept-alive connection as an error.
+    Every judge asks the same prompts, so it memoises (the local judge's rules run once per distinct prompt).
     """
-    cmd = [sys.executable, "-m", "ragqa.testing.server", "--latency", str(latency), "--responder", "ragqa+foreign"]
-    cmd.append("--memo")  # every judge asks the same prompts: the local judge's rules run once per distinct prompt
-    with log.open("w", encoding="utf-8") as err:
-        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=err, text=True)
-    assert proc.stdout is not None
-    line = proc.stdout.readline().strip()
-    if not line.startswith("READY "):
-        proc.terminate()
-        raise RuntimeError(f"fake server did not start: {line!r}")
-    return proc, line.split(" ", 1)[1]
+    return stack.enter_context(fake_server(latency, "ragqa+foreign", memo=True, log=log))
 
 
 def contenders(args: argparse.Namespace, config: Path) -> list[tuple[str, str | None, str | None]]:
@@ -296,31 +291,24 @@ def main() -> None:
         return
 
     samples = make_samples(args.samples, args.contexts)
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory() as tmp, contextlib.ExitStack() as servers:
         folder = Path(tmp)
-        quick, quick_url = server(0.0, folder / "count-server.log")  # the call-count pass: no latency
+        quick_url = server(servers, 0.0, folder / "count-server.log")  # the call-count pass: no latency
         # At latency 0 the timed server would be a copy of this one: ragqa's workers read the
         # timed run's counters themselves, so they share it (RAGAS's worker does not: it gets its own).
-        servers = [quick]
         if args.latency == 0 and not args.ragas_python:
             timed_url = quick_url
         else:
-            timed, timed_url = server(args.latency, folder / "timed-server.log")
-            servers.append(timed)
-        try:
-            count_config = settings_file(folder / "count", quick_url, args.judges, args.concurrency)
-            config = settings_file(folder, timed_url, args.judges, args.concurrency, args.samples_in_flight)
-            runners = contenders(args, config)
-            timed_rows = {}
-            for name, plan, python in runners:
-                job = {"samples": samples, "metrics": METRICS, "plan": plan, "judges": args.judges}
-                job |= {"config": str(config), "base_url": timed_url, "concurrency": args.concurrency}
-                job |= {"count_config": str(count_config), "count_url": quick_url, "count_samples": args.count_samples}
-                timed_rows[name] = run_contender(name, job, python, folder)
-        finally:
-            for proc in servers:
-                proc.terminate()
-                proc.wait(timeout=10)
+            timed_url = server(servers, args.latency, folder / "timed-server.log")
+        count_config = settings_file(folder / "count", quick_url, args.judges, args.concurrency)
+        config = settings_file(folder, timed_url, args.judges, args.concurrency, args.samples_in_flight)
+        runners = contenders(args, config)
+        timed_rows = {}
+        for name, plan, python in runners:
+            job = {"samples": samples, "metrics": METRICS, "plan": plan, "judges": args.judges}
+            job |= {"config": str(config), "base_url": timed_url, "concurrency": args.concurrency}
+            job |= {"count_config": str(count_config), "count_url": quick_url, "count_samples": args.count_samples}
+            timed_rows[name] = run_contender(name, job, python, folder)
 
     print(
         f"\n{args.samples} samples x {len(METRICS)} metrics x {args.judges} judges, {args.contexts} contexts, "

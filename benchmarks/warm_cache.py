@@ -27,6 +27,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from _fake_server import fake_server  # a sibling of this script: the server without importing ragqa here
+
 ROOT = Path(__file__).resolve().parent.parent
 
 CONFIG = """
@@ -88,12 +90,10 @@ def main() -> None:
     parser.add_argument("--max-in-flight", type=int, default=64, help="calls in flight (one provider)")
     parser.add_argument("--window", type=int, default=64, help="samples in flight")
     args = parser.parse_args()
-    from ragqa.testing.server import fake_openai_server_process
-
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
     with (
         tempfile.TemporaryDirectory() as tmp,
-        fake_openai_server_process(latency_s=args.latency, responder="ragqa") as base_url,
+        fake_server(latency_s=args.latency, responder="ragqa") as base_url,
     ):
         folder = Path(tmp)
         judges = "\n".join(f"        - {{id: judge-{j}, group: fake}}" for j in range(args.judges))
