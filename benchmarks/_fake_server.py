@@ -4,19 +4,20 @@ It runs ``python -m ragqa.testing.server`` (:mod:`ragqa.testing.process`), as
 :func:`ragqa.testing.server.fake_openai_server_process` does, and yields the base URL the child
 prints (``READY <url>``). A benchmark whose own process only starts other processes (the runs it
 measures are children) uses this one: importing ``ragqa.testing.server`` would cost its process
-about 1.3 CPU seconds (ragqa, aiohttp and the local judge's rules) for nothing.
+about 1.3 CPU seconds (ragqa, aiohttp and the local judge's rules) for nothing, which is why
+this does not reuse ``fake_openai_server_process``.
 """
 
 from __future__ import annotations
 
+import contextlib
 import subprocess
 import sys
 from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 
-@contextmanager
+@contextlib.contextmanager
 def fake_server(
     latency_s: float = 0.0, responder: str = "ragqa", *, memo: bool = False, log: Path | None = None
 ) -> Iterator[str]:
@@ -33,23 +34,13 @@ def fake_server(
         RuntimeError: the child did not print ``READY <url>`` as its first line.
     """
     cmd = [sys.executable, "-m", "ragqa.testing.server", "--latency", str(latency_s), "--responder", responder]
-    if memo:
-        cmd.append("--memo")
-    if log is None:
-        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
-    else:
-        with log.open("w", encoding="utf-8") as err:
-            proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=err, text=True)
-    try:
+    cmd += ["--memo"] if memo else []
+    with contextlib.ExitStack() as stack:
+        err = stack.enter_context(log.open("w", encoding="utf-8")) if log is not None else None
+        proc = stack.enter_context(subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=err, text=True))
+        stack.callback(proc.terminate)  # runs before Popen's exit, which waits for the child
         assert proc.stdout is not None
-        line = proc.stdout.readline().strip()
-        if not line.startswith("READY "):
-            raise RuntimeError(f"fake server did not start: {line!r}")
-        yield line.split(" ", 1)[1]
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=60)
-        except subprocess.TimeoutExpired:  # a child too slow to stop (a loaded machine) is killed
-            proc.kill()
-            proc.wait()
+        ready = proc.stdout.readline().strip()
+        if not ready.startswith("READY "):
+            raise RuntimeError(f"fake server did not start: {ready!r}")
+        yield ready.removeprefix("READY ")
