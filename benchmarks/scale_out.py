@@ -23,6 +23,7 @@ the steadier number; the wall ratio needs free cores.
     python benchmarks/scale_out.py --case server --samples 200 --latency 0.2 --rps 100 --max-in-flight 32
     python benchmarks/scale_out.py --samples 20000 --no-shards --workers 2   # the issue's target run
     python benchmarks/scale_out.py --samples 20000 --no-shards --workers 2 --results-file   # as ragqa evaluate --out
+    python benchmarks/scale_out.py --samples 20000 --no-shards --workers 2 --rounds 5   # alternating, medians
 
 ``--results-file`` streams every in-process way's results to a ``.jsonl`` file, as ``ragqa evaluate
 --out`` does (the driver then also writes each result's line). ``--profile DIR`` writes cProfile
@@ -154,7 +155,23 @@ def main() -> None:
     parser.add_argument("--results-file", action="store_true", help="stream the results to a .jsonl file (--out)")
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 2], help="the Ray runs' worker counts")
     parser.add_argument("--profile", type=Path, help="write profiles of the driver and the workers to this folder")
+    parser.add_argument(
+        "--rounds",
+        type=int,
+        default=1,
+        help="local case: alternate one process (each in a fresh child, cold caches) and the Ray runs this "
+        "many times; prints each round's wall ratio and the medians",
+    )
+    parser.add_argument("--one-process-child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.one_process_child:
+        _one_process_child(args)
+        return
+    if args.rounds > 1:
+        if args.case != "local" or args.profile is not None or not args.no_shards:
+            parser.error("--rounds takes the local case with --no-shards and no --profile")
+        _rounds(args)
+        return
     if args.profile is not None:
         _ray_profile.install(args.profile)
     print(f"load: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f}, {os.cpu_count()} CPUs")
@@ -209,6 +226,53 @@ def main() -> None:
             ray.shutdown()
         if args.profile is not None:
             _print_phases(_ray_profile.worker_phases(args.profile))
+
+
+def _one_process_child(args: argparse.Namespace) -> None:
+    """One round's one-process run, in this fresh process: its wall, means and CPU as one JSON line."""
+    with tempfile.TemporaryDirectory() as folder:
+        wall, means, cpu = Case(args, Path(folder), None).run(None)
+    print(json.dumps({"wall": wall, "means": means, "cpu": cpu}))
+
+
+def _rounds(args: argparse.Namespace) -> None:
+    """``--rounds N``: one process and each Ray run, alternating, N times; each round's ratio and the medians.
+
+    Every one-process run is a fresh child (``--one-process-child``) so that each starts with cold
+    caches, as every Ray worker does (in one driver process a second run would reuse the local
+    judge's caches of the first). The child times its run as the in-process way does (from the
+    runner's start, without Python's start-up), and the Ray runs' wall includes starting their
+    workers. The cluster stays up across rounds (its idle daemons run during the one-process runs).
+    """
+    child = [sys.executable, str(Path(__file__).resolve()), "--one-process-child", "--samples", str(args.samples)]
+    if args.results_file:
+        child.append("--results-file")
+    print(f"load: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f}, {os.cpu_count()} CPUs")
+    walls: dict[str, list[float]] = {"one process": [], **{f"ray, {w} worker(s)": [] for w in args.workers}}
+    with tempfile.TemporaryDirectory() as folder:
+        case = Case(args, Path(folder), None)
+        connect(None, num_cpus=args.cpus)
+        try:
+            for round_ in range(1, args.rounds + 1):
+                done = subprocess.run(child, check=True, capture_output=True, text=True)
+                one = json.loads(done.stdout.strip().splitlines()[-1])
+                walls["one process"].append(one["wall"])
+                cells = [f"one process {one['wall']:.1f} s"]
+                for workers in args.workers:
+                    wall, means, _ = case.run(RayEngine(workers=workers, batch_size=args.batch_size))
+                    same = "" if means == one["means"] else f" OTHER MEANS {means} vs {one['means']}"
+                    walls[f"ray, {workers} worker(s)"].append(wall)
+                    cells.append(f"ray {workers} worker(s) {wall:.1f} s = {wall / one['wall']:.2f} x{same}")
+                load = os.getloadavg()[0]
+                print(f"round {round_}: " + ", ".join(cells) + f"  (load {load:.2f})")
+        finally:
+            ray.shutdown()
+    base = walls.pop("one process")
+    print(f"median of {args.rounds} rounds: one process {statistics.median(base):.1f} s", end="")
+    for name, values in walls.items():
+        ratios = [w / b for w, b in zip(values, base, strict=True)]
+        print(f", {name} {statistics.median(values):.1f} s = median ratio {statistics.median(ratios):.2f} x", end="")
+    print()
 
 
 def _print_phases(workers: list[dict[str, Any]]) -> None:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import itertools
 import os
+import re
 import shutil
 import sys
 from collections.abc import Iterator
@@ -205,6 +207,51 @@ def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> 
         and (nextitem is None or CLUSTER_FIXTURE not in getattr(nextitem, "fixturenames", ()))
     ):
         started.stop_cluster()
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """Leave the modules of :data:`SLOW_MODULES` uncollected when the ``-m`` expression can select none of their tests.
+
+    Every test of such a module is marked ``slow`` (:func:`pytest_collection_modifyitems`), so under
+    ``-m "not slow"`` collecting it (importing and rewriting the module in every xdist worker,
+    seconds) only ends in deselecting it. The tests that run are the same; the summary's
+    ``deselected`` count no longer includes them.
+    """
+    if collection_path.suffix == ".py" and collection_path.stem in SLOW_MODULES and _never_selects_slow(config):
+        return True
+    return None
+
+
+def _never_selects_slow(config: pytest.Config) -> bool:
+    """True when the ``-m`` expression is false for a ``slow`` test whatever other marks it carries.
+
+    Evaluated with pytest's own parser of ``-m`` for every combination of the other mark names the
+    expression uses; an expression this cannot read (marks with arguments, a pytest without that
+    parser) counts as selecting: the modules are then collected and deselected as usual.
+    """
+    markexpr = str(config.getoption("markexpr", "") or "")
+    names = sorted(set(re.findall(r"[A-Za-z_][\w.]*", markexpr)) - {"and", "or", "not", "slow"})
+    if not markexpr or "=" in markexpr or len(names) > 6:
+        return False
+    try:
+        from _pytest.mark.expression import Expression  # pytest's -m grammar; not public, hence the fallback
+
+        expression = Expression.compile(markexpr)
+        for values in itertools.product((False, True), repeat=len(names)):
+            if expression.evaluate(_marks_matcher({**dict(zip(names, values, strict=True)), "slow": True})):
+                return False
+    except Exception:  # any doubt: collect, as pytest would
+        return False
+    return True
+
+
+def _marks_matcher(marks: dict[str, bool]) -> Any:
+    """A matcher for pytest's ``Expression.evaluate``: a test carrying exactly the true ``marks``."""
+
+    def matcher(name: str, /, **kwargs: Any) -> bool:
+        return marks.get(name, False)
+
+    return matcher
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
