@@ -22,6 +22,7 @@ from factories import CASCADE_PANEL_YAML, application_yaml
 
 from ragqa.aggregate import aggregate
 from ragqa.calibration import calibrate
+from ragqa.calibration import cascade as cascade_fit
 from ragqa.calibration.cascade import (
     MARGINS,
     SPREADS,
@@ -221,39 +222,37 @@ def test_each_rule_of_the_grid_escalates_what_escalation_escalates() -> None:
     assert reasons >= {None, "unscored", "split", "spread", "margin", "interval", "on the margin", "on the spread"}
 
 
-def _fit_by_escalation(items: list[CascadeItem], *, threshold: float) -> tuple[object, ...]:
-    """The fit as it was made before ``_facts``: escalation() per item and rule of the grid, default target.
+class _Read(tuple):  # type: ignore[type-arg]
+    """What ``_facts`` read of an item, with the item itself (for escalation() in the test's ``_escalates``)."""
 
-    Returns ``(rule, n, target, agreement, full_agreement, tier2_share, escalation_rate, reached)``.
-    """
-    items = [i if i.threshold is not None else dataclasses.replace(i, threshold=threshold) for i in items]
-    used = [i for i in items if i.label is not None and math.isfinite(i.full)]
-    full_agreement = sum(passes(i.full, i.threshold, i.direction) == i.label for i in used) / len(used)  # type: ignore[arg-type]
-    goal = full_agreement - 0.01
-    total = sum(i.tier2_calls for i in used) or 1
-    best = None
-    for spread, margin, split in itertools.product(SPREADS, MARGINS, (False, True)):
-        rule = CascadeRule(spread=spread, margin=margin, split=split, interval=True)
-        calls = agree = escalated = 0
-        for item in used:
-            up = escalation(item.values, item.tier1, item.threshold, item.direction, rule) is not None
-            value = item.full if up else item.tier1
-            agree += passes(value, item.threshold, item.direction) == item.label  # type: ignore[arg-type]
-            calls += item.tier2_calls if up else 0
-            escalated += up
-        share, agreement = calls / total, agree / len(used)
-        if agreement + 1e-12 < goal:
-            continue
-        key = (share, -agreement, -margin)
-        if best is None or key < best[:3]:
-            best = (share, -agreement, -margin, rule, escalated / len(used))
-    assert best is not None  # the full panel's own verdicts reach the default target
-    share, neg_agreement, _, rule, rate = best
-    return rule, len(used), goal, -neg_agreement, full_agreement, share, rate, True
+    item: CascadeItem
 
 
-def test_the_fit_is_the_one_escalation_per_item_and_rule_gives() -> None:
+def test_the_fit_is_the_one_escalation_per_item_and_rule_gives(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The fit with escalation() deciding each item under each rule, as before ``_facts``: the same fit, bit for bit."""
     items = _random_items(1, 40)
-    fit = fit_cascade(items, threshold=0.5)
-    got = (fit.rule, fit.n, fit.target, fit.agreement, fit.full_agreement, fit.tier2_share, fit.escalation_rate)
-    assert (*got, fit.reached) == _fit_by_escalation(items, threshold=0.5)
+    fast = fit_cascade(items, threshold=0.5)
+
+    def read(item: CascadeItem) -> _Read:
+        fact = _Read(_facts(item))
+        fact.item = item
+        return fact
+
+    def by_escalation(fact: _Read, spread: float | None, margin: float, split: bool) -> bool:
+        rule = CascadeRule(spread=spread, margin=margin, split=split, interval=True)
+        item = fact.item
+        return escalation(item.values, item.tier1, item.threshold, item.direction, rule) is not None
+
+    monkeypatch.setattr(cascade_fit, "_facts", read)
+    monkeypatch.setattr(cascade_fit, "_escalates", by_escalation)
+    assert fit_cascade(items, threshold=0.5) == fast
+    # and the fit's figures are its rule's (a rule of the grid), counted here from escalation() alone
+    assert fast.reached and fast.rule.margin <= MARGINS[-1]
+    used = [dataclasses.replace(i, threshold=i.threshold or 0.5) for i in items if i.label is not None]
+    up = [escalation(i.values, i.tier1, i.threshold, i.direction, fast.rule) is not None for i in used]
+    cuts = [i.threshold or 0.5 for i in used]
+    verdicts = [passes(i.full if u else i.tier1, c, i.direction) for i, u, c in zip(used, up, cuts, strict=True)]
+    right = [v == i.label for v, i in zip(verdicts, used, strict=True)]
+    assert (fast.n, fast.agreement, fast.escalation_rate) == (len(used), sum(right) / len(used), sum(up) / len(used))
+    escalated_calls = sum(i.tier2_calls for i, u in zip(used, up, strict=True) if u)
+    assert fast.tier2_share == escalated_calls / sum(i.tier2_calls for i in used)
