@@ -35,13 +35,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
+from ragqa._math import finite_mean
 from ragqa.aggregate import STRATEGIES, Strategy, aggregate
 from ragqa.errors import ConfigError
-from ragqa.jury.cascade import FIT_FORMAT, CascadeRule, escalation, interval_contains, tier_one, tier_two
+from ragqa.jury.cascade import FIT_FORMAT, CascadeRule, interval_contains, tier_one, tier_two
 from ragqa.render.atomic import replace_text
 from ragqa.report import Report
 from ragqa.schema import PanelResult
-from ragqa.thresholds import Direction, passes
+from ragqa.thresholds import Direction, passes, straddles
 
 __all__ = ["MARGINS", "SPREADS", "CascadeFit", "CascadeItem", "fit_body", "fit_cascade", "fit_report", "write_fit"]
 
@@ -181,18 +182,17 @@ def fit_cascade(
     full_agreement = sum(v == i.label for v, i in zip(full_verdicts, used, strict=True)) / len(used)
     goal = full_agreement - tolerance if target is None else target
     total = sum(i.tier2_calls for i in used) or 1
-    # the interval check, last of the rule's, depends on no value of the grid: once per item, not once per rule
-    inside = [interval_contains(item.values, _cut(item)) for item in used]
+    # what escalation() reads of an item depends on no value of the grid: read once per item, then each
+    # of the grid's 286 rules is a few comparisons per item (escalation() per item and rule: seconds)
+    facts = [_facts(item) for item in used]
     best: tuple[float, float, float, CascadeRule, float] | None = None
     for spread, margin, split in itertools.product(SPREADS, MARGINS, (False, True)):
         rule = CascadeRule(spread=spread, margin=margin, split=split, interval=True)
-        before = dataclasses.replace(rule, interval=False)
         calls = agree = escalated = 0
-        for item, hit in zip(used, inside, strict=True):
-            up = escalation(item.values, item.tier1, _cut(item), item.direction, before) is not None or hit
-            value = item.full if up else item.tier1
-            agree += passes(value, _cut(item), item.direction) == item.label
-            calls += item.tier2_calls if up else 0
+        for fact in facts:
+            up = _escalates(fact, spread, margin, split)
+            agree += fact[4] if up else fact[5]
+            calls += fact[6] if up else 0
             escalated += up
         share, agreement = calls / total, agree / len(used)
         if agreement + 1e-12 < goal:
@@ -209,9 +209,49 @@ def fit_cascade(
     return CascadeFit(rule, data, threshold, len(used), goal, -neg_agreement, full_agreement, share, rate, reached=True)
 
 
+_Facts = tuple[bool, bool, float, float, bool, bool, int]
+"""What the fit reads of one item (:func:`_facts`)."""
+
+
 def _cut(item: CascadeItem) -> float:
     assert item.threshold is not None  # set by fit_cascade
     return item.threshold
+
+
+def _facts(item: CascadeItem) -> _Facts:
+    """What :func:`~ragqa.jury.cascade.escalation` reads of a labelled item, for any rule of the grid.
+
+    ``(always, straddled, width, distance, agree_up, agree_down, tier2_calls)``: whether it escalates
+    under every rule (``unscored``, or the ``interval`` check, which every fitted rule has on); whether
+    tier 1's values straddle the threshold (``split``); tier 1's spread (max - min of the judges' finite
+    means, ``spread``); ``|tier-1 aggregate - threshold|`` (``margin``); whether the full panel's and tier
+    1's verdicts agree with the label; the tier-2 calls escalating costs (read by :func:`_escalates`).
+    """
+    cut = _cut(item)
+    finite = [m for m in (finite_mean(v) for v in item.values) if math.isfinite(m)]
+    unscored = not finite or math.isnan(item.tier1)
+    always = unscored or interval_contains(item.values, cut)
+    straddled = straddles([x for v in item.values for x in v], cut, item.direction)
+    width = max(finite) - min(finite) if finite else math.nan
+    return (
+        always,
+        straddled,
+        width,
+        abs(item.tier1 - cut),
+        passes(item.full, cut, item.direction) == item.label,
+        passes(item.tier1, cut, item.direction) == item.label,
+        item.tier2_calls,
+    )
+
+
+def _escalates(fact: _Facts, spread: float | None, margin: float, split: bool) -> bool:
+    """Whether the rule ``(spread, margin, split, interval on)`` escalates the item of :func:`_facts`.
+
+    escalation()'s checks on what they read of the item (their order only picks the reason):
+    ``tests/calibration/test_calibration_cascade_fit.py`` compares the two on every rule of the grid.
+    """
+    always, straddled, width, distance = fact[:4]
+    return always or (split and straddled) or (spread is not None and width > spread) or distance <= margin
 
 
 def fit_report(

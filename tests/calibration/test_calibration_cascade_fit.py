@@ -9,8 +9,11 @@ the fake server.
 
 from __future__ import annotations
 
+import dataclasses
+import itertools
 import json
 import math
+import random
 from pathlib import Path
 
 import pytest
@@ -19,11 +22,22 @@ from factories import CASCADE_PANEL_YAML, application_yaml
 
 from ragqa.aggregate import aggregate
 from ragqa.calibration import calibrate
-from ragqa.calibration.cascade import CascadeItem, fit_body, fit_cascade, write_fit
+from ragqa.calibration import cascade as cascade_fit
+from ragqa.calibration.cascade import (
+    MARGINS,
+    SPREADS,
+    CascadeItem,
+    _escalates,
+    _facts,
+    fit_body,
+    fit_cascade,
+    write_fit,
+)
 from ragqa.errors import ConfigError
 from ragqa.jury.cascade import Cascade, CascadeRule, escalation, read_fit
 from ragqa.schema import JudgeFailure, JudgeOutcome, MetricScore, PanelResult
 from ragqa.testing import FakeOpenAIServer, ragqa_responder
+from ragqa.thresholds import passes
 
 ROOT = Path(__file__).resolve().parents[2]
 LABELLED = ROOT / "examples" / "datasets" / "begin_wow_labelled.jsonl"
@@ -149,3 +163,96 @@ def test_a_fit_file_and_a_results_header_give_the_same_rule() -> None:
         CascadeRule.of({"spread": None, "margin": -1, "split": True})
     with pytest.raises(KeyError):
         CascadeRule.of({"spread": None, "split": True})
+
+
+def _random_items(seed: int, n: int) -> list[CascadeItem]:
+    """Labelled items with 1 to 4 tier-1 judges of 1 to 3 repeats, NaN values, unscored items, both directions,
+    per-item thresholds or the fit's, and values and aggregates on the grid's boundaries: 0.5 + k * 0.025 lies
+    exactly a margin of the grid from 0.5 for some k, and two such values exactly a spread of it apart."""
+    rng = random.Random(seed)
+    grid = [0.5 + k * 0.025 for k in range(-20, 21)]
+    items = []
+    for _ in range(n):
+        repeats = rng.randint(1, 3)
+        values = tuple(
+            tuple(
+                math.nan if rng.random() < 0.08 else (rng.choice(grid) if rng.random() < 0.5 else rng.random())
+                for _ in range(repeats)
+            )
+            for _ in range(rng.randint(1, 4))
+        )
+        finite = [x for v in values for x in v if math.isfinite(x)]
+        if not finite or rng.random() < 0.05:
+            tier1 = math.nan
+        else:
+            tier1 = rng.choice(grid) if rng.random() < 0.5 else sum(finite) / len(finite)
+        items.append(
+            CascadeItem(
+                values=values,
+                tier1=tier1,
+                full=rng.random(),
+                label=None if rng.random() < 0.05 else rng.random() < 0.6,
+                tier2_calls=rng.randint(0, 4),
+                direction="lower" if rng.random() < 0.3 else "higher",
+                threshold=None if rng.random() < 0.5 else rng.choice([0.25, 0.5, 0.75]),
+            )
+        )
+    return items
+
+
+def test_each_rule_of_the_grid_escalates_what_escalation_escalates() -> None:
+    """The fit reads each item once (``_facts``) and decides per rule (``_escalates``): escalation()'s decision.
+
+    On every rule the fit tries (spread, margin, split; the interval check on), items where each check
+    decides, values exactly on a margin or spread boundary included (``<=`` against ``<`` is seen).
+    """
+    items = [i if i.threshold is not None else dataclasses.replace(i, threshold=0.5) for i in _random_items(0, 40)]
+    reasons = set()
+    for item in items:
+        fact = _facts(item)
+        for spread, margin, split in itertools.product(SPREADS, MARGINS, (False, True)):
+            rule = CascadeRule(spread=spread, margin=margin, split=split, interval=True)
+            reason = escalation(item.values, item.tier1, item.threshold, item.direction, rule)
+            assert _escalates(fact, spread, margin, split) == (reason is not None), (item, rule)
+            reasons.add(reason)
+            if reason == "margin" and abs(item.tier1 - 0.5) == margin:
+                reasons.add("on the margin")
+            if spread is not None and fact[2] == spread and not fact[0]:
+                reasons.add("on the spread")
+    assert reasons >= {None, "unscored", "split", "spread", "margin", "interval", "on the margin", "on the spread"}
+
+
+class _Read(tuple):  # type: ignore[type-arg]
+    """What ``_facts`` read of an item, with the item itself (for escalation() in the test's ``_escalates``)."""
+
+    item: CascadeItem
+
+
+def test_the_fit_is_the_one_escalation_per_item_and_rule_gives(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The fit with escalation() deciding each item under each rule, as before ``_facts``: the same fit, bit for bit."""
+    items = _random_items(1, 40)
+    fast = fit_cascade(items, threshold=0.5)
+
+    def read(item: CascadeItem) -> _Read:
+        fact = _Read(_facts(item))
+        fact.item = item
+        return fact
+
+    def by_escalation(fact: _Read, spread: float | None, margin: float, split: bool) -> bool:
+        rule = CascadeRule(spread=spread, margin=margin, split=split, interval=True)
+        item = fact.item
+        return escalation(item.values, item.tier1, item.threshold, item.direction, rule) is not None
+
+    monkeypatch.setattr(cascade_fit, "_facts", read)
+    monkeypatch.setattr(cascade_fit, "_escalates", by_escalation)
+    assert fit_cascade(items, threshold=0.5) == fast
+    # and the fit's figures are its rule's (a rule of the grid), counted here from escalation() alone
+    assert fast.reached and fast.rule.margin <= MARGINS[-1]
+    used = [dataclasses.replace(i, threshold=i.threshold or 0.5) for i in items if i.label is not None]
+    up = [escalation(i.values, i.tier1, i.threshold, i.direction, fast.rule) is not None for i in used]
+    cuts = [i.threshold or 0.5 for i in used]
+    verdicts = [passes(i.full if u else i.tier1, c, i.direction) for i, u, c in zip(used, up, cuts, strict=True)]
+    right = [v == i.label for v, i in zip(verdicts, used, strict=True)]
+    assert (fast.n, fast.agreement, fast.escalation_rate) == (len(used), sum(right) / len(used), sum(up) / len(used))
+    escalated_calls = sum(i.tier2_calls for i, u in zip(used, up, strict=True) if u)
+    assert fast.tier2_share == escalated_calls / sum(i.tier2_calls for i in used)

@@ -123,7 +123,8 @@ def test_a_pair_without_failure_is_added_once() -> None:
 
 def test_more_repeats_than_a_16_bit_count_are_counted() -> None:
     n = 70_000  # above 65,535: the repeat counts are 32-bit
-    repeats = [RepeatOutcome(index=k, score=MetricScore(value=(k % 5) / 4)) for k in range(n)]
+    scores = [MetricScore(value=v / 4) for v in range(5)]  # shared: the repeats' values, not their objects, count
+    repeats = [RepeatOutcome(index=k, score=scores[k % 5]) for k in range(n)]
     outcome = JudgeOutcome(judge_id="a", score=MetricScore(value=0.5), repeats=repeats, usage=Usage(calls=n))
     other = JudgeOutcome(judge_id="b", score=MetricScore(value=0.25), usage=Usage(calls=1))
     results = [
