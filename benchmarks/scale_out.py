@@ -242,7 +242,8 @@ def _rounds(args: argparse.Namespace) -> None:
     caches, as every Ray worker does (in one driver process a second run would reuse the local
     judge's caches of the first). The child times its run as the in-process way does (from the
     runner's start, without Python's start-up), and the Ray runs' wall includes starting their
-    workers. The cluster stays up across rounds (its idle daemons run during the one-process runs).
+    workers. Each round starts the cluster after its one-process run and stops it after its Ray runs,
+    so no Ray process runs beside the one-process run (start-up is not timed, as in one round).
     """
     child = [sys.executable, str(Path(__file__).resolve()), "--one-process-child", "--samples", str(args.samples)]
     if args.results_file:
@@ -251,22 +252,21 @@ def _rounds(args: argparse.Namespace) -> None:
     walls: dict[str, list[float]] = {"one process": [], **{f"ray, {w} worker(s)": [] for w in args.workers}}
     with tempfile.TemporaryDirectory() as folder:
         case = Case(args, Path(folder), None)
-        connect(None, num_cpus=args.cpus)
-        try:
-            for round_ in range(1, args.rounds + 1):
-                done = subprocess.run(child, check=True, capture_output=True, text=True)
-                one = json.loads(done.stdout.strip().splitlines()[-1])
-                walls["one process"].append(one["wall"])
-                cells = [f"one process {one['wall']:.1f} s"]
+        for round_ in range(1, args.rounds + 1):
+            done = subprocess.run(child, check=True, capture_output=True, text=True)
+            one = json.loads(done.stdout.strip().splitlines()[-1])
+            walls["one process"].append(one["wall"])
+            cells = [f"one process {one['wall']:.1f} s"]
+            connect(None, num_cpus=args.cpus)  # after the one-process run: Ray's daemons are not running then
+            try:
                 for workers in args.workers:
                     wall, means, _ = case.run(RayEngine(workers=workers, batch_size=args.batch_size))
                     same = "" if means == one["means"] else f" OTHER MEANS {means} vs {one['means']}"
                     walls[f"ray, {workers} worker(s)"].append(wall)
                     cells.append(f"ray {workers} worker(s) {wall:.1f} s = {wall / one['wall']:.2f} x{same}")
-                load = os.getloadavg()[0]
-                print(f"round {round_}: " + ", ".join(cells) + f"  (load {load:.2f})")
-        finally:
-            ray.shutdown()
+            finally:
+                ray.shutdown()
+            print(f"round {round_}: " + ", ".join(cells) + f"  (load {os.getloadavg()[0]:.2f})", flush=True)
     base = walls.pop("one process")
     print(f"median of {args.rounds} rounds: one process {statistics.median(base):.1f} s", end="")
     for name, values in walls.items():
