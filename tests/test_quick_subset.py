@@ -7,11 +7,18 @@ test the expression would have run.
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Any
 
-import conftest
 import pytest
+
+ROOT_CONFTEST = Path(__file__).with_name("conftest.py")
+
+
+def _root_conftest() -> Any:
+    """``tests/conftest.py`` as pytest loaded it (``import conftest`` may find another folder's conftest)."""
+    return next(m for m in list(sys.modules.values()) if getattr(m, "__file__", None) == str(ROOT_CONFTEST))
 
 
 class _Config:
@@ -41,6 +48,7 @@ class _Config:
     ],
 )
 def test_a_slow_module_is_skipped_only_when_the_expression_rejects_every_slow_test(markexpr: str, skips: bool) -> None:
+    conftest = _root_conftest()
     config: Any = _Config(markexpr)
     assert conftest._never_selects_slow(config) is skips
     slow_module = Path("tests/docs") / f"{sorted(conftest.SLOW_MODULES)[0]}.py"
