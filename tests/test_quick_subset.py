@@ -7,7 +7,6 @@ test the expression would have run.
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -16,9 +15,9 @@ import pytest
 ROOT_CONFTEST = Path(__file__).with_name("conftest.py")
 
 
-def _root_conftest() -> Any:
+def _root_conftest(config: pytest.Config) -> Any:
     """``tests/conftest.py`` as pytest loaded it (``import conftest`` may find another folder's conftest)."""
-    return next(m for m in list(sys.modules.values()) if getattr(m, "__file__", None) == str(ROOT_CONFTEST))
+    return next(p for p in config.pluginmanager.get_plugins() if getattr(p, "__file__", None) == str(ROOT_CONFTEST))
 
 
 class _Config:
@@ -47,8 +46,10 @@ class _Config:
         ("not slow and", False),  # not an expression pytest reads: collected, pytest reports it
     ],
 )
-def test_a_slow_module_is_skipped_only_when_the_expression_rejects_every_slow_test(markexpr: str, skips: bool) -> None:
-    conftest = _root_conftest()
+def test_a_slow_module_is_skipped_only_when_the_expression_rejects_every_slow_test(
+    markexpr: str, skips: bool, pytestconfig: pytest.Config
+) -> None:
+    conftest = _root_conftest(pytestconfig)
     config: Any = _Config(markexpr)
     assert conftest._never_selects_slow(config) is skips
     slow_module = Path("tests/docs") / f"{sorted(conftest.SLOW_MODULES)[0]}.py"
