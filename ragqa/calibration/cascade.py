@@ -35,14 +35,21 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
-from ragqa._math import finite_mean
 from ragqa.aggregate import STRATEGIES, Strategy, aggregate
 from ragqa.errors import ConfigError
-from ragqa.jury.cascade import FIT_FORMAT, CascadeRule, interval_contains, tier_one, tier_two
+from ragqa.jury.cascade import (
+    FIT_FORMAT,
+    CascadeRule,
+    first_reason,
+    interval_contains,
+    read_item,
+    tier_one,
+    tier_two,
+)
 from ragqa.render.atomic import replace_text
 from ragqa.report import Report
 from ragqa.schema import PanelResult
-from ragqa.thresholds import Direction, passes, straddles
+from ragqa.thresholds import Direction, passes
 
 __all__ = ["MARGINS", "SPREADS", "CascadeFit", "CascadeItem", "fit_body", "fit_cascade", "fit_report", "write_fit"]
 
@@ -222,21 +229,17 @@ def _facts(item: CascadeItem) -> _Facts:
     """What :func:`~ragqa.jury.cascade.escalation` reads of a labelled item, for any rule of the grid.
 
     ``(always, straddled, width, distance, agree_up, agree_down, tier2_calls)``: whether it escalates
-    under every rule (``unscored``, or the ``interval`` check, which every fitted rule has on); whether
-    tier 1's values straddle the threshold (``split``); tier 1's spread (max - min of the judges' finite
-    means, ``spread``); ``|tier-1 aggregate - threshold|`` (``margin``); whether the full panel's and tier
-    1's verdicts agree with the label; the tier-2 calls escalating costs (read by :func:`_escalates`).
+    under every rule (``unscored``, or the ``interval`` check, which every fitted rule has on); the
+    rest of its :class:`~ragqa.jury.cascade.Reading`; whether the full panel's and tier 1's verdicts
+    agree with the label; the tier-2 calls escalating costs (read by :func:`_escalates`).
     """
     cut = _cut(item)
-    finite = [m for m in (finite_mean(v) for v in item.values) if math.isfinite(m)]
-    unscored = not finite or math.isnan(item.tier1)
-    always = unscored or interval_contains(item.values, cut)
-    straddled = straddles([x for v in item.values for x in v], cut, item.direction)
-    width = max(finite) - min(finite) if finite else math.nan
+    reading = read_item(item.values, item.tier1, cut, item.direction)
+    always = reading.unscored or interval_contains(item.values, cut)
     return (
         always,
-        straddled,
-        width,
+        reading.straddled,
+        reading.width,
         abs(item.tier1 - cut),
         passes(item.full, cut, item.direction) == item.label,
         passes(item.tier1, cut, item.direction) == item.label,
@@ -247,11 +250,10 @@ def _facts(item: CascadeItem) -> _Facts:
 def _escalates(fact: _Facts, spread: float | None, margin: float, split: bool) -> bool:
     """Whether the rule ``(spread, margin, split, interval on)`` escalates the item of :func:`_facts`.
 
-    escalation()'s checks on what they read of the item (their order only picks the reason):
-    ``tests/calibration/test_calibration_cascade_fit.py`` compares the two on every rule of the grid.
+    :func:`~ragqa.jury.cascade.first_reason`, the checks :func:`~ragqa.jury.cascade.escalation`
+    runs, on what :func:`_facts` read once.
     """
-    always, straddled, width, distance = fact[:4]
-    return always or (split and straddled) or (spread is not None and width > spread) or distance <= margin
+    return fact[0] or first_reason(False, *fact[1:4], spread=spread, margin=margin, split=split) is not None
 
 
 def fit_report(

@@ -28,7 +28,7 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal, get_args
+from typing import Literal, NamedTuple, get_args
 
 from ragqa._math import finite_mean, mean_or_nan, nan_padded
 from ragqa.errors import ConfigError
@@ -43,11 +43,14 @@ __all__ = [
     "Cascade",
     "CascadeRule",
     "CascadeTally",
+    "Reading",
     "Reason",
     "cascade_of",
     "escalation",
+    "first_reason",
     "interval_contains",
     "read_fit",
+    "read_item",
     "tier_one",
     "tier_two",
 ]
@@ -328,20 +331,79 @@ def escalation(
     Returns:
         The reason, or ``None`` when tier 1's aggregate stands.
     """
-    scores = [finite_mean(v) for v in values]
-    finite = [s for s in scores if math.isfinite(s)]
-    if not finite or math.isnan(aggregate):
-        return "unscored"
-    if threshold is not None and rule.split and straddles([x for v in values for x in v], threshold, direction):
-        return "split"
-    if rule.spread is not None and max(finite) - min(finite) > rule.spread:
-        return "spread"
-    if threshold is None:
-        return None
-    if abs(aggregate - threshold) <= rule.margin:
-        return "margin"
-    if rule.interval and interval_contains(values, threshold, confidence=confidence):
+    reading = read_item(values, aggregate, threshold, direction)
+    reason = first_reason(*reading, spread=rule.spread, margin=rule.margin, split=rule.split)
+    if (
+        reason is None
+        and threshold is not None
+        and rule.interval
+        and interval_contains(values, threshold, confidence=confidence)
+    ):
         return "interval"
+    return reason
+
+
+class Reading(NamedTuple):
+    """What the first four checks of :func:`escalation` read of one item: the same under every rule."""
+
+    unscored: bool
+    """No tier-1 judge has a finite score, or the aggregate is NaN."""
+    straddled: bool
+    """Tier 1's values (judges and repeats) lie on both sides of the threshold; ``False`` without one."""
+    width: float
+    """max - min of the judges' finite mean scores, in the metric's units (NaN when unscored)."""
+    distance: float | None
+    """``|aggregate - threshold|`` in the metric's units; ``None`` without a threshold."""
+
+
+def read_item(
+    values: Sequence[Sequence[float]], aggregate: float, threshold: float | None, direction: Literal["higher", "lower"]
+) -> Reading:
+    """What :func:`escalation` reads of one item before it looks at a rule (its arguments' meaning).
+
+    A fit that tries many rules on the same items reads each item once
+    (:func:`ragqa.calibration.cascade.fit_cascade`) and decides with :func:`first_reason`.
+    """
+    finite = [m for m in (finite_mean(v) for v in values) if math.isfinite(m)]
+    unscored = not finite or math.isnan(aggregate)
+    straddled = threshold is not None and straddles([x for v in values for x in v], threshold, direction)
+    width = max(finite) - min(finite) if finite else math.nan
+    return Reading(unscored, straddled, width, None if threshold is None else abs(aggregate - threshold))
+
+
+def first_reason(
+    unscored: bool,
+    straddled: bool,
+    width: float,
+    distance: float | None,
+    *,
+    spread: float | None,
+    margin: float,
+    split: bool,
+) -> Reason | None:
+    """The first of :func:`escalation`'s checks 1 to 4 that fires on a :class:`Reading`, or ``None``.
+
+    Args:
+        unscored: the item's :attr:`Reading.unscored`.
+        straddled: its :attr:`Reading.straddled`.
+        width: its :attr:`Reading.width`, in the metric's units.
+        distance: its :attr:`Reading.distance` (``None`` without a threshold).
+        spread: the rule's largest tolerated width (``None``: no spread check).
+        margin: the rule's margin around the threshold, in the metric's units.
+        split: whether the rule escalates a straddled item.
+
+    Returns:
+        ``unscored``, ``split``, ``spread`` or ``margin``; ``None`` when none fires (the ``interval``
+        check, which needs the values, is :func:`escalation`'s).
+    """
+    if unscored:
+        return "unscored"
+    if split and straddled:
+        return "split"
+    if spread is not None and width > spread:
+        return "spread"
+    if distance is not None and distance <= margin:
+        return "margin"
     return None
 
 
