@@ -359,10 +359,19 @@ class Reading(NamedTuple):
 def read_item(
     values: Sequence[Sequence[float]], aggregate: float, threshold: float | None, direction: Literal["higher", "lower"]
 ) -> Reading:
-    """What :func:`escalation` reads of one item before it looks at a rule (its arguments' meaning).
+    """What :func:`escalation` reads of one item before it looks at a rule.
 
     A fit that tries many rules on the same items reads each item once
     (:func:`ragqa.calibration.cascade.fit_cascade`) and decides with :func:`first_reason`.
+
+    Args:
+        values: per tier-1 judge that scored, its value per repeat (NaN unscored), in the metric's units.
+        aggregate: tier 1's aggregate of the item (NaN when none).
+        threshold: the metric's pass threshold, or ``None``.
+        direction: ``higher`` or ``lower`` is better (which side of the threshold passes).
+
+    Returns:
+        The item's :class:`Reading`.
     """
     finite = [m for m in (finite_mean(v) for v in values) if math.isfinite(m)]
     unscored = not finite or math.isnan(aggregate)
