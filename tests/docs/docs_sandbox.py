@@ -300,12 +300,31 @@ def script_for(command: DocCommand) -> str | None:
     Steps of an ``&&`` chain that create or activate a virtual environment or ``pip install``
     into it are dropped: the venv running the tests, with ragqa installed, stands in for them. A
     command made only of such steps must be marked ``skip`` in the docs.
-    The block's ``args=`` marker is appended (after removing a trailing comment).
+    The block's ``args=`` marker is appended (after removing a trailing comment); an option the
+    marker gives again is first dropped from the command with its values (see :func:`without_options`).
     """
     steps = split_chain(strip_comment(command.command))
     kept = [step for step in steps if not _SETUP_STEP.match(step)]
     if not kept:
         return None
     if command.args:
-        kept[-1] = f"{kept[-1]} {command.args}"
+        given = [token.split("=", 1)[0] for token in command.args.split() if token.startswith("--")]
+        kept[-1] = f"{without_options(kept[-1], given)} {command.args}"
     return " && ".join(kept)
+
+
+def without_options(step: str, names: list[str]) -> str:
+    """``step`` without the long options ``names`` and their values (``--samples 40``, ``--samples=40``).
+
+    The smoke arguments of a block's ``args=`` marker come last, and argparse keeps the last value
+    of an option, so the command runs the same with or without the documented value: dropping it
+    makes two documented lines that differ only in a value the marker replaces (``side_by_side.py``
+    and ``side_by_side.py --samples 40``) the same script, which the docs test then runs once.
+    An option's values are the plain words after it (a negative number, not an option, not a shell operator or
+    redirection); the rest of ``step`` is kept as written.
+    """
+    if not names:
+        return step
+    option = "|".join(re.escape(name) for name in names)
+    value = r"(?:-?\d|[^\s|&;<>()'\"-])[^\s|&;<>()'\"]*"
+    return re.sub(rf"\s+(?:{option})(?:=\S*|(?:\s+{value})*)(?=\s|$)", "", step)

@@ -247,6 +247,24 @@ def test_markers_and_blocks_are_parsed(tmp_path: Path) -> None:
     assert script_for(found[2]) == "python bench.py --calls 5"
 
 
+def test_an_option_the_smoke_arguments_give_again_is_dropped_so_equal_runs_are_one_script() -> None:
+    # argparse keeps an option's last value: the documented value never reached the run
+    def script(command: str, args: str) -> str | None:
+        return script_for(DocCommand("docs/x.md", 1, command, args=args))
+
+    smoke = "--samples 2 --concurrency 4"
+    assert script("python b.py", smoke) == script("python b.py --samples 40", smoke) == f"python b.py {smoke}"
+    assert (
+        script("python b.py --samples=40 --concurrency 16 64 --plans a b", smoke) == f"python b.py --plans a b {smoke}"
+    )
+    assert (
+        script("nice python b.py --offset -1 --samples 9 2>&1", "--offset 3")
+        == "nice python b.py --samples 9 2>&1 --offset 3"
+    )
+    assert script("python b.py --samplesx 3 -s 4 --samples", smoke) == f"python b.py --samplesx 3 -s 4 {smoke}"
+    assert script("cd x && python b.py --samples 40", smoke) == f"cd x && python b.py {smoke}"
+
+
 def test_setup_steps_are_dropped_and_unknown_markers_refused(tmp_path: Path) -> None:
     chain = DocCommand("README.md", 1, "python3 -m venv .venv && . .venv/bin/activate && pip install -e . && ragqa x")
     assert script_for(chain) == "ragqa x"
