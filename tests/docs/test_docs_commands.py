@@ -19,7 +19,9 @@ order; files run side by side (see :class:`DocsRunner`).
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -32,7 +34,18 @@ from pathlib import Path
 import pytest
 import yaml
 from docs_blocks import REPO, DocCommand, all_commands, commands_in, split_chain
-from docs_sandbox import HIDDEN_EXTRAS, SANDBOX_VARIANT, SITE, build_sandbox, command_env, hide_extras, script_for
+from docs_forkserver import ForkServer
+from docs_sandbox import (
+    FAKE_KEY,
+    GOLDEN_IDS,
+    HIDDEN_EXTRAS,
+    SANDBOX_VARIANT,
+    SITE,
+    build_sandbox,
+    command_env,
+    hide_extras,
+    script_for,
+)
 
 from ragqa.testing import FakeOpenAIServer, local_judge_responder
 
@@ -65,6 +78,7 @@ class DocsRunner:
         self._server = server
         self._lock = threading.Lock()
         self._templates: dict[str, Path] = {}
+        self._forkservers: dict[str, ForkServer] = {}
         self._sandboxes: dict[str, Path] = {}
         self._futures: dict[str, Future[Outcome]] = {}
         owner: dict[tuple[str, str, bool], str] = {}
@@ -82,13 +96,17 @@ class DocsRunner:
 
     def close(self) -> None:
         self._pool.shutdown(wait=True, cancel_futures=True)
+        for forkserver in self._forkservers.values():
+            forkserver.close()
 
     def sandbox(self, path: str) -> Path:
         """The sandbox of the doc file ``path`` (made on first use)."""
         variant = SANDBOX_VARIANT.get(path, "default")
         with self._lock:
             if variant not in self._templates:
-                self._templates[variant] = build_sandbox(self._tmp.mktemp(f"template-{variant}"), variant).parent
+                template = build_sandbox(self._tmp.mktemp(f"template-{variant}"), variant)
+                self._templates[variant] = template.parent
+                self._forkservers[variant] = ForkServer(command_env(template, self._server.base_url))
             if path not in self._sandboxes:
                 dest = self._tmp.mktemp("docs-" + path.replace("/", "-"))
                 shutil.copytree(self._templates[variant], dest, symlinks=True, dirs_exist_ok=True)
@@ -110,9 +128,21 @@ class DocsRunner:
             except BaseException as exc:  # handed to the test that waits for it
                 future.set_exception(exc)
 
+    def env(self, sandbox: Path, path: str, *, overrides: bool = True, api_key: str = FAKE_KEY) -> dict[str, str]:
+        """The environment of a command of the doc file ``path`` run in ``sandbox`` (made by :meth:`sandbox`).
+
+        :func:`docs_sandbox.command_env`, with the ``ragqa`` shim of the sandbox kind's zygote
+        first on ``PATH``: ``ragqa`` runs forked from an interpreter that has imported it (see
+        :mod:`docs_forkserver`).
+        """
+        env = command_env(sandbox, self._server.base_url, overrides=overrides, api_key=api_key)
+        shim = self._forkservers[SANDBOX_VARIANT.get(path, "default")].shim_dir
+        env["PATH"] = os.pathsep.join([str(shim), env["PATH"]])
+        return env
+
     def _run(self, sandbox: Path, command: DocCommand, script: str) -> Outcome:
         key = "sk-or-docs-test-" + command.id.replace("/", "-").replace(":", "-")
-        env = command_env(sandbox, self._server.base_url, overrides=command.overrides, api_key=key)
+        env = self.env(sandbox, command.path, overrides=command.overrides, api_key=key)
         proc = subprocess.run(
             ["bash", "-c", script],
             cwd=sandbox,
@@ -199,6 +229,55 @@ def test_documented_command_runs(command: DocCommand, runner: DocsRunner) -> Non
     for needle, check in AFTER.items():
         if needle in command.command:
             check(runner.sandbox(command.path), outcome)
+
+
+FORKED_OR_FRESH = (
+    "ragqa --version",
+    "ragqa metrics | head -4",
+    "ragqa evaluate no-such.jsonl --profile local",
+    "cd eval && ragqa evaluate golden.jsonl --profile local --no-progress --out ../out.jsonl"
+    " --threshold faithfulness=0.99",
+    "ragqa report out.jsonl -o out.html && wc -c < out.html",
+)
+"""Commands run both ways by the next test, in order: printing, piping, failing before any judge
+call, scoring and writing (missing a threshold: exit 1) from another folder, reading the file back."""
+
+
+def _timeless(value: object) -> object:
+    """``value`` (a results record) without what differs between two runs: ids, clocks, durations."""
+    if isinstance(value, dict):
+        return {
+            k: _timeless(v)
+            for k, v in value.items()
+            if not re.search(r"^run_id$|_at$|time|wall|second|elapsed|duration|latency|cpu", k)
+        }
+    if isinstance(value, list):
+        return [_timeless(v) for v in value]
+    return value
+
+
+def _untimed(text: str) -> str:
+    return re.sub(r"\d+(\.\d+)?( ?(s|ms)\b|/s)", "N", text)
+
+
+def test_the_forked_ragqa_runs_as_a_fresh_one(runner: DocsRunner) -> None:
+    # the docs' ragqa commands run forked from a zygote (docs_forkserver): same exit codes, output and files
+    sandbox = runner.sandbox("forked-or-fresh")
+    shim_first = runner.env(sandbox, "forked-or-fresh")
+    fresh = command_env(sandbox, "http://127.0.0.1:9")
+    assert shutil.which("ragqa", path=shim_first["PATH"]) != shutil.which("ragqa", path=fresh["PATH"])
+    seen: dict[str, list[tuple[int, str, str, list[object]]]] = {"forked": [], "fresh": []}
+    for way, env in (("forked", shim_first), ("fresh", fresh)):
+        (sandbox / "out.jsonl").unlink(missing_ok=True)
+        for script in FORKED_OR_FRESH:
+            proc = subprocess.run(["bash", "-c", script], cwd=sandbox, env=env, capture_output=True, text=True)
+            written = sandbox / "out.jsonl"
+            lines = written.read_text(encoding="utf-8").splitlines() if written.exists() else []
+            records = [_timeless(json.loads(line)) for line in lines]
+            seen[way].append((proc.returncode, _untimed(proc.stdout), _untimed(proc.stderr), records))
+    assert [code for code, *_ in seen["fresh"]] == [0, 0, 2, 1, 0]
+    assert seen["forked"] == seen["fresh"]
+    assert len(seen["fresh"][-1][3]) > len(GOLDEN_IDS)  # the header and a record per sample and metric
 
 
 def test_the_docs_have_commands_and_the_after_checks_match_one() -> None:
