@@ -86,6 +86,7 @@ def test_krippendorffs_published_interval_example_is_reproduced() -> None:
     assert len(result.pairs) == 6 and len(result.bias) == 4
 
 
+@pytest.mark.slow
 def test_closed_form_equals_the_package_on_continuous_scores_with_gaps() -> None:
     rng = np.random.default_rng(7)
     data = rng.random((3, 200))

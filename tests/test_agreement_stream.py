@@ -93,6 +93,7 @@ def test_every_block_size_gives_the_whole_matrix_figures(n_judges: int, continuo
         _same(agreement(ids, judges, matrix_blocks(matrix, size)), expected)
 
 
+@pytest.mark.slow
 def test_long_matrices_take_the_closed_form_and_pairwise_sums_across_leaves(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr("ragqa._pairwise.LEAF", 1000)  # many leaves of numpy's tree, each its own reduce
     n = 70_001

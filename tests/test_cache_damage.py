@@ -121,6 +121,7 @@ def _scores(report: ragqa.Report) -> dict[tuple[str, str], dict[str, float]]:
     return {(r.sample_id, r.metric): r.by_judge() for r in report.results}
 
 
+@pytest.mark.slow
 def test_ragqa_evaluate_with_a_truncated_cache_completes_with_one_warning_and_the_same_scores(tmp_path: Path) -> None:
     """The fault matrix's row: ``truncate -s 50% cache.db``, run again: exit 1 and a traceback before."""
     (tmp_path / "application.yaml").write_text("ragqa:\n  cache: {enabled: true, directory: cache}\n", encoding="utf-8")

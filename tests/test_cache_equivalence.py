@@ -85,6 +85,7 @@ def _exact(report: Report) -> dict[tuple[str, str, str], str]:
     return out
 
 
+@pytest.mark.slow
 async def test_cold_and_warm_runs_score_identically_for_every_judge_kind(srv: FakeOpenAIServer, tmp_path: Path) -> None:
     srv.script("http-judge", local_judge_responder())
     cold, cold_judges, cold_cache = await _run(srv, tmp_path)

@@ -130,6 +130,7 @@ def srv() -> Iterator[FakeOpenAIServer]:
         yield server
 
 
+@pytest.mark.slow
 async def test_a_warm_re_run_makes_no_request_at_all_and_no_cache_disables_both(
     srv: FakeOpenAIServer, tmp_path: Path
 ) -> None:

@@ -30,6 +30,7 @@ def test_a_naive_or_exact_sum_differs_so_the_order_is_what_the_test_pins() -> No
     assert sum(values.tolist()) != np.sum(values)  # the left-to-right sum is another float
 
 
+@pytest.mark.slow
 def test_random_sizes_and_pieces_match() -> None:
     rng = np.random.default_rng(20)
     for _ in range(40):

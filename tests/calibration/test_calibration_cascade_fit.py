@@ -142,6 +142,7 @@ def test_the_fit_in_memory_is_the_fit_the_file_holds(tmp_path: Path) -> None:
 
 
 @pytest.mark.filterwarnings("ignore::ragqa.thresholds.UndecidedWarning")  # 12 samples: a wide interval
+@pytest.mark.slow
 def test_calibrate_returns_the_fit_it_wrote(tmp_path: Path) -> None:
     config = tmp_path / "application.yaml"
     config.write_text(CASCADE_PANEL_YAML, encoding="utf-8")
@@ -200,6 +201,7 @@ def _random_items(seed: int, n: int) -> list[CascadeItem]:
     return items
 
 
+@pytest.mark.slow
 def test_each_rule_of_the_grid_escalates_what_escalation_escalates() -> None:
     """The fit reads each item once (``_facts``) and decides per rule (``_escalates``): escalation()'s decision.
 
@@ -228,6 +230,7 @@ class _Read(tuple):  # type: ignore[type-arg]
     item: CascadeItem
 
 
+@pytest.mark.slow
 def test_the_fit_is_the_one_escalation_per_item_and_rule_gives(monkeypatch: pytest.MonkeyPatch) -> None:
     """The fit with escalation() deciding each item under each rule, as before ``_facts``: the same fit, bit for bit."""
     items = _random_items(1, 40)

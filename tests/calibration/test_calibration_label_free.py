@@ -41,6 +41,7 @@ def _judge(judge_id: str, said: list[int]) -> FunctionJudge:
     return FunctionJudge(judge_id, answer)
 
 
+@pytest.mark.slow
 def test_dawid_skene_estimates_sit_next_to_the_measured_rates_and_recover_them() -> None:
     samples, labels, said = _world(400)
     judges = [_judge(j, said[j]) for j in ACCURACY]

@@ -10,6 +10,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+import pytest
 from _cli import APPLICATION_YAML, JUDGES, N_SAMPLES, chat_requests, ragqa, records
 
 from ragqa.testing import FakeOpenAIServer
@@ -37,6 +38,7 @@ def _cached(work: Path) -> None:
     (work / "cached.yaml").write_text(APPLICATION_YAML + cache, encoding="utf-8")
 
 
+@pytest.mark.slow
 def test_one_repeat_writes_todays_records(srv: FakeOpenAIServer, work: Path) -> None:
     plain = ragqa(srv, work, "--out", "plain.jsonl")
     assert plain.returncode == 0, plain.stderr
@@ -50,6 +52,7 @@ def test_one_repeat_writes_todays_records(srv: FakeOpenAIServer, work: Path) -> 
     assert not any('"repeats"' in line for line in lines)
 
 
+@pytest.mark.slow
 def test_three_repeats_make_three_times_the_requests_and_record_every_repeat(srv: FakeOpenAIServer, work: Path) -> None:
     result = ragqa(srv, work, "--out", "three.jsonl", "--repeats", "3")
     assert result.returncode == 0, result.stderr
@@ -73,6 +76,7 @@ def test_max_calls_counts_the_repeats(srv: FakeOpenAIServer, work: Path) -> None
     assert chat_requests(srv) == 0
 
 
+@pytest.mark.slow
 def test_a_warm_cache_replays_all_three_repeats_without_a_request(srv: FakeOpenAIServer, work: Path) -> None:
     _cached(work)
     cold = ragqa(srv, work, "--config", "cached.yaml", "--repeats", "3", "--out", "cold.jsonl")
@@ -87,6 +91,7 @@ def test_a_warm_cache_replays_all_three_repeats_without_a_request(srv: FakeOpenA
     assert all(len(j["repeats"]) == 3 for row in warm_rows for j in row["judges"])
 
 
+@pytest.mark.slow
 def test_resume_scores_the_missing_pairs_with_every_repeat_and_refuses_other_repeats(
     srv: FakeOpenAIServer, work: Path
 ) -> None:
@@ -111,6 +116,7 @@ def test_resume_scores_the_missing_pairs_with_every_repeat_and_refuses_other_rep
     assert h_res["repeats"] == 3 and h_res["config_fingerprint"] == h_full["config_fingerprint"]
 
 
+@pytest.mark.slow
 def test_another_reducer_changes_the_fingerprint_and_a_bad_one_is_refused(srv: FakeOpenAIServer, work: Path) -> None:
     ragqa(srv, work, "--out", "full.jsonl", "--repeats", "3")
     lines = (work / "full.jsonl").read_text(encoding="utf-8").splitlines()
@@ -125,6 +131,7 @@ def test_another_reducer_changes_the_fingerprint_and_a_bad_one_is_refused(srv: F
     assert chat_requests(srv) == 0
 
 
+@pytest.mark.slow
 def test_local_profile_example_with_three_repeats(srv: FakeOpenAIServer, work: Path) -> None:
     shutil.copyfile(ROOT / "examples/datasets/it_helpdesk.jsonl", work / "data.jsonl")
     (work / "application.yaml").unlink()  # no settings file: ragqa's defaults and the built-in local profile

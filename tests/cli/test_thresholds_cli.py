@@ -22,9 +22,7 @@ from ragqa.thresholds import UndecidedWarning
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "examples" / "datasets" / "it_helpdesk.jsonl"
-UNDECIDED = re.compile(
-    r"UNDECIDED faithfulness: 0\.607 \[0\.\d{3}, 0\.\d{3}\] against 0\.6, add samples or repeats"
-)
+UNDECIDED = re.compile(r"UNDECIDED faithfulness: 0\.607 \[0\.\d{3}, 0\.\d{3}\] against 0\.6, add samples or repeats")
 
 
 def evaluate(*args: str) -> tuple[int, str]:
@@ -33,6 +31,7 @@ def evaluate(*args: str) -> tuple[int, str]:
     return result.exit_code, " ".join(result.output.split())  # one line: rich wraps long lines
 
 
+@pytest.mark.slow
 def test_a_threshold_inside_the_interval_is_undecided_and_exits_4() -> None:
     code, output = evaluate("--threshold", "faithfulness=0.6", "--no-cache")
     assert code == ExitCode.UNDECIDED == 4, output

@@ -283,6 +283,7 @@ class _AcmeServer(BaseHTTPRequestHandler):
         pass
 
 
+@pytest.mark.slow
 def test_an_installed_native_provider_scores_from_application_yaml(
     installed: dict[str, tuple[int, dict[str, str]]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

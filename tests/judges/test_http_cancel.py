@@ -103,6 +103,7 @@ async def started_after_cancel(srv: FakeOpenAIServer, judges: list[OpenAIJudge],
     return started_later + reached_server_later
 
 
+@pytest.mark.slow
 async def test_cancelling_a_run_cancels_its_calls_shared_ones_included(
     srv: FakeOpenAIServer, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -132,6 +133,7 @@ async def test_cancelling_a_run_cancels_its_calls_shared_ones_included(
     await aclose_all(judges)
 
 
+@pytest.mark.slow
 async def test_wait_for_timing_out_stops_every_request(srv: FakeOpenAIServer) -> None:
     srv.script("*", ragqa_responder())
     srv.hold("slow")  # no answer ever comes: the run cannot finish before wait_for gives up

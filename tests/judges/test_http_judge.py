@@ -260,6 +260,7 @@ async def test_embedding_default_batch_and_no_dimensions(srv: FakeOpenAIServer) 
     assert await OpenAIEmbedder(emb_model(srv)).embed([]) == []
 
 
+@pytest.mark.slow
 async def test_embedding_retries_429_then_succeeds(srv: FakeOpenAIServer) -> None:
     srv.fail("text-embedding-test", times=1, status=503)
     embedder = OpenAIEmbedder(emb_model(srv))

@@ -102,6 +102,7 @@ def garbage(request: ChatRequest) -> str:
     return f"As an AI I refuse. Your header was {request.headers.get('authorization')}."
 
 
+@pytest.mark.slow
 async def test_application_yaml_panel_of_three_judges_end_to_end(
     srv: FakeOpenAIServer, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:

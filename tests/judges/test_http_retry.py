@@ -291,6 +291,7 @@ async def test_a_wrong_key_is_not_retried_even_with_on_client_errors(srv: FakeOp
     assert judge.breaker.state == "closed"  # the endpoint answered: not a reason to open
 
 
+@pytest.mark.slow
 async def test_timeouts_are_retried_then_a_typed_timeout(srv: FakeOpenAIServer) -> None:
     srv.hang("mhang", times=5, seconds=math.inf)  # never answers: the 0.25 s timeout fires however slow
     judge = OpenAIJudge(model(srv, "mhang", retry=fast(max_attempts=2), timeout_s=0.25), sleep=Sleeps())

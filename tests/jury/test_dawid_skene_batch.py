@@ -147,6 +147,7 @@ def _random_scores(rng: np.random.Generator) -> tuple[np.ndarray, float, Literal
     return scores, 0.5, direction  # 0.5 is on the grid: ties with the threshold
 
 
+@pytest.mark.slow
 def test_the_item_section_is_the_per_replicate_paths_section(monkeypatch: pytest.MonkeyPatch) -> None:
     rng = np.random.default_rng(11)
     cases = [(*_random_scores(rng), int(rng.integers(1, 1000))) for _ in range(10)]
@@ -173,6 +174,7 @@ SECTIONS_DIGEST = "628fa1235b3f9fd4579b308ad0310ac0fda505bb98760677a03a57e9ddf10
 """The digest of :func:`_digest`'s eight sections (200 replicates each) as the per-replicate path gave them."""
 
 
+@pytest.mark.slow
 def test_the_sections_are_those_the_per_replicate_path_gave() -> None:
     assert _digest(200) == SECTIONS_DIGEST
 
@@ -248,6 +250,7 @@ def _statement_sections(seed: int, cases: int, n_boot: int) -> list[Any]:
     return out
 
 
+@pytest.mark.slow
 def test_the_statement_section_is_the_per_replicate_paths_section(monkeypatch: pytest.MonkeyPatch) -> None:
     new = _statement_sections(5, 8, 8)
     _one_fit_per_replicate(monkeypatch)
@@ -260,6 +263,7 @@ STATEMENT_DIGEST = "7b3ee1710e320d248350bc72af87da4e6c6a099c7f793231fd0f342d5acb
 """The digest of four per-statement sections (100 replicates each) as the per-replicate path gave them."""
 
 
+@pytest.mark.slow
 def test_the_statement_sections_are_those_the_per_replicate_path_gave() -> None:
     found = _statement_sections(2025, 4, 100)
     assert hashlib.sha256(json.dumps(found, sort_keys=True).encode()).hexdigest() == STATEMENT_DIGEST

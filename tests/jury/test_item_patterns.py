@@ -90,6 +90,7 @@ def _dump(section: JuryReliability | None) -> str | None:
 
 @pytest.mark.parametrize("n_judges", [2, 3])
 @pytest.mark.parametrize("direction", ["higher", "lower"])
+@pytest.mark.slow
 def test_chunks_of_every_size_give_the_per_item_section(n_judges: int, direction: Literal["higher", "lower"]) -> None:
     n = 257
     scores = _scores(n_judges, n, seed=n_judges)

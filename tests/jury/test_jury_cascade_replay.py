@@ -34,6 +34,7 @@ def _live_and_rebuilt(tmp_path: Path, **options: Any) -> tuple[api.Report, api.R
     [{}, {"cascade_audit": True}, {"aggregation": "claim-vote"}, {"aggregation": "claim-vote", "cascade_audit": True}],
     ids=["cascade", "audit", "claim-vote", "claim-vote-audit"],
 )
+@pytest.mark.slow
 def test_rebuilt_cascade_section_equals_the_live_runs(tmp_path: Path, options: dict[str, Any]) -> None:
     live, rebuilt = _live_and_rebuilt(tmp_path, **options)
     for metric in ("faithfulness", "context_recall"):

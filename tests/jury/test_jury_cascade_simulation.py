@@ -27,6 +27,7 @@ def study() -> ModuleType:
     return benchmark_module(ROOT, "_jury_cascade")
 
 
+@pytest.mark.slow
 def test_cascade_saves_tier_two_calls_and_keeps_the_full_panels_verdicts(study: ModuleType) -> None:
     """Issue 19's criterion: five judges (0.95 ... 0.6) on 500 samples, the two best as tier 2."""
     outcome = study.run(seed=0, n_samples=500)
@@ -41,6 +42,7 @@ def test_cascade_saves_tier_two_calls_and_keeps_the_full_panels_verdicts(study: 
     assert f"would have made {100 * audit.tier2_share:.1f} % of the full panel's tier-2" in text
 
 
+@pytest.mark.slow
 def test_a_rule_fitted_on_another_seeds_labels_holds_on_this_seed(study: ModuleType) -> None:
     fitted = study.fitted_rule(seed=1, n_samples=500)
     outcome = study.run(seed=0, n_samples=500, rule=fitted)

@@ -122,6 +122,7 @@ def test_dawid_skene_per_item_recovers_the_judges_accuracies(
     assert all(r <= 0.3 for _, _, r in section.correlations) and not section.warnings
 
 
+@pytest.mark.slow
 def test_the_console_json_html_and_rebuilt_report_show_the_same_section(
     simulated: tuple[Report, Path, np.ndarray, dict[str, np.ndarray]],
 ) -> None:
@@ -236,6 +237,7 @@ def test_item_reliability_needs_two_judges_and_an_item_with_a_verdict() -> None:
     assert attach_item_reliability([], ["a"], {}, lambda key: np.zeros((1, 0))) == []
 
 
+@pytest.mark.slow
 def test_parts_merged_and_rebuilt_give_the_unsharded_runs_section(tmp_path: Path) -> None:
     _, said, down = _simulation()
     data = tmp_path / "data.jsonl"
@@ -279,6 +281,7 @@ def test_a_weighted_fit_equals_the_fit_on_the_rows_repeated() -> None:
         fit_dawid_skene(patterns, weights=[1, 2, 3, 4, -1])
 
 
+@pytest.mark.slow
 def test_the_bootstrap_fits_each_distinct_draw_once_with_the_intervals_of_a_fit_per_replicate(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

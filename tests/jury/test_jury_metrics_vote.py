@@ -190,6 +190,7 @@ def test_labelled_chunks_vote_without_a_reference_extraction() -> None:
     assert estimate_pairs([(sample, metric)], 3, claim_vote=True).calls == sum(len(j.calls) for j in judges)
 
 
+@pytest.mark.slow
 def test_dawid_skene_reports_reliability_for_the_new_metrics() -> None:
     samples = [_sample(id=f"s{i}") for i in range(4)]
     judges = [_judge(j, f) for j, f in zip("abc", FLIPS, strict=True)]

@@ -165,6 +165,7 @@ def _faith(lists: Sequence[Sequence[float]]) -> float:
     return faithfulness_score(lists[0])
 
 
+@pytest.mark.slow
 def test_reliability_recovers_the_judges_and_flags_judges_that_err_together() -> None:
     blocks, _ = _noisy_panel(7)
     ids = ["best", "good", "fair", "weak"]
@@ -204,6 +205,7 @@ def test_dawid_skene_run_reports_reliability_next_to_the_voted_aggregate() -> No
 
 
 @pytest.mark.parametrize("how", ["flag", "settings"])
+@pytest.mark.slow
 def test_the_helpdesk_job_votes_and_keeps_each_judges_score(tmp_path: Path, how: str) -> None:
     strategy = "claim-vote" if how == "flag" else "dawid-skene"
     if how == "settings":

@@ -9,6 +9,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+import pytest
 from _cli import run_cli
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -38,6 +39,7 @@ def _evaluate(tmp_path: Path, *extra: str) -> tuple[dict[str, Any], list[dict[st
     return lines[0], lines[1:], json.loads((tmp_path / "out.json").read_text())
 
 
+@pytest.mark.slow
 def test_a_dawid_skene_run_writes_each_samples_fit_value_and_a_rebuilt_report_has_the_reliability(
     tmp_path: Path,
 ) -> None:

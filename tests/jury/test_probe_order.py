@@ -219,6 +219,7 @@ def test_the_flag_rate_is_a_setting() -> None:
     assert probe is not None and probe.flagged == []  # 80 % changed is below 90 %
 
 
+@pytest.mark.slow
 def test_the_probe_changes_no_score_on_either_plan_with_voting_and_repeats() -> None:
     for options in (
         PanelOptions(),
@@ -407,6 +408,7 @@ def test_probe_texts_are_empty_without_a_probe_and_show_nan_as_no_comparison() -
     assert not math.isnan(report.order_probe.judges[0].consistency)
 
 
+@pytest.mark.slow
 def test_a_bug_in_a_probe_call_is_counted_and_a_hung_one_ends_at_the_run_deadline() -> None:
     fair = _answers(first_only=False)
     seen: dict[str, int] = {}

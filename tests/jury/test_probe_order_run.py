@@ -55,6 +55,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     return out
 
 
+@pytest.mark.slow
 def test_the_cli_reports_the_local_judges_as_order_invariant(tmp_path: Path) -> None:
     out = tmp_path / "results.jsonl"
     result = CliRunner().invoke(

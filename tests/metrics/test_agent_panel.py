@@ -104,6 +104,7 @@ async def test_scripted_judges_that_disagree_are_averaged() -> None:
     assert (row.aggregate.value, row.aggregate.spread, row.aggregate.n_ok) == (0.5, 1.0, 2)
 
 
+@pytest.mark.slow
 async def test_http_judge_on_the_fake_server_scores_exactly_like_the_local_judge(srv: FakeOpenAIServer) -> None:
     srv.script("http-local", local_judge_responder())
     http = _http(srv, "http-local")
@@ -118,6 +119,7 @@ async def test_http_judge_on_the_fake_server_scores_exactly_like_the_local_judge
     assert remote == local
 
 
+@pytest.mark.slow
 async def test_a_warm_cache_changes_no_agent_score(srv: FakeOpenAIServer, tmp_path: Path) -> None:
     srv.script("http-cached", local_judge_responder())
 

@@ -168,6 +168,7 @@ async def test_support_7_5_from_an_http_judge_scores_like_binary_verdicts(srv: F
     assert seen == {"faithfulness", "hallucination"}
 
 
+@pytest.mark.slow
 async def test_support_7_5_on_every_graded_prompt_changes_no_metric(srv: FakeOpenAIServer) -> None:
     # the local judge's answers over HTTP: verdicts, classifications and usefulness all carry support
     local = local_judge_responder()

@@ -56,6 +56,7 @@ def _position(result: PanelResult) -> int:
 
 
 @pytest.mark.parametrize("repeats", [1, 3])
+@pytest.mark.slow
 def test_a_summary_of_compact_rows_equals_the_summary_of_the_results_bit_for_bit(repeats: int) -> None:
     for seed in range(3):
         results = random_results(seed, 50, repeats)

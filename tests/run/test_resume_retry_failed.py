@@ -126,6 +126,7 @@ def test_retry_failed_needs_resume(work: Path) -> None:
         )
 
 
+@pytest.mark.slow
 def test_cli_resume_retry_failed_repairs_a_run_after_an_outage(srv: FakeOpenAIServer, work: Path) -> None:
     def evaluate(*args: str) -> CliResult:
         return run_cli("evaluate", "data.jsonl", "--metrics", ",".join(METRICS), "--out", "r.jsonl", *args, cwd=work)

@@ -56,6 +56,7 @@ def _results(folder: Path) -> dict[str, dict[str, Any]]:
 pytest_plugins = ("pytester",)  # the user's session runs in this process
 
 
+@pytest.mark.slow
 def test_each_assertion_attaches_the_panel_table_and_the_judges(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:

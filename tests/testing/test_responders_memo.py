@@ -87,6 +87,7 @@ def _table(results: list[PanelResult]) -> list[tuple[Any, ...]]:
     return rows
 
 
+@pytest.mark.slow
 def test_a_panel_scores_the_same_against_a_memoised_server(
     servers: tuple[FakeOpenAIServer, FakeOpenAIServer, Counting, Counting],
     config: Path,
@@ -109,6 +110,7 @@ def test_a_panel_scores_the_same_against_a_memoised_server(
     assert memo_rules.calls == chat_requests - len(plain.requests_for("judge-c", "/v1/chat/completions"))
 
 
+@pytest.mark.slow
 def test_the_reply_text_is_the_plain_responders_for_every_request(
     servers: tuple[FakeOpenAIServer, FakeOpenAIServer, Counting, Counting],
     config: Path,

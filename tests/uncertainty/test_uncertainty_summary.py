@@ -121,6 +121,7 @@ def test_a_pair_without_failure_is_added_once() -> None:
     assert _exact(summary.summaries()) == _exact(summarize(results, ["a", "b", "c"]))
 
 
+@pytest.mark.slow
 def test_more_repeats_than_a_16_bit_count_are_counted() -> None:
     n = 70_000  # above 65,535: the repeat counts are 32-bit
     scores = [MetricScore(value=v / 4) for v in range(5)]  # shared: the repeats' values, not their objects, count

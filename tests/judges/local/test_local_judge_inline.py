@@ -12,6 +12,8 @@ import threading
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from ragqa.datasets import load_dataset
 from ragqa.evaluation import PanelEvaluator
 from ragqa.judges.local import LocalJudge
@@ -33,6 +35,7 @@ def _outcomes(report: Any) -> list[str]:
     )
 
 
+@pytest.mark.slow
 async def test_inline_and_worker_thread_give_identical_answers(monkeypatch: Any) -> None:
     samples = load_dataset(ROOT / "examples" / "datasets" / "it_helpdesk.jsonl")[:12]
     metrics = [Faithfulness(), NoiseSensitivity(), ContextPrecision(), ContextEntityRecall()]
