@@ -96,7 +96,6 @@ class ForkServer:
                 stdin=subprocess.DEVNULL,
                 stdout=log,
                 stderr=subprocess.STDOUT,
-                start_new_session=True,
             )
         self._wait_until_listening()
 

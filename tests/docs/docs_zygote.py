@@ -19,6 +19,7 @@ import importlib
 import json
 import os
 import select
+import shutil
 import signal
 import socket
 import sys
@@ -31,6 +32,7 @@ PRELOAD = (
     "ragqa.render.html",
 )
 """Modules the documented commands import (an HTTP judge's LangChain and openai SDK included)."""
+ZYGOTE_PYTHONPATH = os.environ.get("PYTHONPATH", "")
 
 
 def _receive(conn: socket.socket) -> tuple[dict[str, object], list[int]] | None:
@@ -87,6 +89,14 @@ def _reap_and_exit(number: int, frame: object) -> None:
     os._exit(0)
 
 
+def _use_pythonpath(pythonpath: str) -> None:
+    """Put the command's ``PYTHONPATH`` entries on ``sys.path`` where the zygote's own are (its sandbox's)."""
+    own = [entry for entry in ZYGOTE_PYTHONPATH.split(os.pathsep) if entry]
+    given = [entry for entry in pythonpath.split(os.pathsep) if entry]
+    rest = [entry for entry in sys.path[1:] if entry not in own]
+    sys.path[:] = [sys.path[0], *given, *rest]
+
+
 def serve(socket_path: str) -> dict[str, object]:
     """Listen forever in the zygote; return only in a command's process, with its request."""
     for name in PRELOAD:
@@ -100,8 +110,17 @@ def serve(socket_path: str) -> dict[str, object]:
     signal.signal(signal.SIGTERM, _reap_and_exit)
     sys.stdout.flush()
     sys.stderr.flush()
+    parent = os.getppid()
+    server.settimeout(1.0)
     while True:
-        conn, _ = server.accept()
+        try:
+            conn, _ = server.accept()
+        except TimeoutError:
+            if os.getppid() != parent:  # the test process is gone (killed): so is the zygote's purpose
+                shutil.rmtree(os.path.dirname(socket_path), ignore_errors=True)  # ForkServer's folder
+                _reap_and_exit(signal.SIGTERM, None)
+            continue
+        conn.settimeout(None)
         if os.fork():
             conn.close()
             _reap(os.WNOHANG)
@@ -124,6 +143,7 @@ def serve(socket_path: str) -> dict[str, object]:
             assert isinstance(env, dict)
             os.environ.clear()
             os.environ.update(env)
+            _use_pythonpath(str(env.get("PYTHONPATH", "")))
             return request
         for fd in fds:
             os.close(fd)

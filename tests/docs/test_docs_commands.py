@@ -5,8 +5,10 @@ The commands come from the fenced ``bash`` / ``sh`` / ``shell`` / ``console`` bl
 per command, named ``file:line``. Each runs with ``bash -c`` in a sandbox copy of the repository
 with fixtures for the placeholder files the docs name (see ``docs_sandbox`` for the mapping), with
 this venv's ``ragqa`` and ``python`` first on ``PATH`` (its optional extras hidden, as after the
-README's ``pip install -e .``), and with every non-local judge sent to
-ragqa's fake OpenAI-compatible server, which answers as the offline local judge would; the one
+README's ``pip install -e .``; ``ragqa`` runs forked from an interpreter that has already imported
+it, which saves each command its start and imports, see ``docs_forkserver``), and with every
+non-local judge sent to ragqa's fake OpenAI-compatible server, which answers as the offline local
+judge would; the one
 command that needs a real provider is skipped, so nothing is meant to leave the machine.
 
 A command must exit with the code its block declares (``<!-- docs-test: exit=1 -->``; 0 by
