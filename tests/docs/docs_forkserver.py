@@ -2,14 +2,16 @@
 
 About 55 of the documented commands start ``ragqa``. Each fresh process spends most of its CPU on
 Python's start and on importing ragqa and, for an HTTP judge, LangChain and the openai SDK
-(0.6 to 1.6 CPU seconds), before the command's own work. Here one interpreter per sandbox kind
-(the *zygote*, :mod:`docs_zygote`) imports them once; ``ragqa`` on the commands' ``PATH`` is a
-small shim that hands the zygote its arguments, working directory, environment and its standard
-input, output and error (the file descriptors themselves, so pipes and redirections behave as
-for any process), and exits with the command's exit code. The zygote forks a monitor per
-command, which forks the command's process; that process sets the working directory, the
-environment and ``sys.argv`` and runs ``ragqa.cli.main`` as the installed ``ragqa`` script does,
-and Python's normal exit follows (``atexit``, flushing, joining threads).
+(``python -c "import ragqa.cli"``: about 0.6 CPU seconds, and about 1.7 more with ``import
+ragqa.judges.openai``; less where ragqa's bytecode is written), before the command's own work.
+Here one interpreter per sandbox kind (the *zygote*, :mod:`docs_zygote`) imports them once;
+``ragqa`` on the commands' ``PATH`` is a small shim that hands the zygote its arguments, working
+directory, environment and its standard input, output and error (the file descriptors
+themselves, so pipes and redirections behave as for any process), and exits with the command's
+exit code. The zygote forks a monitor per command, which forks the command's process; that
+process sets the working directory, the environment and ``sys.argv`` and runs ``ragqa.cli.main``
+as the installed ``ragqa`` script does, and Python's normal exit follows (``atexit``, flushing,
+joining threads).
 
 What a fresh process would show and a forked one does not (its start, its imports, its own hash
 seed) is tested with real processes in ``tests/cli`` (``test_cli_process.py``,
@@ -22,6 +24,7 @@ buffering). A shim that ends before its command (killed, or interrupted) ends th
 
 from __future__ import annotations
 
+import shlex
 import shutil
 import socket
 import subprocess
@@ -34,9 +37,15 @@ ZYGOTE = Path(__file__).resolve().with_name("docs_zygote.py")
 START_TIMEOUT_S = 120.0  # only stops a zygote that never starts from hanging the suite
 STOP_TIMEOUT_S = 60.0  # the same for one whose commands never end
 
-SHIM = """\
-#!{python} -SE
+LAUNCHER = """\
+#!/bin/sh
 # ragqa for the docs test: runs the command in a process forked from {zygote_name} (see docs_forkserver.py)
+exec {python} -SE {shim} "$@"
+"""
+"""The ``ragqa`` on the commands' ``PATH`` (a shell script: a ``#!`` line has a length limit a venv's path may pass)."""
+
+SHIM = """\
+# the docs test's ragqa shim (see docs_forkserver.py): hands the command to the zygote, exits with its code
 import json, os, signal, socket, sys
 
 if any(os.isatty(fd) for fd in (0, 1, 2)):
@@ -82,12 +91,14 @@ class ForkServer:
         real = shutil.which("ragqa", path=str(Path(sys.executable).parent))
         if real is None:
             raise RuntimeError(f"no ragqa script beside {sys.executable}: install ragqa (pip install -e .)")
-        shim = self.shim_dir / "ragqa"
-        shim.write_text(
-            SHIM.format(python=sys.executable, zygote_name=ZYGOTE.name, real=real, socket_path=str(self.socket_path)),
+        shim = self._folder / "shim.py"
+        shim.write_text(SHIM.format(real=real, socket_path=str(self.socket_path)), encoding="utf-8")
+        launcher = self.shim_dir / "ragqa"
+        launcher.write_text(
+            LAUNCHER.format(python=shlex.quote(sys.executable), zygote_name=ZYGOTE.name, shim=shlex.quote(str(shim))),
             encoding="utf-8",
         )
-        shim.chmod(0o755)
+        launcher.chmod(0o755)
         self._log = self._folder / "zygote.log"
         with self._log.open("wb") as log:
             self._process = subprocess.Popen(

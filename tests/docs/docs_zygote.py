@@ -2,13 +2,14 @@
 
 Run as ``python docs_zygote.py SOCKET BIN_DIR`` by :class:`docs_forkserver.ForkServer`, with the
 docs commands' environment. It imports what the commands use (:data:`PRELOAD`), listens on the
-Unix socket ``SOCKET`` and, per connection (the shim's), forks a monitor. The monitor receives
-the command's standard streams (file descriptors), arguments, working directory and environment,
-forks the command's process and reports its exit code (negative: the signal that ended it); the
-shim's end (EOF before the reply) ends the command with ``SIGTERM``. The
-command's process returns from :func:`serve` to this module's top level, which runs
-``ragqa.cli.main`` as the installed ``ragqa`` script does, so Python's
-normal exit follows. Nothing here imports pytest or the tests.
+Unix socket ``SOCKET`` and, per connection (the shim's), forks a monitor. The monitor receives the
+command's standard streams (file descriptors), arguments, working directory and environment, forks
+the command's process and reports its exit code (negative: the signal that ended it); the shim's
+end (EOF before the reply) ends the command with ``SIGTERM``. The command's process returns from
+:func:`serve` to this module's top level, which runs ``ragqa.cli.main`` as the installed ``ragqa``
+script does, so Python's normal exit follows. The zygote's imported objects are frozen
+(``gc.freeze``), in the command's process too: they live as long as a fresh process's imports do,
+and its collections skip them. Nothing here imports pytest or the tests.
 """
 
 from __future__ import annotations
