@@ -121,9 +121,9 @@ SLOW_MODULES = frozenset(
     }
 )
 """Modules whose tests start processes (the CLI, pytest, a browser) or run whole datasets: each took
-10 s or more in ``pytest -q --durations=0``. Single tests of other modules that take half a second or
-more carry ``@pytest.mark.slow`` themselves (see tests/README.md). ``pytest -q -m "not slow"`` leaves them out; ``pytest -q``
-(the README's command, which CI runs) runs everything."""
+10 s or more in ``pytest -q --durations=0``. Single tests of other modules that take 0.4 s or more
+carry ``@pytest.mark.slow`` themselves (see tests/README.md). ``pytest -q -m "not slow"`` leaves
+them out; ``pytest -q`` (the README's command, which CI runs) runs everything."""
 
 
 SLOW_TESTS = frozenset(

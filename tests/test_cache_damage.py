@@ -48,6 +48,7 @@ def _cache_warnings(caplog: pytest.LogCaptureFixture) -> list[str]:
     return [r.getMessage() for r in caplog.records if r.name == "ragqa.cache" and r.levelno == logging.WARNING]
 
 
+@pytest.mark.slow
 def test_a_truncated_cache_is_moved_aside_and_started_empty_with_one_warning(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -70,6 +71,7 @@ def test_a_truncated_cache_is_moved_aside_and_started_empty_with_one_warning(
     cache.close()
 
 
+@pytest.mark.slow
 def test_a_damaged_page_is_a_miss_then_the_cache_is_rebuilt(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     directory = tmp_path / "cache"
     _filled(directory, 3000)

@@ -14,6 +14,7 @@ def _pieces(values: np.ndarray, size: int) -> list[np.ndarray]:
 
 @pytest.mark.parametrize("n", [0, 1, 7, 8, 9, 127, 128, 129, LEAF - 1, LEAF, LEAF + 1, 2 * LEAF + 17, 1_000_003])
 @pytest.mark.parametrize("piece", [1, 5, 4096, LEAF - 1, LEAF, LEAF + 1])
+@pytest.mark.slow
 def test_the_sum_of_pieces_is_numpys_sum_of_the_whole_array(n: int, piece: int) -> None:
     if n > 200_000 and piece < 4096:
         pytest.skip("a million one-value pieces: slow, and the sizes above cover the boundaries")

@@ -49,6 +49,7 @@ def test_python_api_repeats_and_reducer() -> None:
         ragqa.evaluate(samples, metrics=["faithfulness"], profile="local", repeats=2, reducer="max")
 
 
+@pytest.mark.slow
 def test_ragqa_test_makes_each_assertion_n_times(tmp_path: Path) -> None:
     counts = []
     for repeats in (None, 3):
@@ -113,6 +114,7 @@ def test_pytest_plugin_marker_and_option(pytester: pytest.Pytester, monkeypatch:
     assert "2 passed" in proc.stdout
 
 
+@pytest.mark.slow
 def test_sharded_parts_with_repeats_merge_into_one_runs_file(tmp_path: Path) -> None:
     one, parts = tmp_path / "one.jsonl", [tmp_path / f"part-{k}.jsonl" for k in (1, 2)]
     ragqa.evaluate(DATASET, metrics=["faithfulness"], profile="local", out=one, repeats=2)

@@ -69,6 +69,7 @@ def test_dawid_skene_estimates_sit_next_to_the_measured_rates_and_recover_them()
     assert f"good: accuracy {good.label_free.accuracy:.3f} vs {good.accuracy:.3f}" in caption  # type: ignore[union-attr]
 
 
+@pytest.mark.slow
 def test_a_lone_judge_has_no_label_free_estimate() -> None:
     samples, labels, said = _world(30)
     report = asyncio.run(

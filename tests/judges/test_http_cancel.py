@@ -149,6 +149,7 @@ async def test_wait_for_timing_out_stops_every_request(srv: FakeOpenAIServer) ->
     await judge.aclose()
 
 
+@pytest.mark.slow
 async def test_the_shared_call_outlives_one_cancelled_waiter_but_not_the_last(srv: FakeOpenAIServer) -> None:
     srv.hold("shared")  # the answer waits until the test has cancelled a waiter
     judge = OpenAIJudge(chat_model(srv, "shared"))
@@ -176,6 +177,7 @@ async def test_the_shared_call_outlives_one_cancelled_waiter_but_not_the_last(sr
     await judge.aclose()
 
 
+@pytest.mark.slow
 async def test_a_failure_nobody_waits_for_is_not_reported_as_unretrieved() -> None:
     class Failing:
         id = "f"
@@ -253,6 +255,7 @@ ragqa:
 """
 
 
+@pytest.mark.slow
 def test_one_container_serves_two_event_loops(srv: FakeOpenAIServer, tmp_path: Path) -> None:
     srv.script("*", ragqa_responder())
     path = tmp_path / "application.yaml"

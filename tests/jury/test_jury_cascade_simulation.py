@@ -72,6 +72,7 @@ def test_fit_picks_the_fewest_escalations_that_keep_agreement() -> None:
         fit_cascade([CascadeItem.of(_result([0.9], [0.9]), tier2=["j0"], label=None)], threshold=0.5)
 
 
+@pytest.mark.slow
 def test_calibrate_fits_the_rule_and_writes_a_file_a_run_reads(tmp_path: Path) -> None:
     config = tmp_path / "application.yaml"
     config.write_text(

@@ -64,6 +64,7 @@ def test_a_dawid_skene_run_writes_each_samples_fit_value_and_a_rebuilt_report_ha
         assert rebuilt[metric]["jury"] == summary["jury"], metric  # the same fit, the same seed
 
 
+@pytest.mark.slow
 def test_a_mean_run_writes_the_records_and_header_it_wrote_before(tmp_path: Path) -> None:
     header, records, report = _evaluate(tmp_path)
     assert "extractor" not in header

@@ -35,6 +35,7 @@ def _scores(report: ragqa.Report) -> dict[tuple[str, str], float]:
     return {(r.sample_id, r.metric): r.aggregate.value for r in report.results}
 
 
+@pytest.mark.slow
 def test_evaluate_a_list_of_dicts_a_dataframe_and_samples_alike() -> None:
     pd = pytest.importorskip("pandas")
     from_dicts = ragqa.evaluate(RECORDS, metrics=["faithfulness", "hallucination"], profile="local")
@@ -110,6 +111,7 @@ def test_evaluate_from_any_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     assert (len(r.results), r.summary("faithfulness").n_aggregated) == (60, 60)
 
 
+@pytest.mark.slow
 def test_the_run_layer_returns_exactly_the_plain_panel_scores(tmp_path: Path) -> None:
     """ragqa.evaluate (validation, estimate, streaming to a results file, grouping, resume bookkeeping)
     gives every judge the score the bare PanelEvaluator gives, graded local verdicts included."""

@@ -33,12 +33,14 @@ def _same(cube: np.ndarray, sizes: tuple[int, ...]) -> None:
 @pytest.mark.parametrize("judges", [1, 2, 3, 4])
 @pytest.mark.parametrize("repeats", [1, 3])
 @pytest.mark.parametrize("continuous", [False, True])
+@pytest.mark.slow
 def test_every_block_size_gives_the_whole_cubes_decomposition(judges: int, repeats: int, continuous: bool) -> None:
     n = 257
     cube = _cube(n, judges, repeats, seed=judges * 10 + repeats, missing=0.1, continuous=continuous)
     _same(cube, (1, 63, 64, 65, n - 1, n, n + 1))
 
 
+@pytest.mark.slow
 def test_a_judge_left_out_of_the_complete_table_and_uneven_repeats() -> None:
     cube = _cube(300, 3, 4, seed=5, missing=0.3, continuous=True)
     cube[:200, 2, :] = np.nan  # judge 2 scored few samples: the table leaves it out
