@@ -24,6 +24,7 @@ import shutil
 import signal
 import socket
 import sys
+import threading
 
 PRELOAD = (
     "ragqa.cli",
@@ -103,6 +104,8 @@ def serve(socket_path: str) -> dict[str, object]:
     for name in PRELOAD:
         with contextlib.suppress(ImportError):  # an optional extra the sandbox hides
             importlib.import_module(name)
+    if threading.active_count() != 1:  # fork copies only the forking thread: another could hold a lock forever
+        raise RuntimeError(f"the zygote must fork from one thread, not {threading.enumerate()}")
     gc.collect()
     gc.freeze()  # the imported objects: a command's collections skip them, so it copies fewer of the zygote's pages
     server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
