@@ -320,8 +320,8 @@ def without_options(step: str, names: list[str]) -> str:
     of an option, so the command runs the same with or without the documented value: dropping it
     makes two documented lines that differ only in a value the marker replaces (``side_by_side.py``
     and ``side_by_side.py --samples 40``) the same script, which the docs test then runs once.
-    An option's values are the plain words after it (a negative number, not an option, not a shell operator or
-    redirection); the rest of ``step`` is kept as written.
+    An option's values are the words after it up to the next option, shell operator or redirection
+    (a negative number counts as a value); the rest of ``step`` is kept as written.
     """
     if not names:
         return step

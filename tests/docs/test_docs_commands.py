@@ -8,8 +8,8 @@ this venv's ``ragqa`` and ``python`` first on ``PATH`` (its optional extras hidd
 README's ``pip install -e .``; ``ragqa`` runs forked from an interpreter that has already imported
 it, which saves each command its start and imports, see ``docs_forkserver``), and with every
 non-local judge sent to ragqa's fake OpenAI-compatible server, which answers as the offline local
-judge would; the one
-command that needs a real provider is skipped, so nothing is meant to leave the machine.
+judge would; the one command that needs a real provider is skipped, so nothing is meant to leave
+the machine.
 
 A command must exit with the code its block declares (``<!-- docs-test: exit=1 -->``; 0 by
 default) and print no Python traceback. Blocks that cannot run in a test say why with
