@@ -33,13 +33,14 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, NamedTuple, cast
 
 from ragqa.aggregate import STRATEGIES, Strategy, aggregate
 from ragqa.errors import ConfigError
 from ragqa.jury.cascade import (
     FIT_FORMAT,
     CascadeRule,
+    Reading,
     first_reason,
     interval_contains,
     read_item,
@@ -198,8 +199,8 @@ def fit_cascade(
         calls = agree = escalated = 0
         for fact in facts:
             up = _escalates(fact, spread, margin, split)
-            agree += fact[4] if up else fact[5]
-            calls += fact[6] if up else 0
+            agree += fact.agree_up if up else fact.agree_down
+            calls += fact.tier2_calls if up else 0
             escalated += up
         share, agreement = calls / total, agree / len(used)
         if agreement + 1e-12 < goal:
@@ -216,8 +217,19 @@ def fit_cascade(
     return CascadeFit(rule, data, threshold, len(used), goal, -neg_agreement, full_agreement, share, rate, reached=True)
 
 
-_Facts = tuple[bool, bool, float, float, bool, bool, int]
-"""What the fit reads of one item (:func:`_facts`)."""
+class _Facts(NamedTuple):
+    """What the fit reads of one labelled item (:func:`_facts`), the same under every rule of the grid."""
+
+    always: bool
+    """It escalates under every fitted rule: ``unscored``, or the ``interval`` check (always on in a fit)."""
+    reading: Reading
+    """The rest of what :func:`~ragqa.jury.cascade.escalation` reads (:func:`~ragqa.jury.cascade.read_item`)."""
+    agree_up: bool
+    """The full panel's verdict agrees with the label (what escalating gives)."""
+    agree_down: bool
+    """Tier 1's verdict agrees with the label (what standing gives)."""
+    tier2_calls: int
+    """The tier-2 calls escalating costs."""
 
 
 def _cut(item: CascadeItem) -> float:
@@ -226,24 +238,15 @@ def _cut(item: CascadeItem) -> float:
 
 
 def _facts(item: CascadeItem) -> _Facts:
-    """What :func:`~ragqa.jury.cascade.escalation` reads of a labelled item, for any rule of the grid.
-
-    ``(always, straddled, width, distance, agree_up, agree_down, tier2_calls)``: whether it escalates
-    under every rule (``unscored``, or the ``interval`` check, which every fitted rule has on); the
-    rest of its :class:`~ragqa.jury.cascade.Reading`; whether the full panel's and tier 1's verdicts
-    agree with the label; the tier-2 calls escalating costs (read by :func:`_escalates`).
-    """
+    """What :func:`~ragqa.jury.cascade.escalation` reads of a labelled item, for any rule of the grid."""
     cut = _cut(item)
     reading = read_item(item.values, item.tier1, cut, item.direction)
-    always = reading.unscored or interval_contains(item.values, cut)
-    return (
-        always,
-        reading.straddled,
-        reading.width,
-        abs(item.tier1 - cut),
-        passes(item.full, cut, item.direction) == item.label,
-        passes(item.tier1, cut, item.direction) == item.label,
-        item.tier2_calls,
+    return _Facts(
+        always=reading.unscored or interval_contains(item.values, cut),
+        reading=reading,
+        agree_up=passes(item.full, cut, item.direction) == item.label,
+        agree_down=passes(item.tier1, cut, item.direction) == item.label,
+        tier2_calls=item.tier2_calls,
     )
 
 
@@ -253,7 +256,7 @@ def _escalates(fact: _Facts, spread: float | None, margin: float, split: bool) -
     :func:`~ragqa.jury.cascade.first_reason`, the checks :func:`~ragqa.jury.cascade.escalation`
     runs, on what :func:`_facts` read once.
     """
-    return fact[0] or first_reason(False, *fact[1:4], spread=spread, margin=margin, split=split) is not None
+    return fact.always or first_reason(*fact.reading, spread=spread, margin=margin, split=split) is not None
 
 
 def fit_report(

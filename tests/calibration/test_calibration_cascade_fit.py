@@ -28,6 +28,7 @@ from ragqa.calibration.cascade import (
     SPREADS,
     CascadeItem,
     _escalates,
+    _Facts,
     _facts,
     fit_body,
     fit_cascade,
@@ -219,12 +220,12 @@ def test_each_rule_of_the_grid_escalates_what_escalation_escalates() -> None:
             reasons.add(reason)
             if reason == "margin" and abs(item.tier1 - 0.5) == margin:
                 reasons.add("on the margin")
-            if spread is not None and fact[2] == spread and not fact[0]:
+            if spread is not None and fact.reading.width == spread and not fact.always:
                 reasons.add("on the spread")
     assert reasons >= {None, "unscored", "split", "spread", "margin", "interval", "on the margin", "on the spread"}
 
 
-class _Read(tuple):  # type: ignore[type-arg]
+class _Read(_Facts):
     """What ``_facts`` read of an item, with the item itself (for escalation() in the test's ``_escalates``)."""
 
     item: CascadeItem
@@ -237,7 +238,7 @@ def test_the_fit_is_the_one_escalation_per_item_and_rule_gives(monkeypatch: pyte
     fast = fit_cascade(items, threshold=0.5)
 
     def read(item: CascadeItem) -> _Read:
-        fact = _Read(_facts(item))
+        fact = _Read(*_facts(item))
         fact.item = item
         return fact
 
