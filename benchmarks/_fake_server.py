@@ -1,46 +1,31 @@
 """The fake OpenAI-compatible server in a child process, started without importing ragqa here.
 
-It runs ``python -m ragqa.testing.server`` (:mod:`ragqa.testing.process`), as
-:func:`ragqa.testing.server.fake_openai_server_process` does, and yields the base URL the child
-prints (``READY <url>``). A benchmark whose own process only starts other processes (the runs it
-measures are children) uses this one: importing ``ragqa.testing.server`` would cost its process
-about 1.3 CPU seconds (ragqa, aiohttp and the local judge's rules) for nothing, which is why
-this does not reuse ``fake_openai_server_process``.
+A benchmark whose own process only starts other processes (the runs it measures are children)
+uses :func:`fake_server`: it is :func:`ragqa.testing.server.fake_openai_server_process`, loaded from
+the installed package's ``testing/launch.py`` by file (that module imports only the standard
+library), because importing it through ``ragqa.testing`` would cost this process about 1.3 CPU
+seconds (ragqa, aiohttp and the local judge's rules) for nothing.
 """
 
 from __future__ import annotations
 
-import contextlib
-import subprocess
-import sys
-from collections.abc import Iterator
+import importlib.util
 from pathlib import Path
+from types import ModuleType
 
 
-@contextlib.contextmanager
-def fake_server(
-    latency_s: float = 0.0, responder: str = "ragqa", *, memo: bool = False, log: Path | None = None
-) -> Iterator[str]:
-    """Run ``python -m ragqa.testing.server`` until the block ends; yields its base URL (no ``/v1``).
+def _launch_module() -> ModuleType:
+    """``ragqa/testing/launch.py`` of the ragqa this Python imports, loaded without running ``ragqa/__init__``."""
+    package = importlib.util.find_spec("ragqa")  # finds the package; does not import it
+    if package is None or not package.submodule_search_locations:
+        raise ModuleNotFoundError("ragqa is not installed in this Python: pip install -e .")
+    path = Path(next(iter(package.submodule_search_locations))) / "testing" / "launch.py"
+    spec = importlib.util.spec_from_file_location("_ragqa_testing_launch", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
-    Args:
-        latency_s: seconds the server waits before every answer.
-        responder: ``default``, ``ragqa`` or ``ragqa+foreign`` (see ``python -m ragqa.testing.server --help``).
-        memo: answer a request asked before from memory (the same answer, less server CPU).
-        log: a file for the server's stderr (aiohttp logs a client that closes a kept-alive
-            connection as an error); ``None`` leaves it on this process's stderr.
 
-    Raises:
-        RuntimeError: the child did not print ``READY <url>`` as its first line.
-    """
-    cmd = [sys.executable, "-m", "ragqa.testing.server", "--latency", str(latency_s), "--responder", responder]
-    cmd += ["--memo"] if memo else []
-    with contextlib.ExitStack() as stack:
-        err = stack.enter_context(log.open("w", encoding="utf-8")) if log is not None else None
-        proc = stack.enter_context(subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=err, text=True))
-        stack.callback(proc.terminate)  # runs before Popen's exit, which waits for the child
-        assert proc.stdout is not None
-        ready = proc.stdout.readline().strip()
-        if not ready.startswith("READY "):
-            raise RuntimeError(f"fake server did not start: {ready!r}")
-        yield ready.removeprefix("READY ")
+fake_server = _launch_module().fake_openai_server_process
+"""Run ``python -m ragqa.testing.server`` until the block ends; yields its base URL (see the module docstring)."""

@@ -249,7 +249,7 @@ def server(stack: contextlib.ExitStack, latency: float, log: Path) -> str:
     Its stderr goes to ``log``: aiohttp logs a client that closes a kept-alive connection as an error.
     Every judge asks the same prompts, so it memoises (the local judge's rules run once per distinct prompt).
     """
-    return stack.enter_context(fake_server(latency, "ragqa+foreign", memo=True, log=log))
+    return stack.enter_context(fake_server(latency_s=latency, responder="ragqa+foreign", memo=True, log=log))
 
 
 def contenders(args: argparse.Namespace, config: Path) -> list[tuple[str, str | None, str | None]]:

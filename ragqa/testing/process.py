@@ -1,64 +1,23 @@
 """The fake server in a process of its own (its CPU is not the caller's), for benchmarks.
 
 ``python -m ragqa.testing.server --latency 0.2 --responder ragqa`` prints ``READY <base_url>``
-once it listens and serves until interrupted or sent SIGTERM; :func:`fake_openai_server_process`
-runs exactly that and yields the base URL.
+once it listens and serves until interrupted or sent SIGTERM (:func:`main`);
+:func:`fake_openai_server_process` (:mod:`ragqa.testing.launch`, re-exported here) runs exactly
+that and yields the base URL.
 """
 
 from __future__ import annotations
 
 import argparse
 import signal
-import subprocess
-import sys
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager, suppress
+from contextlib import suppress
 
 from ragqa.testing.app import FakeOpenAIServer
+from ragqa.testing.launch import ENTRY, fake_openai_server_process
 from ragqa.testing.responders import foreign_prompt_responder, memoised, ragqa_responder
 
 __all__ = ["fake_openai_server_process", "main"]
-
-_ENTRY = "ragqa.testing.server"
-"""The module ``python -m`` runs (the stable import path; it calls :func:`main`)."""
-
-
-@contextmanager
-def fake_openai_server_process(
-    *, latency_s: float = 0.0, responder: str = "default", memo: bool = False
-) -> Iterator[str]:
-    """Run a fake server in a child process; yields its base URL (Spring style, no ``/v1``).
-
-    Args:
-        latency_s: delay before every answer, seconds.
-        responder: ``default`` (schema-valid placeholders), ``ragqa`` (:func:`ragqa_responder`
-            for every model) or ``ragqa+foreign`` (ragqa prompts by :func:`ragqa_responder`, any
-            other prompt, RAGAS's say, by :func:`foreign_prompt_responder`'s placeholder).
-        memo: answer a request whose content was answered before from memory
-            (:func:`~ragqa.testing.responders.memoised`: the same answer, without running the
-            responder again), e.g. when every judge of a benchmark's panel asks the same prompts.
-
-    Raises:
-        RuntimeError: the child did not print ``READY <url>`` as its first line.
-    """
-    cmd = [sys.executable, "-m", _ENTRY, "--latency", str(latency_s), "--responder", responder]
-    if memo:
-        cmd.append("--memo")
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
-    try:
-        assert proc.stdout is not None
-        line = proc.stdout.readline().strip()
-        if not line.startswith("READY "):
-            raise RuntimeError(f"fake server did not start: {line!r}")
-        yield line.split(" ", 1)[1]
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=60)
-        except subprocess.TimeoutExpired:  # a child too slow to stop (a loaded machine) is killed
-            proc.kill()
-            proc.wait()
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -66,7 +25,7 @@ def main(argv: list[str] | None = None) -> None:
 
     Prints ``READY <base_url>`` once it listens, then serves until interrupted or sent SIGTERM.
     """
-    parser = argparse.ArgumentParser(prog=f"python -m {_ENTRY}", description="A fake OpenAI-compatible server.")
+    parser = argparse.ArgumentParser(prog=f"python -m {ENTRY}", description="A fake OpenAI-compatible server.")
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--latency", type=float, default=0.0, help="seconds before every answer")

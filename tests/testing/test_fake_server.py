@@ -269,3 +269,18 @@ server_fixture = fake_openai_server_fixture(scope="function", latency_s=0.0)
 def test_fixture_factory_yields_a_running_server(server_fixture: FakeOpenAIServer) -> None:
     assert chat(server_fixture)["model"] == "m"
     assert len(server_fixture.requests) == 1
+
+
+def test_the_launcher_imports_only_the_standard_library() -> None:
+    # benchmarks/_fake_server.py loads ragqa/testing/launch.py by file so that a benchmark's launcher
+    # never imports ragqa: the module must stay free of ragqa (and of any third-party package)
+    import ast
+    from pathlib import Path
+
+    import ragqa.testing.launch as launch
+
+    tree = ast.parse(Path(launch.__file__).read_text(encoding="utf-8"))
+    imported = {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
+    imported |= {node.module or "" for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
+    assert {name.split(".")[0] for name in imported} <= set(sys.stdlib_module_names) | {"__future__"}
+    assert fake_openai_server_process is launch.fake_openai_server_process
