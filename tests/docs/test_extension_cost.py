@@ -11,6 +11,7 @@ provider from the section's ``application.yaml`` against a stand-in of its serve
 
 from __future__ import annotations
 
+import importlib
 import json
 import math
 import re
@@ -121,6 +122,10 @@ def installed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[
     monkeypatch.setattr(languages, "_discovered", False)
     monkeypatch.setattr(languages, "_PACKS", dict(languages._PACKS))
     monkeypatch.setattr(languages, "_broken", {})
+    for home in set(provider_registry.BUILTIN_PROVIDERS.values()):
+        # the built-ins register when their module is first imported: if that happened during the
+        # test, into the copy below, the registry put back would lack them for the rest of the process
+        importlib.import_module(home)
     monkeypatch.setattr(provider_registry, "_PROVIDERS", dict(provider_registry._PROVIDERS))
     monkeypatch.setattr(provider_registry, "_broken", {})
     monkeypatch.setattr(provider_registry, "_installed_loaded", False)
