@@ -11,7 +11,9 @@ themselves, so pipes and redirections behave as for any process), and exits with
 exit code. The zygote forks a monitor per command, which forks the command's process; that
 process sets the working directory, the environment and ``sys.argv`` and runs ``ragqa.cli.main``
 as the installed ``ragqa`` script does, and Python's normal exit follows (``atexit``, flushing,
-joining threads).
+joining threads). The zygote has also split the shipped datasets' texts into sentences once
+(:func:`docs_zygote.warm`: pure, cached functions of the text), so a local-judge command, most
+of whose own work that splitting was, starts where a long-lived process would.
 
 What a fresh process would show and a forked one does not (its start, its imports, its own hash
 seed) is tested with real processes in ``tests/cli`` (``test_cli_process.py``,
@@ -31,6 +33,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 ZYGOTE = Path(__file__).resolve().with_name("docs_zygote.py")
@@ -74,6 +77,8 @@ class ForkServer:
     Args:
         env: the zygote's environment: the docs commands' (:func:`docs_sandbox.command_env` of the
             sandbox kind's template), so it imports that ragqa copy with the optional extras hidden.
+        datasets: JSONL files whose texts the zygote reads into the local judge's caches before
+            it listens (:func:`docs_zygote.warm`).
 
     Attributes:
         shim_dir: the folder holding the ``ragqa`` shim: put it first on a command's ``PATH``.
@@ -83,7 +88,7 @@ class ForkServer:
             is in the message).
     """
 
-    def __init__(self, env: dict[str, str]) -> None:
+    def __init__(self, env: dict[str, str], datasets: Sequence[Path] = ()) -> None:
         self._folder = Path(tempfile.mkdtemp(prefix="ragqa-zygote-"))  # short: a socket path has 107 bytes at most
         self.socket_path = self._folder / "zygote.sock"
         self.shim_dir = self._folder / "bin"
@@ -102,7 +107,7 @@ class ForkServer:
         self._log = self._folder / "zygote.log"
         with self._log.open("wb") as log:
             self._process = subprocess.Popen(
-                [sys.executable, str(ZYGOTE), str(self.socket_path), str(Path(real).parent)],
+                [sys.executable, str(ZYGOTE), str(self.socket_path), str(Path(real).parent), *map(str, datasets)],
                 env=env,
                 stdin=subprocess.DEVNULL,
                 stdout=log,

@@ -7,9 +7,11 @@ command's standard streams (file descriptors), arguments, working directory and 
 the command's process and reports its exit code (negative: the signal that ended it); the shim's
 end (EOF before the reply) ends the command with ``SIGTERM``. The command's process returns from
 :func:`serve` to this module's top level, which runs ``ragqa.cli.main`` as the installed ``ragqa``
-script does, so Python's normal exit follows. The zygote's imported objects are frozen
-(``gc.freeze``), in the command's process too: they live as long as a fresh process's imports do,
-and its collections skip them. Nothing here imports pytest or the tests.
+script does, so Python's normal exit follows. Before it listens, the zygote has also read the
+datasets named after the socket's path into the local judge's text caches (:func:`warm`). The
+zygote's imported objects are frozen (``gc.freeze``), in the command's process too: they live as
+long as a fresh process's imports do, and its collections skip them. Nothing here imports pytest
+or the tests.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ import signal
 import socket
 import sys
 import threading
+from collections.abc import Iterator
 
 PRELOAD = (
     "ragqa.cli",
@@ -99,11 +102,56 @@ def _use_pythonpath(pythonpath: str) -> None:
     sys.path[:] = [sys.path[0], *given, *rest]
 
 
-def serve(socket_path: str) -> dict[str, object]:
-    """Listen forever in the zygote; return only in a command's process, with its request."""
+def _strings(value: object) -> Iterator[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _strings(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _strings(item)
+
+
+def warm(datasets: list[str]) -> int:
+    """Split every text of these JSONL ``datasets`` into sentences and their features, once.
+
+    ``split_sentences`` and ``features`` are pure functions of a text, cached per process (the
+    caches are cleared when the local judge reads a new language), as a long-lived process that
+    scored these datasets before would have them. A command forked afterwards answers as a fresh
+    process does; it only skips splitting the shipped datasets' contexts again (pysbd's sentence
+    rules and the stemming: about two thirds of a local-judge run of the README job's dataset).
+
+    Returns:
+        The number of texts read.
+    """
+    from ragqa.judges.local.text import detect_script, features, split_sentences, strip_citations
+
+    count = 0
+    for path in datasets:
+        with open(path, encoding="utf-8") as fh:
+            for line in fh:
+                if not line.strip():
+                    continue
+                for text in _strings(json.loads(line)):
+                    script = detect_script(text[:2000])
+                    for sentence in split_sentences(strip_citations(text)):
+                        features(sentence, script)
+                    count += 1
+    return count
+
+
+def serve(socket_path: str, datasets: list[str]) -> dict[str, object]:
+    """Listen forever in the zygote; return only in a command's process, with its request.
+
+    Args:
+        socket_path: where to listen.
+        datasets: JSONL files whose texts :func:`warm` reads before the zygote listens.
+    """
     for name in PRELOAD:
         with contextlib.suppress(ImportError):  # an optional extra the sandbox hides
             importlib.import_module(name)
+    warm(datasets)
     if threading.active_count() != 1:  # fork copies only the forking thread: another could hold a lock forever
         raise RuntimeError(f"the zygote must fork from one thread, not {threading.enumerate()}")
     gc.collect()
@@ -160,7 +208,7 @@ def serve(socket_path: str) -> dict[str, object]:
 
 if __name__ == "__main__":
     sys.path[0] = sys.argv[2]  # as for the installed script: its own folder first
-    command = serve(sys.argv[1])
+    command = serve(sys.argv[1], sys.argv[3:])
     sys.argv = [str(arg) for arg in command["argv"]]  # type: ignore[attr-defined]
     del command
     from ragqa.cli import main

@@ -108,7 +108,9 @@ class DocsRunner:
             if variant not in self._templates:
                 template = build_sandbox(self._tmp.mktemp(f"template-{variant}"), variant)
                 self._templates[variant] = template.parent
-                self._forkservers[variant] = ForkServer(command_env(template, self._server.base_url))
+                self._forkservers[variant] = ForkServer(
+                    command_env(template, self._server.base_url), sorted(template.glob("examples/datasets/*.jsonl"))
+                )
             if path not in self._sandboxes:
                 dest = self._tmp.mktemp("docs-" + path.replace("/", "-"))
                 shutil.copytree(self._templates[variant], dest, symlinks=True, dirs_exist_ok=True)
