@@ -256,7 +256,7 @@ def _escalates(fact: _Facts, spread: float | None, margin: float, split: bool) -
     :func:`~ragqa.jury.cascade.first_reason`, the checks :func:`~ragqa.jury.cascade.escalation`
     runs, on what :func:`_facts` read once.
     """
-    return fact.always or first_reason(*fact.reading, spread=spread, margin=margin, split=split) is not None
+    return fact.always or first_reason(fact.reading, spread=spread, margin=margin, split=split) is not None
 
 
 def fit_report(

@@ -332,7 +332,7 @@ def escalation(
         The reason, or ``None`` when tier 1's aggregate stands.
     """
     reading = read_item(values, aggregate, threshold, direction)
-    reason = first_reason(*reading, spread=rule.spread, margin=rule.margin, split=rule.split)
+    reason = first_reason(reading, spread=rule.spread, margin=rule.margin, split=rule.split)
     if (
         reason is None
         and threshold is not None
@@ -380,23 +380,11 @@ def read_item(
     return Reading(unscored, straddled, width, None if threshold is None else abs(aggregate - threshold))
 
 
-def first_reason(
-    unscored: bool,
-    straddled: bool,
-    width: float,
-    distance: float | None,
-    *,
-    spread: float | None,
-    margin: float,
-    split: bool,
-) -> Reason | None:
-    """The first of :func:`escalation`'s checks 1 to 4 that fires on a :class:`Reading`, or ``None``.
+def first_reason(reading: Reading, *, spread: float | None, margin: float, split: bool) -> Reason | None:
+    """The first of :func:`escalation`'s checks 1 to 4 that fires on ``reading``, or ``None``.
 
     Args:
-        unscored: the item's :attr:`Reading.unscored`.
-        straddled: its :attr:`Reading.straddled`.
-        width: its :attr:`Reading.width`, in the metric's units.
-        distance: its :attr:`Reading.distance` (``None`` without a threshold).
+        reading: what :func:`read_item` read of the item (widths and distances in the metric's units).
         spread: the rule's largest tolerated width (``None``: no spread check).
         margin: the rule's margin around the threshold, in the metric's units.
         split: whether the rule escalates a straddled item.
@@ -405,13 +393,13 @@ def first_reason(
         ``unscored``, ``split``, ``spread`` or ``margin``; ``None`` when none fires (the ``interval``
         check, which needs the values, is :func:`escalation`'s).
     """
-    if unscored:
+    if reading.unscored:
         return "unscored"
-    if split and straddled:
+    if split and reading.straddled:
         return "split"
-    if spread is not None and width > spread:
+    if spread is not None and reading.width > spread:
         return "spread"
-    if distance is not None and distance <= margin:
+    if reading.distance is not None and reading.distance <= margin:
         return "margin"
     return None
 
