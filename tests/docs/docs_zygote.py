@@ -113,7 +113,7 @@ def _strings(value: object) -> Iterator[str]:
             yield from _strings(item)
 
 
-def warm(datasets: list[str]) -> int:
+def warm(datasets: list[str]) -> None:
     """Split every text of these JSONL ``datasets`` into sentences and their features, once.
 
     ``split_sentences`` and ``features`` are pure functions of a text, cached per process (the
@@ -121,13 +121,9 @@ def warm(datasets: list[str]) -> int:
     scored these datasets before would have them. A command forked afterwards answers as a fresh
     process does; it only skips splitting the shipped datasets' contexts again (pysbd's sentence
     rules and the stemming: about two thirds of a local-judge run of the README job's dataset).
-
-    Returns:
-        The number of texts read.
     """
     from ragqa.judges.local.text import detect_script, features, split_sentences, strip_citations
 
-    count = 0
     for path in datasets:
         with open(path, encoding="utf-8") as fh:
             for line in fh:
@@ -137,8 +133,6 @@ def warm(datasets: list[str]) -> int:
                     script = detect_script(text[:2000])
                     for sentence in split_sentences(strip_citations(text)):
                         features(sentence, script)
-                    count += 1
-    return count
 
 
 def serve(socket_path: str, datasets: list[str]) -> dict[str, object]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import base64
 import json
 import math
@@ -12,11 +13,13 @@ import threading
 import time
 import urllib.error
 import urllib.request
+from pathlib import Path
 from typing import Any
 
 import openai
 import pytest
 
+import ragqa.testing.launch as launch
 from ragqa.prompts.nli import NLI, NLIOutput
 from ragqa.prompts.statements import STATEMENTS, StatementsInput
 from ragqa.testing import ChatRequest, FakeOpenAIServer, Fault
@@ -274,11 +277,6 @@ def test_fixture_factory_yields_a_running_server(server_fixture: FakeOpenAIServe
 def test_the_launcher_imports_only_the_standard_library() -> None:
     # benchmarks/_fake_server.py loads ragqa/testing/launch.py by file so that a benchmark's launcher
     # never imports ragqa: the module must stay free of ragqa (and of any third-party package)
-    import ast
-    from pathlib import Path
-
-    import ragqa.testing.launch as launch
-
     tree = ast.parse(Path(launch.__file__).read_text(encoding="utf-8"))
     imported = {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
     imported |= {node.module or "" for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
